@@ -1,0 +1,227 @@
+/*
+ * policy/: host canonicalisation, patterns, deny -> allow -> review
+ * evaluation, address classification and the config loader.
+ *
+ * Pure functions over strings and addresses: no sockets, no libevent, no
+ * I/O beyond reading the config file.  The proxy asks policy; policy never
+ * calls back into the proxy.
+ */
+#ifndef PISBX_POLICY_H
+#define PISBX_POLICY_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HOST_NAME_MAXLEN	253	/* octets, without the trailing dot */
+#define HOST_LABEL_MAXLEN	63
+#define HOST_TEXT_MAX		256	/* canonical text + NUL, fits "[v6]" */
+#define TARGET_TEXT_MAX		(HOST_TEXT_MAX + 8)	/* "host:65535" */
+
+enum host_kind {
+	HOST_NAME,		/* a DNS name: text is lower-case, no trailing dot */
+	HOST_IPV4,		/* text is the dotted quad, v4 is set */
+	HOST_IPV6		/* text is "[rfc5952]", v6 is set */
+};
+
+/*
+ * A canonical host.  The text is what the policy sees, what the reviewer
+ * is shown, what is logged and -- for literals -- what is dialled.
+ */
+struct host {
+	enum host_kind	kind;
+	char		text[HOST_TEXT_MAX];
+	struct in_addr	v4;	/* HOST_IPV4 */
+	struct in6_addr	v6;	/* HOST_IPV6 */
+};
+
+/* canon.c */
+/*
+ * Canonicalise one host as written in a URL authority, a CONNECT target,
+ * a SOCKS5 domain or a pattern: "Example.COM.", "127.1", "0x7f000001",
+ * "[::ffff:127.0.0.1]" (IPv6 only in brackets).  Returns 0, or -1 with a
+ * static message in *errstr that a person can act on.
+ */
+int	 host_canon(const char *in, size_t len, struct host *out,
+	    const char **errstr);
+/* Parse a decimal port 1..65535 with no sign, no leading zero. */
+int	 port_parse(const char *in, size_t len, uint16_t *out);
+/*
+ * Parse "host:port", "[v6]:port", or -- when default_port is not 0 -- a
+ * bare host, which takes default_port.
+ */
+int	 target_parse(const char *in, size_t len, uint16_t default_port,
+	    struct host *out, uint16_t *port, const char **errstr);
+/* Fill a host from a binary address; IPv4-mapped/compatible v6 unwrap. */
+void	 host_from_in(struct host *, const struct in_addr *);
+void	 host_from_in6(struct host *, const struct in6_addr *);
+/* "host:port" into buf; returns the length snprintf would. */
+int	 target_format(char *buf, size_t len, const struct host *,
+	    uint16_t port);
+
+/* pattern.c */
+enum pattern_kind {
+	PATTERN_EXACT,		/* one host (name or literal) */
+	PATTERN_WILDCARD,	/* "*.suffix": strict subdomains of host.text */
+	PATTERN_ANY		/* "*": deny list only */
+};
+
+struct pattern {
+	enum pattern_kind kind;
+	struct host	host;	/* EXACT: the host; WILDCARD: the suffix */
+	uint16_t	port;	/* 0: any port */
+	char		text[TARGET_TEXT_MAX + 2];	/* canonical spelling */
+};
+
+/*
+ * Parse one allowedDomains/deniedDomains entry (already a C string; it is
+ * trimmed here).  deny_list permits the bare "*" form.  Returns 0, or -1
+ * with *errstr set.
+ */
+int	 pattern_parse(const char *in, size_t len, int deny_list,
+	    struct pattern *out, const char **errstr);
+
+/* eval.c */
+enum policy_list {
+	POLICY_DENY,
+	POLICY_ALLOW
+};
+
+enum verdict {
+	VERDICT_DENY,
+	VERDICT_ALLOW,
+	VERDICT_REVIEW
+};
+
+struct policy;
+
+struct policy	*policy_new(void);
+void		 policy_free(struct policy *);
+/* Add a parsed pattern: 0 added, 1 duplicate (ignored), -1 no memory. */
+int		 policy_add(struct policy *, enum policy_list,
+		    const struct pattern *);
+size_t		 policy_count(const struct policy *, enum policy_list);
+/*
+ * Deny list, then allow list, then review.  *matched (may be NULL) gets
+ * the deciding pattern, or NULL for VERDICT_REVIEW.
+ */
+enum verdict	 policy_eval(const struct policy *, const struct host *,
+		    uint16_t port, const struct pattern **matched);
+/*
+ * Whether an exact (non-wildcard) allow entry names this host and port:
+ * the only thing that lets a name resolve to a non-public address.
+ */
+int		 policy_exact_allowed(const struct policy *,
+		    const struct host *, uint16_t port);
+const char	*verdict_name(enum verdict);
+
+/* addr.c */
+/*
+ * NULL when the address is public; otherwise the name of its special-
+ * purpose class ("loopback", "rfc1918", "link-local", ...).
+ */
+const char	*addr_class_v4(const struct in_addr *);
+const char	*addr_class_v6(const struct in6_addr *);
+const char	*addr_class(const struct sockaddr *);
+
+/* explain.c */
+/*
+ * The --explain answer for one "host[:port]" target as a JSON line
+ * (no newline), malloc'ed: {"host":..,"port":..,"decision":..,"reason":..}.
+ */
+char	*policy_explain(const struct policy *, const char *target);
+
+/* config.c */
+struct strlist {
+	char	**v;
+	size_t	  n;
+};
+
+enum review_mode {
+	REVIEW_NONE,
+	REVIEW_COMMAND,
+	REVIEW_SOCKET,
+	REVIEW_TTY
+};
+
+enum hostipc_mode {
+	HOSTIPC_OFF,
+	HOSTIPC_ASK
+};
+
+struct config {
+	char		*path;		/* file read, or "(embedded default)" */
+	struct policy	*policy;
+
+	/* network */
+	int		 allow_all_unix_sockets;
+
+	/* proxy */
+	struct strlist	 listen;	/* "127.0.0.1:3128", "[::1]:0", "/path" */
+	int		 max_connections;
+	int		 connect_timeout_ms;
+	int		 idle_timeout_ms;
+	int		 header_timeout_ms;
+
+	/* resolver */
+	struct strlist	 resolver_servers;	/* "ip:port" */
+	char		*hosts_file;
+	int		 resolver_timeout_ms;
+
+	/* review */
+	enum review_mode review_mode;
+	struct strlist	 review_command;
+	int		 review_timeout_ms;
+	char		*review_socket;
+	char		*review_capability_env;
+	int		 review_max_inflight;
+
+	/* filesystem (pisbx-run) */
+	struct strlist	 deny_read;
+	struct strlist	 allow_read;
+	struct strlist	 allow_write;
+	struct strlist	 deny_write;
+	int		 allow_git_config;
+	int		 fs_deny_read_set;	/* denyRead given (else: home) */
+	int		 fs_allow_write_set;	/* allowWrite given */
+
+	/* hostIPC (pisbx-run) */
+	enum hostipc_mode hostipc_mode;
+	struct strlist	 hostipc_prefixes;
+	int		 hostipc_retry;
+};
+
+/* Every error found, each "FILE: $.json.path: message (value)". */
+struct config_errors {
+	char	**msg;
+	size_t	  n;
+};
+
+/* The embedded default config (conf/default.json), NUL-terminated. */
+extern const char pisbx_default_config[];
+
+/*
+ * Which config to trust: the --config argument, then $PISBX_CONFIG, then
+ * $XDG_CONFIG_HOME/pisbx/config.json (or ~/.config/...) if it exists.
+ * Returns a malloc'ed path, or NULL for the embedded default.
+ */
+char		*config_find(const char *cli_path);
+/* Load a file, or the embedded default when path is NULL. */
+struct config	*config_load(const char *path, struct config_errors *);
+/* Load from memory; name is used in messages. */
+struct config	*config_load_buffer(const char *buf, size_t len,
+		    const char *name, struct config_errors *);
+/*
+ * Validate a "network" object given as JSON text (the supervisor's
+ * registration reply) exactly like the config file's, into a policy.
+ */
+struct policy	*config_network_policy(const char *json, size_t len,
+		    const char *name, struct config_errors *);
+void		 config_free(struct config *);
+void		 config_errors_clear(struct config_errors *);
+void		 strlist_free(struct strlist *);
+
+#endif

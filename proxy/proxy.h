@@ -1,0 +1,46 @@
+/*
+ * proxy/: the event-driven filtering proxy.  This header is the whole of
+ * what the launcher and pisbx-proxy's main use; the proxy's internals
+ * (connection state machine, protocols, relay, DNS, access log) are
+ * declared in proxy_int.h.
+ */
+#ifndef PISBX_PROXY_H
+#define PISBX_PROXY_H
+
+struct event_base;
+struct config;
+struct proxy;
+
+enum log_format {
+	LOG_FORMAT_JSON,
+	LOG_FORMAT_TEXT
+};
+
+struct proxy_opts {
+	const char	*access_log;	/* path, "-" for stdout, NULL for none */
+	enum log_format	 log_format;
+	const char	*label;		/* workerId in reviews; client label */
+	const char	*cwd;		/* shown to reviewers */
+	const char	*capability;	/* supervisor capability, or NULL */
+};
+
+/* A proxy on base; it takes ownership of conf. */
+struct proxy	*proxy_new(struct event_base *, struct config *,
+		    const struct proxy_opts *);
+/*
+ * Bind and listen on "ip:port", "[v6]:port" or a Unix-socket path; port 0
+ * picks one.  The bound address is written to bound (may be NULL).
+ */
+int		 proxy_listen(struct proxy *, const char *addr,
+		    char *bound, size_t boundlen);
+/* Serve an already-listening socket (the launcher's hand-off). */
+int		 proxy_listen_fd(struct proxy *, int fd);
+/* Swap in a new config (SIGHUP); the proxy takes ownership. */
+void		 proxy_reload(struct proxy *, struct config *);
+/* Reopen the access log (SIGHUP, logrotate). */
+int		 proxy_reopen_log(struct proxy *);
+/* Stop accepting and close every connection, writing close records. */
+void		 proxy_stop(struct proxy *);
+void		 proxy_free(struct proxy *);
+
+#endif

@@ -1,0 +1,104 @@
+#!/bin/sh
+# Run the test suite: unit binaries (cmocka), integration scenarios
+# (tests/integration/*.sh, found by name) and a short run of each fuzz
+# target over its seed corpus.  Ends with one line "N passed, N failed".
+#   sh tests/run.sh [unit|integration|fuzz|all] [NAME-FILTER]
+set -u
+what=${1:-all}
+filter=${2:-${T:-}}
+BUILD=${BUILD:-build}
+BINDIR=${BINDIR:-bin}
+SANITIZE=${SANITIZE:-0}
+top=$(cd "$(dirname "$0")/.." && pwd)
+export PISBX_TOP="$top" PISBX_BINDIR="$top/$BINDIR" PISBX_BUILD="$top/$BUILD"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+passed=0 failed=0 skipped=0
+failures=""
+logdir=$(mktemp -d "${TMPDIR:-/tmp}/pisbx-tests.XXXXXX")
+trap 'rm -rf "$logdir"' EXIT
+
+# One scenario: counts its "ok"/"not ok" lines; a non-zero exit with no
+# "not ok" line counts as one failure; exit 77 is a skip.
+run_one() {
+	name=$1; shift
+	out="$logdir/$(echo "$name" | tr '/' '_').log"
+	start=$(date +%s)
+	timeout -k 10 "${TEST_TIMEOUT:-300}" "$@" >"$out" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	nok=$(grep -c '^ok ' "$out")
+	nfail=$(grep -c '^not ok ' "$out")
+	if [ $rc -eq 77 ]; then
+		skipped=$((skipped + 1))
+		printf 'SKIP %-44s %s\n' "$name" "$(tail -n 1 "$out")"
+		return
+	fi
+	# cmocka summaries
+	cp=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+	cf=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+	[ -n "$cp" ] && nok=$((nok + cp))
+	[ -n "$cf" ] && nfail=$((nfail + cf))
+	if [ $rc -ne 0 ] && [ "$nfail" -eq 0 ]; then
+		nfail=1
+	fi
+	if [ $rc -eq 0 ] && [ "$nfail" -eq 0 ] && [ "$nok" -eq 0 ]; then
+		nok=1
+	fi
+	passed=$((passed + nok))
+	failed=$((failed + nfail))
+	if [ "$nfail" -ne 0 ]; then
+		printf 'FAIL %-44s %3ss  (%d ok, %d failed, exit %d)\n' "$name" "$secs" "$nok" "$nfail" "$rc"
+		sed 's/^/    | /' "$out" | tail -n 60
+		failures="$failures $name"
+	else
+		printf 'pass %-44s %3ss  (%d ok)\n' "$name" "$secs" "$nok"
+	fi
+}
+
+matches() {
+	[ -z "$filter" ] && return 0
+	case "$1" in *"$filter"*) return 0 ;; esac
+	return 1
+}
+
+if [ "$what" = all ] || [ "$what" = unit ]; then
+	for t in "$top/$BUILD"/tests/test_*; do
+		[ -x "$t" ] || continue
+		n=unit/$(basename "$t")
+		matches "$n" && run_one "$n" "$t"
+	done
+fi
+
+if [ "$what" = all ] || [ "$what" = integration ]; then
+	for t in "$top"/tests/integration/*.sh; do
+		[ -f "$t" ] || continue
+		n=integration/$(basename "$t" .sh)
+		matches "$n" && run_one "$n" sh "$t"
+	done
+fi
+
+if { [ "$what" = all ] && [ "$SANITIZE" != 1 ]; } || [ "$what" = fuzz ]; then
+	secs=${FUZZ_SECONDS:-5}
+	for f in "$top/$BUILD"/fuzz/fuzz_*; do
+		[ -x "$f" ] || continue
+		n=$(basename "$f")
+		matches "fuzz/$n" || continue
+		corpus="$top/tests/fuzz/corpus/${n#fuzz_}"
+		work="$logdir/corpus-$n"
+		mkdir -p "$work"
+		[ -d "$corpus" ] && cp "$corpus"/* "$work"/ 2>/dev/null
+		run_one "fuzz/$n" "$f" -max_total_time="$secs" -timeout=10 \
+		    -rss_limit_mb=2048 -print_final_stats=0 "$work"
+	done
+fi
+
+echo
+[ -n "$failures" ] && echo "failed:$failures"
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
