@@ -51,11 +51,12 @@ LIB_SRC      := $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) $(LAUNCHER_SRC)
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/gen/default_config.o
 LIBPISBX := $(BUILD)/libpisbx.a
 
-PROGS := $(BINDIR)/pisbx-proxy
+PROGS :=
+ifneq ($(wildcard proxy/main.c),)
+PROGS += $(BINDIR)/pisbx-proxy
+endif
 ifneq ($(wildcard launcher/main.c),)
 PROGS += $(BINDIR)/pisbx-run
-endif
-ifneq ($(wildcard launcher/supervisor.c),)
 endif
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -65,7 +66,7 @@ HELPER_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SRC
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all check unit integration fuzz fuzz-smoke demo bench install clean
+.PHONY: all check unit integration fuzz demo bench install clean tests-build
 all: $(PROGS)
 
 $(BUILD)/gen/default_config.c: conf/default.json scripts/embed.sh
