@@ -39,6 +39,7 @@ static void	 check_printable(const struct config_errors *);
 static char	*tmpdir_make(void);
 static void	 rm_rf(const char *);
 static void	 write_file(const char *, const char *, size_t);
+static void	 write_str(const char *, const char *);
 static void	 env_save(void);
 static void	 env_restore(void);
 static void	 path_fmt(char *, size_t, const char *, ...)
@@ -47,7 +48,7 @@ static void	 path_fmt(char *, size_t, const char *, ...)
 static const struct bad_case bad_cases[] = {
 	/* shape */
 	{ "[]", "$", "expected an object, got an array" },
-	{ "\"x\"", "line 1, column", "invalid JSON" },
+	{ "\"x\"", "line 1, column 3", "invalid JSON" },
 	{ "{\"foo\": 1}", "$.foo", "unknown key (known keys here: $schema, "
 	    "network, filesystem, proxy, resolver, review, hostIPC)" },
 	{ "{\"Network\": {}}", "$.Network", "unknown key" },
@@ -57,17 +58,18 @@ static const struct bad_case bad_cases[] = {
 	{ "", "line 1, column 0", "invalid JSON" },
 	{ "{\"network\": }", "line 1, column 13", "invalid JSON" },
 	{ "{\n  \"network\": {\n    \"allowedDomains\": [\"a.com\",]\n  }\n}",
-	    "line 3, column", "invalid JSON" },
-	{ "{} x", "line 1, column", "end of file expected" },
-	{ "{\"network\": {}, \"network\": {}}", "line 1, column",
+	    "line 3, column 32", "invalid JSON: unexpected token near ']'" },
+	{ "{} x", "line 1, column 4", "end of file expected" },
+	{ "{\"network\": {}, \"network\": {}}", "line 1, column 25",
 	    "duplicate object key" },
 	{ "{\"network\": {\"deniedDomains\": [], \"deniedDomains\": []}}",
-	    "line 1, column", "duplicate object key" },
-	{ "{\"$schema\": \"a\\u0000b\"}", "line 1, column",
+	    "line 1, column 49", "duplicate object key" },
+	{ "{\"$schema\": \"a\\u0000b\"}", "line 1, column 22",
 	    "\\u0000 is not allowed" },
 	{ "{\"proxy\": {\"maxConnections\": 99999999999999999999}}",
-	    "line 1, column", "too big integer" },
-	{ "{\"network\": \"\xff\"}", "line 1, column", "unable to decode" },
+	    "line 1, column 49", "too big integer" },
+	{ "{\"network\": \"\xff\"}", "line 1, column 13",
+	    "unable to decode byte 0xff" },
 	/* network */
 	{ "{\"network\": []}", "$.network", "expected an object, got an array" },
 	{ "{\"network\": {\"allowDomains\": []}}", "$.network.allowDomains",
@@ -667,6 +669,12 @@ write_file(const char *path, const char *data, size_t len)
 	assert_int_equal(fclose(f), 0);
 }
 
+static void
+write_str(const char *path, const char *s)
+{
+	write_file(path, s, strlen(s));
+}
+
 /* Files: errors name the file; only regular files of at most 4 MiB. */
 static void
 test_files(void **state)
@@ -680,7 +688,7 @@ test_files(void **state)
 	dir = tmpdir_make();
 
 	path_fmt(path, sizeof(path), "%s/ok.json", dir);
-	write_file(path, "{\"proxy\": {\"maxConnections\": 7}}", 33);
+	write_str(path, "{\"proxy\": {\"maxConnections\": 7}}");
 	conf = config_load(path, &errs);
 	assert_non_null(conf);
 	assert_string_equal(conf->path, path);
@@ -688,7 +696,7 @@ test_files(void **state)
 	config_free(conf);
 
 	path_fmt(path, sizeof(path), "%s/bad.json", dir);
-	write_file(path, "{\n\"proxy\": {\"maxConnections\": 0}}", 34);
+	write_str(path, "{\n\"proxy\": {\"maxConnections\": 0}}");
 	assert_null(config_load(path, &errs));
 	assert_int_equal(errs.n, 1);
 	path_fmt(want, sizeof(want), "%s: $.proxy.maxConnections: ", path);
@@ -696,7 +704,7 @@ test_files(void **state)
 	config_errors_clear(&errs);
 
 	path_fmt(path, sizeof(path), "%s/syntax.json", dir);
-	write_file(path, "{\n  \"proxy\": {\n    \"listen\": [,]\n}", 34);
+	write_str(path, "{\n  \"proxy\": {\n    \"listen\": [,]\n}");
 	assert_null(config_load(path, &errs));
 	assert_int_equal(errs.n, 1);
 	path_fmt(want, sizeof(want), "%s: line 3, column ", path);
@@ -809,12 +817,12 @@ test_find(void **state)
 	/* Never the current directory, whatever it holds. */
 	assert_int_equal(chdir(dir), 0);
 	path_fmt(f, sizeof(f), "%s/config.json", dir);
-	write_file(f, "{}", 2);
+	write_str(f, "{}");
 	assert_int_equal(mkdir("pisbx", 0700), 0);
-	write_file("pisbx/config.json", "{}", 2);
+	write_str("pisbx/config.json", "{}");
 	assert_int_equal(mkdir(".config", 0700), 0);
 	assert_int_equal(mkdir(".config/pisbx", 0700), 0);
-	write_file(".config/pisbx/config.json", "{}", 2);
+	write_str(".config/pisbx/config.json", "{}");
 	assert_null(config_find(NULL));
 	setenv("XDG_CONFIG_HOME", ".", 1);	/* relative: ignored */
 	setenv("HOME", ".", 1);			/* relative: ignored */
@@ -833,7 +841,7 @@ test_find(void **state)
 	path_fmt(f, sizeof(f), "%s/.config/pisbx", home);
 	assert_int_equal(mkdir(f, 0700), 0);
 	path_fmt(f, sizeof(f), "%s/.config/pisbx/config.json", home);
-	write_file(f, "{}", 2);
+	write_str(f, "{}");
 	p = config_find(NULL);
 	assert_non_null(p);
 	assert_string_equal(p, f);
@@ -850,7 +858,7 @@ test_find(void **state)
 	path_fmt(f, sizeof(f), "%s/pisbx", xdg);
 	assert_int_equal(mkdir(f, 0700), 0);
 	path_fmt(f, sizeof(f), "%s/pisbx/config.json", xdg);
-	write_file(f, "{}", 2);
+	write_str(f, "{}");
 	p = config_find(NULL);
 	assert_non_null(p);
 	assert_string_equal(p, f);
