@@ -133,7 +133,7 @@ static const char *const keys_resolver[] = {
 	"servers", "hostsFile", "timeoutMs", NULL
 };
 static const char *const keys_review[] = {
-	"command", "socket", "mode", "capabilityEnv", "timeoutMs",
+	"command", "socket", "capabilityEnv", "mode", "timeoutMs",
 	"maxInFlight", NULL
 };
 static const char *const keys_hostipc[] = {

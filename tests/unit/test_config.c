@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "policy.h"
 
@@ -44,6 +45,8 @@ static void	 env_save(void);
 static void	 env_restore(void);
 static void	 path_fmt(char *, size_t, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
+static void	 top_path(char *, size_t, const char *);
+static void	 schema_keys_check(const json_t *, const char *);
 
 static const struct bad_case bad_cases[] = {
 	/* shape */
@@ -601,19 +604,94 @@ test_embedded_default(void **state)
 	config_free(conf);
 }
 
+/* top/rel, from $PISBX_TOP (tests/run.sh), else relative to the build. */
+static void
+top_path(char *out, size_t len, const char *rel)
+{
+	const char *top = getenv("PISBX_TOP");
+
+	path_fmt(out, len, "%s/%s", top != NULL ? top : ".", rel);
+	if (access(out, R_OK) == -1)
+		path_fmt(out, len, "../../%s", rel);
+}
+
+/*
+ * The loader's key lists (read back from its "unknown key" message) are
+ * exactly the schema's properties, section by section.
+ */
+static void
+schema_keys_check(const json_t *props, const char *section)
+{
+	struct config_errors errs = { NULL, 0 };
+	char json[128], known[512], *p;
+	const char *key;
+	json_t *val;
+	size_t o = 0;
+
+	/* The review section needs its transport to say only one thing. */
+	if (section != NULL)
+		snprintf(json, sizeof(json), "{\"%s\": {%s\"zzz\": 1}}",
+		    section, strcmp(section, "review") == 0 ?
+		    "\"mode\": \"tty\", " : "");
+	else
+		snprintf(json, sizeof(json), "{\"zzz\": 1}");
+	assert_null(load(json, &errs));
+	assert_int_equal(errs.n, 1);
+	assert_non_null(p = strstr(errs.msg[0], "(known keys here: "));
+	p += strlen("(known keys here: ");
+	known[0] = '\0';
+	json_object_foreach((json_t *)props, key, val)
+		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s",
+		    o > 0 ? ", " : "", key);
+	strcat(known, ")");
+	if (strcmp(p, known) != 0)
+		print_error("section %s: loader knows (%s, schema has %s\n",
+		    section != NULL ? section : "$", p, known);
+	assert_string_equal(p, known);
+	config_errors_clear(&errs);
+}
+
+static void
+test_schema(void **state)
+{
+	json_error_t jerr;
+	json_t *schema, *props, *sec;
+	const char *key;
+	char path[PATH_MAX];
+
+	(void)state;
+	top_path(path, sizeof(path), "conf/schema.json");
+	schema = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (schema == NULL)
+		print_error("%s:%d: %s\n", path, jerr.line, jerr.text);
+	assert_non_null(schema);
+	assert_string_equal(json_string_value(json_object_get(schema,
+	    "$schema")), "https://json-schema.org/draft/2020-12/schema");
+	assert_true(json_is_false(json_object_get(schema,
+	    "additionalProperties")));
+	props = json_object_get(schema, "properties");
+	assert_non_null(props);
+	schema_keys_check(props, NULL);
+	json_object_foreach(props, key, sec) {
+		assert_non_null(json_object_get(sec, "description"));
+		if (strcmp(key, "$schema") == 0)
+			continue;
+		assert_true(json_is_false(json_object_get(sec,
+		    "additionalProperties")));
+		schema_keys_check(json_object_get(sec, "properties"), key);
+	}
+	json_decref(schema);
+}
+
 static void
 test_example(void **state)
 {
 	struct config_errors errs = { NULL, 0 };
 	struct config *conf;
-	const char *top = getenv("PISBX_TOP");
 	char path[PATH_MAX];
 
 	(void)state;
-	path_fmt(path, sizeof(path), "%s/conf/example.json",
-	    top != NULL ? top : ".");
-	if (access(path, R_OK) == -1)
-		path_fmt(path, sizeof(path), "../../conf/example.json");
+	top_path(path, sizeof(path), "conf/example.json");
 	conf = config_load(path, &errs);
 	dump_errors(&errs);
 	assert_non_null(conf);
@@ -1019,6 +1097,7 @@ main(void)
 		cmocka_unit_test(test_error_cap),
 		cmocka_unit_test(test_embedded_default),
 		cmocka_unit_test(test_example),
+		cmocka_unit_test(test_schema),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_network_policy),
