@@ -1179,6 +1179,11 @@ config_load(const char *path, struct config_errors *errs)
 	char *buf;
 	size_t len;
 
+	if (path != NULL && path[0] == '\0') {
+		ctx.name = "\"\"";
+		cfg_err(&ctx, NULL, "empty config file name");
+		return NULL;
+	}
 	if (path == NULL)
 		return config_load_buffer(pisbx_default_config,
 		    strlen(pisbx_default_config), CONFIG_DEFAULT_NAME, errs);

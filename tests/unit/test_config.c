@@ -811,6 +811,11 @@ test_files(void **state)
 	assert_non_null(strstr(errs.msg[0], "not a regular file"));
 	config_errors_clear(&errs);
 
+	assert_null(config_load("", &errs));
+	assert_int_equal(errs.n, 1);
+	assert_string_equal(errs.msg[0], "\"\": empty config file name");
+	config_errors_clear(&errs);
+
 	assert_null(config_load("/dev/null", &errs));
 	assert_int_equal(errs.n, 1);
 	assert_string_equal(errs.msg[0], "/dev/null: not a regular file");
