@@ -51,6 +51,8 @@ struct reviewer {
 	char			*cwd;
 
 	int			 inflight;
+	int			 in_callback;	/* review_done calling back */
+	int			 dying;		/* freed from a callback */
 	char			 detail[512];	/* review_start's *now_detail */
 	struct reviewq		 reviews;	/* started, not answered */
 	struct childq		 children;	/* command: not yet reaped */

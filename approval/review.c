@@ -25,6 +25,8 @@
 #define REVIEW_TIMEOUT_DEFAULT	30000
 #define REVIEW_INFLIGHT_DEFAULT	16
 
+static void	 reviewer_free_cb(evutil_socket_t, short, void *);
+static void	 reviewer_destroy(struct reviewer *);
 static void	 review_timeout_cb(evutil_socket_t, short, void *);
 static void	 review_abort(struct review *);
 static void	 review_free(struct review *);
@@ -91,18 +93,53 @@ reviewer_new(struct event_base *base, const struct config *conf,
 	}
 	return r;
 fail:
-	reviewer_free(r);
+	reviewer_destroy(r);
 	return NULL;
 }
 
+/*
+ * Free a reviewer; reviews in flight are cancelled.  From inside a review
+ * callback (a caller dropping its last reference to an old config) the
+ * transport that is calling back still uses the reviewer, so only the
+ * reviews are cancelled now and the rest is freed from the loop.
+ */
 void
 reviewer_free(struct reviewer *r)
 {
 	struct review	*rv;
+	struct timeval	 tv = { 0, 0 };
+
+	if (r == NULL || r->dying)
+		return;
+	while ((rv = TAILQ_FIRST(&r->reviews)) != NULL) {
+		review_abort(rv);
+		review_free(rv);
+	}
+	if (r->in_callback > 0) {
+		r->dying = 1;
+		if (event_base_once(r->base, -1, EV_TIMEOUT, reviewer_free_cb,
+		    r, &tv) == 0)
+			return;
+		log_warnx("reviewer: cannot defer its release");
+		return;		/* a leak rather than a use after free */
+	}
+	reviewer_destroy(r);
+}
+
+static void
+reviewer_free_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	reviewer_destroy(arg);
+}
+
+static void
+reviewer_destroy(struct reviewer *r)
+{
+	struct review	*rv;
 	char		**a;
 
-	if (r == NULL)
-		return;
 	while ((rv = TAILQ_FIRST(&r->reviews)) != NULL) {
 		review_abort(rv);
 		review_free(rv);
@@ -139,7 +176,7 @@ review_start(struct reviewer *r, const struct review_request *req,
 	int		 rc;
 
 	*detail = NULL;
-	if (!reviewer_enabled(r)) {
+	if (!reviewer_enabled(r) || r->dying) {
 		*now = REVIEW_RESULT_NONE;
 		return NULL;
 	}
@@ -236,7 +273,9 @@ review_done(struct review *rv, enum review_result res, const char *detail)
 	rv->finished = 1;
 	TAILQ_REMOVE(&r->reviews, rv, entry);
 	r->inflight--;
+	r->in_callback++;
 	rv->cb(res, detail, rv->arg);
+	r->in_callback--;
 	review_release(rv);
 }
 

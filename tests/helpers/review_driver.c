@@ -3,14 +3,15 @@
  * print each answer, for tests that do not need the proxy.
  *
  *   review_driver [-n N] [-M max] [-t ms] [-w worker] [-d cwd]
- *       [-k capability] [-e env] [-x cancel-ms] [-g] [-s]
+ *       [-k capability] [-e env] [-x cancel-ms] [-g] [-s] [-F]
  *       MODE HOST PORT PROTO [ARGV...]
  *
  * MODE is none, command (ARGV is the reviewer), socket:PATH or tty.  N
  * reviews start at once; -x cancels those still open after cancel-ms;
  * -g first hands the terminal's foreground to a child process group, as
  * an interactive sandboxed command would hold it; -s prints "ready" and
- * stops itself (SIGSTOP) before the reviewer exists.  Output lines:
+ * stops itself (SIGSTOP) before the reviewer exists; -F frees the
+ * reviewer from inside the first callback.  Output lines:
  *   fds-before N
  *   review I now|async REASON DETAIL      (REASON: review:allow, ...)
  *   cancelled I
@@ -55,6 +56,8 @@ static void	 cancel_cb(evutil_socket_t, short, void *);
 
 static struct slot	*slots;
 static int		 nslots;
+static struct reviewer	*reviewer;
+static int		 free_in_cb;
 
 int
 main(int argc, char *argv[])
@@ -78,7 +81,7 @@ main(int argc, char *argv[])
 	conf.review_timeout_ms = 30000;
 	conf.review_max_inflight = 16;
 	conf.review_capability_env = (char *)"PISBX_CAPABILITY";
-	while ((ch = getopt(argc, argv, "+n:M:t:w:d:k:e:x:gs")) != -1) {
+	while ((ch = getopt(argc, argv, "+n:M:t:w:d:k:e:x:gsF")) != -1) {
 		switch (ch) {
 		case 'n':
 			n = atoi(optarg);
@@ -109,6 +112,9 @@ main(int argc, char *argv[])
 			break;
 		case 's':
 			stop = 1;
+			break;
+		case 'F':
+			free_in_cb = 1;
 			break;
 		default:
 			usage();
@@ -179,6 +185,7 @@ main(int argc, char *argv[])
 	fflush(stdout);
 	if ((r = reviewer_new(base, &conf, worker, cwd, capability)) == NULL)
 		errx(1, "reviewer_new");
+	reviewer = r;
 	if ((slots = calloc((size_t)n, sizeof(*slots))) == NULL)
 		err(1, "calloc");
 	nslots = n;
@@ -206,7 +213,7 @@ main(int argc, char *argv[])
 
 	printf("children %d\n", count_children(fgchild));
 	printf("fds-after-loop %d\n", count_fds());
-	reviewer_free(r);
+	reviewer_free(reviewer);
 	if (cancel_ev != NULL)
 		event_free(cancel_ev);
 	printf("fds-after-free %d\n", count_fds());
@@ -226,7 +233,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: review_driver [-n N] [-M max] [-t ms] "
-	    "[-w worker] [-d cwd] [-k cap] [-e env] [-x cancel-ms] [-g] [-s] "
+	    "[-w worker] [-d cwd] [-k cap] [-e env] [-x cancel-ms] [-g] [-s] [-F] "
 	    "none|command|socket:PATH|tty HOST PORT PROTO [ARGV...]\n");
 	exit(2);
 }
@@ -243,6 +250,12 @@ answer_cb(enum review_result res, const char *detail, void *arg)
 		printf("review %d answered twice\n", s->index);
 	s->open = 0;
 	fflush(stdout);
+	if (free_in_cb && reviewer != NULL) {
+		/* As a proxy dropping its last reference to an old config. */
+		reviewer_free(reviewer);
+		reviewer = NULL;
+		printf("freed in callback\n");
+	}
 }
 
 static void

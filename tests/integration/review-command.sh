@@ -114,6 +114,16 @@ if [ -s "$T/cancel.pid" ]; then
 	check "cancel: reviewer gone" dead "$(cat "$T/cancel.pid")"
 fi
 
+# The caller frees the reviewer from inside a callback (a proxy dropping
+# its last reference to an old config) while other reviews run.
+drive freecb -F -n 3 -t 60000 command $H "$FIX/allow.sh"
+check "free in callback: one answer, then freed" [ "$(count freecb review:allow)" -eq 1 ]
+check "free in callback: said so" has_line "$T/freecb.out" '^freed in callback$'
+check "free in callback: clean" clean freecb
+drive freebig -F -t 60000 command $H "$FIX/big.py"
+check "free in callback (oversized reply): answered" expect freebig 0 review:error 'reply over'
+check "free in callback (oversized reply): clean" clean freebig
+
 drive none none $H
 check_case none no-reviewer '-$'
 
