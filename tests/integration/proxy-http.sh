@@ -69,15 +69,20 @@ eq "upstream Connection: close response delivered" "$out" "closing"
 "$PY" - "$PX_PORT" "$WEB_PORT" >"$T/ka.out" 2>&1 <<'EOF'
 import socket, sys
 px, wp = int(sys.argv[1]), sys.argv[2]
-s = socket.create_connection(("127.0.0.1", px), 10)
-f = s.makefile("rb")
+s = f = None
+
+def connect():
+    global s, f
+    s = socket.create_connection(("127.0.0.1", px), 10)
+    f = s.makefile("rb")
 
 def ask(method, url):
+    """One request; returns whether the response announced a close."""
     s.sendall(("%s %s HTTP/1.1\r\nHost: x\r\n\r\n" % (method, url)).encode())
     line = f.readline().decode()
     status = line.split(" ")[1]
     n = 0
-    chunked = False
+    chunked = close = False
     while True:
         h = f.readline().decode().strip()
         if not h:
@@ -87,6 +92,8 @@ def ask(method, url):
             n = int(v)
         if k.lower() == "transfer-encoding" and "chunked" in v.lower():
             chunked = True
+        if k.lower() == "connection" and "close" in v.lower():
+            close = True
     body = b""
     if method != "HEAD":
         if chunked:
@@ -99,30 +106,42 @@ def ask(method, url):
                 f.readline()
         else:
             body = f.read(n)
-    print(status, method, url.split("/")[2], len(body))
+    print(status, method, url.split("/")[2], len(body),
+          "close" if close else "keep")
+    return close
 
+connect()
+first = s.getsockname()
 for m, u in (("HEAD", "http://web.test:%s/head" % wp),
              ("GET", "http://other.test:%s/other" % wp),
              ("GET", "http://blocked.test:%s/no" % wp),
              ("GET", "http://web.test:%s/again" % wp)):
     try:
-        ask(m, u)
+        if ask(m, u):
+            s.close()
+            connect()
     except (OSError, ValueError, IndexError) as e:
         print("ERR", m, u, repr(e))
+        connect()
 EOF
 sed 's/^/# /' "$T/ka.out"
-has_line "$T/ka.out" "^200 HEAD web.test:$WEB_PORT 0$" &&
+has_line "$T/ka.out" "^200 HEAD web.test:$WEB_PORT 0 keep$" &&
 	ok "keep-alive: HEAD answered without a body" ||
 	not_ok "keep-alive: HEAD"
-has_line "$T/ka.out" "^200 GET other.test:$WEB_PORT [1-9]" &&
+has_line "$T/ka.out" "^200 GET other.test:$WEB_PORT [1-9][0-9]* keep$" &&
 	ok "keep-alive: second request to another host forwarded" ||
 	not_ok "keep-alive: second host"
 has_line "$T/ka.out" "^403 GET blocked.test:$WEB_PORT " &&
 	ok "keep-alive: denied host on the same connection gets 403" ||
 	not_ok "keep-alive: denied host"
 has_line "$T/ka.out" "^200 GET web.test:$WEB_PORT [1-9]" &&
-	ok "keep-alive: connection still serves after a 403" ||
+	ok "keep-alive: the host is served again after a 403" ||
 	not_ok "keep-alive: after the 403"
+if grep -q '^ERR' "$T/ka.out"; then
+	not_ok "keep-alive: a connection closed without Connection: close"
+else
+	ok "keep-alive: every close was announced with Connection: close"
+fi
 c1=$(log_field conn event=decision proto=http host=other.test)
 check_log "one client connection: other.test and blocked.test share its conn id" \
     event=decision proto=http host=blocked.test conn="$c1" decision=deny \

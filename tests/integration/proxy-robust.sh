@@ -81,7 +81,7 @@ while got < 100000000:
     if not d:
         break
     got += len(d)
-print("resumed", got)
+print("resumed", "all" if got >= 100000000 else got)
 s.close()
 EOF
 peak=$(sed -n 's/^peak //p' "$T/slow.out")
@@ -90,7 +90,7 @@ if [ -n "$peak" ] && [ $((peak - before)) -lt 65536 ]; then
 else
 	not_ok "stalled reader: proxy RSS $before -> ${peak:-?} KiB ($(cat "$T/slow.out"))"
 fi
-has_line "$T/slow.out" "^resumed 100000000$" &&
+has_line "$T/slow.out" "^resumed all$" &&
 	ok "stalled reader resumes and gets its data" ||
 	not_ok "stalled reader did not resume: $(cat "$T/slow.out")"
 
@@ -139,7 +139,6 @@ EOF
 	check "proxy survived 60 clients over its descriptor limit" px_alive
 	out=$(curl -sS --max-time 10 -x "http://127.0.0.1:$PX_PORT" "http://web.test:$WEB_PORT/emfile" 2>&1)
 	contains "proxy serves after EMFILE" "$out" '"path": "/emfile"'
-	prlimit --pid "$PX_PID" --nofile=4096:4096
 else
 	ok "# SKIP EMFILE: prlimit cannot change the proxy's limit here"
 fi

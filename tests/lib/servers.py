@@ -508,7 +508,7 @@ def cmd_socks5(args):
     else:
         hb = host.encode("latin-1")
         addr = b"\x03" + bytes([len(hb)]) + hb
-    cmd = {"connect": 1, "bind": 2, "udp": 3}[args.cmd]
+    cmd = {"connect": 1, "bind": 2, "udp": 3}[args.socks_cmd]
     s.sendall(bytes([5, cmd, 0]) + addr + port.to_bytes(2, "big"))
     head = recv_exact(s, 4)
     if len(head) != 4:
@@ -563,7 +563,7 @@ def main():
     sp.add_argument("--atyp", default="auto",
                     choices=["auto", "domain", "ipv4", "ipv6"])
     sp.add_argument("--auth")
-    sp.add_argument("--cmd", default="connect",
+    sp.add_argument("--cmd", dest="socks_cmd", default="connect",
                     choices=["connect", "bind", "udp"])
     sp.add_argument("--send")
     sp.add_argument("--timeout", type=float, default=5.0)
