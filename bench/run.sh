@@ -176,10 +176,10 @@ awk -v tpd="$TP_DIRECT" -v tpp="$TP_PROXY" -v rqd="$RQ_DIRECT" \
 	kib = (r1 - r0) / n
 	printf "%-44s %12s %12s %10s %6s\n", "summary", "pisbx", "direct", "aim", "met"
 	printf "%-44s %12.0f %12.0f %10s %6s\n", "1 GiB CONNECT throughput (MB/s)", tpp, tpd, "", ""
-	printf "%-44s %11.1f%% %12s %10s %6s\n", "  throughput vs direct", ratio, "100%", ">= 90%", ratio >= 90 ? "yes" : "no"
+	printf "%-44s %11.1f%% %12s %10s %6s\n", "  throughput vs direct", ratio, "100%", ">= 90%", (ratio >= 90 ? "yes" : "no")
 	printf "%-44s %12.1f %12.1f %10s %6s\n", "us per connection (IP literal target)", rql, rqd, "", ""
-	printf "%-44s %12.1f %12s %10s %6s\n", "  us added per connection (literal)", addl, "", "< 100", addl < 100 ? "yes" : "no"
+	printf "%-44s %12.1f %12s %10s %6s\n", "  us added per connection (literal)", addl, "", "< 100", (addl < 100 ? "yes" : "no")
 	printf "%-44s %12.1f %12.1f %10s %6s\n", "us per connection (name, dnsmasq)", rqn, rqd, "", ""
-	printf "%-44s %12.1f %12s %10s %6s\n", "  us added per connection (name)", addn, "", "< 100", addn < 100 ? "yes" : "no"
-	printf "%-44s %12.1f %12s %10s %6s\n", "KiB RSS per idle tunnel", kib, "", "< 20", kib < 20 ? "yes" : "no"
+	printf "%-44s %12.1f %12s %10s %6s\n", "  us added per connection (name)", addn, "", "< 100", (addn < 100 ? "yes" : "no")
+	printf "%-44s %12.1f %12s %10s %6s\n", "KiB RSS per idle tunnel", kib, "", "< 20", (kib < 20 ? "yes" : "no")
 }'

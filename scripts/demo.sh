@@ -129,7 +129,7 @@ case $out in
 *"403"*) good "denied with 403" ;;
 *) bad "denied request: $out" ;;
 esac
-show "printf 'GET http://example.org/ ...' | nc 127.0.0.1 $PX   # unlisted, no reviewer"
+show "printf 'GET http://example.org/ HTTP/1.1\\r\\n...' | tcp-client 127.0.0.1:$PX   # unlisted, no reviewer"
 out=$(printf 'GET http://example.org/ HTTP/1.1\r\nHost: example.org\r\nConnection: close\r\n\r\n' |
     "$PY" "$SERVERS" client --port "$PX" --http --timeout 5 | tr -d '\r')
 printf '%s\n' "$out" | sed 's/^/   /'
