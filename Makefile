@@ -42,7 +42,7 @@ LIBS    = $(shell pkg-config --libs $(PKGS)) -lpthread
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 POLICY_SRC   := $(wildcard policy/*.c)
-APPROVAL_SRC := $(wildcard approval/*.c)
+APPROVAL_SRC := $(filter-out approval/supervisor_main.c,$(wildcard approval/*.c))
 PROXY_SRC    := $(filter-out proxy/main.c,$(wildcard proxy/*.c))
 LAUNCHER_SRC := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
 GEN_SRC      := $(BUILD)/gen/default_config.c
@@ -57,6 +57,9 @@ PROGS += $(BINDIR)/pisbx-proxy
 endif
 ifneq ($(wildcard launcher/main.c),)
 PROGS += $(BINDIR)/pisbx-run
+endif
+ifneq ($(wildcard approval/supervisor_main.c),)
+PROGS += $(BINDIR)/pisbx-supervisor
 endif
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -86,6 +89,10 @@ $(BINDIR)/pisbx-proxy: $(BUILD)/proxy/main.o $(LIBPISBX)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
 $(BINDIR)/pisbx-run: $(BUILD)/launcher/main.o $(LIBPISBX)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(BINDIR)/pisbx-supervisor: $(BUILD)/approval/supervisor_main.o $(LIBPISBX)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 

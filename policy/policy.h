@@ -51,7 +51,8 @@ int	 host_canon(const char *in, size_t len, struct host *out,
 int	 port_parse(const char *in, size_t len, uint16_t *out);
 /*
  * Parse "host:port", "[v6]:port", or -- when default_port is not 0 -- a
- * bare host, which takes default_port.
+ * bare host, which takes default_port.  On failure *port is still the
+ * port when that part parsed (so --explain can report it), else 0.
  */
 int	 target_parse(const char *in, size_t len, uint16_t default_port,
 	    struct host *out, uint16_t *port, const char **errstr);

@@ -1,0 +1,1340 @@
+/*
+ * The config loader: a strict reader of pisbx's trusted JSON config.
+ *
+ * Every key is known and every value checked.  Nothing is silently
+ * widened: an unknown key, a wrong type, a number out of range or a bad
+ * pattern makes the whole config invalid.  Each error names the file, the
+ * JSON path and the bad value, and all of them are collected before the
+ * load fails once at the end (httpd's parse.y does the same), so a person
+ * fixes a config in one round instead of one error per run.
+ */
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "policy.h"
+
+#define CONFIG_MAX_SIZE		(4 * 1024 * 1024)
+#define CONFIG_MAX_ERRORS	100	/* stored; the rest are counted */
+#define CONFIG_JPATH_MAX	192	/* a JSON path in a message */
+#define CONFIG_VALUE_SHOWN	64	/* characters of a value in a message */
+#define CONFIG_QUOTE_MAX	(CONFIG_VALUE_SHOWN * 12 + 8)
+#define CONFIG_DEFAULT_NAME	"(embedded default)"
+#define CONFIG_BUFFER_NAME	"(buffer)"
+#define CONFIG_RELATIVE		"pisbx/config.json"
+#define CAPABILITY_ENV_DEFAULT	"PISBX_CAPABILITY"
+#define ENV_NAME_MAX		255
+#define RESOLVER_PORT_DEFAULT	53
+
+/* One load: where errors go and how many there were. */
+struct cfgctx {
+	const char		*name;
+	struct config_errors	*errs;
+	size_t			 nerr;	/* all errors, also those not stored */
+};
+
+/*
+ * Validates one string-list entry and returns its stored form (malloc'ed),
+ * or NULL after reporting an error.
+ */
+struct item_check {
+	char	*(*fn)(struct cfgctx *, const char *, const char *, size_t,
+		    size_t);
+	int	  dedup;	/* drop entries equal to an earlier one */
+};
+
+static void	 cfg_err(struct cfgctx *, const char *, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+static void	 cfg_nomem(struct cfgctx *, const char *);
+static void	 cfg_finish(struct cfgctx *);
+static void	 quote(char *, size_t, const char *, size_t);
+static void	 describe(char *, size_t, const json_t *);
+static void	 jpath_key(char *, size_t, const char *, const char *);
+static void	 jpath_index(char *, size_t, const char *, size_t);
+static void	 jpath_trunc(char *, size_t, int);
+static json_t	*json_parse(struct cfgctx *, const char *, size_t);
+static int	 obj_check(struct cfgctx *, const char *, const json_t *,
+		    const char *const *);
+static int	 get_bool(struct cfgctx *, const char *, const json_t *,
+		    const char *, int *);
+static int	 get_int(struct cfgctx *, const char *, const json_t *,
+		    const char *, long long, long long, int *);
+static const char *get_string(struct cfgctx *, const char *,
+		    const json_t *, const char *, size_t *);
+static int	 get_strlist(struct cfgctx *, const char *, const json_t *,
+		    const char *, const struct item_check *, struct strlist *);
+static int	 strlist_add(struct strlist *, char *);
+static int	 strlist_has(const struct strlist *, const char *);
+static char	*item_path(struct cfgctx *, const char *, const char *, size_t,
+		    size_t);
+static char	*item_listen(struct cfgctx *, const char *, const char *,
+		    size_t, size_t);
+static char	*item_server(struct cfgctx *, const char *, const char *,
+		    size_t, size_t);
+static char	*item_argv(struct cfgctx *, const char *, const char *,
+		    size_t, size_t);
+static char	*item_prefix(struct cfgctx *, const char *, const char *,
+		    size_t, size_t);
+static int	 port_text(const char *, size_t, int, uint16_t *);
+static int	 addr_port_parse(const char *, size_t, int, uint16_t, char *,
+		    size_t, const char **);
+static int	 abs_path_check(struct cfgctx *, const char *, const char *,
+		    size_t, size_t);
+static int	 env_name_valid(const char *, size_t);
+static void	 parse_patterns(struct cfgctx *, const char *, const json_t *,
+		    const char *, int, struct policy *);
+static void	 parse_network(struct cfgctx *, const char *, const json_t *,
+		    struct config *, struct policy *);
+static void	 parse_filesystem(struct cfgctx *, const json_t *,
+		    struct config *);
+static void	 parse_proxy(struct cfgctx *, const json_t *, struct config *);
+static void	 parse_resolver(struct cfgctx *, const json_t *,
+		    struct config *);
+static void	 parse_review(struct cfgctx *, const json_t *,
+		    struct config *);
+static void	 parse_hostipc(struct cfgctx *, const json_t *,
+		    struct config *);
+static struct config *config_new(struct cfgctx *, const char *);
+static char	*file_read(struct cfgctx *, const char *, size_t *);
+static char	*config_path_in(const char *, const char *);
+
+static const char *const keys_top[] = {
+	"$schema", "network", "filesystem", "proxy", "resolver", "review",
+	"hostIPC", NULL
+};
+static const char *const keys_network[] = {
+	"allowedDomains", "deniedDomains", "allowAllUnixSockets", NULL
+};
+static const char *const keys_network_policy[] = {
+	"allowedDomains", "deniedDomains", NULL
+};
+static const char *const keys_filesystem[] = {
+	"denyRead", "allowRead", "allowWrite", "denyWrite", "allowGitConfig",
+	NULL
+};
+static const char *const keys_proxy[] = {
+	"listen", "maxConnections", "connectTimeoutMs", "idleTimeoutMs",
+	"headerTimeoutMs", NULL
+};
+static const char *const keys_resolver[] = {
+	"servers", "hostsFile", "timeoutMs", NULL
+};
+static const char *const keys_review[] = {
+	"command", "socket", "capabilityEnv", "mode", "timeoutMs",
+	"maxInFlight", NULL
+};
+static const char *const keys_hostipc[] = {
+	"mode", "preflightCommandPrefixes", "retryOnUnixSocketError", NULL
+};
+
+static const struct item_check check_path = { item_path, 1 };
+static const struct item_check check_listen = { item_listen, 1 };
+static const struct item_check check_server = { item_server, 1 };
+static const struct item_check check_argv = { item_argv, 0 };
+static const struct item_check check_prefix = { item_prefix, 1 };
+
+/* Record one error "NAME: JPATH: message" (JPATH may be NULL). */
+static void
+cfg_err(struct cfgctx *ctx, const char *jpath, const char *fmt, ...)
+{
+	struct config_errors *e = ctx->errs;
+	char *msg = NULL, *line = NULL, **v;
+	va_list ap;
+	int r;
+
+	if (ctx->nerr++ >= CONFIG_MAX_ERRORS || e == NULL)
+		return;
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r == -1)
+		return;
+	if (jpath != NULL)
+		r = asprintf(&line, "%s: %s: %s", ctx->name, jpath, msg);
+	else
+		r = asprintf(&line, "%s: %s", ctx->name, msg);
+	free(msg);
+	if (r == -1)
+		return;
+	if ((v = reallocarray(e->msg, e->n + 1, sizeof(*v))) == NULL) {
+		free(line);
+		return;
+	}
+	e->msg = v;
+	e->msg[e->n++] = line;
+}
+
+static void
+cfg_nomem(struct cfgctx *ctx, const char *jpath)
+{
+	cfg_err(ctx, jpath, "out of memory");
+}
+
+/* Say how many errors were counted but not stored. */
+static void
+cfg_finish(struct cfgctx *ctx)
+{
+	size_t more;
+
+	if (ctx->nerr <= CONFIG_MAX_ERRORS)
+		return;
+	more = ctx->nerr - CONFIG_MAX_ERRORS;
+	ctx->nerr = 0;	/* let this last line through */
+	cfg_err(ctx, NULL, "%zu more error%s not shown", more,
+	    more == 1 ? "" : "s");
+	ctx->nerr = CONFIG_MAX_ERRORS + more;
+}
+
+/*
+ * Quote a value for a message: ASCII only, so a hostile config cannot put
+ * terminal escapes or bidi overrides on the user's screen; non-ASCII is
+ * shown as \uXXXX (jansson has already checked it is valid UTF-8).
+ */
+static void
+quote(char *out, size_t outlen, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0, shown, tl;
+	unsigned long cp;
+	char tmp[16];
+	int n, k;
+
+	if (outlen < 8) {
+		if (outlen > 0)
+			out[0] = '\0';
+		return;
+	}
+	out[o++] = '"';
+	for (shown = 0; i < len; shown++) {
+		if (shown == CONFIG_VALUE_SHOWN) {
+			snprintf(tmp, sizeof(tmp), "...");
+			i = len;
+		} else if (p[i] == '"' || p[i] == '\\') {
+			snprintf(tmp, sizeof(tmp), "\\%c", p[i]);
+			i++;
+		} else if (p[i] >= 0x20 && p[i] < 0x7f) {
+			snprintf(tmp, sizeof(tmp), "%c", p[i]);
+			i++;
+		} else if (p[i] < 0x80) {
+			snprintf(tmp, sizeof(tmp), "\\u%04x", p[i]);
+			i++;
+		} else {
+			if ((p[i] & 0xe0) == 0xc0)
+				n = 2, cp = p[i] & 0x1f;
+			else if ((p[i] & 0xf0) == 0xe0)
+				n = 3, cp = p[i] & 0x0f;
+			else if ((p[i] & 0xf8) == 0xf0)
+				n = 4, cp = p[i] & 0x07;
+			else
+				n = 0, cp = 0;
+			for (k = 1; k < n; k++) {
+				if (i + k >= len || (p[i + k] & 0xc0) != 0x80) {
+					n = 0;
+					break;
+				}
+				cp = (cp << 6) | (p[i + k] & 0x3f);
+			}
+			if (n == 0) {
+				snprintf(tmp, sizeof(tmp), "\\x%02x", p[i]);
+				i++;
+			} else {
+				snprintf(tmp, sizeof(tmp), cp > 0xffff ?
+				    "\\U%08lx" : "\\u%04lx", cp);
+				i += (size_t)n;
+			}
+		}
+		tl = strlen(tmp);
+		if (o + tl + 2 > outlen)
+			break;
+		memcpy(out + o, tmp, tl);
+		o += tl;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+/* Describe a JSON value for a "got ..." message. */
+static void
+describe(char *out, size_t outlen, const json_t *v)
+{
+	char *d;
+
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		quote(out, outlen, json_string_value(v), json_string_length(v));
+		return;
+	case JSON_INTEGER:
+		snprintf(out, outlen, "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(v));
+		return;
+	case JSON_REAL:
+		if ((d = json_dumps(v, JSON_ENCODE_ANY)) == NULL) {
+			snprintf(out, outlen, "a number");
+			return;
+		}
+		snprintf(out, outlen, "%s", d);
+		free(d);
+		return;
+	case JSON_TRUE:
+		snprintf(out, outlen, "true");
+		return;
+	case JSON_FALSE:
+		snprintf(out, outlen, "false");
+		return;
+	case JSON_NULL:
+		snprintf(out, outlen, "null");
+		return;
+	case JSON_ARRAY:
+		snprintf(out, outlen, "an array");
+		return;
+	case JSON_OBJECT:
+		snprintf(out, outlen, "an object");
+		return;
+	}
+	snprintf(out, outlen, "a value");
+}
+
+/* base.key, or base["key"] when the key is not a plain identifier. */
+static void
+jpath_key(char *out, size_t outlen, const char *base, const char *key)
+{
+	char q[CONFIG_QUOTE_MAX];
+	size_t i;
+	int plain = key[0] != '\0', r;
+
+	for (i = 0; key[i] != '\0' && plain; i++)
+		plain = key[i] == '_' || key[i] == '$' ||
+		    (key[i] >= 'a' && key[i] <= 'z') ||
+		    (key[i] >= 'A' && key[i] <= 'Z') ||
+		    (i > 0 && key[i] >= '0' && key[i] <= '9');
+	if (plain && i <= CONFIG_VALUE_SHOWN)
+		r = snprintf(out, outlen, "%s.%s", base, key);
+	else {
+		quote(q, sizeof(q), key, strlen(key));
+		r = snprintf(out, outlen, "%s[%s]", base, q);
+	}
+	jpath_trunc(out, outlen, r);
+}
+
+static void
+jpath_index(char *out, size_t outlen, const char *base, size_t i)
+{
+	jpath_trunc(out, outlen, snprintf(out, outlen, "%s[%zu]", base, i));
+}
+
+/* Mark a path that did not fit (only hostile configs nest that deep). */
+static void
+jpath_trunc(char *out, size_t outlen, int r)
+{
+	if (r >= 0 && (size_t)r < outlen)
+		return;
+	if (outlen >= 4)
+		memcpy(out + outlen - 4, "...", 4);
+}
+
+/*
+ * Parse JSON text strictly: duplicate keys rejected, NUL inside strings
+ * rejected (jansson's default without JSON_ALLOW_NUL), nothing after the
+ * value.  Syntax errors are reported as NAME:LINE:COLUMN.
+ */
+static json_t *
+json_parse(struct cfgctx *ctx, const char *buf, size_t len)
+{
+	json_error_t jerr;
+	json_t *root;
+	char text[sizeof(jerr.text)];
+	size_t i;
+
+	if ((root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr))
+	    != NULL)
+		return root;
+	/* The message can quote input bytes: keep it printable ASCII. */
+	for (i = 0; jerr.text[i] != '\0' && i < sizeof(text) - 1; i++)
+		text[i] = jerr.text[i] >= 0x20 && jerr.text[i] < 0x7f ?
+		    jerr.text[i] : '?';
+	text[i] = '\0';
+	if (jerr.line >= 1)
+		cfg_err(ctx, NULL, "line %d, column %d: invalid JSON: %s",
+		    jerr.line, jerr.column, text);
+	else
+		cfg_err(ctx, NULL, "invalid JSON: %s", text);
+	return NULL;
+}
+
+/*
+ * Check that v is an object whose keys are all in keys[]; each unknown key
+ * is one error.  Returns -1 when v is not an object at all.
+ */
+static int
+obj_check(struct cfgctx *ctx, const char *jpath, const json_t *v,
+    const char *const *keys)
+{
+	char got[CONFIG_QUOTE_MAX], p[CONFIG_JPATH_MAX], known[256];
+	const char *key;
+	json_t *val;
+	size_t i, o = 0;
+
+	if (!json_is_object(v)) {
+		describe(got, sizeof(got), v);
+		cfg_err(ctx, jpath, "expected an object, got %s", got);
+		return -1;
+	}
+	known[0] = '\0';
+	for (i = 0; keys[i] != NULL && o < sizeof(known); i++)
+		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s",
+		    i > 0 ? ", " : "", keys[i]);
+	/* The cast: jansson's iteration API takes a non-const object. */
+	json_object_foreach((json_t *)v, key, val) {
+		for (i = 0; keys[i] != NULL; i++)
+			if (strcmp(keys[i], key) == 0)
+				break;
+		if (keys[i] != NULL)
+			continue;
+		jpath_key(p, sizeof(p), jpath, key);
+		cfg_err(ctx, p, "unknown key (known keys here: %s)", known);
+	}
+	return 0;
+}
+
+/* An optional boolean: 0 (absent or set), -1 on a wrong type. */
+static int
+get_bool(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key, int *out)
+{
+	char p[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
+	const json_t *v;
+
+	if ((v = json_object_get(obj, key)) == NULL)
+		return 0;
+	if (!json_is_boolean(v)) {
+		jpath_key(p, sizeof(p), base, key);
+		describe(got, sizeof(got), v);
+		cfg_err(ctx, p, "expected true or false, got %s", got);
+		return -1;
+	}
+	*out = json_is_true(v);
+	return 0;
+}
+
+/*
+ * An optional integer in [min, max].  Only JSON integers count: 1.5, 1.0,
+ * 1e3, true and "5" are all rejected.
+ */
+static int
+get_int(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key, long long min, long long max, int *out)
+{
+	char p[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
+	const json_t *v;
+	json_int_t n;
+
+	if ((v = json_object_get(obj, key)) == NULL)
+		return 0;
+	n = json_is_integer(v) ? json_integer_value(v) : 0;
+	if (!json_is_integer(v) || n < min || n > max) {
+		jpath_key(p, sizeof(p), base, key);
+		describe(got, sizeof(got), v);
+		cfg_err(ctx, p, "expected an integer from %lld to %lld, got %s",
+		    min, max, got);
+		return -1;
+	}
+	*out = (int)n;
+	return 0;
+}
+
+/*
+ * An optional string: the value (its length in *len), or NULL when absent
+ * or after reporting a wrong type (then *len is (size_t)-1).
+ */
+static const char *
+get_string(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key, size_t *len)
+{
+	char p[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
+	const json_t *v;
+
+	*len = 0;
+	if ((v = json_object_get(obj, key)) == NULL)
+		return NULL;
+	if (!json_is_string(v)) {
+		jpath_key(p, sizeof(p), base, key);
+		describe(got, sizeof(got), v);
+		cfg_err(ctx, p, "expected a string, got %s", got);
+		*len = (size_t)-1;
+		return NULL;
+	}
+	*len = json_string_length(v);
+	return json_string_value(v);
+}
+
+/*
+ * An optional array of strings, each checked (and possibly rewritten) by
+ * chk into out.  Returns 1 when the key was present, 0 when absent; errors
+ * are reported, not returned.
+ */
+static int
+get_strlist(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key, const struct item_check *chk, struct strlist *out)
+{
+	char p[CONFIG_JPATH_MAX], ip[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
+	const json_t *v, *item;
+	char *s;
+	size_t i;
+
+	if ((v = json_object_get(obj, key)) == NULL)
+		return 0;
+	jpath_key(p, sizeof(p), base, key);
+	if (!json_is_array(v)) {
+		describe(got, sizeof(got), v);
+		cfg_err(ctx, p, "expected an array of strings, got %s", got);
+		return 1;
+	}
+	json_array_foreach(v, i, item) {
+		jpath_index(ip, sizeof(ip), p, i);
+		if (!json_is_string(item)) {
+			describe(got, sizeof(got), item);
+			cfg_err(ctx, ip, "expected a string, got %s", got);
+			continue;
+		}
+		s = chk->fn(ctx, ip, json_string_value(item),
+		    json_string_length(item), i);
+		if (s == NULL)
+			continue;
+		if (chk->dedup && strlist_has(out, s)) {
+			free(s);
+			continue;
+		}
+		if (strlist_add(out, s) == -1) {
+			free(s);
+			cfg_nomem(ctx, ip);
+		}
+	}
+	return 1;
+}
+
+/* Append s (taken over); the vector stays NULL-terminated for execv. */
+static int
+strlist_add(struct strlist *l, char *s)
+{
+	char **v;
+
+	if ((v = reallocarray(l->v, l->n + 2, sizeof(*v))) == NULL)
+		return -1;
+	l->v = v;
+	l->v[l->n++] = s;
+	l->v[l->n] = NULL;
+	return 0;
+}
+
+static int
+strlist_has(const struct strlist *l, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A filesystem path: non-empty, no NUL, at most PATH_MAX - 1 bytes.
+ * Relative paths and "~" are the launcher's to resolve.
+ */
+static char *
+item_path(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
+    size_t idx)
+{
+	char *d;
+
+	(void)idx;
+	if (len == 0) {
+		cfg_err(ctx, jpath, "expected a non-empty path, got \"\"");
+		return NULL;
+	}
+	if (strlen(s) != len || len >= PATH_MAX) {
+		char q[CONFIG_QUOTE_MAX];
+
+		quote(q, sizeof(q), s, len);
+		cfg_err(ctx, jpath, "%s: %s", strlen(s) != len ?
+		    "path contains a NUL byte" : "path too long", q);
+		return NULL;
+	}
+	if ((d = strdup(s)) == NULL)
+		cfg_nomem(ctx, jpath);
+	return d;
+}
+
+/* A listen address: "IPv4:PORT", "[IPv6]:PORT" (port 0 = any) or a path. */
+static char *
+item_listen(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
+    size_t idx)
+{
+	char q[CONFIG_QUOTE_MAX], buf[INET6_ADDRSTRLEN + 16], *d;
+	const char *why;
+
+	(void)idx;
+	if (len > 0 && s[0] == '/') {
+		if (abs_path_check(ctx, jpath, s, len,
+		    sizeof(((struct sockaddr_un *)NULL)->sun_path)) == -1)
+			return NULL;
+		d = strdup(s);
+	} else {
+		if (addr_port_parse(s, len, 1, 0, buf, sizeof(buf), &why)
+		    == -1) {
+			quote(q, sizeof(q), s, len);
+			cfg_err(ctx, jpath, "invalid listen address %s: %s "
+			    "(expected IPv4:PORT, [IPv6]:PORT or an absolute "
+			    "socket path)", q, why);
+			return NULL;
+		}
+		d = strdup(buf);
+	}
+	if (d == NULL)
+		cfg_nomem(ctx, jpath);
+	return d;
+}
+
+/* A resolver: an IP literal with an optional port, stored as "ip:port". */
+static char *
+item_server(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
+    size_t idx)
+{
+	char q[CONFIG_QUOTE_MAX], buf[INET6_ADDRSTRLEN + 16], *d;
+	const char *why;
+
+	(void)idx;
+	if (addr_port_parse(s, len, 0, RESOLVER_PORT_DEFAULT, buf,
+	    sizeof(buf), &why) == -1) {
+		quote(q, sizeof(q), s, len);
+		cfg_err(ctx, jpath, "invalid resolver address %s: %s "
+		    "(expected IPv4[:PORT], IPv6 or [IPv6]:PORT)", q, why);
+		return NULL;
+	}
+	if ((d = strdup(buf)) == NULL)
+		cfg_nomem(ctx, jpath);
+	return d;
+}
+
+/* One review command word: the first must be an absolute path. */
+static char *
+item_argv(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
+    size_t idx)
+{
+	char *d;
+
+	if (idx == 0 && abs_path_check(ctx, jpath, s, len, PATH_MAX) == -1)
+		return NULL;
+	if ((d = strdup(s)) == NULL)
+		cfg_nomem(ctx, jpath);
+	return d;
+}
+
+/* A host-IPC command prefix: trimmed, and not empty after trimming. */
+static char *
+item_prefix(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
+    size_t idx)
+{
+	static const char ws[] = " \t\n\r\f\v";
+	size_t b = 0, e = len;
+	char *d;
+
+	(void)idx;
+	while (b < e && strchr(ws, s[b]) != NULL)
+		b++;
+	while (e > b && strchr(ws, s[e - 1]) != NULL)
+		e--;
+	if (b == e) {
+		char q[CONFIG_QUOTE_MAX];
+
+		quote(q, sizeof(q), s, len);
+		cfg_err(ctx, jpath, "empty command prefix %s", q);
+		return NULL;
+	}
+	if ((d = strndup(s + b, e - b)) == NULL)
+		cfg_nomem(ctx, jpath);
+	return d;
+}
+
+/*
+ * A decimal port without sign or leading zero; 0 only when allow_zero.
+ * Returns 0 or -1.
+ */
+static int
+port_text(const char *s, size_t len, int allow_zero, uint16_t *out)
+{
+	unsigned long n = 0;
+	size_t i;
+
+	if (len == 0 || len > 5 || (s[0] == '0' && len > 1))
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		n = n * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (n > 65535 || (n == 0 && !allow_zero))
+		return -1;
+	*out = (uint16_t)n;
+	return 0;
+}
+
+/*
+ * Parse an IP literal with a port into canonical "a.b.c.d:port" or
+ * "[v6]:port".  listen: the port is required and may be 0, a bare IPv6
+ * address is not accepted; otherwise the port is optional (default_port)
+ * and 1..65535.  Literals go through inet_pton only: no names, no zone ids,
+ * no shorthand IPv4 spellings.
+ */
+static int
+addr_port_parse(const char *s, size_t len, int listen, uint16_t default_port,
+    char *out, size_t outlen, const char **why)
+{
+	char host[INET6_ADDRSTRLEN], text[INET6_ADDRSTRLEN];
+	unsigned char bin[sizeof(struct in6_addr)];
+	const char *h = s, *close, *colon, *port = NULL;
+	size_t hostlen = len, portlen = 0;
+	uint16_t pn = default_port;
+	int af = AF_INET;
+
+	*why = "not an IP address";
+	if (len == 0 || strlen(s) != len) {
+		*why = len == 0 ? "empty" : "contains a NUL byte";
+		return -1;
+	}
+	colon = strchr(s, ':');
+	if (s[0] == '[') {
+		if ((close = strchr(s, ']')) == NULL) {
+			*why = "missing ']'";
+			return -1;
+		}
+		af = AF_INET6;
+		h = s + 1;
+		hostlen = (size_t)(close - h);
+		if (close[1] == ':')
+			port = close + 2;
+		else if (close[1] != '\0') {
+			*why = "unexpected text after ']'";
+			return -1;
+		}
+	} else if (colon != NULL && strchr(colon + 1, ':') != NULL) {
+		/* Two colons or more: a bare IPv6 address, which has no port. */
+		if (listen) {
+			*why = "an IPv6 address needs brackets: [IPv6]:PORT";
+			return -1;
+		}
+		af = AF_INET6;
+	} else if (colon != NULL) {
+		hostlen = (size_t)(colon - s);
+		port = colon + 1;
+	}
+	if (hostlen == 0 || hostlen >= sizeof(host))
+		return -1;
+	memcpy(host, h, hostlen);
+	host[hostlen] = '\0';
+	if (inet_pton(af, host, bin) != 1)
+		return -1;
+	if (port != NULL) {
+		portlen = len - (size_t)(port - s);
+		if (port_text(port, portlen, listen, &pn) == -1) {
+			*why = listen ? "port must be 0..65535 without leading "
+			    "zeros" : "port must be 1..65535 without leading "
+			    "zeros";
+			return -1;
+		}
+	} else if (listen) {
+		*why = "missing :PORT";
+		return -1;
+	}
+	if (inet_ntop(af, bin, text, sizeof(text)) == NULL)
+		return -1;
+	snprintf(out, outlen, af == AF_INET6 ? "[%s]:%u" : "%s:%u", text,
+	    (unsigned)pn);
+	return 0;
+}
+
+/* An absolute path shorter than max bytes, or an error. */
+static int
+abs_path_check(struct cfgctx *ctx, const char *jpath, const char *s,
+    size_t len, size_t max)
+{
+	char q[CONFIG_QUOTE_MAX];
+
+	quote(q, sizeof(q), s, len);
+	if (len == 0 || s[0] != '/') {
+		cfg_err(ctx, jpath, "expected an absolute path, got %s", q);
+		return -1;
+	}
+	if (strlen(s) != len) {
+		cfg_err(ctx, jpath, "path contains a NUL byte: %s", q);
+		return -1;
+	}
+	if (len >= max) {
+		cfg_err(ctx, jpath, "path longer than %zu bytes: %s", max - 1,
+		    q);
+		return -1;
+	}
+	return 0;
+}
+
+/* [A-Za-z_][A-Za-z0-9_]*, at most ENV_NAME_MAX bytes. */
+static int
+env_name_valid(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > ENV_NAME_MAX || strlen(s) != len)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (i > 0 && s[i] >= '0' && s[i] <= '9')))
+			return 0;
+	return 1;
+}
+
+/*
+ * allowedDomains / deniedDomains: each entry parsed by pattern_parse and
+ * added to the policy; entries equal after canonicalisation collapse.
+ */
+static void
+parse_patterns(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key, int deny, struct policy *pol)
+{
+	char p[CONFIG_JPATH_MAX], ip[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
+	const json_t *v, *item;
+	struct pattern pat;
+	const char *why;
+	size_t i;
+
+	if ((v = json_object_get(obj, key)) == NULL)
+		return;
+	jpath_key(p, sizeof(p), base, key);
+	if (!json_is_array(v)) {
+		describe(got, sizeof(got), v);
+		cfg_err(ctx, p, "expected an array of patterns, got %s", got);
+		return;
+	}
+	json_array_foreach(v, i, item) {
+		jpath_index(ip, sizeof(ip), p, i);
+		describe(got, sizeof(got), item);
+		if (!json_is_string(item)) {
+			cfg_err(ctx, ip, "expected a pattern string, got %s",
+			    got);
+			continue;
+		}
+		why = "invalid pattern";
+		if (strlen(json_string_value(item)) !=
+		    json_string_length(item) ||
+		    pattern_parse(json_string_value(item),
+		    json_string_length(item), deny, &pat, &why) == -1) {
+			cfg_err(ctx, ip, "invalid pattern %s: %s", got, why);
+			continue;
+		}
+		if (pol != NULL && policy_add(pol, deny ? POLICY_DENY :
+		    POLICY_ALLOW, &pat) == -1)
+			cfg_nomem(ctx, ip);
+	}
+}
+
+/*
+ * The "network" object at jpath.  conf is NULL for a supervisor's policy,
+ * which may carry only the two lists.
+ */
+static void
+parse_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
+    struct config *conf, struct policy *pol)
+{
+	if (obj_check(ctx, jpath, v, conf != NULL ? keys_network :
+	    keys_network_policy) == -1)
+		return;
+	parse_patterns(ctx, jpath, v, "allowedDomains", 0, pol);
+	parse_patterns(ctx, jpath, v, "deniedDomains", 1, pol);
+	if (conf != NULL)
+		get_bool(ctx, jpath, v, "allowAllUnixSockets",
+		    &conf->allow_all_unix_sockets);
+}
+
+static void
+parse_filesystem(struct cfgctx *ctx, const json_t *v, struct config *conf)
+{
+	static const char jp[] = "$.filesystem";
+
+	if (obj_check(ctx, jp, v, keys_filesystem) == -1)
+		return;
+	conf->fs_deny_read_set = get_strlist(ctx, jp, v, "denyRead",
+	    &check_path, &conf->deny_read);
+	get_strlist(ctx, jp, v, "allowRead", &check_path, &conf->allow_read);
+	conf->fs_allow_write_set = get_strlist(ctx, jp, v, "allowWrite",
+	    &check_path, &conf->allow_write);
+	get_strlist(ctx, jp, v, "denyWrite", &check_path, &conf->deny_write);
+	get_bool(ctx, jp, v, "allowGitConfig", &conf->allow_git_config);
+}
+
+static void
+parse_proxy(struct cfgctx *ctx, const json_t *v, struct config *conf)
+{
+	static const char jp[] = "$.proxy";
+
+	if (obj_check(ctx, jp, v, keys_proxy) == -1)
+		return;
+	get_strlist(ctx, jp, v, "listen", &check_listen, &conf->listen);
+	get_int(ctx, jp, v, "maxConnections", 1, 1000000,
+	    &conf->max_connections);
+	get_int(ctx, jp, v, "connectTimeoutMs", 1, 600000,
+	    &conf->connect_timeout_ms);
+	get_int(ctx, jp, v, "idleTimeoutMs", 1, 86400000,
+	    &conf->idle_timeout_ms);
+	get_int(ctx, jp, v, "headerTimeoutMs", 1, 600000,
+	    &conf->header_timeout_ms);
+}
+
+static void
+parse_resolver(struct cfgctx *ctx, const json_t *v, struct config *conf)
+{
+	static const char jp[] = "$.resolver";
+	char p[CONFIG_JPATH_MAX];
+	const char *s;
+	size_t len;
+
+	if (obj_check(ctx, jp, v, keys_resolver) == -1)
+		return;
+	get_strlist(ctx, jp, v, "servers", &check_server,
+	    &conf->resolver_servers);
+	if ((s = get_string(ctx, jp, v, "hostsFile", &len)) != NULL) {
+		jpath_key(p, sizeof(p), jp, "hostsFile");
+		if (abs_path_check(ctx, p, s, len, PATH_MAX) == 0 &&
+		    (conf->hosts_file = strdup(s)) == NULL)
+			cfg_nomem(ctx, p);
+	}
+	get_int(ctx, jp, v, "timeoutMs", 1, 600000,
+	    &conf->resolver_timeout_ms);
+}
+
+/*
+ * "review": exactly one transport (command, socket or mode "tty"); the
+ * capability variable only makes sense for the socket.
+ */
+static void
+parse_review(struct cfgctx *ctx, const json_t *v, struct config *conf)
+{
+	static const char jp[] = "$.review";
+	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	const json_t *cmd, *sock, *mode, *cap;
+	const char *s;
+	size_t len;
+	int n;
+
+	if (obj_check(ctx, jp, v, keys_review) == -1)
+		return;
+	cmd = json_object_get(v, "command");
+	sock = json_object_get(v, "socket");
+	mode = json_object_get(v, "mode");
+	cap = json_object_get(v, "capabilityEnv");
+	n = (cmd != NULL) + (sock != NULL) + (mode != NULL);
+	if (n != 1)
+		cfg_err(ctx, jp, "needs exactly one of \"command\", \"socket\" "
+		    "or \"mode\", got %s", n == 0 ? "none" : "several");
+
+	if (cmd != NULL) {
+		jpath_key(p, sizeof(p), jp, "command");
+		get_strlist(ctx, jp, v, "command", &check_argv,
+		    &conf->review_command);
+		if (json_is_array(cmd) && json_array_size(cmd) == 0)
+			cfg_err(ctx, p, "expected [\"/absolute/reviewer\", "
+			    "args...], got an empty array");
+		if (n == 1)
+			conf->review_mode = REVIEW_COMMAND;
+	}
+	if ((s = get_string(ctx, jp, v, "socket", &len)) != NULL) {
+		jpath_key(p, sizeof(p), jp, "socket");
+		if (abs_path_check(ctx, p, s, len,
+		    sizeof(((struct sockaddr_un *)NULL)->sun_path)) == 0 &&
+		    (conf->review_socket = strdup(s)) == NULL)
+			cfg_nomem(ctx, p);
+		if (n == 1)
+			conf->review_mode = REVIEW_SOCKET;
+	}
+	if ((s = get_string(ctx, jp, v, "mode", &len)) != NULL) {
+		jpath_key(p, sizeof(p), jp, "mode");
+		if (strlen(s) != len || strcmp(s, "tty") != 0) {
+			quote(q, sizeof(q), s, len);
+			cfg_err(ctx, p, "expected \"tty\", got %s", q);
+		} else if (n == 1)
+			conf->review_mode = REVIEW_TTY;
+	}
+	if (cap != NULL) {
+		jpath_key(p, sizeof(p), jp, "capabilityEnv");
+		s = get_string(ctx, jp, v, "capabilityEnv", &len);
+		if (s != NULL && sock == NULL)
+			cfg_err(ctx, p, "only applies with \"socket\"");
+		else if (s != NULL && !env_name_valid(s, len)) {
+			quote(q, sizeof(q), s, len);
+			cfg_err(ctx, p, "expected an environment variable "
+			    "name ([A-Za-z_][A-Za-z0-9_]*), got %s", q);
+		} else if (s != NULL) {
+			free(conf->review_capability_env);
+			if ((conf->review_capability_env = strdup(s)) == NULL)
+				cfg_nomem(ctx, p);
+		}
+	}
+	get_int(ctx, jp, v, "timeoutMs", 1, 3600000, &conf->review_timeout_ms);
+	get_int(ctx, jp, v, "maxInFlight", 1, 1024, &conf->review_max_inflight);
+}
+
+static void
+parse_hostipc(struct cfgctx *ctx, const json_t *v, struct config *conf)
+{
+	static const char jp[] = "$.hostIPC";
+	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	const char *s;
+	size_t len;
+
+	if (obj_check(ctx, jp, v, keys_hostipc) == -1)
+		return;
+	if ((s = get_string(ctx, jp, v, "mode", &len)) != NULL) {
+		if (strlen(s) == len && strcmp(s, "off") == 0)
+			conf->hostipc_mode = HOSTIPC_OFF;
+		else if (strlen(s) == len && strcmp(s, "ask") == 0)
+			conf->hostipc_mode = HOSTIPC_ASK;
+		else {
+			jpath_key(p, sizeof(p), jp, "mode");
+			quote(q, sizeof(q), s, len);
+			cfg_err(ctx, p, "expected \"off\" or \"ask\", got %s",
+			    q);
+		}
+	}
+	get_strlist(ctx, jp, v, "preflightCommandPrefixes", &check_prefix,
+	    &conf->hostipc_prefixes);
+	get_bool(ctx, jp, v, "retryOnUnixSocketError", &conf->hostipc_retry);
+}
+
+/* A config with every default filled in and an empty policy. */
+static struct config *
+config_new(struct cfgctx *ctx, const char *name)
+{
+	struct config *conf;
+
+	if ((conf = calloc(1, sizeof(*conf))) == NULL)
+		goto fail;
+	if ((conf->path = strdup(name)) == NULL)
+		goto fail;
+	if ((conf->policy = policy_new()) == NULL)
+		goto fail;
+	if ((conf->review_capability_env = strdup(CAPABILITY_ENV_DEFAULT))
+	    == NULL)
+		goto fail;
+	conf->allow_all_unix_sockets = 0;
+	conf->max_connections = 1024;
+	conf->connect_timeout_ms = 10000;
+	conf->idle_timeout_ms = 300000;
+	conf->header_timeout_ms = 30000;
+	conf->resolver_timeout_ms = 5000;
+	conf->review_mode = REVIEW_NONE;
+	conf->review_timeout_ms = 30000;
+	conf->review_max_inflight = 16;
+	conf->hostipc_mode = HOSTIPC_OFF;
+	return conf;
+fail:
+	cfg_nomem(ctx, NULL);
+	config_free(conf);
+	return NULL;
+}
+
+struct config *
+config_load_buffer(const char *buf, size_t len, const char *name,
+    struct config_errors *errs)
+{
+	struct cfgctx ctx = { name != NULL ? name : CONFIG_BUFFER_NAME, errs,
+	    0 };
+	struct config *conf = NULL;
+	json_t *root = NULL, *v;
+	size_t slen;
+
+	if ((root = json_parse(&ctx, buf, len)) == NULL)
+		goto fail;
+	if (obj_check(&ctx, "$", root, keys_top) == -1)
+		goto fail;
+	if ((conf = config_new(&ctx, ctx.name)) == NULL)
+		goto fail;
+	/* "$schema" is for editors; only its type is checked. */
+	get_string(&ctx, "$", root, "$schema", &slen);
+	if ((v = json_object_get(root, "network")) != NULL)
+		parse_network(&ctx, "$.network", v, conf, conf->policy);
+	if ((v = json_object_get(root, "filesystem")) != NULL)
+		parse_filesystem(&ctx, v, conf);
+	if ((v = json_object_get(root, "proxy")) != NULL)
+		parse_proxy(&ctx, v, conf);
+	if ((v = json_object_get(root, "resolver")) != NULL)
+		parse_resolver(&ctx, v, conf);
+	if ((v = json_object_get(root, "review")) != NULL)
+		parse_review(&ctx, v, conf);
+	if ((v = json_object_get(root, "hostIPC")) != NULL)
+		parse_hostipc(&ctx, v, conf);
+	if (ctx.nerr > 0)
+		goto fail;
+	json_decref(root);
+	return conf;
+fail:
+	cfg_finish(&ctx);
+	json_decref(root);
+	config_free(conf);
+	return NULL;
+}
+
+/*
+ * Read a whole config file.  Only a regular file of at most 4 MiB is
+ * accepted: a FIFO or a device as "config" would hang or feed us garbage
+ * (O_NONBLOCK keeps the open itself from hanging on a FIFO).
+ */
+static char *
+file_read(struct cfgctx *ctx, const char *path, size_t *lenp)
+{
+	struct stat st;
+	char *buf = NULL, *nb;
+	size_t len = 0, cap;
+	ssize_t r;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd == -1) {
+		cfg_err(ctx, NULL, "cannot open: %s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1) {
+		cfg_err(ctx, NULL, "cannot stat: %s", strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		cfg_err(ctx, NULL, "not a regular file");
+		goto fail;
+	}
+	if (st.st_size > CONFIG_MAX_SIZE) {
+		cfg_err(ctx, NULL, "larger than 4 MiB (%lld bytes)",
+		    (long long)st.st_size);
+		goto fail;
+	}
+	cap = (size_t)st.st_size + 1;
+	if ((buf = malloc(cap)) == NULL) {
+		cfg_nomem(ctx, NULL);
+		goto fail;
+	}
+	/* The file may grow while we read it: keep the 4 MiB bound. */
+	for (;;) {
+		if (len == cap) {
+			if (cap > CONFIG_MAX_SIZE) {
+				cfg_err(ctx, NULL, "larger than 4 MiB");
+				goto fail;
+			}
+			cap = cap * 2 > CONFIG_MAX_SIZE + 1 ?
+			    CONFIG_MAX_SIZE + 1 : cap * 2;
+			if ((nb = realloc(buf, cap)) == NULL) {
+				cfg_nomem(ctx, NULL);
+				goto fail;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1) {
+			cfg_err(ctx, NULL, "cannot read: %s", strerror(errno));
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (len > CONFIG_MAX_SIZE) {
+		cfg_err(ctx, NULL, "larger than 4 MiB");
+		goto fail;
+	}
+	close(fd);
+	*lenp = len;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+struct config *
+config_load(const char *path, struct config_errors *errs)
+{
+	struct cfgctx ctx = { path, errs, 0 };
+	struct config *conf;
+	char *buf;
+	size_t len;
+
+	if (path != NULL && path[0] == '\0') {
+		ctx.name = "\"\"";
+		cfg_err(&ctx, NULL, "empty config file name");
+		return NULL;
+	}
+	if (path == NULL)
+		return config_load_buffer(pisbx_default_config,
+		    strlen(pisbx_default_config), CONFIG_DEFAULT_NAME, errs);
+	if ((buf = file_read(&ctx, path, &len)) == NULL)
+		return NULL;
+	conf = config_load_buffer(buf, len, path, errs);
+	free(buf);
+	return conf;
+}
+
+struct policy *
+config_network_policy(const char *json, size_t len, const char *name,
+    struct config_errors *errs)
+{
+	struct cfgctx ctx = { name != NULL ? name : CONFIG_BUFFER_NAME, errs,
+	    0 };
+	struct policy *pol = NULL;
+	json_t *root;
+
+	if ((root = json_parse(&ctx, json, len)) == NULL)
+		goto fail;
+	if ((pol = policy_new()) == NULL) {
+		cfg_nomem(&ctx, NULL);
+		goto fail;
+	}
+	parse_network(&ctx, "$.network", root, NULL, pol);
+	if (ctx.nerr > 0)
+		goto fail;
+	json_decref(root);
+	return pol;
+fail:
+	cfg_finish(&ctx);
+	json_decref(root);
+	if (pol != NULL)
+		policy_free(pol);
+	return NULL;
+}
+
+/* dir + "/" + rel, malloc'ed; dir must be absolute (never the cwd). */
+static char *
+config_path_in(const char *dir, const char *rel)
+{
+	char *p;
+
+	if (dir == NULL || dir[0] != '/')
+		return NULL;
+	if (asprintf(&p, "%s/%s", dir, rel) == -1)
+		abort();
+	return p;
+}
+
+/*
+ * The trust order.  An explicitly named config ($PISBX_CONFIG) is returned
+ * even when missing, so that config_load reports it instead of silently
+ * falling back to a weaker default; the per-user file is used only if it
+ * exists.  Relative XDG_CONFIG_HOME/HOME values are ignored, as the XDG
+ * spec says, so nothing is ever looked up in the current directory -- which
+ * may be the sandboxed workspace.  Out of memory aborts: falling back to
+ * the default policy would be the silent widening this function exists to
+ * prevent.
+ */
+char *
+config_find(const char *cli_path)
+{
+	const char *env, *home;
+	struct passwd *pw;
+	struct stat st;
+	char *p, *dir;
+
+	if (cli_path != NULL) {
+		if ((p = strdup(cli_path)) == NULL)
+			abort();
+		return p;
+	}
+	if ((env = getenv("PISBX_CONFIG")) != NULL && env[0] != '\0') {
+		if ((p = strdup(env)) == NULL)
+			abort();
+		return p;
+	}
+	env = getenv("XDG_CONFIG_HOME");
+	if (env != NULL && env[0] == '/')
+		p = config_path_in(env, CONFIG_RELATIVE);
+	else {
+		if ((home = getenv("HOME")) == NULL || home[0] != '/') {
+			pw = getpwuid(getuid());
+			home = pw != NULL ? pw->pw_dir : NULL;
+		}
+		if ((dir = config_path_in(home, ".config")) == NULL)
+			return NULL;
+		p = config_path_in(dir, CONFIG_RELATIVE);
+		free(dir);
+	}
+	if (p == NULL)
+		return NULL;
+	/*
+	 * Anything there but ENOENT (a directory, a dangling link, no
+	 * permission) is returned, to be reported by config_load.
+	 */
+	if (lstat(p, &st) == -1 && (errno == ENOENT || errno == ENOTDIR)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void
+strlist_free(struct strlist *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+void
+config_free(struct config *conf)
+{
+	if (conf == NULL)
+		return;
+	free(conf->path);
+	if (conf->policy != NULL)
+		policy_free(conf->policy);
+	strlist_free(&conf->listen);
+	strlist_free(&conf->resolver_servers);
+	free(conf->hosts_file);
+	strlist_free(&conf->review_command);
+	free(conf->review_socket);
+	free(conf->review_capability_env);
+	strlist_free(&conf->deny_read);
+	strlist_free(&conf->allow_read);
+	strlist_free(&conf->allow_write);
+	strlist_free(&conf->deny_write);
+	strlist_free(&conf->hostipc_prefixes);
+	free(conf);
+}
+
+void
+config_errors_clear(struct config_errors *errs)
+{
+	size_t i;
+
+	if (errs == NULL)
+		return;
+	for (i = 0; i < errs->n; i++)
+		free(errs->msg[i]);
+	free(errs->msg);
+	errs->msg = NULL;
+	errs->n = 0;
+}

@@ -1,0 +1,391 @@
+/*
+ * Deny -> allow -> review evaluation over hashed patterns.
+ *
+ * Each list is one open-addressing hash table keyed by (pattern kind,
+ * host text); an entry holds the "any port" pattern and the
+ * port-restricted ones, sorted by port.  A lookup costs one probe for the
+ * exact host, one per strictly shorter parent suffix of a name (longest
+ * first) for "*.suffix" entries, and one for "*" -- whatever the size of
+ * the config.  Text hashes run from the end of the name backwards, so one
+ * pass over the host yields the hash of every suffix.  The first hit in
+ * that order, port-restricted before any-port, is also the most specific
+ * pattern, which is what is reported.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+
+#define POLICY_MAX_LABELS	(HOST_NAME_MAXLEN / 2 + 1)
+
+struct policy_entry {
+	struct pattern	 *any;		/* port 0, or NULL */
+	struct pattern	**port;		/* sorted by port */
+	size_t		  nport;
+	size_t		  capport;
+	enum pattern_kind kind;
+	size_t		  keylen;
+	char		  key[];	/* host text, not NUL-terminated */
+};
+
+/* The hash sits in the slot so a probe rarely touches the entry. */
+struct policy_slot {
+	uint64_t		 hash;
+	struct policy_entry	*e;	/* NULL: empty */
+};
+
+struct policy_table {
+	struct policy_slot	*slot;
+	size_t			 cap;	/* power of two, 0 when empty */
+	size_t			 nentry;
+	size_t			 npattern;
+	size_t			 nkind[3];	/* entries by pattern kind */
+	struct policy_entry	*any;		/* the "*" entry, if any */
+};
+
+struct policy {
+	struct policy_table	 list[2];	/* POLICY_DENY, POLICY_ALLOW */
+};
+
+/* The looked-up host: its hash and those of its wildcard suffixes. */
+struct policy_key {
+	const char	*s;
+	size_t		 len;
+	uint64_t	 hash;
+	size_t		 nsuf;
+	struct {
+		size_t	 off;
+		uint64_t hash;
+	}		 suf[POLICY_MAX_LABELS];
+};
+
+static uint64_t	 policy_hash_text(const char *, size_t);
+static uint64_t	 policy_hash_key(uint64_t, enum pattern_kind);
+static struct policy_entry *policy_find(const struct policy_table *,
+		    uint64_t, enum pattern_kind, const char *, size_t);
+static const struct pattern *policy_entry_port(const struct policy_entry *,
+		    uint16_t);
+static int	 policy_grow(struct policy_table *);
+static struct policy_entry *policy_entry_new(struct policy_table *,
+		    uint64_t, enum pattern_kind, const char *, size_t);
+static void	 policy_key_init(struct policy_key *, const struct policy *,
+		    const struct host *);
+static const struct pattern *policy_match(const struct policy_table *,
+		    const struct policy_key *, uint16_t);
+
+#define FNV_OFFSET	0xcbf29ce484222325ULL
+#define FNV_PRIME	0x100000001b3ULL
+
+/* FNV-1a over the text from its last byte to its first. */
+static uint64_t
+policy_hash_text(const char *s, size_t len)
+{
+	uint64_t	 h = FNV_OFFSET;
+
+	while (len > 0) {
+		h ^= (unsigned char)s[--len];
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+/* splitmix64's finaliser with the kind mixed in, to spread the table. */
+static uint64_t
+policy_hash_key(uint64_t texthash, enum pattern_kind kind)
+{
+	uint64_t	 h;
+
+	h = texthash ^ ((uint64_t)kind + 1) * 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return h;
+}
+
+static struct policy_entry *
+policy_find(const struct policy_table *t, uint64_t hash,
+    enum pattern_kind kind, const char *key, size_t keylen)
+{
+	struct policy_entry	*e;
+	size_t			 i, mask;
+
+	if (t->cap == 0)
+		return NULL;
+	mask = t->cap - 1;
+	for (i = hash & mask; (e = t->slot[i].e) != NULL; i = (i + 1) & mask) {
+		if (t->slot[i].hash == hash && e->kind == kind &&
+		    e->keylen == keylen && memcmp(e->key, key, keylen) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* The entry's pattern for this port: port-restricted, else any-port. */
+static const struct pattern *
+policy_entry_port(const struct policy_entry *e, uint16_t port)
+{
+	size_t	 lo = 0, hi = e->nport, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (e->port[mid]->port == port)
+			return e->port[mid];
+		if (e->port[mid]->port < port)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return e->any;
+}
+
+/* Double the table (kept at most half full) and rehash. */
+static int
+policy_grow(struct policy_table *t)
+{
+	struct policy_slot	*slot;
+	size_t			 cap, i, j;
+
+	cap = t->cap ? t->cap * 2 : 64;
+	if ((slot = calloc(cap, sizeof(*slot))) == NULL)
+		return -1;
+	for (i = 0; i < t->cap; i++) {
+		if (t->slot[i].e == NULL)
+			continue;
+		for (j = t->slot[i].hash & (cap - 1); slot[j].e != NULL;
+		    j = (j + 1) & (cap - 1))
+			;
+		slot[j] = t->slot[i];
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->cap = cap;
+	return 0;
+}
+
+/* Insert an empty entry for (kind, key). */
+static struct policy_entry *
+policy_entry_new(struct policy_table *t, uint64_t hash,
+    enum pattern_kind kind, const char *key, size_t keylen)
+{
+	struct policy_entry	*e;
+	size_t			 i;
+
+	if ((t->nentry + 1) * 2 > t->cap && policy_grow(t) == -1)
+		return NULL;
+	if ((e = calloc(1, sizeof(*e) + keylen)) == NULL)
+		return NULL;
+	e->kind = kind;
+	e->keylen = keylen;
+	memcpy(e->key, key, keylen);
+	for (i = hash & (t->cap - 1); t->slot[i].e != NULL;
+	    i = (i + 1) & (t->cap - 1))
+		;
+	t->slot[i].hash = hash;
+	t->slot[i].e = e;
+	t->nentry++;
+	t->nkind[kind]++;
+	if (kind == PATTERN_ANY)
+		t->any = e;
+	return e;
+}
+
+struct policy *
+policy_new(void)
+{
+	return calloc(1, sizeof(struct policy));
+}
+
+void
+policy_free(struct policy *p)
+{
+	struct policy_entry	*e;
+	size_t			 l, i, j;
+
+	if (p == NULL)
+		return;
+	for (l = 0; l < 2; l++) {
+		for (i = 0; i < p->list[l].cap; i++) {
+			if ((e = p->list[l].slot[i].e) == NULL)
+				continue;
+			for (j = 0; j < e->nport; j++)
+				free(e->port[j]);
+			free(e->port);
+			free(e->any);
+			free(e);
+		}
+		free(p->list[l].slot);
+	}
+	free(p);
+}
+
+int
+policy_add(struct policy *p, enum policy_list list, const struct pattern *pat)
+{
+	struct policy_table	*t = &p->list[list == POLICY_ALLOW];
+	struct policy_entry	*e;
+	struct pattern		*copy, **port;
+	const char		*key = pat->host.text;
+	size_t			 keylen, i, cap;
+	uint64_t		 hash;
+
+	keylen = pat->kind == PATTERN_ANY ? 0 : strlen(key);
+	hash = policy_hash_key(policy_hash_text(key, keylen), pat->kind);
+	if ((e = policy_find(t, hash, pat->kind, key, keylen)) == NULL &&
+	    (e = policy_entry_new(t, hash, pat->kind, key, keylen)) == NULL)
+		return -1;
+	if (pat->port == 0 ? e->any != NULL :
+	    (e->nport > 0 && policy_entry_port(e, pat->port) != e->any))
+		return 1;
+
+	if ((copy = malloc(sizeof(*copy))) == NULL)
+		return -1;
+	*copy = *pat;
+	if (pat->kind == PATTERN_ANY)
+		memset(&copy->host, 0, sizeof(copy->host));
+	if (pat->port == 0)
+		e->any = copy;
+	else {
+		if (e->nport == e->capport) {
+			cap = e->capport ? e->capport * 2 : 2;
+			if ((port = reallocarray(e->port, cap,
+			    sizeof(*port))) == NULL) {
+				free(copy);
+				return -1;
+			}
+			e->port = port;
+			e->capport = cap;
+		}
+		for (i = e->nport; i > 0 && e->port[i - 1]->port > pat->port;
+		    i--)
+			e->port[i] = e->port[i - 1];
+		e->port[i] = copy;
+		e->nport++;
+	}
+	t->npattern++;
+	return 0;
+}
+
+size_t
+policy_count(const struct policy *p, enum policy_list list)
+{
+	return p->list[list == POLICY_ALLOW].npattern;
+}
+
+/*
+ * Hash the host once for both lists: one backward pass, and at each dot
+ * the hash so far is that of the suffix after it.  Only suffixes of two
+ * or more labels can carry a wildcard ("*.com" is never accepted), and
+ * wildcards match names only, never IP literals.
+ */
+static void
+policy_key_init(struct policy_key *k, const struct policy *p,
+    const struct host *h)
+{
+	const char	*s = h->text;
+	uint64_t	 th = FNV_OFFSET;
+	size_t		 i, dots = 0;
+	int		 wild;
+
+	k->s = s;
+	k->len = strlen(s);
+	k->nsuf = 0;
+	wild = h->kind == HOST_NAME &&
+	    (p->list[0].nkind[PATTERN_WILDCARD] != 0 ||
+	    p->list[1].nkind[PATTERN_WILDCARD] != 0);
+	for (i = k->len; i > 0; i--) {
+		if (wild && s[i - 1] == '.' && dots++ > 0 &&
+		    k->nsuf < POLICY_MAX_LABELS) {
+			k->suf[k->nsuf].off = i;
+			k->suf[k->nsuf].hash = th;
+			k->nsuf++;
+		}
+		th ^= (unsigned char)s[i - 1];
+		th *= FNV_PRIME;
+	}
+	k->hash = th;
+}
+
+/*
+ * The most specific pattern of one list matching host:port: exact (with
+ * port before any port), "*.suffix" from the longest suffix down, then
+ * "*:port" and "*".
+ */
+static const struct pattern *
+policy_match(const struct policy_table *t, const struct policy_key *k,
+    uint16_t port)
+{
+	const struct pattern	*m;
+	struct policy_entry	*e;
+	size_t			 n, off;
+
+	if (t->nentry == 0)
+		return NULL;
+	if (t->nkind[PATTERN_EXACT] != 0 && (e = policy_find(t,
+	    policy_hash_key(k->hash, PATTERN_EXACT), PATTERN_EXACT, k->s,
+	    k->len)) != NULL && (m = policy_entry_port(e, port)) != NULL)
+		return m;
+	if (t->nkind[PATTERN_WILDCARD] != 0) {
+		for (n = k->nsuf; n-- > 0; ) {
+			off = k->suf[n].off;
+			if ((e = policy_find(t, policy_hash_key(k->suf[n].hash,
+			    PATTERN_WILDCARD), PATTERN_WILDCARD, k->s + off,
+			    k->len - off)) != NULL &&
+			    (m = policy_entry_port(e, port)) != NULL)
+				return m;
+		}
+	}
+	if (t->any != NULL)
+		return policy_entry_port(t->any, port);
+	return NULL;
+}
+
+enum verdict
+policy_eval(const struct policy *p, const struct host *h, uint16_t port,
+    const struct pattern **matched)
+{
+	struct policy_key	 k;
+	const struct pattern	*m;
+	enum verdict		 v = VERDICT_REVIEW;
+
+	policy_key_init(&k, p, h);
+	if ((m = policy_match(&p->list[0], &k, port)) != NULL)
+		v = VERDICT_DENY;
+	else if ((m = policy_match(&p->list[1], &k, port)) != NULL)
+		v = VERDICT_ALLOW;
+	if (matched != NULL)
+		*matched = m;
+	return v;
+}
+
+int
+policy_exact_allowed(const struct policy *p, const struct host *h,
+    uint16_t port)
+{
+	const struct policy_table	*t = &p->list[1];
+	struct policy_entry		*e;
+	size_t				 len = strlen(h->text);
+
+	if (t->nkind[PATTERN_EXACT] == 0)
+		return 0;
+	e = policy_find(t, policy_hash_key(policy_hash_text(h->text, len),
+	    PATTERN_EXACT), PATTERN_EXACT, h->text, len);
+	return e != NULL && policy_entry_port(e, port) != NULL;
+}
+
+const char *
+verdict_name(enum verdict v)
+{
+	switch (v) {
+	case VERDICT_DENY:
+		return "deny";
+	case VERDICT_ALLOW:
+		return "allow";
+	case VERDICT_REVIEW:
+		return "review";
+	}
+	return "deny";
+}
