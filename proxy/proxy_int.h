@@ -397,7 +397,7 @@ void	 conn_fail(struct conn *, enum conn_err);
  */
 #define RELAY_HIGH	(256 * 1024)
 #define RELAY_LOW	(64 * 1024)
-#define RELAY_READ_MAX	(64 * 1024)
+#define RELAY_READ_MAX	(262144)
 
 
 /* Both bufferevents exist: relay until both sides are done. */
