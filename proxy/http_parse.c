@@ -218,8 +218,9 @@ parse_head(const char *buf, size_t len, struct http_msg *m, int request)
 	for (line = p; line < p + linelen; line++) {
 		unsigned char ch = (unsigned char)*line;
 
-		if (ch < 0x20 || ch >= 0x7f)
-			return fail(m, 400, "bad byte in the first line");
+		/* Bytes >= 0x80 reach the host check, which explains them. */
+		if (ch < 0x20 || ch == 0x7f)
+			return fail(m, 400, "control byte in the first line");
 	}
 	if (request) {
 		if ((sp1 = memchr(p, ' ', linelen)) == NULL || sp1 == p)

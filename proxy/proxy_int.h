@@ -333,6 +333,7 @@ struct conn {
 	char			 approved[TARGET_TEXT_MAX];	/* review:allow */
 	struct pgen		*gen;		/* held during a review */
 	struct review		*review;
+	struct event		*gone_ev;	/* REVIEW: client hung up */
 	struct dns_query	*dnsq;
 
 	uint64_t		 bytes_up;
@@ -397,7 +398,7 @@ void	 conn_fail(struct conn *, enum conn_err);
  */
 #define RELAY_HIGH	(256 * 1024)
 #define RELAY_LOW	(64 * 1024)
-#define RELAY_READ_MAX	(64 * 1024)
+#define RELAY_READ_MAX	(262144)
 
 
 /* Both bufferevents exist: relay until both sides are done. */

@@ -235,9 +235,20 @@ relay_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	if (bev == c->client) {
 		if (c->peeking) {
-			/* EOF before a full ClientHello: nothing to relay. */
-			conn_close(c, "client-eof");
-			return;
+			/*
+			 * EOF before a complete ClientHello: a partial one is
+			 * refused; with nothing sent there is nothing to check
+			 * and the client may still read (half-close).
+			 */
+			if (evbuffer_get_length(bufferevent_get_input(bev)) >
+			    0) {
+				conn_decide(c, 0, "sni-mismatch", "malformed TLS "
+				    "ClientHello: truncated by EOF");
+				conn_log_decision(c);
+				conn_close(c, "sni-mismatch");
+				return;
+			}
+			c->peeking = 0;
 		}
 		c->client_eof = 1;
 		other = c->upstream;

@@ -87,4 +87,18 @@ if [ -n "$p4" ] && [ -n "$p6" ]; then
 else
 	not_ok "two listeners: $(cat "$T/two.err")"
 fi
+
+# A Unix-socket listener.
+spawn "$PROXY" --config "$T/conf.json" --listen "$T/px.sock" \
+    --access-log "$T/unix.log" 2>"$T/unix.err"
+i=0
+while [ ! -S "$T/px.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+if [ -S "$T/px.sock" ]; then
+	out=$(printf 'CONNECT 127.0.0.1:%s HTTP/1.1\r\nHost: x\r\n\r\nunix' "$E" |
+	    "$PY" "$SERVERS" client --unix "$T/px.sock" --timeout 2 | tr -d '\r')
+	contains "Unix-socket listener serves CONNECT" "$out" "HTTP/1.1 200"
+	contains "Unix-socket listener relays" "$out" "unix"
+else
+	not_ok "Unix-socket listener not created: $(cat "$T/unix.err")"
+fi
 done_testing
