@@ -115,4 +115,4 @@ case $(explain "$out") in
 esac
 
 check "proxy still running" px_alive
-done_testing
+px_done
