@@ -30,7 +30,9 @@ struct review_request {
 /*
  * Called once per started review, never synchronously from review_start
  * and never after review_cancel.  detail is the reviewer's reason (allow
- * or deny) or the error text; it may be NULL.
+ * or deny) or the error text, printable, valid during the call; it may be
+ * NULL.  The callback may cancel other reviews but must not free the
+ * reviewer.
  */
 typedef void (*review_cb)(enum review_result, const char *detail, void *arg);
 
@@ -52,8 +54,9 @@ void		 reviewer_free(struct reviewer *);
 int		 reviewer_enabled(const struct reviewer *);
 /*
  * Start a review.  Returns a handle, or NULL when the answer is immediate
- * (no reviewer, too many in flight, spawn failure): then *now holds it and
- * cb is not called.
+ * (no reviewer, too many in flight, spawn failure): then *now holds it,
+ * *now_detail the error text (valid until the next review_start, may be
+ * NULL) and cb is not called.
  */
 struct review	*review_start(struct reviewer *, const struct review_request *,
 		    review_cb, void *arg, enum review_result *now,
@@ -62,5 +65,52 @@ struct review	*review_start(struct reviewer *, const struct review_request *,
 void		 review_cancel(struct review *);
 /* Access-log reason for a result: "review:allow", "no-reviewer", ... */
 const char	*review_result_reason(enum review_result);
+
+/* Largest reply (or request) frame, in octets, newline excluded. */
+#define REVIEW_FRAME_MAX	(16 * 1024)
+/* Length of a request id: a UUID v4 in text form. */
+#define REVIEW_ID_LEN		36
+
+/*
+ * Parse one reply frame (a JSON object, no newline).  want_id is the
+ * request's id; id_required makes a missing "id" an error (socket).  On
+ * success *res is ALLOW or DENY and detail holds the printable reason
+ * ("" when none); returns -1 with the error text in detail otherwise.
+ */
+int		 review_reply_parse(const char *buf, size_t len,
+		    const char *want_id, int id_required,
+		    enum review_result *res, char *detail, size_t detaillen);
+/* A fresh random request id (UUID v4 from RAND_bytes); -1 on failure. */
+int		 review_id_new(char id[REVIEW_ID_LEN + 1]);
+
+/* socket.c: the supervisor's Unix-socket protocol, for any request type. */
+struct json_t;
+struct supervisor_call;
+
+enum supervisor_status {
+	SUPERVISOR_OK,		/* reply is the matching object */
+	SUPERVISOR_TIMEOUT,
+	SUPERVISOR_ERROR	/* error says what went wrong */
+};
+
+/*
+ * Called once per started call, never synchronously and never after
+ * supervisor_call_cancel; reply is borrowed for the call's duration.
+ */
+typedef void (*supervisor_cb)(enum supervisor_status,
+		    struct json_t *reply, const char *error, void *arg);
+
+/*
+ * Send one request object over a new connection to the supervisor's Unix
+ * socket at path, adding "version", "capability" and a fresh "id", and
+ * wait for the one reply line that carries the same id.  Returns NULL
+ * with *errstr set (static or thread-local text) when it cannot start.
+ */
+struct supervisor_call *supervisor_call(struct event_base *,
+		    const char *path, const char *capability,
+		    struct json_t *request, int timeout_ms, supervisor_cb,
+		    void *arg, const char **errstr);
+/* Drop a call in flight: its connection is closed, its callback never runs. */
+void		 supervisor_call_cancel(struct supervisor_call *);
 
 #endif

@@ -1,38 +1,163 @@
 /*
- * The review hook client.  Until a transport is configured, every review
- * is answered at once with REVIEW_RESULT_NONE ("no-reviewer"): the
- * fail-closed behaviour the architecture asks for without a reviewer.
+ * The review hook client: one reviewer per proxy, one review per
+ * connection that no list matched.  This file holds what the transports
+ * share -- the in-flight cap, request ids, the request object, reply
+ * parsing, timeouts and the exactly-once callback -- and dispatches to
+ * command.c, socket.c and tty.c.  Every failure is an answer other than
+ * REVIEW_RESULT_ALLOW.
  */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
-#include "approval.h"
+#include <event2/event.h>
+#include <jansson.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
 
-struct reviewer {
-	struct event_base	*base;
-	enum review_mode	 mode;
-};
+#include "log.h"
+#include "policy.h"
+#include "approval_int.h"
+
+#define REVIEW_TIMEOUT_DEFAULT	30000
+#define REVIEW_INFLIGHT_DEFAULT	16
+
+static void	 reviewer_free_cb(evutil_socket_t, short, void *);
+static void	 reviewer_destroy(struct reviewer *);
+static void	 review_timeout_cb(evutil_socket_t, short, void *);
+static void	 review_abort(struct review *);
+static void	 review_free(struct review *);
+static void	 review_release(struct review *);
+static char	*review_strdup0(const char *);
 
 struct reviewer *
 reviewer_new(struct event_base *base, const struct config *conf,
     const char *worker_id, const char *cwd, const char *capability)
 {
-	struct reviewer *r;
+	struct reviewer	*r;
+	const char	*envname;
+	size_t		 i;
 
-	(void)worker_id;
-	(void)cwd;
-	(void)capability;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	r->base = base;
+	r->tty_fd = -1;
+	TAILQ_INIT(&r->reviews);
+	TAILQ_INIT(&r->children);
+	TAILQ_INIT(&r->tty_queue);
 	r->mode = conf != NULL ? conf->review_mode : REVIEW_NONE;
+	r->timeout_ms = REVIEW_TIMEOUT_DEFAULT;
+	r->max_inflight = REVIEW_INFLIGHT_DEFAULT;
+	if (conf != NULL && conf->review_timeout_ms > 0)
+		r->timeout_ms = conf->review_timeout_ms;
+	if (conf != NULL && conf->review_max_inflight > 0)
+		r->max_inflight = conf->review_max_inflight;
+	if ((r->worker_id = review_strdup0(worker_id)) == NULL ||
+	    (r->cwd = review_strdup0(cwd)) == NULL)
+		goto fail;
+
+	switch (r->mode) {
+	case REVIEW_COMMAND:
+		r->argv = calloc(conf->review_command.n + 1, sizeof(char *));
+		if (r->argv == NULL)
+			goto fail;
+		for (i = 0; i < conf->review_command.n; i++)
+			if ((r->argv[i] =
+			    strdup(conf->review_command.v[i])) == NULL)
+				goto fail;
+		break;
+	case REVIEW_SOCKET:
+		if (conf->review_socket == NULL ||
+		    (r->socket_path = strdup(conf->review_socket)) == NULL)
+			goto fail;
+		/*
+		 * The capability is the launcher's (or the standalone
+		 * proxy's) own secret; an unset or empty variable means
+		 * there is none and every review is an error.
+		 */
+		if (capability == NULL) {
+			envname = conf->review_capability_env != NULL ?
+			    conf->review_capability_env : "PISBX_CAPABILITY";
+			capability = getenv(envname);
+		}
+		if (capability != NULL && *capability != '\0' &&
+		    (r->capability = strdup(capability)) == NULL)
+			goto fail;
+		break;
+	case REVIEW_TTY:
+	case REVIEW_NONE:
+		break;
+	}
 	return r;
+fail:
+	reviewer_destroy(r);
+	return NULL;
 }
 
+/*
+ * Free a reviewer; reviews in flight are cancelled.  From inside a review
+ * callback (a caller dropping its last reference to an old config) the
+ * transport that is calling back still uses the reviewer, so only the
+ * reviews are cancelled now and the rest is freed from the loop.
+ */
 void
 reviewer_free(struct reviewer *r)
 {
+	struct review	*rv;
+	struct timeval	 tv = { 0, 0 };
+
+	if (r == NULL || r->dying)
+		return;
+	while ((rv = TAILQ_FIRST(&r->reviews)) != NULL) {
+		review_abort(rv);
+		review_free(rv);
+	}
+	if (r->in_callback > 0) {
+		r->dying = 1;
+		if (event_base_once(r->base, -1, EV_TIMEOUT, reviewer_free_cb,
+		    r, &tv) == 0)
+			return;
+		log_warnx("reviewer: cannot defer its release");
+		return;		/* a leak rather than a use after free */
+	}
+	reviewer_destroy(r);
+}
+
+static void
+reviewer_free_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	reviewer_destroy(arg);
+}
+
+static void
+reviewer_destroy(struct reviewer *r)
+{
+	struct review	*rv;
+	char		**a;
+
+	while ((rv = TAILQ_FIRST(&r->reviews)) != NULL) {
+		review_abort(rv);
+		review_free(rv);
+	}
+	command_reap_all(r);
+	tty_free(r);
+	if (r->argv != NULL) {
+		for (a = r->argv; *a != NULL; a++)
+			free(*a);
+		free(r->argv);
+	}
+	free(r->socket_path);
+	if (r->capability != NULL) {
+		OPENSSL_cleanse(r->capability, strlen(r->capability));
+		free(r->capability);
+	}
+	free(r->worker_id);
+	free(r->cwd);
 	free(r);
 }
 
@@ -46,19 +171,177 @@ struct review *
 review_start(struct reviewer *r, const struct review_request *req,
     review_cb cb, void *arg, enum review_result *now, const char **detail)
 {
-	(void)r;
-	(void)req;
-	(void)cb;
-	(void)arg;
-	*now = REVIEW_RESULT_NONE;
+	struct review	*rv = NULL;
+	char		 err[256];
+	int		 rc;
+
 	*detail = NULL;
+	if (!reviewer_enabled(r) || r->dying) {
+		*now = REVIEW_RESULT_NONE;
+		return NULL;
+	}
+	*now = REVIEW_RESULT_ERROR;
+	*detail = r->detail;
+	if (r->mode == REVIEW_SOCKET && r->capability == NULL) {
+		snprintf(r->detail, sizeof(r->detail), "no capability");
+		return NULL;
+	}
+	if (r->inflight >= r->max_inflight) {
+		*now = REVIEW_RESULT_BUSY;
+		snprintf(r->detail, sizeof(r->detail),
+		    "too many reviews in flight (max %d)", r->max_inflight);
+		return NULL;
+	}
+	if ((rv = calloc(1, sizeof(*rv))) == NULL ||
+	    (rv->host = strdup(req->host)) == NULL ||
+	    (rv->protocol = strdup(req->protocol)) == NULL ||
+	    (rv->timer = evtimer_new(r->base, review_timeout_cb, rv)) ==
+	    NULL) {
+		snprintf(r->detail, sizeof(r->detail), "out of memory");
+		goto fail;
+	}
+	if (review_id_new(rv->id) == -1) {
+		snprintf(r->detail, sizeof(r->detail),
+		    "no random bytes for a request id");
+		goto fail;
+	}
+	rv->r = r;
+	rv->port = req->port;
+	rv->cb = cb;
+	rv->arg = arg;
+
+	err[0] = '\0';
+	switch (r->mode) {
+	case REVIEW_COMMAND:
+		rc = command_start(rv, err, sizeof(err));
+		break;
+	case REVIEW_SOCKET:
+		rc = socket_start(rv, err, sizeof(err));
+		break;
+	case REVIEW_TTY:
+		rc = tty_start(rv, err, sizeof(err));
+		break;
+	default:
+		snprintf(err, sizeof(err), "unknown review mode");
+		rc = -1;
+		break;
+	}
+	if (rc == -1) {
+		snprintf(r->detail, sizeof(r->detail), "%s", err);
+		goto fail;
+	}
+	/* A tty question's clock starts when it is asked. */
+	if (r->mode != REVIEW_TTY && review_arm_timer(rv) == -1) {
+		review_abort(rv);
+		snprintf(r->detail, sizeof(r->detail), "cannot arm timer");
+		goto fail;
+	}
+	TAILQ_INSERT_TAIL(&r->reviews, rv, entry);
+	r->inflight++;
+	return rv;
+fail:
+	if (rv != NULL) {
+		if (rv->timer != NULL)
+			event_free(rv->timer);
+		free(rv->host);
+		free(rv->protocol);
+		free(rv);
+	}
 	return NULL;
 }
 
 void
 review_cancel(struct review *rv)
 {
-	(void)rv;
+	if (rv == NULL || rv->finished)
+		return;
+	review_abort(rv);
+	review_free(rv);
+}
+
+void
+review_done(struct review *rv, enum review_result res, const char *detail)
+{
+	struct reviewer	*r = rv->r;
+	char		 copy[512];
+
+	/* The transport's buffers may go away with the review. */
+	if (detail != NULL) {
+		snprintf(copy, sizeof(copy), "%s", detail);
+		detail = copy;
+	}
+	rv->finished = 1;
+	TAILQ_REMOVE(&r->reviews, rv, entry);
+	r->inflight--;
+	r->in_callback++;
+	rv->cb(res, detail, rv->arg);
+	r->in_callback--;
+	review_release(rv);
+}
+
+int
+review_arm_timer(struct review *rv)
+{
+	struct timeval	 tv;
+
+	tv.tv_sec = rv->r->timeout_ms / 1000;
+	tv.tv_usec = (rv->r->timeout_ms % 1000) * 1000;
+	return evtimer_add(rv->timer, &tv);
+}
+
+/* The review's time is up: stop the transport and answer TIMEOUT. */
+static void
+review_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct review	*rv = arg;
+	char		 detail[64];
+
+	(void)fd;
+	(void)what;
+	review_abort(rv);
+	snprintf(detail, sizeof(detail), "no answer within %d ms",
+	    rv->r->timeout_ms);
+	review_done(rv, REVIEW_RESULT_TIMEOUT, detail);
+}
+
+/* Stop the transport's work for a review; late answers are dropped. */
+static void
+review_abort(struct review *rv)
+{
+	switch (rv->r->mode) {
+	case REVIEW_COMMAND:
+		command_abort(rv);
+		break;
+	case REVIEW_SOCKET:
+		socket_abort(rv);
+		break;
+	case REVIEW_TTY:
+		tty_abort(rv);
+		break;
+	case REVIEW_NONE:
+		break;
+	}
+}
+
+/* Unlink and free a review whose transport state is already gone. */
+static void
+review_free(struct review *rv)
+{
+	struct reviewer	*r = rv->r;
+
+	TAILQ_REMOVE(&r->reviews, rv, entry);
+	r->inflight--;
+	review_release(rv);
+}
+
+/* Free the memory of an unlinked review. */
+static void
+review_release(struct review *rv)
+{
+	event_free(rv->timer);
+	free(rv->host);
+	free(rv->protocol);
+	free(rv);
 }
 
 const char *
@@ -79,4 +362,171 @@ review_result_reason(enum review_result res)
 		break;
 	}
 	return "no-reviewer";
+}
+
+int
+review_id_new(char id[REVIEW_ID_LEN + 1])
+{
+	unsigned char	 b[16];
+
+	if (RAND_bytes(b, sizeof(b)) != 1)
+		return -1;
+	b[6] = (b[6] & 0x0f) | 0x40;	/* version 4 */
+	b[8] = (b[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
+	snprintf(id, REVIEW_ID_LEN + 1,
+	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x",
+	    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+	    b[10], b[11], b[12], b[13], b[14], b[15]);
+	return 0;
+}
+
+char *
+review_request_line(const struct review *rv, int with_capability,
+    size_t *len)
+{
+	json_t	*o;
+	char	*s = NULL, *line = NULL;
+	size_t	 n;
+
+	o = json_pack("{s:i, s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
+	    "version", 1, "id", rv->id, "type", "network",
+	    "hostname", rv->host, "port", (int)rv->port,
+	    "protocol", rv->protocol, "workerId", rv->r->worker_id,
+	    "cwd", rv->r->cwd);
+	if (o == NULL)
+		return NULL;
+	if (with_capability && json_object_set_new(o, "capability",
+	    json_string(rv->r->capability)) == -1)
+		goto fail;
+	if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
+		goto fail;
+	n = strlen(s);
+	if (n > REVIEW_FRAME_MAX || (line = malloc(n + 2)) == NULL)
+		goto fail;
+	memcpy(line, s, n);
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	*len = n + 1;
+fail:
+	free(s);
+	json_decref(o);
+	return line;
+}
+
+int
+review_reply_parse(const char *buf, size_t len, const char *want_id,
+    int id_required, enum review_result *res, char *detail,
+    size_t detaillen)
+{
+	json_t		*o;
+	json_error_t	 jerr;
+	int		 rc;
+
+	*res = REVIEW_RESULT_ERROR;
+	if (len > REVIEW_FRAME_MAX) {
+		snprintf(detail, detaillen, "reply over %d octets",
+		    REVIEW_FRAME_MAX);
+		return -1;
+	}
+	o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (o == NULL) {
+		snprintf(detail, detaillen, "reply is not JSON: %s",
+		    jerr.text);
+		return -1;
+	}
+	rc = review_reply_check(o, want_id, id_required, res, detail,
+	    detaillen);
+	json_decref(o);
+	return rc;
+}
+
+int
+review_reply_check(const json_t *o, const char *want_id, int id_required,
+    enum review_result *res, char *detail, size_t detaillen)
+{
+	const json_t	*v;
+	const char	*s;
+	size_t		 n;
+
+	*res = REVIEW_RESULT_ERROR;
+	if (!json_is_object(o)) {
+		snprintf(detail, detaillen, "reply is not a JSON object");
+		return -1;
+	}
+	v = json_object_get(o, "id");
+	if (v == NULL && id_required) {
+		snprintf(detail, detaillen, "reply has no id");
+		return -1;
+	}
+	if (v != NULL) {
+		if (!json_is_string(v)) {
+			snprintf(detail, detaillen, "reply id is not a string");
+			return -1;
+		}
+		n = json_string_length(v);
+		if (want_id == NULL || n != strlen(want_id) ||
+		    CRYPTO_memcmp(json_string_value(v), want_id, n) != 0) {
+			snprintf(detail, detaillen,
+			    "reply id does not match the request");
+			return -1;
+		}
+	}
+	v = json_object_get(o, "reason");
+	if (v != NULL && !json_is_string(v)) {
+		snprintf(detail, detaillen, "reply reason is not a string");
+		return -1;
+	}
+	s = v != NULL ? json_string_value(v) : "";
+	v = json_object_get(o, "action");
+	if (v == NULL || !json_is_string(v)) {
+		snprintf(detail, detaillen, "reply has no action string");
+		return -1;
+	}
+	if (json_string_length(v) == 5 &&
+	    strcmp(json_string_value(v), "allow") == 0)
+		*res = REVIEW_RESULT_ALLOW;
+	else if (json_string_length(v) == 4 &&
+	    strcmp(json_string_value(v), "deny") == 0)
+		*res = REVIEW_RESULT_DENY;
+	else {
+		snprintf(detail, detaillen, "reply action is not allow or deny");
+		return -1;
+	}
+	review_printable(detail, detaillen, s);
+	return 0;
+}
+
+void
+review_printable(char *dst, size_t size, const char *src)
+{
+	const unsigned char	*p = (const unsigned char *)src;
+	size_t			 i;
+
+	/*
+	 * C0 controls, DEL and the UTF-8 encoding of C1 controls (U+0080
+	 * to U+009F, which some terminals read as CSI) could forge lines
+	 * or escape sequences in a log or at the terminal.
+	 */
+	if (size == 0)
+		return;
+	for (i = 0; i + 1 < size && p[i] != '\0'; i++) {
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			dst[i] = '?';
+		else if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) {
+			dst[i] = '?';
+			if (i + 2 < size) {
+				i++;
+				dst[i] = '?';
+			}
+		} else
+			dst[i] = (char)p[i];
+	}
+	dst[i] = '\0';
+}
+
+static char *
+review_strdup0(const char *s)
+{
+	return strdup(s != NULL ? s : "");
 }

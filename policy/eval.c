@@ -2,11 +2,14 @@
  * Deny -> allow -> review evaluation over hashed patterns.
  *
  * Each list is one open-addressing hash table keyed by (pattern kind,
- * host text, port).  A lookup costs a handful of probes whatever the size
- * of the config: the exact host with its port and with "any port", then
- * each strictly shorter parent suffix of a name (longest first) for
- * "*.suffix" entries, then the "*" entries.  The first hit in that order
- * is also the most specific pattern, which is what is reported.
+ * host text); an entry holds the "any port" pattern and the
+ * port-restricted ones, sorted by port.  A lookup costs one probe for the
+ * exact host, one per strictly shorter parent suffix of a name (longest
+ * first) for "*.suffix" entries, and one for "*" -- whatever the size of
+ * the config.  Text hashes run from the end of the name backwards, so one
+ * pass over the host yields the hash of every suffix.  The first hit in
+ * that order, port-restricted before any-port, is also the most specific
+ * pattern, which is what is reported.
  */
 
 #include <stdint.h>
@@ -15,52 +18,86 @@
 
 #include "policy.h"
 
+#define POLICY_MAX_LABELS	(HOST_NAME_MAXLEN / 2 + 1)
+
 struct policy_entry {
-	uint64_t	 hash;
-	size_t		 keylen;	/* strlen(pat.host.text) */
-	struct pattern	 pat;
+	struct pattern	 *any;		/* port 0, or NULL */
+	struct pattern	**port;		/* sorted by port */
+	size_t		  nport;
+	size_t		  capport;
+	enum pattern_kind kind;
+	size_t		  keylen;
+	char		  key[];	/* host text, not NUL-terminated */
+};
+
+/* The hash sits in the slot so a probe rarely touches the entry. */
+struct policy_slot {
+	uint64_t		 hash;
+	struct policy_entry	*e;	/* NULL: empty */
 };
 
 struct policy_table {
-	struct policy_entry	**slot;
-	size_t			  cap;	/* power of two, 0 when empty */
-	size_t			  n;
+	struct policy_slot	*slot;
+	size_t			 cap;	/* power of two, 0 when empty */
+	size_t			 nentry;
+	size_t			 npattern;
+	size_t			 nkind[3];	/* entries by pattern kind */
+	struct policy_entry	*any;		/* the "*" entry, if any */
 };
 
 struct policy {
 	struct policy_table	 list[2];	/* POLICY_DENY, POLICY_ALLOW */
 };
 
+/* The looked-up host: its hash and those of its wildcard suffixes. */
+struct policy_key {
+	const char	*s;
+	size_t		 len;
+	uint64_t	 hash;
+	size_t		 nsuf;
+	struct {
+		size_t	 off;
+		uint64_t hash;
+	}		 suf[POLICY_MAX_LABELS];
+};
+
 static uint64_t	 policy_hash_text(const char *, size_t);
-static uint64_t	 policy_hash_key(uint64_t, enum pattern_kind, uint16_t);
-static const struct policy_entry *policy_find(const struct policy_table *,
-		    uint64_t, enum pattern_kind, const char *, size_t,
+static uint64_t	 policy_hash_key(uint64_t, enum pattern_kind);
+static struct policy_entry *policy_find(const struct policy_table *,
+		    uint64_t, enum pattern_kind, const char *, size_t);
+static const struct pattern *policy_entry_port(const struct policy_entry *,
 		    uint16_t);
 static int	 policy_grow(struct policy_table *);
+static struct policy_entry *policy_entry_new(struct policy_table *,
+		    uint64_t, enum pattern_kind, const char *, size_t);
+static void	 policy_key_init(struct policy_key *, const struct policy *,
+		    const struct host *);
 static const struct pattern *policy_match(const struct policy_table *,
-		    const struct host *, uint16_t);
+		    const struct policy_key *, uint16_t);
 
-/* FNV-1a over the host text; the key hash mixes in kind and port. */
+#define FNV_OFFSET	0xcbf29ce484222325ULL
+#define FNV_PRIME	0x100000001b3ULL
+
+/* FNV-1a over the text from its last byte to its first. */
 static uint64_t
 policy_hash_text(const char *s, size_t len)
 {
-	uint64_t	 h = 0xcbf29ce484222325ULL;
-	size_t		 i;
+	uint64_t	 h = FNV_OFFSET;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
+	while (len > 0) {
+		h ^= (unsigned char)s[--len];
+		h *= FNV_PRIME;
 	}
 	return h;
 }
 
-/* splitmix64's finaliser, so similar keys spread over the table. */
+/* splitmix64's finaliser with the kind mixed in, to spread the table. */
 static uint64_t
-policy_hash_key(uint64_t texthash, enum pattern_kind kind, uint16_t port)
+policy_hash_key(uint64_t texthash, enum pattern_kind kind)
 {
 	uint64_t	 h;
 
-	h = texthash ^ ((uint64_t)kind << 32 | port) * 0x9e3779b97f4a7c15ULL;
+	h = texthash ^ ((uint64_t)kind + 1) * 0x9e3779b97f4a7c15ULL;
 	h ^= h >> 30;
 	h *= 0xbf58476d1ce4e5b9ULL;
 	h ^= h >> 27;
@@ -69,47 +106,91 @@ policy_hash_key(uint64_t texthash, enum pattern_kind kind, uint16_t port)
 	return h;
 }
 
-static const struct policy_entry *
+static struct policy_entry *
 policy_find(const struct policy_table *t, uint64_t hash,
-    enum pattern_kind kind, const char *key, size_t keylen, uint16_t port)
+    enum pattern_kind kind, const char *key, size_t keylen)
 {
-	const struct policy_entry	*e;
-	size_t				 i, mask;
+	struct policy_entry	*e;
+	size_t			 i, mask;
 
 	if (t->cap == 0)
 		return NULL;
 	mask = t->cap - 1;
-	for (i = hash & mask; (e = t->slot[i]) != NULL; i = (i + 1) & mask) {
-		if (e->hash == hash && e->pat.kind == kind &&
-		    e->pat.port == port && e->keylen == keylen &&
-		    memcmp(e->pat.host.text, key, keylen) == 0)
+	for (i = hash & mask; (e = t->slot[i].e) != NULL; i = (i + 1) & mask) {
+		if (t->slot[i].hash == hash && e->kind == kind &&
+		    e->keylen == keylen && memcmp(e->key, key, keylen) == 0)
 			return e;
 	}
 	return NULL;
+}
+
+/* The entry's pattern for this port: port-restricted, else any-port. */
+static const struct pattern *
+policy_entry_port(const struct policy_entry *e, uint16_t port)
+{
+	size_t	 lo = 0, hi = e->nport, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (e->port[mid]->port == port)
+			return e->port[mid];
+		if (e->port[mid]->port < port)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return e->any;
 }
 
 /* Double the table (kept at most half full) and rehash. */
 static int
 policy_grow(struct policy_table *t)
 {
-	struct policy_entry	**slot, *e;
-	size_t			  cap, i, j;
+	struct policy_slot	*slot;
+	size_t			 cap, i, j;
 
 	cap = t->cap ? t->cap * 2 : 64;
 	if ((slot = calloc(cap, sizeof(*slot))) == NULL)
 		return -1;
 	for (i = 0; i < t->cap; i++) {
-		if ((e = t->slot[i]) == NULL)
+		if (t->slot[i].e == NULL)
 			continue;
-		for (j = e->hash & (cap - 1); slot[j] != NULL;
+		for (j = t->slot[i].hash & (cap - 1); slot[j].e != NULL;
 		    j = (j + 1) & (cap - 1))
 			;
-		slot[j] = e;
+		slot[j] = t->slot[i];
 	}
 	free(t->slot);
 	t->slot = slot;
 	t->cap = cap;
 	return 0;
+}
+
+/* Insert an empty entry for (kind, key). */
+static struct policy_entry *
+policy_entry_new(struct policy_table *t, uint64_t hash,
+    enum pattern_kind kind, const char *key, size_t keylen)
+{
+	struct policy_entry	*e;
+	size_t			 i;
+
+	if ((t->nentry + 1) * 2 > t->cap && policy_grow(t) == -1)
+		return NULL;
+	if ((e = calloc(1, sizeof(*e) + keylen)) == NULL)
+		return NULL;
+	e->kind = kind;
+	e->keylen = keylen;
+	memcpy(e->key, key, keylen);
+	for (i = hash & (t->cap - 1); t->slot[i].e != NULL;
+	    i = (i + 1) & (t->cap - 1))
+		;
+	t->slot[i].hash = hash;
+	t->slot[i].e = e;
+	t->nentry++;
+	t->nkind[kind]++;
+	if (kind == PATTERN_ANY)
+		t->any = e;
+	return e;
 }
 
 struct policy *
@@ -121,13 +202,21 @@ policy_new(void)
 void
 policy_free(struct policy *p)
 {
-	size_t	 l, i;
+	struct policy_entry	*e;
+	size_t			 l, i, j;
 
 	if (p == NULL)
 		return;
 	for (l = 0; l < 2; l++) {
-		for (i = 0; i < p->list[l].cap; i++)
-			free(p->list[l].slot[i]);
+		for (i = 0; i < p->list[l].cap; i++) {
+			if ((e = p->list[l].slot[i].e) == NULL)
+				continue;
+			for (j = 0; j < e->nport; j++)
+				free(e->port[j]);
+			free(e->port);
+			free(e->any);
+			free(e);
+		}
 		free(p->list[l].slot);
 	}
 	free(p);
@@ -138,86 +227,119 @@ policy_add(struct policy *p, enum policy_list list, const struct pattern *pat)
 {
 	struct policy_table	*t = &p->list[list == POLICY_ALLOW];
 	struct policy_entry	*e;
-	size_t			 keylen, i;
+	struct pattern		*copy, **port;
+	const char		*key = pat->host.text;
+	size_t			 keylen, i, cap;
 	uint64_t		 hash;
 
-	keylen = pat->kind == PATTERN_ANY ? 0 : strlen(pat->host.text);
-	hash = policy_hash_key(policy_hash_text(pat->host.text, keylen),
-	    pat->kind, pat->port);
-	if (policy_find(t, hash, pat->kind, pat->host.text, keylen,
-	    pat->port) != NULL)
+	keylen = pat->kind == PATTERN_ANY ? 0 : strlen(key);
+	hash = policy_hash_key(policy_hash_text(key, keylen), pat->kind);
+	if ((e = policy_find(t, hash, pat->kind, key, keylen)) == NULL &&
+	    (e = policy_entry_new(t, hash, pat->kind, key, keylen)) == NULL)
+		return -1;
+	if (pat->port == 0 ? e->any != NULL :
+	    (e->nport > 0 && policy_entry_port(e, pat->port) != e->any))
 		return 1;
-	if ((t->n + 1) * 2 > t->cap && policy_grow(t) == -1)
+
+	if ((copy = malloc(sizeof(*copy))) == NULL)
 		return -1;
-	if ((e = malloc(sizeof(*e))) == NULL)
-		return -1;
-	e->hash = hash;
-	e->keylen = keylen;
-	e->pat = *pat;
+	*copy = *pat;
 	if (pat->kind == PATTERN_ANY)
-		memset(&e->pat.host, 0, sizeof(e->pat.host));
-	for (i = hash & (t->cap - 1); t->slot[i] != NULL;
-	    i = (i + 1) & (t->cap - 1))
-		;
-	t->slot[i] = e;
-	t->n++;
+		memset(&copy->host, 0, sizeof(copy->host));
+	if (pat->port == 0)
+		e->any = copy;
+	else {
+		if (e->nport == e->capport) {
+			cap = e->capport ? e->capport * 2 : 2;
+			if ((port = reallocarray(e->port, cap,
+			    sizeof(*port))) == NULL) {
+				free(copy);
+				return -1;
+			}
+			e->port = port;
+			e->capport = cap;
+		}
+		for (i = e->nport; i > 0 && e->port[i - 1]->port > pat->port;
+		    i--)
+			e->port[i] = e->port[i - 1];
+		e->port[i] = copy;
+		e->nport++;
+	}
+	t->npattern++;
 	return 0;
 }
 
 size_t
 policy_count(const struct policy *p, enum policy_list list)
 {
-	return p->list[list == POLICY_ALLOW].n;
+	return p->list[list == POLICY_ALLOW].npattern;
 }
 
 /*
- * The most specific pattern of one list matching host:port: exact with
- * port, exact, "*.suffix" from the longest suffix down (with port before
- * without at each), then "*:port" and "*".
+ * Hash the host once for both lists: one backward pass, and at each dot
+ * the hash so far is that of the suffix after it.  Only suffixes of two
+ * or more labels can carry a wildcard ("*.com" is never accepted), and
+ * wildcards match names only, never IP literals.
+ */
+static void
+policy_key_init(struct policy_key *k, const struct policy *p,
+    const struct host *h)
+{
+	const char	*s = h->text;
+	uint64_t	 th = FNV_OFFSET;
+	size_t		 i, dots = 0;
+	int		 wild;
+
+	k->s = s;
+	k->len = strlen(s);
+	k->nsuf = 0;
+	wild = h->kind == HOST_NAME &&
+	    (p->list[0].nkind[PATTERN_WILDCARD] != 0 ||
+	    p->list[1].nkind[PATTERN_WILDCARD] != 0);
+	for (i = k->len; i > 0; i--) {
+		if (wild && s[i - 1] == '.' && dots++ > 0 &&
+		    k->nsuf < POLICY_MAX_LABELS) {
+			k->suf[k->nsuf].off = i;
+			k->suf[k->nsuf].hash = th;
+			k->nsuf++;
+		}
+		th ^= (unsigned char)s[i - 1];
+		th *= FNV_PRIME;
+	}
+	k->hash = th;
+}
+
+/*
+ * The most specific pattern of one list matching host:port: exact (with
+ * port before any port), "*.suffix" from the longest suffix down, then
+ * "*:port" and "*".
  */
 static const struct pattern *
-policy_match(const struct policy_table *t, const struct host *h,
+policy_match(const struct policy_table *t, const struct policy_key *k,
     uint16_t port)
 {
-	const struct policy_entry	*e;
-	const char			*s = h->text, *dot;
-	size_t				 len = strlen(h->text);
-	uint64_t			 th;
+	const struct pattern	*m;
+	struct policy_entry	*e;
+	size_t			 n, off;
 
-	if (t->n == 0)
+	if (t->nentry == 0)
 		return NULL;
-	th = policy_hash_text(s, len);
-	if ((e = policy_find(t, policy_hash_key(th, PATTERN_EXACT, port),
-	    PATTERN_EXACT, s, len, port)) != NULL ||
-	    (e = policy_find(t, policy_hash_key(th, PATTERN_EXACT, 0),
-	    PATTERN_EXACT, s, len, 0)) != NULL)
-		return &e->pat;
-
-	/* Wildcards match names only, and only strict subdomains. */
-	if (h->kind == HOST_NAME) {
-		while ((dot = memchr(s, '.', len)) != NULL) {
-			len -= (size_t)(dot - s) + 1;
-			s = dot + 1;
-			/* A suffix needs two labels: "*.com" never exists. */
-			if (memchr(s, '.', len) == NULL)
-				break;
-			th = policy_hash_text(s, len);
-			if ((e = policy_find(t, policy_hash_key(th,
-			    PATTERN_WILDCARD, port), PATTERN_WILDCARD, s, len,
-			    port)) != NULL ||
-			    (e = policy_find(t, policy_hash_key(th,
-			    PATTERN_WILDCARD, 0), PATTERN_WILDCARD, s, len,
-			    0)) != NULL)
-				return &e->pat;
+	if (t->nkind[PATTERN_EXACT] != 0 && (e = policy_find(t,
+	    policy_hash_key(k->hash, PATTERN_EXACT), PATTERN_EXACT, k->s,
+	    k->len)) != NULL && (m = policy_entry_port(e, port)) != NULL)
+		return m;
+	if (t->nkind[PATTERN_WILDCARD] != 0) {
+		for (n = k->nsuf; n-- > 0; ) {
+			off = k->suf[n].off;
+			if ((e = policy_find(t, policy_hash_key(k->suf[n].hash,
+			    PATTERN_WILDCARD), PATTERN_WILDCARD, k->s + off,
+			    k->len - off)) != NULL &&
+			    (m = policy_entry_port(e, port)) != NULL)
+				return m;
 		}
 	}
-
-	th = policy_hash_text("", 0);
-	if ((e = policy_find(t, policy_hash_key(th, PATTERN_ANY, port),
-	    PATTERN_ANY, "", 0, port)) != NULL ||
-	    (e = policy_find(t, policy_hash_key(th, PATTERN_ANY, 0),
-	    PATTERN_ANY, "", 0, 0)) != NULL)
-		return &e->pat;
+	if (t->any != NULL)
+		return policy_entry_port(t->any, port);
 	return NULL;
 }
 
@@ -225,12 +347,14 @@ enum verdict
 policy_eval(const struct policy *p, const struct host *h, uint16_t port,
     const struct pattern **matched)
 {
+	struct policy_key	 k;
 	const struct pattern	*m;
 	enum verdict		 v = VERDICT_REVIEW;
 
-	if ((m = policy_match(&p->list[0], h, port)) != NULL)
+	policy_key_init(&k, p, h);
+	if ((m = policy_match(&p->list[0], &k, port)) != NULL)
 		v = VERDICT_DENY;
-	else if ((m = policy_match(&p->list[1], h, port)) != NULL)
+	else if ((m = policy_match(&p->list[1], &k, port)) != NULL)
 		v = VERDICT_ALLOW;
 	if (matched != NULL)
 		*matched = m;
@@ -242,16 +366,14 @@ policy_exact_allowed(const struct policy *p, const struct host *h,
     uint16_t port)
 {
 	const struct policy_table	*t = &p->list[1];
+	struct policy_entry		*e;
 	size_t				 len = strlen(h->text);
-	uint64_t			 th;
 
-	if (t->n == 0)
+	if (t->nkind[PATTERN_EXACT] == 0)
 		return 0;
-	th = policy_hash_text(h->text, len);
-	return policy_find(t, policy_hash_key(th, PATTERN_EXACT, port),
-	    PATTERN_EXACT, h->text, len, port) != NULL ||
-	    policy_find(t, policy_hash_key(th, PATTERN_EXACT, 0),
-	    PATTERN_EXACT, h->text, len, 0) != NULL;
+	e = policy_find(t, policy_hash_key(policy_hash_text(h->text, len),
+	    PATTERN_EXACT), PATTERN_EXACT, h->text, len);
+	return e != NULL && policy_entry_port(e, port) != NULL;
 }
 
 const char *

@@ -1,0 +1,302 @@
+/*
+ * The tty transport: ask the person at /dev/tty, one question at a time.
+ *
+ * Questions wait in r->tty_queue (counted in the in-flight cap) and are
+ * asked in order; a question's timeout starts when it is shown.  When the
+ * sandboxed command shares the terminal it may own the terminal's
+ * foreground, so, as a job-control shell does, we take the foreground
+ * for our own process group for the question (tcsetpgrp with SIGTTOU
+ * ignored), switch the line discipline to canonical mode with echo,
+ * discard typed-ahead input, and afterwards restore the modes, hand the
+ * foreground back and SIGCONT that group (it may have stopped on SIGTTIN
+ * while we held the terminal).  A question whose foreground was taken
+ * from us while it was open is an error, never an answer.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "policy.h"
+#include "approval_int.h"
+
+static void	 tty_kick(struct reviewer *);
+static void	 tty_kick_cb(evutil_socket_t, short, void *);
+static int	 tty_ask(struct reviewer *, struct review *, char *, size_t);
+static void	 tty_read_cb(evutil_socket_t, short, void *);
+static void	 tty_answer(struct reviewer *, enum review_result,
+		    const char *);
+static void	 tty_end(struct reviewer *, const char *note);
+static void	 tty_write(int, const char *);
+
+int
+tty_start(struct review *rv, char *err, size_t errlen)
+{
+	struct reviewer	*r = rv->r;
+
+	if (r->tty_kick == NULL &&
+	    (r->tty_kick = evtimer_new(r->base, tty_kick_cb, r)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&r->tty_queue, rv, qentry);
+	rv->queued = 1;
+	if (r->tty_active == NULL)
+		tty_kick(r);
+	return 0;
+}
+
+void
+tty_abort(struct review *rv)
+{
+	struct reviewer	*r = rv->r;
+
+	if (rv->queued) {
+		TAILQ_REMOVE(&r->tty_queue, rv, qentry);
+		rv->queued = 0;
+	} else if (r->tty_active == rv) {
+		tty_end(r, "\r\n(pisbx: question withdrawn; not allowed)\r\n");
+		tty_kick(r);
+	}
+}
+
+void
+tty_free(struct reviewer *r)
+{
+	if (r->tty_active != NULL)
+		tty_end(r, "\r\n");
+	if (r->tty_kick != NULL)
+		event_free(r->tty_kick);
+	r->tty_kick = NULL;
+}
+
+/* Ask the next question from the loop, never from review_start itself. */
+static void
+tty_kick(struct reviewer *r)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	if (!TAILQ_EMPTY(&r->tty_queue))
+		evtimer_add(r->tty_kick, &tv);
+}
+
+static void
+tty_kick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct reviewer	*r = arg;
+	struct review	*rv;
+	char		 err[256];
+
+	(void)fd;
+	(void)what;
+	while (r->tty_active == NULL &&
+	    (rv = TAILQ_FIRST(&r->tty_queue)) != NULL) {
+		TAILQ_REMOVE(&r->tty_queue, rv, qentry);
+		rv->queued = 0;
+		if (tty_ask(r, rv, err, sizeof(err)) == -1)
+			review_done(rv, REVIEW_RESULT_ERROR, err);
+	}
+}
+
+/* Open the terminal, take its foreground and show the question. */
+static int
+tty_ask(struct reviewer *r, struct review *rv, char *err, size_t errlen)
+{
+	struct sigaction	 ign, old;
+	struct termios		 t;
+	pid_t			 fg, me = getpgrp();
+	char			 q[2048], worker[256], cwd[1024];
+	int			 fd;
+
+	r->tty_saved_pgrp = 0;
+	r->tty_saved_termios = 0;
+	r->tty_len = 0;
+	r->tty_overlong = 0;
+	fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (fd == -1) {
+		snprintf(err, errlen, "no terminal: %s", strerror(errno));
+		return -1;
+	}
+	r->tty_fd = fd;
+	r->tty_active = rv;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGTTOU, &ign, &old);
+	if ((fg = tcgetpgrp(fd)) == -1) {
+		snprintf(err, errlen, "terminal: %s", strerror(errno));
+		goto fail;
+	}
+	if (fg != me) {
+		if (tcsetpgrp(fd, me) == -1) {
+			snprintf(err, errlen,
+			    "cannot take the terminal's foreground: %s",
+			    strerror(errno));
+			goto fail;
+		}
+		r->tty_saved_pgrp = fg;
+	}
+	if (tcgetattr(fd, &r->tty_termios) == 0) {
+		r->tty_saved_termios = 1;
+		t = r->tty_termios;
+		t.c_lflag |= ICANON | ECHO | ECHOE | ECHOK;
+		t.c_iflag |= ICRNL;
+		t.c_oflag |= OPOST | ONLCR;
+		/* TCSAFLUSH also drops whatever was typed ahead. */
+		if (tcsetattr(fd, TCSAFLUSH, &t) == -1) {
+			snprintf(err, errlen, "terminal modes: %s",
+			    strerror(errno));
+			goto fail;
+		}
+	}
+	tcflush(fd, TCIFLUSH);
+	sigaction(SIGTTOU, &old, NULL);
+
+	review_printable(worker, sizeof(worker), r->worker_id);
+	review_printable(cwd, sizeof(cwd), r->cwd);
+	snprintf(q, sizeof(q),
+	    "\r\npisbx: %s%swants a network connection\r\n"
+	    "  host:     %s\r\n"
+	    "  port:     %u\r\n"
+	    "  protocol: %s\r\n"
+	    "  cwd:      %s\r\n"
+	    "Allow this connection once? [y/N] ",
+	    worker, worker[0] != '\0' ? " " : "", rv->host, rv->port,
+	    rv->protocol, cwd);
+	if (write(fd, q, strlen(q)) != (ssize_t)strlen(q)) {
+		snprintf(err, errlen, "cannot write to the terminal");
+		goto fail_restore;
+	}
+	if ((r->tty_ev = event_new(r->base, fd, EV_READ | EV_PERSIST,
+	    tty_read_cb, r)) == NULL || event_add(r->tty_ev, NULL) == -1 ||
+	    review_arm_timer(rv) == -1) {
+		snprintf(err, errlen, "cannot wait for the terminal");
+		goto fail_restore;
+	}
+	return 0;
+fail:
+	sigaction(SIGTTOU, &old, NULL);
+fail_restore:
+	tty_end(r, NULL);
+	return -1;
+}
+
+static void
+tty_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct reviewer	*r = arg;
+	char		 buf[256], *s, *e;
+	ssize_t		 n, i;
+
+	(void)what;
+	n = read(fd, buf, sizeof(buf));
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		tty_answer(r, REVIEW_RESULT_ERROR, n == 0 ?
+		    "end of input at the terminal" : "terminal read error");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (buf[i] == '\n' || buf[i] == '\r')
+			break;
+		if (r->tty_len < sizeof(r->tty_line) - 1)
+			r->tty_line[r->tty_len++] = buf[i];
+		else
+			r->tty_overlong = 1;
+	}
+	if (i == n)
+		return;		/* no end of line yet */
+	r->tty_line[r->tty_len] = '\0';
+	/* Someone else held the terminal meanwhile: not a person's answer. */
+	if (tcgetpgrp(fd) != getpgrp()) {
+		tty_answer(r, REVIEW_RESULT_ERROR,
+		    "lost the terminal's foreground during the question");
+		return;
+	}
+	s = r->tty_line;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	if (!r->tty_overlong &&
+	    (strcasecmp(s, "y") == 0 || strcasecmp(s, "yes") == 0))
+		tty_answer(r, REVIEW_RESULT_ALLOW, "allowed at the terminal");
+	else
+		tty_answer(r, REVIEW_RESULT_DENY, "denied at the terminal");
+}
+
+/* Answer the active question, then ask the next one. */
+static void
+tty_answer(struct reviewer *r, enum review_result res, const char *detail)
+{
+	struct review	*rv = r->tty_active;
+
+	tty_end(r, res == REVIEW_RESULT_ALLOW ? NULL :
+	    res == REVIEW_RESULT_DENY ? "(not allowed)\r\n" :
+	    "\r\n(not allowed)\r\n");
+	tty_kick(r);
+	review_done(rv, res, detail);
+}
+
+/*
+ * Close the active question: note on the terminal, modes restored,
+ * foreground handed back (and its group continued), fd closed.
+ */
+static void
+tty_end(struct reviewer *r, const char *note)
+{
+	struct sigaction	 ign, old;
+
+	if (r->tty_ev != NULL) {
+		event_free(r->tty_ev);
+		r->tty_ev = NULL;
+	}
+	if (r->tty_fd != -1) {
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		sigemptyset(&ign.sa_mask);
+		sigaction(SIGTTOU, &ign, &old);
+		if (note != NULL)
+			tty_write(r->tty_fd, note);
+		if (r->tty_saved_termios)
+			tcsetattr(r->tty_fd, TCSADRAIN, &r->tty_termios);
+		if (r->tty_saved_pgrp > 0 &&
+		    tcgetpgrp(r->tty_fd) == getpgrp()) {
+			if (tcsetpgrp(r->tty_fd, r->tty_saved_pgrp) == -1)
+				log_warn("tty: cannot hand the foreground "
+				    "back to process group %d",
+				    (int)r->tty_saved_pgrp);
+			else
+				kill(-r->tty_saved_pgrp, SIGCONT);
+		}
+		sigaction(SIGTTOU, &old, NULL);
+		close(r->tty_fd);
+		r->tty_fd = -1;
+	}
+	r->tty_saved_pgrp = 0;
+	r->tty_saved_termios = 0;
+	r->tty_active = NULL;
+}
+
+static void
+tty_write(int fd, const char *s)
+{
+	ssize_t	 n;
+
+	n = write(fd, s, strlen(s));
+	(void)n;
+}

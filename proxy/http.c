@@ -1,0 +1,828 @@
+/*
+ * HTTP: CONNECT tunnels and forwarding of absolute-URI requests.
+ *
+ * A forwarded request is decided on its own authority, every time, also
+ * on a kept-alive client connection; an upstream connection is reused
+ * only for the same checked host:port.  The upstream sees origin-form,
+ * a Host header rebuilt from the checked authority and no hop-by-hop or
+ * proxy headers; bodies are streamed with their framing re-checked
+ * (Content-Length counted, chunked re-serialised) in both directions.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "log.h"
+#include "proxy_int.h"
+
+#define DEFAULT_HEADER_MS	10000
+#define DEFAULT_IDLE_MS		300000
+#define CHUNK_PULL		(4096 + 2)
+
+enum http_state {
+	H_HEAD,			/* reading a request head */
+	H_WAIT,			/* authorising / connecting */
+	H_FORWARD		/* request body up, response down */
+};
+
+enum body_kind {
+	BODY_NONE,
+	BODY_LENGTH,
+	BODY_CHUNKED,
+	BODY_EOF		/* response delimited by the upstream's close */
+};
+
+struct body {
+	enum body_kind		 kind;
+	uint64_t		 remaining;
+	struct chunk_decoder	 dec;
+	int			 raw;	/* chunked in, plain out (HTTP/1.0) */
+	int			 done;
+};
+
+enum resp_state {
+	R_HEAD,
+	R_BODY,
+	R_DONE
+};
+
+struct http_conn {
+	enum http_state	 state;
+	struct evbuffer	*req_head;	/* the request for upstream */
+	struct body	 req;
+	int		 head_request;
+	int		 client_minor;
+	int		 client_keep;
+	enum resp_state	 rstate;
+	struct body	 resp;
+	int		 resp_started;
+	int		 up_reusable;
+	char		 up_target[TARGET_TEXT_MAX];
+	char		 up_addr[64];
+	unsigned	 requests;
+};
+
+static void	 http_client_read_cb(struct bufferevent *, void *);
+static void	 http_client_write_cb(struct bufferevent *, void *);
+static void	 http_client_event_cb(struct bufferevent *, short, void *);
+static void	 http_up_read_cb(struct bufferevent *, void *);
+static void	 http_up_write_cb(struct bufferevent *, void *);
+static void	 http_up_event_cb(struct bufferevent *, short, void *);
+static void	 http_read_head(struct conn *);
+static void	 http_request(struct conn *, struct http_msg *, size_t);
+static void	 http_forward_request(struct conn *);
+static void	 http_response_done(struct conn *);
+static void	 http_error(struct conn *, int, const char *, const char *,
+		    const char *);
+static int	 http_hop_header(const struct http_msg *,
+		    const struct http_header *, int);
+static int	 body_forward(struct body *, struct evbuffer *,
+		    struct evbuffer *, uint64_t *);
+static void	 http_drop_upstream(struct conn *);
+static const char *http_status_text(int);
+
+static const char *
+http_status_text(int status)
+{
+	switch (status) {
+	case 400:
+		return "Bad Request";
+	case 403:
+		return "Forbidden";
+	case 408:
+		return "Request Timeout";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
+	}
+	return "Error";
+}
+
+void
+http_conn_free(struct http_conn *h)
+{
+	if (h == NULL)
+		return;
+	if (h->req_head != NULL)
+		evbuffer_free(h->req_head);
+	free(h);
+}
+
+void
+http_start(struct conn *c)
+{
+	if ((c->http = calloc(1, sizeof(*c->http))) == NULL ||
+	    (c->http->req_head = evbuffer_new()) == NULL) {
+		conn_close(c, "out-of-memory");
+		return;
+	}
+	c->proto = PROTO_HTTP;
+	c->state = CONN_READ_REQUEST;
+	bufferevent_setcb(c->client, http_client_read_cb, http_client_write_cb,
+	    http_client_event_cb, c);
+	http_read_head(c);
+}
+
+/*
+ * Answer with an error and close.  xreason goes in X-Pisbx-Reason; the
+ * body is one line of text for people.
+ */
+static void
+http_error(struct conn *c, int status, const char *xreason,
+    const char *text, const char *end)
+{
+	struct evbuffer *out = bufferevent_get_output(c->client);
+	char body[1024];
+	int n;
+
+	n = snprintf(body, sizeof(body), "pisbx: %s\n", text);
+	if (n < 0 || (size_t)n >= sizeof(body))
+		n = (int)strlen(body);
+	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: text/plain; charset=utf-8\r\n"
+	    "Content-Length: %d\r\n"
+	    "Connection: close\r\n", status, http_status_text(status), n);
+	if (xreason != NULL)
+		evbuffer_add_printf(out, "X-Pisbx-Reason: %s\r\n", xreason);
+	evbuffer_add(out, "\r\n", 2);
+	evbuffer_add(out, body, n);
+	conn_close_after_flush(c, end);
+}
+
+void
+http_timeout(struct conn *c)
+{
+	c->error = c->error != NULL ? c->error :
+	    strdup("no complete request head in time");
+	http_error(c, 408, NULL, "no complete request in time",
+	    "header-timeout");
+}
+
+void
+http_fail(struct conn *c, enum conn_err err)
+{
+	char target[TARGET_TEXT_MAX], text[900];
+	int status;
+
+	target_format(target, sizeof(target), &c->host, c->port);
+	switch (err) {
+	case CERR_DENY:
+		status = 403;
+		snprintf(text, sizeof(text), "%s to %s denied: %s%s%s",
+		    c->proto == PROTO_CONNECT ? "CONNECT" : "request", target,
+		    c->reason, c->error ? " (" : "", c->error ? c->error :
+		    "");
+		if (c->error != NULL)
+			strncat(text, ")", sizeof(text) - strlen(text) - 1);
+		break;
+	case CERR_INVALID:
+		status = 400;
+		snprintf(text, sizeof(text), "invalid target: %s",
+		    c->error ? c->error : c->reason);
+		break;
+	case CERR_TIMEOUT:
+		status = 504;
+		snprintf(text, sizeof(text), "cannot reach %s: %s", target,
+		    c->error ? c->error : "connect timed out");
+		break;
+	case CERR_DNS:
+	case CERR_REFUSED:
+	case CERR_NET_UNREACH:
+	case CERR_HOST_UNREACH:
+	case CERR_FAILURE:
+	default:
+		status = 502;
+		snprintf(text, sizeof(text), "cannot reach %s: %s%s%s",
+		    target, c->reason, c->error ? ": " : "",
+		    c->error ? c->error : "");
+		break;
+	}
+	http_error(c, status, c->reason, text, c->reason);
+}
+
+static void
+http_client_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct http_conn *h = c->http;
+
+	(void)bev;
+	conn_touch(c);
+	switch (h->state) {
+	case H_HEAD:
+		http_read_head(c);
+		break;
+	case H_WAIT:
+		break;
+	case H_FORWARD:
+		if (!h->req.done)
+			http_forward_request(c);
+		else
+			bufferevent_disable(c->client, EV_READ);
+		break;
+	}
+}
+
+static void
+http_client_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->upstream_paused && c->upstream != NULL &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) <= RELAY_LOW) {
+		c->upstream_paused = 0;
+		bufferevent_enable(c->upstream, EV_READ);
+	}
+}
+
+static void
+http_client_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct http_conn *h = c->http;
+
+	if ((what & BEV_EVENT_EOF) && h->state == H_FORWARD && h->req.done) {
+		/* The client half-closed after its request: answer, close. */
+		h->client_keep = 0;
+		c->client_eof = 1;
+		bufferevent_disable(bev, EV_READ);
+		return;
+	}
+	if (h->state == H_HEAD &&
+	    evbuffer_get_length(bufferevent_get_input(bev)) == 0)
+		conn_close(c, (what & BEV_EVENT_ERROR) ? "client-error" :
+		    "eof");
+	else
+		conn_close(c, (what & BEV_EVENT_ERROR) ? "client-error" :
+		    "client-eof");
+}
+
+static void
+http_read_head(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	struct http_msg m;
+	size_t len = evbuffer_get_length(in);
+	const char *p;
+	ssize_t n;
+
+	if (len == 0)
+		return;
+	if (len > HTTP_HEAD_MAX + 1)
+		len = HTTP_HEAD_MAX + 1;
+	if ((p = (const char *)evbuffer_pullup(in, len)) == NULL) {
+		conn_close(c, "out-of-memory");
+		return;
+	}
+	n = http_parse_request(p, len, &m);
+	if (n == 0)
+		return;
+	if (n < 0) {
+		free(c->error);
+		c->error = strdup(m.errmsg);
+		http_error(c, m.error, NULL, m.errmsg, "bad-request");
+		return;
+	}
+	http_request(c, &m, (size_t)n);
+}
+
+/* Deny an unusable target: decision record, 400. */
+static void
+http_invalid_host(struct conn *c, const char *raw, size_t rawlen,
+    const char *why)
+{
+	char detail[600];
+
+	snprintf(detail, sizeof(detail), "\"%.*s\": %s",
+	    (int)(rawlen > 300 ? 300 : rawlen), raw, why);
+	c->have_target = 0;
+	conn_decide(c, 0, "invalid-host", detail);
+	conn_log_decision(c);
+	http_error(c, 400, "invalid-host", detail, "invalid-host");
+}
+
+/* Copy a header name into a C string for token matching. */
+static int
+http_hop_header(const struct http_msg *m, const struct http_header *hd,
+    int request)
+{
+	static const char *const hop[] = {
+		"connection", "keep-alive", "proxy-connection",
+		"proxy-authorization", "proxy-authenticate", "te", "trailer",
+		"transfer-encoding", "upgrade", NULL
+	};
+	char name[128];
+	size_t i;
+
+	for (i = 0; hop[i] != NULL; i++)
+		if (http_token_eq(hd->name, hd->namelen, hop[i]))
+			return 1;
+	if (request && (http_token_eq(hd->name, hd->namelen, "host") ||
+	    http_token_eq(hd->name, hd->namelen, "content-length")))
+		return 1;
+	if (hd->namelen >= sizeof(name))
+		return 0;
+	memcpy(name, hd->name, hd->namelen);
+	name[hd->namelen] = '\0';
+	for (i = 0; i < m->nh; i++) {
+		if ((http_token_eq(m->h[i].name, m->h[i].namelen,
+		    "connection") || http_token_eq(m->h[i].name,
+		    m->h[i].namelen, "proxy-connection")) &&
+		    http_list_has(m->h[i].value, m->h[i].valuelen, name))
+			return 1;
+	}
+	return 0;
+}
+
+/* A complete request head of length headlen is at the input's start. */
+static void
+http_request(struct conn *c, struct http_msg *m, size_t headlen)
+{
+	struct http_conn *h = c->http;
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	const char *auth, *path, *errstr = NULL;
+	size_t authlen, pathlen, i;
+	char target[TARGET_TEXT_MAX];
+	struct host host;
+	uint16_t port;
+
+	h->requests++;
+	if (http_token_eq(m->method, m->methodlen, "CONNECT")) {
+		c->proto = PROTO_CONNECT;
+		if (target_parse(m->target, m->targetlen, 0, &host, &port,
+		    &errstr) == -1) {
+			http_invalid_host(c, m->target, m->targetlen,
+			    errstr != NULL ? errstr : "bad target");
+			return;
+		}
+		http_drop_upstream(c);
+		evbuffer_drain(in, headlen);	/* early bytes stay */
+		c->host = host;
+		c->port = port;
+		c->have_target = 1;
+		h->state = H_WAIT;
+		conn_authorise(c);
+		return;
+	}
+	if (m->targetlen > 0 && (m->target[0] == '/' || m->target[0] == '*')) {
+		free(c->error);
+		c->error = strdup("origin-form request to the proxy");
+		http_error(c, 400, NULL, "this is a proxy: send absolute-URI "
+		    "requests (http://host/path) or CONNECT", "bad-request");
+		return;
+	}
+	if (http_split_uri(m->target, m->targetlen, &auth, &authlen, &path,
+	    &pathlen, &errstr) == -1) {
+		free(c->error);
+		c->error = strdup(errstr);
+		http_error(c, 400, NULL, errstr, "bad-request");
+		return;
+	}
+	if (target_parse(auth, authlen, 80, &host, &port, &errstr) == -1) {
+		c->proto = PROTO_HTTP;
+		http_invalid_host(c, auth, authlen, errstr != NULL ? errstr :
+		    "bad host");
+		return;
+	}
+	c->proto = PROTO_HTTP;
+	target_format(target, sizeof(target), &host, port);
+	if (c->upstream != NULL && strcmp(target, h->up_target) != 0)
+		http_drop_upstream(c);
+
+	/* The request for upstream: origin-form, checked Host, no hops. */
+	evbuffer_drain(h->req_head, evbuffer_get_length(h->req_head));
+	evbuffer_add(h->req_head, m->method, m->methodlen);
+	evbuffer_add(h->req_head, " ", 1);
+	if (pathlen == 0)
+		evbuffer_add(h->req_head, "/", 1);
+	else {
+		if (path[0] == '?')
+			evbuffer_add(h->req_head, "/", 1);
+		evbuffer_add(h->req_head, path, pathlen);
+	}
+	evbuffer_add_printf(h->req_head, " HTTP/1.%d\r\nHost: %s", m->minor,
+	    host.text);
+	if (port != 80)
+		evbuffer_add_printf(h->req_head, ":%u", port);
+	evbuffer_add(h->req_head, "\r\n", 2);
+	for (i = 0; i < m->nh; i++) {
+		if (http_hop_header(m, &m->h[i], 1))
+			continue;
+		evbuffer_add(h->req_head, m->h[i].name, m->h[i].namelen);
+		evbuffer_add(h->req_head, ": ", 2);
+		evbuffer_add(h->req_head, m->h[i].value, m->h[i].valuelen);
+		evbuffer_add(h->req_head, "\r\n", 2);
+	}
+	memset(&h->req, 0, sizeof(h->req));
+	if (m->chunked) {
+		h->req.kind = BODY_CHUNKED;
+		evbuffer_add_printf(h->req_head,
+		    "Transfer-Encoding: chunked\r\n");
+	} else if (m->has_length) {
+		h->req.kind = m->length > 0 ? BODY_LENGTH : BODY_NONE;
+		h->req.remaining = m->length;
+		evbuffer_add_printf(h->req_head, "Content-Length: %llu\r\n",
+		    (unsigned long long)m->length);
+	} else
+		h->req.kind = BODY_NONE;
+	evbuffer_add(h->req_head, "\r\n", 2);
+
+	h->head_request = http_token_eq(m->method, m->methodlen, "HEAD");
+	h->client_minor = m->minor;
+	h->client_keep = m->minor == 1 && !m->conn_close;
+	evbuffer_drain(in, headlen);
+	c->host = host;
+	c->port = port;
+	c->have_target = 1;
+	h->state = H_WAIT;
+	conn_authorise(c);
+}
+
+/* Forget the upstream of an earlier request (another target now). */
+static void
+http_drop_upstream(struct conn *c)
+{
+	if (c->upstream != NULL) {
+		bufferevent_free(c->upstream);
+		c->upstream = NULL;
+	}
+	c->http->up_target[0] = '\0';
+	c->upstream_paused = 0;
+	c->client_paused = 0;
+}
+
+void
+http_connected(struct conn *c)
+{
+	struct http_conn *h = c->http;
+	const struct config *conf = conn_config(c);
+	size_t n;
+
+	if (c->proto == PROTO_CONNECT) {
+		evbuffer_add_printf(bufferevent_get_output(c->client),
+		    "HTTP/1.1 200 Connection established\r\n\r\n");
+		relay_start_peek(c);
+		return;
+	}
+	target_format(h->up_target, sizeof(h->up_target), &c->host, c->port);
+	snprintf(h->up_addr, sizeof(h->up_addr), "%s", c->addr);
+	h->state = H_FORWARD;
+	h->rstate = R_HEAD;
+	h->resp_started = 0;
+	memset(&h->resp, 0, sizeof(h->resp));
+	relay_tune(c->client);
+	bufferevent_setcb(c->upstream, http_up_read_cb, http_up_write_cb,
+	    http_up_event_cb, c);
+	bufferevent_setcb(c->client, http_client_read_cb, http_client_write_cb,
+	    http_client_event_cb, c);
+	bufferevent_setwatermark(c->client, EV_WRITE, RELAY_LOW, 0);
+	bufferevent_setwatermark(c->upstream, EV_WRITE, RELAY_LOW, 0);
+	n = evbuffer_get_length(h->req_head);
+	c->bytes_up += n;
+	evbuffer_add_buffer(bufferevent_get_output(c->upstream), h->req_head);
+	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
+	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	conn_timer_set(c, conf->idle_timeout_ms > 0 ? conf->idle_timeout_ms :
+	    DEFAULT_IDLE_MS);
+	if (h->req.kind == BODY_NONE)
+		h->req.done = 1;
+	else
+		http_forward_request(c);
+	/* A response may already wait (a reused upstream cannot have one). */
+}
+
+static void
+http_forward_request(struct conn *c)
+{
+	struct http_conn *h = c->http;
+	int r;
+
+	if (c->upstream == NULL || h->req.done)
+		return;
+	r = body_forward(&h->req, bufferevent_get_input(c->client),
+	    bufferevent_get_output(c->upstream), &c->bytes_up);
+	if (r == -1) {
+		free(c->error);
+		c->error = strdup("malformed chunked request body");
+		conn_close(c, "bad-request-body");
+		return;
+	}
+	if (r == 1) {
+		h->req.done = 1;
+		/* Pipelined requests wait until this response is done. */
+		bufferevent_disable(c->client, EV_READ);
+		return;
+	}
+	relay_backpressure(c, c->client, c->upstream);
+}
+
+static void
+http_up_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->client_paused && !c->http->req.done &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) <= RELAY_LOW) {
+		c->client_paused = 0;
+		bufferevent_enable(c->client, EV_READ);
+	}
+}
+
+/* Parse and pass on a response head; 1 when done with heads, 0 more, -1 closed. */
+static int
+http_response_head(struct conn *c)
+{
+	struct http_conn *h = c->http;
+	struct evbuffer *in = bufferevent_get_input(c->upstream);
+	struct evbuffer *out = bufferevent_get_output(c->client);
+	struct http_msg m;
+	size_t len, i, before;
+	const char *p;
+	ssize_t n;
+
+	for (;;) {
+		len = evbuffer_get_length(in);
+		if (len == 0)
+			return 0;
+		if (len > HTTP_HEAD_MAX + 1)
+			len = HTTP_HEAD_MAX + 1;
+		p = (const char *)evbuffer_pullup(in, len);
+		n = http_parse_response(p, len, &m);
+		if (n == 0)
+			return 0;
+		if (n < 0 || m.status == 101) {
+			free(c->error);
+			c->error = strdup(n < 0 ? m.errmsg :
+			    "unexpected 101 Switching Protocols");
+			http_error(c, 502, NULL, "bad response from the "
+			    "upstream server", "bad-response");
+			return -1;
+		}
+		before = evbuffer_get_length(out);
+		if (m.status >= 100 && m.status < 200) {
+			/* Interim responses: pass on to HTTP/1.1 clients. */
+			if (h->client_minor == 1) {
+				evbuffer_add(out, m.statusline,
+				    m.statuslinelen);
+				evbuffer_add(out, "\r\n", 2);
+				for (i = 0; i < m.nh; i++) {
+					if (http_hop_header(&m, &m.h[i], 0))
+						continue;
+					evbuffer_add(out, m.h[i].name,
+					    m.h[i].namelen);
+					evbuffer_add(out, ": ", 2);
+					evbuffer_add(out, m.h[i].value,
+					    m.h[i].valuelen);
+					evbuffer_add(out, "\r\n", 2);
+				}
+				evbuffer_add(out, "\r\n", 2);
+			}
+			c->bytes_down += evbuffer_get_length(out) - before;
+			evbuffer_drain(in, (size_t)n);
+			continue;
+		}
+		memset(&h->resp, 0, sizeof(h->resp));
+		if (h->head_request || m.status == 204 || m.status == 304)
+			h->resp.kind = BODY_NONE;
+		else if (m.chunked)
+			h->resp.kind = BODY_CHUNKED;
+		else if (m.te_other)
+			h->resp.kind = BODY_EOF;
+		else if (m.has_length) {
+			h->resp.kind = m.length > 0 ? BODY_LENGTH : BODY_NONE;
+			h->resp.remaining = m.length;
+		} else
+			h->resp.kind = BODY_EOF;
+		if (h->resp.kind == BODY_CHUNKED && h->client_minor == 0)
+			h->resp.raw = 1;
+		h->up_reusable = !m.conn_close && h->resp.kind != BODY_EOF &&
+		    (m.minor == 1 || m.conn_keepalive);
+		if (h->resp.kind == BODY_EOF || h->resp.raw)
+			h->client_keep = 0;
+
+		evbuffer_add(out, m.statusline, m.statuslinelen);
+		evbuffer_add(out, "\r\n", 2);
+		for (i = 0; i < m.nh; i++) {
+			if (http_hop_header(&m, &m.h[i], 0))
+				continue;
+			if (h->resp.kind == BODY_CHUNKED &&
+			    http_token_eq(m.h[i].name, m.h[i].namelen,
+			    "content-length"))
+				continue;
+			evbuffer_add(out, m.h[i].name, m.h[i].namelen);
+			evbuffer_add(out, ": ", 2);
+			evbuffer_add(out, m.h[i].value, m.h[i].valuelen);
+			evbuffer_add(out, "\r\n", 2);
+		}
+		if (h->resp.kind == BODY_CHUNKED && !h->resp.raw)
+			evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
+		if (!h->client_keep)
+			evbuffer_add_printf(out, "Connection: close\r\n");
+		else if (h->client_minor == 0)
+			evbuffer_add_printf(out, "Connection: keep-alive\r\n");
+		evbuffer_add(out, "\r\n", 2);
+		c->bytes_down += evbuffer_get_length(out) - before;
+		evbuffer_drain(in, (size_t)n);
+		h->resp_started = 1;
+		return 1;
+	}
+}
+
+static void
+http_up_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct http_conn *h = c->http;
+	int r;
+
+	(void)bev;
+	conn_touch(c);
+	switch (h->rstate) {
+	case R_HEAD:
+		if ((r = http_response_head(c)) <= 0)
+			return;
+		h->rstate = R_BODY;
+		/* FALLTHROUGH */
+	case R_BODY:
+		r = body_forward(&h->resp, bufferevent_get_input(c->upstream),
+		    bufferevent_get_output(c->client), &c->bytes_down);
+		if (r == -1) {
+			free(c->error);
+			c->error = strdup("malformed chunked response body");
+			conn_close_after_flush(c, "bad-response");
+			return;
+		}
+		if (r == 0) {
+			relay_backpressure(c, c->upstream, c->client);
+			return;
+		}
+		h->rstate = R_DONE;
+		http_response_done(c);
+		return;
+	case R_DONE:
+		/* Bytes after a complete response: not reusable. */
+		http_drop_upstream(c);
+		return;
+	}
+}
+
+static void
+http_up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct http_conn *h = c->http;
+
+	(void)bev;
+	if (h->rstate == R_DONE || h->state != H_FORWARD) {
+		/* An idle kept-alive upstream went away. */
+		http_drop_upstream(c);
+		return;
+	}
+	if (h->rstate == R_BODY && h->resp.kind == BODY_EOF &&
+	    (what & BEV_EVENT_EOF)) {
+		h->client_keep = 0;
+		conn_close_after_flush(c, "eof");
+		return;
+	}
+	if (h->rstate == R_HEAD && !h->resp_started) {
+		free(c->error);
+		c->error = strdup((what & BEV_EVENT_EOF) ?
+		    "upstream closed without a response" :
+		    "upstream connection failed");
+		http_error(c, 502, NULL, "the upstream server closed the "
+		    "connection without a response", "upstream-eof");
+		return;
+	}
+	/* A truncated response: the client must see the connection end. */
+	conn_close(c, (what & BEV_EVENT_EOF) ? "upstream-eof" :
+	    "upstream-error");
+}
+
+/* One exchange finished: keep the client for the next one, or close. */
+static void
+http_response_done(struct conn *c)
+{
+	struct http_conn *h = c->http;
+	const struct config *conf = conn_config(c);
+
+	if (!h->up_reusable)
+		http_drop_upstream(c);
+	if (!h->client_keep || !h->req.done) {
+		conn_close_after_flush(c, "eof");
+		return;
+	}
+	h->state = H_HEAD;
+	h->rstate = R_DONE;
+	c->state = CONN_READ_REQUEST;
+	memset(&h->req, 0, sizeof(h->req));
+	c->client_paused = 0;
+	bufferevent_enable(c->client, EV_READ);
+	conn_timer_set(c, conf->header_timeout_ms > 0 ?
+	    conf->header_timeout_ms : DEFAULT_HEADER_MS);
+	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
+		http_read_head(c);
+}
+
+/* The dialled address of the kept upstream (for its decision record). */
+const char *
+http_reuse_addr(const struct conn *c)
+{
+	return c->http != NULL ? c->http->up_addr : "";
+}
+
+/*
+ * Move body bytes from src to dst under the framing in b.  Returns 1 when
+ * the body is complete, 0 when more is to come, -1 on a framing error.
+ * *count grows by the bytes added to dst.
+ */
+static int
+body_forward(struct body *b, struct evbuffer *src, struct evbuffer *dst,
+    uint64_t *count)
+{
+	size_t before = evbuffer_get_length(dst), len, n, want;
+	const char *p, *data;
+	size_t datalen;
+	uint64_t hdr;
+	enum chunk_state prev;
+	ssize_t r;
+	int ret = 0;
+
+	switch (b->kind) {
+	case BODY_NONE:
+		ret = 1;
+		break;
+	case BODY_EOF:
+		evbuffer_add_buffer(dst, src);
+		break;
+	case BODY_LENGTH:
+		len = evbuffer_get_length(src);
+		n = len < b->remaining ? len : (size_t)b->remaining;
+		if (n > 0)
+			evbuffer_remove_buffer(src, dst, n);
+		b->remaining -= n;
+		ret = b->remaining == 0;
+		break;
+	case BODY_CHUNKED:
+		for (;;) {
+			if (b->dec.state == CHUNK_DONE) {
+				ret = 1;
+				break;
+			}
+			if ((len = evbuffer_get_length(src)) == 0)
+				break;
+			if (b->dec.state == CHUNK_DATA) {
+				n = len < b->dec.remaining ? len :
+				    (size_t)b->dec.remaining;
+				evbuffer_remove_buffer(src, dst, n);
+				b->dec.remaining -= n;
+				if (b->dec.remaining == 0)
+					b->dec.state = CHUNK_DATA_CRLF;
+				continue;
+			}
+			want = len < CHUNK_PULL ? len : CHUNK_PULL;
+			p = (const char *)evbuffer_pullup(src, want);
+			prev = b->dec.state;
+			r = chunk_step(&b->dec, p, want, &data, &datalen, &hdr);
+			if (r < 0) {
+				ret = -1;
+				break;
+			}
+			if (r == 0) {
+				if (want >= CHUNK_PULL)
+					ret = -1;
+				break;
+			}
+			if (!b->raw) {
+				if (hdr != UINT64_MAX && hdr > 0)
+					evbuffer_add_printf(dst, "%llx\r\n",
+					    (unsigned long long)hdr);
+				if (prev == CHUNK_DATA_CRLF)
+					evbuffer_add(dst, "\r\n", 2);
+				if (b->dec.state == CHUNK_DONE)
+					evbuffer_add(dst, "0\r\n\r\n", 5);
+			}
+			evbuffer_drain(src, (size_t)r);
+		}
+		break;
+	}
+	*count += evbuffer_get_length(dst) - before;
+	if (ret == 1)
+		b->done = 1;
+	return ret;
+}

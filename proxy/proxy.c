@@ -1,0 +1,1201 @@
+/*
+ * The proxy: listeners, one struct conn per client connection and the
+ * state machine every protocol shares once it knows the target:
+ *
+ *   READ_REQUEST -> AUTHORISE -> REVIEW -> RESOLVE -> CONNECT -> RELAY
+ *
+ * with CLOSING for a last reply being flushed.  Everything a connection
+ * owns is freed in conn_close(), which also writes its close record.
+ * Asynchronous work (review, DNS, connect) is cancelled there, so a late
+ * callback never finds freed memory.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "approval.h"
+#include "log.h"
+#include "proxy_int.h"
+
+#define CONN_FLUSH_TIMEOUT_MS	5000
+#define ACCEPT_RETRY_MS		200
+#define DEFAULT_HEADER_MS	10000
+#define DEFAULT_CONNECT_MS	10000
+#define DEFAULT_IDLE_MS		300000
+
+static struct pgen *pgen_new(struct proxy *, struct config *);
+static void	 pgen_unref(struct pgen *);
+static int	 listener_add(struct proxy *, int, const char *);
+static void	 listener_free(struct listener *);
+static void	 listener_accept_cb(struct evconnlistener *, evutil_socket_t,
+		    struct sockaddr *, int, void *);
+static void	 listener_error_cb(struct evconnlistener *, void *);
+static void	 listener_retry_cb(evutil_socket_t, short, void *);
+static void	 conn_new(struct proxy *, int, struct sockaddr *, socklen_t);
+static void	 conn_sniff_cb(struct bufferevent *, void *);
+static void	 conn_event_cb(struct bufferevent *, short, void *);
+static void	 conn_flush_cb(struct bufferevent *, void *);
+static void	 conn_timer_cb(evutil_socket_t, short, void *);
+static void	 conn_review_cb(enum review_result, const char *, void *);
+static void	 conn_allowed(struct conn *, const char *);
+static void	 conn_resolve(struct conn *);
+static void	 conn_dns_cb(const struct sockaddr_storage *, size_t,
+		    const char *, void *);
+static int	 conn_addr_ok(struct conn *, const struct sockaddr *,
+		    char *, size_t);
+static void	 conn_connect_next(struct conn *);
+static void	 conn_connect_cb(evutil_socket_t, short, void *);
+static void	 conn_connected(struct conn *);
+static int	 proxy_own_addr(struct proxy *, const struct sockaddr *);
+static int	 addr_is_local(const struct sockaddr *);
+static void	 sa_format(const struct sockaddr *, char *, size_t);
+static int	 sa_parse(const char *, struct sockaddr_storage *,
+		    socklen_t *);
+static const char *proto_name(enum conn_proto);
+
+/* ---- config generations ---- */
+
+static struct pgen *
+pgen_new(struct proxy *px, struct config *conf)
+{
+	struct pgen *g;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return NULL;
+	g->conf = conf;
+	g->refs = 1;
+	g->rv = reviewer_new(px->base, conf, px->label, px->cwd,
+	    px->capability);
+	if (g->rv == NULL) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static void
+pgen_unref(struct pgen *g)
+{
+	if (g == NULL || --g->refs > 0)
+		return;
+	reviewer_free(g->rv);
+	config_free(g->conf);
+	free(g);
+}
+
+/* ---- the proxy ---- */
+
+struct proxy *
+proxy_new(struct event_base *base, struct config *conf,
+    const struct proxy_opts *opts)
+{
+	struct proxy *px;
+	char err[256];
+
+	if ((px = calloc(1, sizeof(*px))) == NULL)
+		goto fail;
+	px->base = base;
+	TAILQ_INIT(&px->listeners);
+	TAILQ_INIT(&px->conns);
+	px->log_format = opts != NULL ? opts->log_format : LOG_FORMAT_JSON;
+	if (opts != NULL && opts->access_log != NULL &&
+	    (px->access_log = strdup(opts->access_log)) == NULL)
+		goto fail;
+	if (opts != NULL && opts->label != NULL &&
+	    (px->label = strdup(opts->label)) == NULL)
+		goto fail;
+	if (opts != NULL && opts->cwd != NULL &&
+	    (px->cwd = strdup(opts->cwd)) == NULL)
+		goto fail;
+	if (opts != NULL && opts->capability != NULL &&
+	    (px->capability = strdup(opts->capability)) == NULL)
+		goto fail;
+	if (px->access_log != NULL &&
+	    (px->alog = accesslog_open(px->access_log, px->log_format)) ==
+	    NULL) {
+		log_warnx("cannot open access log %s", px->access_log);
+		goto fail;
+	}
+	if ((px->dns = dns_new(base, conf, err, sizeof(err))) == NULL) {
+		log_warnx("resolver: %s", err);
+		goto fail;
+	}
+	if ((px->gen = pgen_new(px, conf)) == NULL) {
+		log_warnx("cannot set up the reviewer");
+		goto fail;
+	}
+	return px;
+fail:
+	if (px == NULL || px->gen == NULL)
+		config_free(conf);
+	proxy_free(px);
+	return NULL;
+}
+
+void
+proxy_reload(struct proxy *px, struct config *conf)
+{
+	struct pgen *g;
+	struct dns *d;
+	char err[256];
+
+	if (dns_differs(px->dns, conf)) {
+		if ((d = dns_new(px->base, conf, err, sizeof(err))) == NULL) {
+			log_warnx("reload: resolver: %s; keeping the old "
+			    "config", err);
+			config_free(conf);
+			return;
+		}
+		dns_free(px->dns);	/* lookups in flight fail: dns-error */
+		px->dns = d;
+	}
+	if ((g = pgen_new(px, conf)) == NULL) {
+		log_warnx("reload: cannot set up the reviewer; keeping the "
+		    "old config");
+		config_free(conf);
+		return;
+	}
+	pgen_unref(px->gen);
+	px->gen = g;
+	log_info("configuration reloaded from %s",
+	    conf->path != NULL ? conf->path : "(embedded default)");
+}
+
+int
+proxy_reopen_log(struct proxy *px)
+{
+	if (px->alog == NULL)
+		return 0;
+	return accesslog_reopen(px->alog);
+}
+
+void
+proxy_stop(struct proxy *px)
+{
+	struct listener *l;
+	struct conn *c;
+
+	if (px == NULL)
+		return;
+	px->stopping = 1;
+	while ((l = TAILQ_FIRST(&px->listeners)) != NULL) {
+		TAILQ_REMOVE(&px->listeners, l, entry);
+		listener_free(l);
+	}
+	while ((c = TAILQ_FIRST(&px->conns)) != NULL)
+		conn_close(c, "shutdown");
+}
+
+void
+proxy_free(struct proxy *px)
+{
+	if (px == NULL)
+		return;
+	proxy_stop(px);
+	dns_free(px->dns);
+	pgen_unref(px->gen);
+	accesslog_free(px->alog);
+	free(px->access_log);
+	free(px->label);
+	free(px->cwd);
+	free(px->capability);
+	free(px);
+}
+
+/* ---- listeners ---- */
+
+/* Parse "ip:port" or "[v6]:port" (literals only, as inet_pton reads them). */
+static int
+sa_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	char host[128];
+	const char *colon, *end;
+	char *ep;
+	unsigned long port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (s[0] == '[') {
+		if ((end = strchr(s, ']')) == NULL || end[1] != ':')
+			return -1;
+		colon = end + 1;
+		if ((size_t)(end - s - 1) >= sizeof(host))
+			return -1;
+		memcpy(host, s + 1, end - s - 1);
+		host[end - s - 1] = '\0';
+	} else {
+		if ((colon = strrchr(s, ':')) == NULL ||
+		    (size_t)(colon - s) >= sizeof(host))
+			return -1;
+		memcpy(host, s, colon - s);
+		host[colon - s] = '\0';
+	}
+	errno = 0;
+	port = strtoul(colon + 1, &ep, 10);
+	if (colon[1] == '\0' || *ep != '\0' || errno != 0 || port > 65535)
+		return -1;
+	if (s[0] != '[' && inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		*len = sizeof(*sin);
+		return 0;
+	}
+	if (s[0] == '[' && inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		*len = sizeof(*sin6);
+		return 0;
+	}
+	return -1;
+}
+
+static void
+sa_format(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)sa;
+
+		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, ntohs(sin->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)sa;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
+		snprintf(buf, len, "[%s]:%u", ip, ntohs(sin6->sin6_port));
+	} else if (sa->sa_family == AF_UNIX) {
+		const struct sockaddr_un *sun = (const void *)sa;
+
+		snprintf(buf, len, "%s", sun->sun_path[0] != '\0' ?
+		    sun->sun_path : "unix");
+	} else
+		snprintf(buf, len, "?");
+}
+
+int
+proxy_listen(struct proxy *px, const char *addr, char *bound,
+    size_t boundlen)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_un sun;
+	socklen_t sslen;
+	int fd = -1, one = 1;
+	const char *created = NULL;
+
+	if (addr[0] == '/') {
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		if (strlen(addr) >= sizeof(sun.sun_path)) {
+			log_warnx("listen %s: path too long", addr);
+			return -1;
+		}
+		strcpy(sun.sun_path, addr);
+		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+		    -1)
+			goto fail_errno;
+		/* A stale socket file from an earlier run: replace it. */
+		{
+			struct stat st;
+
+			if (lstat(addr, &st) == 0 && S_ISSOCK(st.st_mode))
+				unlink(addr);
+		}
+		if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+			goto fail_errno;
+		created = addr;
+	} else {
+		if (sa_parse(addr, &ss, &sslen) == -1) {
+			log_warnx("listen %s: not an address: write "
+			    "127.0.0.1:PORT, [::1]:PORT or /path/to.sock",
+			    addr);
+			return -1;
+		}
+		if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC,
+		    0)) == -1)
+			goto fail_errno;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ss.ss_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+			    sizeof(one));
+		if (bind(fd, (struct sockaddr *)&ss, sslen) == -1)
+			goto fail_errno;
+	}
+	if (listen(fd, 511) == -1)
+		goto fail_errno;
+	if (listener_add(px, fd, created) == -1) {
+		fd = -1;	/* closed by listener_add */
+		return -1;
+	}
+	if (bound != NULL)
+		snprintf(bound, boundlen, "%s",
+		    TAILQ_LAST(&px->listeners, listener_head)->name);
+	return 0;
+fail_errno:
+	log_warn("listen %s", addr);
+	if (fd != -1)
+		close(fd);
+	return -1;
+}
+
+int
+proxy_listen_fd(struct proxy *px, int fd)
+{
+	return listener_add(px, fd, NULL);
+}
+
+/* Serve a listening socket; on failure the fd is closed. */
+static int
+listener_add(struct proxy *px, int fd, const char *created)
+{
+	struct listener *l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		close(fd);
+		return -1;
+	}
+	l->px = px;
+	l->sslen = sizeof(l->ss);
+	if (getsockname(fd, (struct sockaddr *)&l->ss, &l->sslen) == -1) {
+		log_warn("listener getsockname");
+		goto fail;
+	}
+	sa_format((struct sockaddr *)&l->ss, l->name, sizeof(l->name));
+	if (created != NULL && (l->unlink_path = strdup(created)) == NULL)
+		goto fail;
+	evutil_make_socket_nonblocking(fd);
+	evutil_make_socket_closeonexec(fd);
+	l->lev = evconnlistener_new(px->base, listener_accept_cb, l,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	if (l->lev == NULL) {
+		log_warnx("cannot serve listener %s", l->name);
+		goto fail;
+	}
+	evconnlistener_set_error_cb(l->lev, listener_error_cb);
+	if ((l->retry = evtimer_new(px->base, listener_retry_cb, l)) == NULL) {
+		evconnlistener_free(l->lev);
+		free(l->unlink_path);
+		free(l);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&px->listeners, l, entry);
+	log_debug("serving %s", l->name);
+	return 0;
+fail:
+	close(fd);
+	free(l->unlink_path);
+	free(l);
+	return -1;
+}
+
+static void
+listener_free(struct listener *l)
+{
+	if (l->lev != NULL)
+		evconnlistener_free(l->lev);
+	if (l->retry != NULL)
+		event_free(l->retry);
+	if (l->unlink_path != NULL) {
+		unlink(l->unlink_path);
+		free(l->unlink_path);
+	}
+	free(l);
+}
+
+/*
+ * Out of descriptors (EMFILE/ENFILE) or similar: stop accepting for a
+ * moment instead of spinning on a listener that stays readable.
+ */
+static void
+listener_error_cb(struct evconnlistener *lev, void *arg)
+{
+	struct listener *l = arg;
+	struct timeval tv = { 0, ACCEPT_RETRY_MS * 1000 };
+	int e = EVUTIL_SOCKET_ERROR();
+
+	log_warnx("accept on %s: %s; pausing the listener for %d ms",
+	    l->name, strerror(e), ACCEPT_RETRY_MS);
+	evconnlistener_disable(lev);
+	evtimer_add(l->retry, &tv);
+}
+
+static void
+listener_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct listener *l = arg;
+
+	(void)fd;
+	(void)what;
+	if (!l->px->stopping)
+		evconnlistener_enable(l->lev);
+}
+
+static void
+listener_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct listener *l = arg;
+	struct proxy *px = l->px;
+	const struct config *conf = px->gen->conf;
+	char peer[128];
+
+	(void)lev;
+	if (px->stopping) {
+		close(fd);
+		return;
+	}
+	if (conf->max_connections > 0 &&
+	    px->nconns >= (size_t)conf->max_connections) {
+		sa_format(sa, peer, sizeof(peer));
+		log_warnx("refusing %s on %s: proxy.maxConnections (%d) "
+		    "reached", peer, l->name, conf->max_connections);
+		close(fd);
+		return;
+	}
+	conn_new(px, fd, sa, (socklen_t)salen);
+}
+
+/* ---- connections ---- */
+
+static const char *
+proto_name(enum conn_proto p)
+{
+	switch (p) {
+	case PROTO_CONNECT:
+		return "connect";
+	case PROTO_HTTP:
+		return "http";
+	case PROTO_SOCKS5:
+		return "socks5";
+	case PROTO_NONE:
+		break;
+	}
+	return "none";
+}
+
+const struct config *
+conn_config(const struct conn *c)
+{
+	return c->px->gen->conf;
+}
+
+static void
+conn_new(struct proxy *px, int fd, struct sockaddr *sa, socklen_t salen)
+{
+	struct conn *c;
+	const struct config *conf = px->gen->conf;
+	int one = 1;
+
+	(void)salen;
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_warnx("accept: out of memory");
+		close(fd);
+		return;
+	}
+	c->px = px;
+	c->id = ++px->next_id;
+	c->state = CONN_SNIFF;
+	c->connect_fd = -1;
+	event_base_gettimeofday_cached(px->base, &c->start);
+	c->last_active = c->start;
+	if (px->label != NULL)
+		snprintf(c->client_name, sizeof(c->client_name), "%s",
+		    px->label);
+	else
+		sa_format(sa, c->client_name, sizeof(c->client_name));
+	if (sa->sa_family != AF_UNIX)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->client = bufferevent_socket_new(px->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (c->client == NULL) {
+		close(fd);
+		free(c);
+		return;
+	}
+	if ((c->timer = evtimer_new(px->base, conn_timer_cb, c)) == NULL) {
+		bufferevent_free(c->client);
+		free(c);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&px->conns, c, entry);
+	px->nconns++;
+	bufferevent_setcb(c->client, conn_sniff_cb, NULL, conn_event_cb, c);
+	bufferevent_enable(c->client, EV_READ);
+	conn_timer_set(c, conf->header_timeout_ms > 0 ?
+	    conf->header_timeout_ms : DEFAULT_HEADER_MS);
+}
+
+/* The first byte says which protocol the client speaks. */
+static void
+conn_sniff_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	unsigned char b;
+	static const unsigned char socks4_reject[8] = { 0x00, 0x5b };
+
+	if (evbuffer_copyout(in, &b, 1) != 1)
+		return;
+	if (b == 0x05) {
+		socks5_start(c);
+	} else if (b == 0x04) {
+		/* SOCKS4: "request rejected or failed", then close. */
+		c->error = strdup("SOCKS4 is not supported; use SOCKS5");
+		evbuffer_drain(in, evbuffer_get_length(in));
+		bufferevent_write(bev, socks4_reject, sizeof(socks4_reject));
+		conn_close_after_flush(c, "socks4-refused");
+	} else if (b >= 'A' && b <= 'Z') {
+		http_start(c);
+	} else if (b == '\r' || b == '\n') {
+		http_start(c);	/* stray CRLF before a request line */
+	} else {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "unknown protocol (first byte "
+		    "0x%02x)", b);
+		c->error = strdup(msg);
+		log_info("conn %llu: %s", (unsigned long long)c->id, msg);
+		conn_close(c, "unknown-protocol");
+	}
+}
+
+/* Client events before a protocol handler took over. */
+static void
+conn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_EOF)
+		conn_close(c, "client-eof");
+	else if (what & BEV_EVENT_ERROR)
+		conn_close(c, "client-error");
+}
+
+void
+conn_touch(struct conn *c)
+{
+	event_base_gettimeofday_cached(c->px->base, &c->last_active);
+}
+
+void
+conn_timer_set(struct conn *c, int ms)
+{
+	struct timeval tv;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(c->timer, &tv);
+}
+
+static void
+conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	const struct config *conf = conn_config(c);
+	struct timeval now, d;
+	long idle, elapsed;
+
+	(void)fd;
+	(void)what;
+	switch (c->state) {
+	case CONN_SNIFF:
+		conn_close(c, "header-timeout");
+		break;
+	case CONN_READ_REQUEST:
+		if (c->proto == PROTO_HTTP || c->proto == PROTO_CONNECT)
+			http_timeout(c);
+		else
+			conn_close(c, "header-timeout");
+		break;
+	case CONN_RELAY:
+		idle = conf->idle_timeout_ms > 0 ? conf->idle_timeout_ms :
+		    DEFAULT_IDLE_MS;
+		event_base_gettimeofday_cached(c->px->base, &now);
+		timersub(&now, &c->last_active, &d);
+		elapsed = d.tv_sec * 1000 + d.tv_usec / 1000;
+		if (elapsed >= idle)
+			conn_close(c, "idle-timeout");
+		else
+			conn_timer_set(c, (int)(idle - elapsed));
+		break;
+	case CONN_CLOSING:
+		conn_close(c, "flush-timeout");
+		break;
+	case CONN_AUTHORISE:
+	case CONN_REVIEW:
+	case CONN_RESOLVE:
+	case CONN_CONNECT:
+		/* review, DNS and connect have timeouts of their own */
+		break;
+	}
+}
+
+/* Writes to the client drained: the last reply is out, close. */
+static void
+conn_flush_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		conn_close(c, c->closing_end);
+}
+
+static void
+conn_flush_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	(void)what;
+	conn_close(c, "client-gone");
+}
+
+void
+conn_close_after_flush(struct conn *c, const char *end)
+{
+	c->state = CONN_CLOSING;
+	c->closing_end = end;
+	if (c->upstream != NULL) {
+		bufferevent_free(c->upstream);
+		c->upstream = NULL;
+	}
+	bufferevent_disable(c->client, EV_READ);
+	bufferevent_setwatermark(c->client, EV_WRITE, 0, 0);
+	bufferevent_setcb(c->client, NULL, conn_flush_cb, conn_flush_event_cb,
+	    c);
+	conn_timer_set(c, CONN_FLUSH_TIMEOUT_MS);
+	if (evbuffer_get_length(bufferevent_get_output(c->client)) == 0)
+		conn_close(c, end);
+	else
+		bufferevent_enable(c->client, EV_WRITE);
+}
+
+void
+conn_close(struct conn *c, const char *end)
+{
+	struct proxy *px = c->px;
+	struct alog_rec r;
+	struct timeval now, d;
+
+	event_base_gettimeofday_cached(px->base, &now);
+	timersub(&now, &c->start, &d);
+	memset(&r, 0, sizeof(r));
+	r.close = 1;
+	r.conn = c->id;
+	r.proto = proto_name(c->proto);
+	r.client = c->client_name;
+	if (c->have_target) {
+		r.host = c->host.text;
+		r.port = c->port;
+	}
+	r.decision = c->decision;
+	r.reason = c->reason;
+	r.addr = c->addr;
+	r.error = c->error;
+	r.end = end;
+	r.bytes_up = c->bytes_up;
+	r.bytes_down = c->bytes_down;
+	r.ms = (uint64_t)d.tv_sec * 1000 + (uint64_t)d.tv_usec / 1000;
+	accesslog_write(px->alog, &r);
+	log_debug("conn %llu closed: %s", (unsigned long long)c->id, end);
+
+	if (c->review != NULL)
+		review_cancel(c->review);
+	pgen_unref(c->gen);
+	dns_cancel(c->dnsq);
+	if (c->connect_ev != NULL)
+		event_free(c->connect_ev);
+	if (c->connect_fd != -1)
+		close(c->connect_fd);
+	if (c->upstream != NULL)
+		bufferevent_free(c->upstream);
+	if (c->client != NULL)
+		bufferevent_free(c->client);
+	event_free(c->timer);
+	http_conn_free(c->http);
+	free(c->error);
+	TAILQ_REMOVE(&px->conns, c, entry);
+	px->nconns--;
+	free(c);
+}
+
+void
+conn_decide(struct conn *c, int allow, const char *reason,
+    const char *detail)
+{
+	c->decision = allow ? "allow" : "deny";
+	if (reason != c->reason)
+		snprintf(c->reason, sizeof(c->reason), "%s", reason);
+	free(c->error);
+	c->error = detail != NULL ? strdup(detail) : NULL;
+}
+
+void
+conn_log_decision(struct conn *c)
+{
+	struct alog_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.conn = c->id;
+	r.proto = proto_name(c->proto);
+	r.client = c->client_name;
+	if (c->have_target) {
+		r.host = c->host.text;
+		r.port = c->port;
+	}
+	r.decision = c->decision;
+	r.reason = c->reason;
+	r.addr = c->addr;
+	r.error = c->error;
+	accesslog_write(c->px->alog, &r);
+	log_info("conn %llu: %s %s:%u %s (%s)", (unsigned long long)c->id,
+	    proto_name(c->proto), c->have_target ? c->host.text : "-",
+	    c->port, c->decision ? c->decision : "-", c->reason);
+}
+
+void
+conn_fail(struct conn *c, enum conn_err err)
+{
+	switch (c->proto) {
+	case PROTO_SOCKS5:
+		socks5_fail(c, err);
+		break;
+	case PROTO_CONNECT:
+	case PROTO_HTTP:
+		http_fail(c, err);
+		break;
+	case PROTO_NONE:
+		conn_close(c, "failed");
+		break;
+	}
+}
+
+/* Deny, log and answer. */
+static void
+conn_deny(struct conn *c, const char *reason, const char *detail,
+    enum conn_err err)
+{
+	conn_decide(c, 0, reason, detail);
+	conn_log_decision(c);
+	conn_fail(c, err);
+}
+
+/*
+ * The policy step: deny list, then allow list, then the review hook.  A
+ * name that is denied or not yet approved never reaches DNS.
+ */
+void
+conn_authorise(struct conn *c)
+{
+	struct pgen *g = c->px->gen;
+	const struct pattern *pat = NULL;
+	struct review_request req;
+	enum review_result now;
+	const char *detail = NULL;
+	char target[TARGET_TEXT_MAX], reason[TARGET_TEXT_MAX + 32];
+	enum verdict v;
+
+	c->state = CONN_AUTHORISE;
+	c->addr[0] = '\0';
+	free(c->error);
+	c->error = NULL;
+	evtimer_del(c->timer);
+	if (c->client != NULL)
+		bufferevent_disable(c->client, EV_READ);
+	target_format(target, sizeof(target), &c->host, c->port);
+	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
+	switch (v) {
+	case VERDICT_DENY:
+		snprintf(reason, sizeof(reason), "deny-list:%s",
+		    pat != NULL ? pat->text : "?");
+		conn_deny(c, reason, NULL, CERR_DENY);
+		return;
+	case VERDICT_ALLOW:
+		snprintf(reason, sizeof(reason), "allow-list:%s",
+		    pat != NULL ? pat->text : "?");
+		conn_allowed(c, reason);
+		return;
+	case VERDICT_REVIEW:
+		break;
+	}
+	/* An approval covers the connection it was given for. */
+	if (c->approved[0] != '\0' && strcmp(c->approved, target) == 0) {
+		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW));
+		return;
+	}
+	c->state = CONN_REVIEW;
+	memset(&req, 0, sizeof(req));
+	req.host = c->host.text;
+	req.port = c->port;
+	req.protocol = proto_name(c->proto);
+	c->review = review_start(g->rv, &req, conn_review_cb, c, &now,
+	    &detail);
+	if (c->review == NULL) {
+		conn_review_cb(now, detail, c);
+		return;
+	}
+	c->gen = g;
+	g->refs++;
+}
+
+static void
+conn_review_cb(enum review_result res, const char *detail, void *arg)
+{
+	struct conn *c = arg;
+
+	c->review = NULL;
+	pgen_unref(c->gen);
+	c->gen = NULL;
+	if (res == REVIEW_RESULT_ALLOW) {
+		target_format(c->approved, sizeof(c->approved), &c->host,
+		    c->port);
+		conn_allowed(c, review_result_reason(res));
+		if (detail != NULL && c->error == NULL)
+			c->error = strdup(detail);
+		return;
+	}
+	conn_deny(c, review_result_reason(res), detail, CERR_DENY);
+}
+
+/* Allowed by policy or review: the decision record waits for the address. */
+static void
+conn_allowed(struct conn *c, const char *reason)
+{
+	conn_decide(c, 1, reason, NULL);
+	conn_resolve(c);
+}
+
+/*
+ * Whether one address may be dialled: never the proxy's own listeners;
+ * a non-public address only when an exact allow entry names the host.
+ */
+static int
+conn_addr_ok(struct conn *c, const struct sockaddr *sa, char *why,
+    size_t whylen)
+{
+	const char *cls;
+	char a[64];
+
+	sa_format(sa, a, sizeof(a));
+	if (proxy_own_addr(c->px, sa)) {
+		snprintf(why, whylen, "%s is the proxy's own listener", a);
+		return 0;
+	}
+	if ((cls = addr_class(sa)) != NULL &&
+	    !policy_exact_allowed(conn_config(c)->policy, &c->host, c->port)) {
+		snprintf(why, whylen, "%s is %s (non-public; only an exact "
+		    "allowedDomains entry permits it)", a, cls);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+conn_resolve(struct conn *c)
+{
+	struct sockaddr_in *sin;
+	struct sockaddr_in6 *sin6;
+	char why[256];
+
+	c->state = CONN_RESOLVE;
+
+	/* HTTP keep-alive: the same checked target on a live upstream. */
+	if (c->upstream != NULL && c->proto == PROTO_HTTP) {
+		snprintf(c->addr, sizeof(c->addr), "%s", http_reuse_addr(c));
+		conn_connected(c);
+		return;
+	}
+	c->naddrs = 0;
+	c->addr_i = 0;
+	c->connect_errno = 0;
+	c->connect_timedout = 0;
+	if (c->host.kind == HOST_NAME) {
+		/* Names go to c-ares; literals never do (it mishandles them). */
+		c->dnsq = dns_lookup(c->px->dns, c->host.text, c->port,
+		    conn_dns_cb, c);
+		if (c->dnsq == NULL) {
+			conn_deny(c, "dns-error", "out of memory", CERR_DNS);
+			return;
+		}
+		return;
+	}
+	memset(&c->addrs[0], 0, sizeof(c->addrs[0]));
+	if (c->host.kind == HOST_IPV4) {
+		sin = (struct sockaddr_in *)&c->addrs[0];
+		sin->sin_family = AF_INET;
+		sin->sin_addr = c->host.v4;
+		sin->sin_port = htons(c->port);
+	} else {
+		sin6 = (struct sockaddr_in6 *)&c->addrs[0];
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = c->host.v6;
+		sin6->sin6_port = htons(c->port);
+	}
+	if (!conn_addr_ok(c, (struct sockaddr *)&c->addrs[0], why,
+	    sizeof(why))) {
+		conn_deny(c, "non-public-address", why, CERR_DENY);
+		return;
+	}
+	c->naddrs = 1;
+	conn_connect_next(c);
+}
+
+static void
+conn_dns_cb(const struct sockaddr_storage *addrs, size_t n, const char *err,
+    void *arg)
+{
+	struct conn *c = arg;
+	char why[256] = "", detail[300];
+	size_t i;
+
+	c->dnsq = NULL;
+	if (n == 0) {
+		snprintf(detail, sizeof(detail), "%s: %s", c->host.text,
+		    err != NULL ? err : "no addresses");
+		conn_deny(c, "dns-error", detail, CERR_DNS);
+		return;
+	}
+	c->naddrs = 0;
+	for (i = 0; i < n && c->naddrs < CONN_MAX_ADDRS; i++) {
+		if (!conn_addr_ok(c, (const struct sockaddr *)&addrs[i], why,
+		    sizeof(why)))
+			continue;
+		c->addrs[c->naddrs++] = addrs[i];
+	}
+	if (c->naddrs == 0) {
+		snprintf(detail, sizeof(detail), "%s resolves only to "
+		    "refused addresses: %s", c->host.text, why);
+		conn_deny(c, "non-public-address", detail, CERR_DENY);
+		return;
+	}
+	conn_connect_next(c);
+}
+
+/* Dial the next checked address; never re-resolve. */
+static void
+conn_connect_next(struct conn *c)
+{
+	const struct config *conf = conn_config(c);
+	struct sockaddr *sa;
+	struct timeval tv;
+	socklen_t len;
+	int fd, one = 1, ms;
+	enum conn_err err;
+	char detail[128];
+
+	c->state = CONN_CONNECT;
+	ms = conf->connect_timeout_ms > 0 ? conf->connect_timeout_ms :
+	    DEFAULT_CONNECT_MS;
+	while (c->addr_i < c->naddrs) {
+		sa = (struct sockaddr *)&c->addrs[c->addr_i++];
+		len = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+		    sizeof(struct sockaddr_in6);
+		sa_format(sa, c->addr, sizeof(c->addr));
+		fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0);
+		if (fd == -1) {
+			c->connect_errno = errno;
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (connect(fd, sa, len) == -1 && errno != EINPROGRESS) {
+			c->connect_errno = errno;
+			c->connect_timedout = 0;
+			close(fd);
+			continue;
+		}
+		c->connect_fd = fd;
+		c->connect_ev = event_new(c->px->base, fd, EV_WRITE,
+		    conn_connect_cb, c);
+		tv.tv_sec = ms / 1000;
+		tv.tv_usec = (ms % 1000) * 1000;
+		if (c->connect_ev == NULL ||
+		    event_add(c->connect_ev, &tv) == -1) {
+			conn_deny(c, "connect-error", "out of memory",
+			    CERR_FAILURE);
+			return;
+		}
+		return;
+	}
+	if (c->connect_timedout) {
+		err = CERR_TIMEOUT;
+		snprintf(detail, sizeof(detail), "connect to %s timed out",
+		    c->addr);
+	} else {
+		switch (c->connect_errno) {
+		case ECONNREFUSED:
+			err = CERR_REFUSED;
+			break;
+		case ENETUNREACH:
+			err = CERR_NET_UNREACH;
+			break;
+		case EHOSTUNREACH:
+			err = CERR_HOST_UNREACH;
+			break;
+		default:
+			err = CERR_FAILURE;
+			break;
+		}
+		snprintf(detail, sizeof(detail), "connect to %s: %s", c->addr,
+		    strerror(c->connect_errno));
+	}
+	conn_deny(c, "connect-error", detail, err);
+}
+
+static void
+conn_connect_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	socklen_t len = sizeof(int);
+	int soerr = 0;
+
+	event_free(c->connect_ev);
+	c->connect_ev = NULL;
+	if (what & EV_TIMEOUT) {
+		c->connect_timedout = 1;
+		c->connect_errno = ETIMEDOUT;
+		close(fd);
+		c->connect_fd = -1;
+		conn_connect_next(c);
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
+		soerr = errno;
+	if (soerr != 0) {
+		c->connect_timedout = 0;
+		c->connect_errno = soerr;
+		close(fd);
+		c->connect_fd = -1;
+		conn_connect_next(c);
+		return;
+	}
+	c->connect_fd = -1;
+	c->upstream = bufferevent_socket_new(c->px->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (c->upstream == NULL) {
+		close(fd);
+		conn_deny(c, "connect-error", "out of memory", CERR_FAILURE);
+		return;
+	}
+	relay_tune(c->upstream);
+	conn_connected(c);
+}
+
+/* The target is dialled: log the allow and let the protocol go on. */
+static void
+conn_connected(struct conn *c)
+{
+	conn_log_decision(c);
+	c->state = CONN_RELAY;
+	conn_touch(c);
+	switch (c->proto) {
+	case PROTO_SOCKS5:
+		socks5_connected(c);
+		break;
+	case PROTO_CONNECT:
+	case PROTO_HTTP:
+		http_connected(c);
+		break;
+	case PROTO_NONE:
+		conn_close(c, "failed");
+		break;
+	}
+}
+
+/* ---- own addresses ---- */
+
+/* Whether sa is a local address of this host (for wildcard listeners). */
+static int
+addr_is_local(const struct sockaddr *sa)
+{
+	struct ifaddrs *ifa, *i;
+	int local = 0;
+
+	if (sa->sa_family == AF_INET &&
+	    (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) ==
+	    127)
+		return 1;
+	if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(
+	    &((const struct sockaddr_in6 *)sa)->sin6_addr))
+		return 1;
+	if (getifaddrs(&ifa) == -1)
+		return 1;	/* cannot tell: fail closed */
+	for (i = ifa; i != NULL && !local; i = i->ifa_next) {
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family !=
+		    sa->sa_family)
+			continue;
+		if (sa->sa_family == AF_INET)
+			local = ((struct sockaddr_in *)i->ifa_addr)->
+			    sin_addr.s_addr == ((const struct sockaddr_in *)
+			    sa)->sin_addr.s_addr;
+		else
+			local = memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->
+			    sin6_addr, &((const struct sockaddr_in6 *)sa)->
+			    sin6_addr, sizeof(struct in6_addr)) == 0;
+	}
+	freeifaddrs(ifa);
+	return local;
+}
+
+/*
+ * The proxy's own listening addresses are always refused: a loop through
+ * the proxy would bypass nothing but costs two connections per round.
+ */
+static int
+proxy_own_addr(struct proxy *px, const struct sockaddr *sa)
+{
+	struct listener *l;
+	uint16_t port;
+
+	port = sa->sa_family == AF_INET ?
+	    ((const struct sockaddr_in *)sa)->sin_port :
+	    ((const struct sockaddr_in6 *)sa)->sin6_port;
+	TAILQ_FOREACH(l, &px->listeners, entry) {
+		if (l->ss.ss_family == AF_INET) {
+			struct sockaddr_in *ls = (struct sockaddr_in *)&l->ss;
+
+			if (ls->sin_port != port)
+				continue;
+			if (ls->sin_addr.s_addr == htonl(INADDR_ANY)) {
+				if (addr_is_local(sa))
+					return 1;
+			} else if (sa->sa_family == AF_INET &&
+			    ((const struct sockaddr_in *)sa)->sin_addr.s_addr
+			    == ls->sin_addr.s_addr)
+				return 1;
+		} else if (l->ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *ls = (struct sockaddr_in6 *)&l->ss;
+
+			if (ls->sin6_port != port)
+				continue;
+			if (IN6_IS_ADDR_UNSPECIFIED(&ls->sin6_addr)) {
+				if (addr_is_local(sa))
+					return 1;
+			} else if (sa->sa_family == AF_INET6 &&
+			    memcmp(&((const struct sockaddr_in6 *)sa)->
+			    sin6_addr, &ls->sin6_addr,
+			    sizeof(struct in6_addr)) == 0)
+				return 1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,193 @@
+/*
+ * A bounded, hand-written TLS ClientHello reader (RFC 8446 4.1.2, RFC
+ * 6066 3): it reassembles the handshake message from one or more
+ * handshake records and extracts the server_name host_name.  Pure: no
+ * allocation, no I/O; it sees untrusted bytes and is fuzzed.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "proxy_int.h"
+
+#define TLS_CT_HANDSHAKE	0x16
+#define TLS_HS_CLIENT_HELLO	0x01
+#define TLS_EXT_SERVER_NAME	0x0000
+#define TLS_RECORD_MAX		(16384 + 2048)
+
+struct rd {
+	const uint8_t	*p;
+	size_t		 len;
+};
+
+static int	 rd_u8(struct rd *, unsigned *);
+static int	 rd_u16(struct rd *, unsigned *);
+static int	 rd_skip(struct rd *, size_t);
+static int	 rd_sub(struct rd *, size_t, struct rd *);
+
+static int
+rd_u8(struct rd *r, unsigned *v)
+{
+	if (r->len < 1)
+		return -1;
+	*v = r->p[0];
+	r->p++;
+	r->len--;
+	return 0;
+}
+
+static int
+rd_u16(struct rd *r, unsigned *v)
+{
+	if (r->len < 2)
+		return -1;
+	*v = (unsigned)r->p[0] << 8 | r->p[1];
+	r->p += 2;
+	r->len -= 2;
+	return 0;
+}
+
+static int
+rd_skip(struct rd *r, size_t n)
+{
+	if (r->len < n)
+		return -1;
+	r->p += n;
+	r->len -= n;
+	return 0;
+}
+
+/* Take the next n bytes as a sub-reader. */
+static int
+rd_sub(struct rd *r, size_t n, struct rd *sub)
+{
+	if (r->len < n)
+		return -1;
+	sub->p = r->p;
+	sub->len = n;
+	return rd_skip(r, n);
+}
+
+enum tls_peek_result
+tls_peek_clienthello(const uint8_t *buf, size_t len, char *sni,
+    size_t snilen, const char **why)
+{
+	uint8_t hs[TLS_PEEK_MAX];
+	size_t hslen = 0, off = 0, need = 0, rlen;
+	struct rd r, ext, names, name;
+	unsigned v, type, elen, n, ntype, seen_sni = 0;
+
+	*why = NULL;
+	if (sni != NULL && snilen > 0)
+		sni[0] = '\0';
+	if (len == 0)
+		return TLS_PEEK_MORE;
+	if (buf[0] != TLS_CT_HANDSHAKE)
+		return TLS_PEEK_NOT_TLS;
+	if (len >= 2 && buf[1] != 0x03)
+		return TLS_PEEK_NOT_TLS;
+
+	/* Reassemble the handshake message from consecutive records. */
+	for (;;) {
+		if (len - off < 5)
+			return TLS_PEEK_MORE;
+		if (buf[off] != TLS_CT_HANDSHAKE) {
+			*why = "record of another type inside the ClientHello";
+			return TLS_PEEK_INVALID;
+		}
+		if (buf[off + 1] != 0x03) {
+			*why = "bad record version";
+			return TLS_PEEK_INVALID;
+		}
+		rlen = (size_t)buf[off + 3] << 8 | buf[off + 4];
+		if (rlen == 0 || rlen > TLS_RECORD_MAX) {
+			*why = "bad record length";
+			return TLS_PEEK_INVALID;
+		}
+		if (len - off - 5 < rlen) {
+			/* Take what there is so far to learn the length. */
+			if (hslen == 0 && len - off - 5 >= 4 &&
+			    buf[off + 5] != TLS_HS_CLIENT_HELLO) {
+				*why = "first handshake message is not a "
+				    "ClientHello";
+				return TLS_PEEK_INVALID;
+			}
+			return TLS_PEEK_MORE;
+		}
+		if (hslen + rlen > sizeof(hs)) {
+			*why = "ClientHello larger than the peek limit";
+			return TLS_PEEK_INVALID;
+		}
+		memcpy(hs + hslen, buf + off + 5, rlen);
+		hslen += rlen;
+		off += 5 + rlen;
+		if (hslen >= 4) {
+			if (hs[0] != TLS_HS_CLIENT_HELLO) {
+				*why = "first handshake message is not a "
+				    "ClientHello";
+				return TLS_PEEK_INVALID;
+			}
+			need = 4 + ((size_t)hs[1] << 16 | (size_t)hs[2] << 8 |
+			    hs[3]);
+			if (need > sizeof(hs)) {
+				*why = "ClientHello larger than the peek limit";
+				return TLS_PEEK_INVALID;
+			}
+			if (hslen >= need)
+				break;
+		}
+	}
+
+	r.p = hs + 4;
+	r.len = need - 4;
+	if (rd_skip(&r, 2 + 32) == -1)		/* legacy_version, random */
+		goto bad;
+	if (rd_u8(&r, &v) == -1 || v > 32 || rd_skip(&r, v) == -1)
+		goto bad;			/* legacy_session_id */
+	if (rd_u16(&r, &v) == -1 || v < 2 || v % 2 != 0 ||
+	    rd_skip(&r, v) == -1)
+		goto bad;			/* cipher_suites */
+	if (rd_u8(&r, &v) == -1 || v < 1 || rd_skip(&r, v) == -1)
+		goto bad;			/* compression_methods */
+	if (r.len == 0)
+		return TLS_PEEK_NO_SNI;		/* no extensions at all */
+	if (rd_u16(&r, &v) == -1 || v != r.len)
+		goto bad;
+	while (r.len > 0) {
+		if (rd_u16(&r, &type) == -1 || rd_u16(&r, &elen) == -1 ||
+		    rd_sub(&r, elen, &ext) == -1)
+			goto bad;
+		if (type != TLS_EXT_SERVER_NAME)
+			continue;
+		if (seen_sni++) {
+			*why = "two server_name extensions";
+			return TLS_PEEK_INVALID;
+		}
+		if (rd_u16(&ext, &v) == -1 || v != ext.len || v == 0 ||
+		    rd_sub(&ext, v, &names) == -1)
+			goto bad;
+		while (names.len > 0) {
+			if (rd_u8(&names, &ntype) == -1 ||
+			    rd_u16(&names, &n) == -1 ||
+			    rd_sub(&names, n, &name) == -1)
+				goto bad;
+			if (ntype != 0)
+				continue;	/* not host_name */
+			if (sni[0] != '\0') {
+				*why = "two host_name entries";
+				return TLS_PEEK_INVALID;
+			}
+			if (n == 0 || n >= snilen ||
+			    memchr(name.p, '\0', n) != NULL) {
+				*why = "bad server_name";
+				return TLS_PEEK_INVALID;
+			}
+			memcpy(sni, name.p, n);
+			sni[n] = '\0';
+		}
+	}
+	return sni[0] != '\0' ? TLS_PEEK_SNI : TLS_PEEK_NO_SNI;
+bad:
+	*why = "truncated or malformed ClientHello";
+	return TLS_PEEK_INVALID;
+}

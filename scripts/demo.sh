@@ -1,0 +1,170 @@
+#!/bin/sh
+# make demo: a short tour of pisbx on the real binaries, loopback only.
+#   1. pisbx-proxy --check on conf/example.json
+#   2. --explain on a few targets: allow, deny, review, invalid host
+#   3. a real proxy run: a local web server, an allowed request that gets
+#      its answer, a denied one that gets 403, and their access-log lines
+# Cleans up after itself; exits 0 only when every step went as expected.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-build}
+BINDIR=${BINDIR:-bin}
+case $BINDIR in /*) ;; *) BINDIR=$top/$BINDIR ;; esac
+PROXY=$BINDIR/pisbx-proxy
+PY=/usr/bin/python3
+SERVERS=$top/tests/lib/servers.py
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy \
+    NO_PROXY no_proxy
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/pisbx-demo.XXXXXX")
+pids=""
+failed=0
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	for p in $pids; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+show() { printf '$ %s\n' "$*"; }
+good() { printf '   -> as expected: %s\n' "$*"; }
+bad() { printf '   -> NOT as expected: %s\n' "$*"; failed=$((failed + 1)); }
+short() { printf '%s' "$1" | sed "s|$top/||g; s|$T/||g"; }
+
+[ -x "$PROXY" ] || { echo "demo: $PROXY not built (run make)" >&2; exit 1; }
+
+# 1. Check the example config.
+say "1. Validate a config before using it"
+example=$top/conf/example.json
+[ -f "$example" ] || example=$top/conf/default.json
+show "pisbx-proxy --config $(short "$example") --check"
+out=$("$PROXY" --config "$example" --check 2>&1); rc=$?
+printf '%s\n' "$out"
+if [ $rc -eq 0 ] && [ "$out" = "configuration OK" ]; then
+	good "exit 0"
+else
+	bad "exit $rc"
+fi
+printf '%s\n' '{"network": {"allowedDomains": ["*.com"]}}' >"$T/bad.json"
+show "pisbx-proxy --config bad.json --check   # allowedDomains: [\"*.com\"]"
+"$PROXY" --config "$T/bad.json" --check 2>&1 | sed "s|$T/||g"
+rc=$("$PROXY" --config "$T/bad.json" --check >/dev/null 2>&1; echo $?)
+[ "$rc" = 78 ] && good "refused, exit 78" || bad "exit $rc, want 78"
+
+# 2. Explain.
+say "2. Ask the policy, without any network"
+cat >"$T/demo.json" <<EOF
+{
+  "network": {
+    "allowedDomains": ["github.com", "*.github.com", "demo.test"],
+    "deniedDomains":  ["uploads.github.com", "*:22"]
+  },
+  "resolver": {"hostsFile": "$T/hosts", "servers": ["127.0.0.1:9"], "timeoutMs": 1000}
+}
+EOF
+sed "s|$T/||g; s/^/   /" "$T/demo.json"
+explain() {
+	show "pisbx-proxy --config demo.json --explain '$1'"
+	out=$("$PROXY" --config "$T/demo.json" --explain "$1" 2>&1)
+	printf '%s\n' "$out"
+	d=$(printf '%s' "$out" | "$PY" -c '
+import json, sys
+try:
+    d = json.loads(sys.stdin.read())
+    print(d["decision"], d["reason"])
+except Exception:
+    print("unparsed")' 2>/dev/null)
+	[ "$d" = unparsed ] && d="unparsed: $out"
+	case $d in
+	$2) good "$d" ;;
+	*) bad "got '$d', want $2" ;;
+	esac
+}
+explain "API.GitHub.com.:443" "allow allow-list:\*.github.com"
+explain "uploads.github.com:443" "deny deny-list:uploads.github.com"
+explain "github.com:22" "deny deny-list:\*:22"
+explain "example.org:443" "review*"
+explain "exa mple.org" "*invalid*"
+
+# 3. A real run.
+say "3. A real proxy run on loopback"
+echo "127.0.0.1 demo.test" >"$T/hosts"
+"$PY" "$SERVERS" http --port-file "$T/web.port" 2>"$T/web.err" &
+pids="$pids $!"
+i=0
+while [ ! -s "$T/web.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+WEB=$(cat "$T/web.port" 2>/dev/null)
+[ -n "$WEB" ] || { bad "web server did not start: $(cat "$T/web.err")"; exit 1; }
+echo "   a local web server answers on 127.0.0.1:$WEB (demo.test in the hosts file)"
+show "pisbx-proxy --config demo.json --listen 127.0.0.1:0 --access-log access.log"
+"$PROXY" --config "$T/demo.json" --listen 127.0.0.1:0 \
+    --access-log "$T/access.log" 2>"$T/proxy.err" &
+PX_PID=$!
+pids="$pids $PX_PID"
+PX=
+i=0
+while [ -z "$PX" ] && [ $i -lt 100 ]; do
+	PX=$(sed -n 's/^pisbx-proxy: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/proxy.err")
+	sleep 0.05; i=$((i + 1))
+done
+[ -n "$PX" ] || { bad "proxy did not start: $(cat "$T/proxy.err")"; exit 1; }
+sed 's/^/   /' "$T/proxy.err"
+
+show "curl -x http://127.0.0.1:$PX http://demo.test:$WEB/hello"
+out=$(curl -sS --max-time 10 -x "http://127.0.0.1:$PX" -w '\nHTTP %{http_code}\n' \
+    "http://demo.test:$WEB/hello" 2>&1)
+printf '%s\n' "$out" | sed 's/^/   /'
+case $out in
+*'"path": "/hello"'*"HTTP 200"*) good "allowed: the server's answer came through" ;;
+*) bad "allowed request failed" ;;
+esac
+
+show "curl -x http://127.0.0.1:$PX https://uploads.github.com/   # CONNECT, denied before any DNS"
+out=$(curl -sS --max-time 10 -x "http://127.0.0.1:$PX" -o /dev/null \
+    -w 'HTTP %{http_code}\n' "https://uploads.github.com/" 2>&1)
+printf '%s\n' "$out" | sed 's/^/   /'
+case $out in
+*"403"*) good "denied with 403" ;;
+*) bad "denied request: $out" ;;
+esac
+show "printf 'GET http://example.org/ HTTP/1.1\\r\\n...' | tcp-client 127.0.0.1:$PX   # unlisted, no reviewer"
+out=$(printf 'GET http://example.org/ HTTP/1.1\r\nHost: example.org\r\nConnection: close\r\n\r\n' |
+    "$PY" "$SERVERS" client --port "$PX" --http --timeout 5 | tr -d '\r')
+printf '%s\n' "$out" | sed 's/^/   /'
+case $out in
+"HTTP/1.1 403"*) good "denied with 403 and the reason" ;;
+*) bad "unlisted request" ;;
+esac
+
+show "cat access.log"
+i=0
+while [ "$(grep -c '"event": *"close"' "$T/access.log" 2>/dev/null)" -lt 1 ] && [ $i -lt 60 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+sed 's/^/   /' "$T/access.log"
+if "$PY" - "$T/access.log" "$WEB" <<'EOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+def has(**kw):
+    return any(all(str(r.get(k)) == str(v) for k, v in kw.items()) for r in recs)
+ok = has(event="decision", host="demo.test", port=sys.argv[2], decision="allow") \
+    and has(event="decision", host="uploads.github.com", decision="deny",
+            reason="deny-list:uploads.github.com") \
+    and has(event="decision", host="example.org", decision="deny")
+sys.exit(0 if ok else 1)
+EOF
+then
+	good "one decision record per request, with host, port and reason"
+else
+	bad "the access log lacks the expected records"
+fi
+
+echo
+if [ $failed -eq 0 ]; then
+	echo "demo: all steps went as expected"
+else
+	echo "demo: $failed step(s) did not go as expected"
+fi
+[ $failed -eq 0 ]

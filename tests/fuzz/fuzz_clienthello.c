@@ -1,0 +1,28 @@
+/*
+ * libFuzzer target: the TLS ClientHello peek over a tunnel's first
+ * bytes, and the host check the relay applies to a found SNI.
+ */
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "proxy_int.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char sni[HOST_TEXT_MAX];
+	const char *why, *err;
+	struct host h;
+
+	if (size > TLS_PEEK_MAX)
+		size = TLS_PEEK_MAX;
+	if (tls_peek_clienthello(data, size, sni, sizeof(sni), &why) ==
+	    TLS_PEEK_SNI)
+		(void)host_canon(sni, strlen(sni), &h, &err);
+	return 0;
+}

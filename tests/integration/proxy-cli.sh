@@ -1,0 +1,90 @@
+#!/bin/sh
+# pisbx-proxy's command line: --help, --version, --check on good and bad
+# configs (exit 0 / 78, the error names the key), --explain JSON, a bad
+# option, several listeners (one IPv6), the access log on stdout ("-").
+. "$(dirname "$0")/../lib/common.sh"
+. "$PISBX_TOP/tests/lib/proxy.sh"
+
+out=$("$PROXY" --help 2>&1); rc=$?
+eq "--help exits 0" "$rc" 0
+contains "--help mentions --config" "$out" "--config"
+out=$("$PROXY" --version 2>&1)
+contains "--version prints the version" "$out" "0."
+"$PROXY" --no-such-option >/dev/null 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then ok "unknown option refused ($rc)"; else not_ok "unknown option accepted"; fi
+
+cat >"$T/good.json" <<'J'
+{"network": {"allowedDomains": ["example.com", "*.example.org"], "deniedDomains": ["*:22"]},
+ "proxy": {"maxConnections": 100, "connectTimeoutMs": 5000}}
+J
+out=$("$PROXY" --config "$T/good.json" --check 2>&1); rc=$?
+eq "--check good config: exit 0" "$rc" 0
+contains "--check good config: configuration OK" "$out" "configuration OK"
+out=$("$PROXY" --config "$PISBX_TOP/conf/default.json" --check 2>&1)
+contains "--check conf/default.json" "$out" "configuration OK"
+if [ -f "$PISBX_TOP/conf/example.json" ]; then
+	out=$("$PROXY" --config "$PISBX_TOP/conf/example.json" --check 2>&1)
+	contains "--check conf/example.json" "$out" "configuration OK"
+fi
+
+bad() {
+	printf '%s\n' "$2" >"$T/bad.json"
+	out=$("$PROXY" --config "$T/bad.json" --check 2>&1); rc=$?
+	eq "--check $1: exit 78" "$rc" 78
+	contains "--check $1: names $3" "$out" "$3"
+}
+bad "unknown key" '{"network": {"allowedDomains": []}, "nope": 1}' nope
+bad "unknown nested key" '{"proxy": {"maxConnectionz": 3}}' maxConnectionz
+bad "wildcard TLD" '{"network": {"allowedDomains": ["ok.test", "*.com"]}}' "allowedDomains"
+bad "URL as a pattern" '{"network": {"deniedDomains": ["https://x.test"]}}' "deniedDomains"
+bad "bare * in the allow list" '{"network": {"allowedDomains": ["*"]}}' "allowedDomains"
+bad "port out of range" '{"network": {"allowedDomains": ["a.test:65536"]}}' "allowedDomains"
+bad "wrong type" '{"proxy": {"maxConnections": "many"}}' maxConnections
+bad "malformed JSON" '{"network": ' "bad.json"
+"$PROXY" --config "$T/nonexistent.json" --check >/dev/null 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then ok "missing config file refused ($rc)"; else not_ok "missing config file accepted"; fi
+# The proxy refuses to start on a bad config as well.
+printf '%s\n' '{"nope": 1}' >"$T/bad.json"
+timeout 5 "$PROXY" --config "$T/bad.json" --listen 127.0.0.1:0 --access-log "$T/x.log" >/dev/null 2>&1
+rc=$?
+eq "proxy refuses to start on a bad config: exit 78" "$rc" 78
+
+out=$("$PROXY" --config "$T/good.json" --explain "WWW.Example.ORG.:443")
+d=$(printf '%s' "$out" | "$PY" -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+print(d["host"], d["port"], d["decision"], d["reason"])')
+eq "--explain wildcard allow" "$d" "www.example.org 443 allow allow-list:*.example.org"
+out=$("$PROXY" --config "$T/good.json" --explain "example.com:22")
+contains "--explain port deny" "$out" '"deny-list:*:22"'
+out=$("$PROXY" --config "$T/good.json" --explain "exa mple.com" 2>&1)
+contains "--explain invalid host" "$out" "invalid"
+
+# Two listeners, one IPv6; access log on stdout.
+srv_start echo echo
+E=$SRV_PORT
+dns_start
+px_config "$T/conf.json" --allow "127.0.0.1 [::1]"
+spawn "$PROXY" --config "$T/conf.json" --listen 127.0.0.1:0 --listen '[::1]:0' \
+    --access-log - >"$T/stdout.log" 2>"$T/two.err"
+i=0
+while [ "$(grep -c 'listening on' "$T/two.err")" -lt 2 ] && [ $i -lt 100 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+p4=$(sed -n 's/^pisbx-proxy: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/two.err")
+p6=$(sed -n 's/^pisbx-proxy: listening on \[::1\]:\([0-9]*\)$/\1/p' "$T/two.err")
+if [ -n "$p4" ] && [ -n "$p6" ]; then
+	ok "two listeners announced on stderr"
+	out=$(printf 'CONNECT 127.0.0.1:%s HTTP/1.1\r\nHost: x\r\n\r\nv6' "$E" |
+	    "$PY" "$SERVERS" client --host ::1 --port "$p6" --timeout 2 | tr -d '\r')
+	contains "IPv6 listener serves CONNECT" "$out" "HTTP/1.1 200"
+	contains "IPv6 listener relays" "$out" "v6"
+	PX_LOG=$T/stdout.log
+	check_log "--access-log - writes records to stdout" event=decision \
+	    host=127.0.0.1 port="$E" decision=allow
+else
+	not_ok "two listeners: $(cat "$T/two.err")"
+fi
+done_testing

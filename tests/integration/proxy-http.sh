@@ -1,0 +1,162 @@
+#!/bin/sh
+# HTTP forwarding of absolute-URI requests: curl -x, origin-form to the
+# upstream, Host rebuilt from the checked authority, hop-by-hop and proxy
+# headers removed, Content-Length and chunked bodies both ways, HEAD,
+# keep-alive to the client across hosts with the policy applied per
+# request, origin-form requests to the proxy (400), denies (403), and the
+# access-log records.
+. "$(dirname "$0")/../lib/common.sh"
+. "$PISBX_TOP/tests/lib/proxy.sh"
+
+srv_start http web
+WEB_PORT=$SRV_PORT
+dns_start web.test=127.0.0.1 other.test=127.0.0.1 blocked.test=127.0.0.1
+px_config "$T/conf.json" --allow "web.test other.test" --deny "blocked.test"
+px_start "$T/conf.json"
+P="http://127.0.0.1:$PX_PORT"
+W="http://web.test:$WEB_PORT"
+
+# Plain GET through curl -x.
+out=$(curl -sS --max-time 10 -x "$P" -H 'X-Test: kept' "$W/path/a?q=1" 2>&1)
+contains "curl -x http: origin-form path upstream" "$out" '"path": "/path/a?q=1"'
+contains "curl -x http: Host from the authority" "$out" "[\"Host\", \"web.test:$WEB_PORT\"]"
+contains "curl -x http: end-to-end header kept" "$out" '["X-Test", "kept"]'
+check_log "http allow record" event=decision proto=http host=web.test \
+    port="$WEB_PORT" decision=allow reason=allow-list:web.test addr~127.0.0.1
+
+# Hop-by-hop, proxy and Connection-named headers removed; a lying Host
+# header replaced by the checked authority.
+px_req "GET $W/hop HTTP/1.1\r\nHost: evil.test\r\nConnection: keep-alive, X-Drop-Me\r\nX-Drop-Me: secret\r\nProxy-Authorization: Basic dTpw\r\nProxy-Connection: keep-alive\r\nKeep-Alive: timeout=5\r\nUpgrade: websocket\r\nX-Keep: yes\r\n\r\n"
+eq "forwarded request answered 200" "$STATUS" 200
+hdrs=$(printf '%s\n' "$RESP" | sed -n '/^{/p' | "$PY" -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+print(" ".join(sorted(k.lower() for k, v in d["headers"])))
+print(" ".join(v for k, v in d["headers"] if k.lower() == "host"))')
+names=$(printf '%s\n' "$hdrs" | sed -n 1p)
+hostv=$(printf '%s\n' "$hdrs" | sed -n 2p)
+for h in x-drop-me proxy-authorization proxy-connection keep-alive upgrade; do
+	case " $names " in
+	*" $h "*) not_ok "hop-by-hop header $h forwarded" ;;
+	*) ok "hop-by-hop header $h removed" ;;
+	esac
+done
+contains "end-to-end header X-Keep forwarded" " $names " " x-keep "
+eq "one Host header, rebuilt from the checked authority" "$hostv" "web.test:$WEB_PORT"
+
+# Request bodies: Content-Length and chunked, 1 MB each.
+head -c 1000000 /dev/urandom >"$T/body"
+want=$(sha256sum <"$T/body" | cut -d' ' -f1)
+got=$(curl -sS --max-time 20 -x "$P" --data-binary @"$T/body" \
+    -H 'Content-Type: application/octet-stream' "$W/echo-body" | sha256sum | cut -d' ' -f1)
+eq "POST with Content-Length: 1 MB body echoed intact" "$got" "$want"
+out=$(curl -sS --max-time 20 -x "$P" --data-binary @"$T/body" \
+    -H 'Transfer-Encoding: chunked' "$W/json" 2>&1)
+contains "POST chunked: origin read the whole body" "$out" "\"body_sha256\": \"$want\""
+
+# Response bodies: chunked and Content-Length.
+want=$("$PY" "$SERVERS" sha 3000000)
+got=$(curl -sS --max-time 20 -x "$P" "$W/chunked/3000000" | sha256sum | cut -d' ' -f1)
+eq "chunked response (odd chunk sizes) intact" "$got" "$want"
+want=$("$PY" "$SERVERS" sha 50000000)
+got=$(curl -sS --max-time 30 -x "$P" "$W/bytes/50000000" | sha256sum | cut -d' ' -f1)
+eq "50 MB Content-Length response intact" "$got" "$want"
+out=$(curl -sS --max-time 10 -x "$P" "$W/close")
+eq "upstream Connection: close response delivered" "$out" "closing"
+
+# One client connection: HEAD, GET to another host, a denied host, then
+# the first host again -- policy per request, framing kept.
+"$PY" - "$PX_PORT" "$WEB_PORT" >"$T/ka.out" 2>&1 <<'EOF'
+import socket, sys
+px, wp = int(sys.argv[1]), sys.argv[2]
+s = f = None
+
+def connect():
+    global s, f
+    s = socket.create_connection(("127.0.0.1", px), 10)
+    f = s.makefile("rb")
+
+def ask(method, url):
+    """One request; returns whether the response announced a close."""
+    s.sendall(("%s %s HTTP/1.1\r\nHost: x\r\n\r\n" % (method, url)).encode())
+    line = f.readline().decode()
+    status = line.split(" ")[1]
+    n = 0
+    chunked = close = False
+    while True:
+        h = f.readline().decode().strip()
+        if not h:
+            break
+        k, _, v = h.partition(":")
+        if k.lower() == "content-length":
+            n = int(v)
+        if k.lower() == "transfer-encoding" and "chunked" in v.lower():
+            chunked = True
+        if k.lower() == "connection" and "close" in v.lower():
+            close = True
+    body = b""
+    if method != "HEAD":
+        if chunked:
+            while True:
+                size = int(f.readline().split(b";")[0], 16)
+                if size == 0:
+                    f.readline()
+                    break
+                body += f.read(size)
+                f.readline()
+        else:
+            body = f.read(n)
+    print(status, method, url.split("/")[2], len(body),
+          "close" if close else "keep")
+    return close
+
+connect()
+first = s.getsockname()
+for m, u in (("HEAD", "http://web.test:%s/head" % wp),
+             ("GET", "http://other.test:%s/other" % wp),
+             ("GET", "http://blocked.test:%s/no" % wp),
+             ("GET", "http://web.test:%s/again" % wp)):
+    try:
+        if ask(m, u):
+            s.close()
+            connect()
+    except (OSError, ValueError, IndexError) as e:
+        print("ERR", m, u, repr(e))
+        connect()
+EOF
+sed 's/^/# /' "$T/ka.out"
+has_line "$T/ka.out" "^200 HEAD web.test:$WEB_PORT 0 keep$" &&
+	ok "keep-alive: HEAD answered without a body" ||
+	not_ok "keep-alive: HEAD"
+has_line "$T/ka.out" "^200 GET other.test:$WEB_PORT [1-9][0-9]* keep$" &&
+	ok "keep-alive: second request to another host forwarded" ||
+	not_ok "keep-alive: second host"
+has_line "$T/ka.out" "^403 GET blocked.test:$WEB_PORT " &&
+	ok "keep-alive: denied host on the same connection gets 403" ||
+	not_ok "keep-alive: denied host"
+has_line "$T/ka.out" "^200 GET web.test:$WEB_PORT [1-9]" &&
+	ok "keep-alive: the host is served again after a 403" ||
+	not_ok "keep-alive: after the 403"
+if grep -q '^ERR' "$T/ka.out"; then
+	not_ok "keep-alive: a connection closed without Connection: close"
+else
+	ok "keep-alive: every close was announced with Connection: close"
+fi
+c1=$(log_field conn event=decision proto=http host=other.test)
+check_log "one client connection: other.test and blocked.test share its conn id" \
+    event=decision proto=http host=blocked.test conn="$c1" decision=deny \
+    reason=deny-list:blocked.test
+
+# Denied by curl, with the reason header.
+out=$(curl -sS --max-time 10 -x "$P" -D - -o "$T/deny.body" \
+    "http://blocked.test:$WEB_PORT/" | tr -d '\r')
+contains "curl -x to a denied host: 403" "$out" "HTTP/1.1 403"
+contains "curl -x to a denied host: X-Pisbx-Reason" "$out" "deny-list:blocked.test"
+contains "403 body names the canonical target" "$(cat "$T/deny.body")" "blocked.test:$WEB_PORT"
+
+# Origin-form requests to the proxy are refused.
+px_req "GET /index.html HTTP/1.1\r\nHost: web.test:$WEB_PORT\r\n\r\n"
+eq "origin-form request to the proxy: 400" "$STATUS" 400
+
+check "proxy still running" px_alive
+done_testing

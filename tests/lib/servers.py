@@ -1,0 +1,583 @@
+#!/usr/bin/python3
+"""Loopback test servers for the proxy scenarios, one subcommand each.
+
+    servers.py http      --port-file F [--bind ADDR] [--tls-cert C --tls-key K]
+                         [--root DIR --root-prefix /git/]
+    servers.py echo      --port-file F [--bind ADDR]
+    servers.py blackhole --port-file F [--bind ADDR]
+    servers.py synhole   --port-file F
+    servers.py certgen   DIR NAME...
+    servers.py client    --port P [--timeout S] [--shut] [--hex] [--trickle MS]
+    servers.py socks5    --port P --target H:P [--auth U:P] [--cmd C] [--send X]
+    servers.py sha       N
+
+Every server binds 127.0.0.1 (or ::1 with --bind ::1) only, writes its
+bound port to the port file once it is listening, and runs until killed.
+
+http: an HTTP/1.1 origin with keep-alive.  Paths:
+    /bytes/N        N bytes of pattern(), Content-Length framing
+    /chunked/N      N bytes of pattern(), chunked framing (odd chunk sizes)
+    /echo-body      the request body sent back (Content-Length)
+    /close          a short answer with "Connection: close", then close
+    --root-prefix   files under --root (404 when missing): dumb-http git
+    anything else   JSON {"method","path","version","headers":[[k,v]..],
+                    "body_len","body_sha256"}
+Request bodies with Content-Length or chunked framing are read (and
+checked) on every path.
+
+echo: every byte read is written back; EOF closes.
+blackhole: accepts and reads, never writes, never closes.
+synhole: a listener whose accept queue is full, so a further SYN is
+never answered (a connect to it times out).  It writes "unsupported" to
+the port file when the kernel answered anyway.
+certgen: a self-signed EC certificate DIR/cert.pem, DIR/key.pem whose
+subjectAltName lists the NAMEs (DNS names or IP addresses).
+client: send stdin to 127.0.0.1:P, print the answer until EOF (exit 0) or
+the timeout (exit 3); --trickle sends one byte every MS milliseconds;
+--http stops after one whole HTTP response (or a CONNECT's 2xx head).
+socks5: one SOCKS5 greeting and request; prints "method 0xNN" and
+"reply 0xNN full|malformed" ("echo ok" after --send on success).
+sha: the sha256 of pattern(N), the /bytes/ and /chunked/ bodies.
+"""
+
+import argparse
+import hashlib
+import ipaddress
+import json
+import os
+import selectors
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+
+
+def pattern(n, off=0):
+    """n bytes of the deterministic body pattern, starting at offset off."""
+    unit = bytes(range(256)) * 64  # 16 KiB, period 256
+    out = bytearray()
+    pos = off % 256
+    while len(out) < n:
+        take = min(n - len(out), len(unit) - pos)
+        out += unit[pos:pos + take]
+        pos = 0
+    return bytes(out)
+
+
+def pattern_sha256(n):
+    h = hashlib.sha256()
+    step = 1 << 20
+    done = 0
+    while done < n:
+        k = min(step, n - done)
+        h.update(pattern(k, done))
+        done += k
+    return h.hexdigest()
+
+
+def write_port(path, port):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%s\n" % port)
+    os.rename(tmp, path)
+
+
+def listener(bind, backlog=128):
+    fam = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    ip = ipaddress.ip_address(bind)
+    if not ip.is_loopback:
+        sys.exit("servers.py: refusing to bind a non-loopback address")
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((bind, 0))
+    s.listen(backlog)
+    return s
+
+
+class BadRequest(Exception):
+    pass
+
+
+def read_line(f, limit=65536):
+    line = f.readline(limit + 1)
+    if len(line) > limit:
+        raise BadRequest("line too long")
+    return line
+
+
+def read_head(f):
+    """Request line and header list, or None at a clean EOF."""
+    line = read_line(f)
+    while line in (b"\r\n", b"\n"):
+        line = read_line(f)
+    if not line:
+        return None
+    parts = line.rstrip(b"\r\n").decode("latin-1").split(" ")
+    if len(parts) != 3:
+        raise BadRequest("bad request line")
+    headers = []
+    while True:
+        h = read_line(f)
+        if not h:
+            raise BadRequest("EOF in header")
+        if h in (b"\r\n", b"\n"):
+            break
+        k, sep, v = h.decode("latin-1").partition(":")
+        if not sep:
+            raise BadRequest("bad header")
+        headers.append([k.strip(), v.strip()])
+    return parts, headers
+
+
+def hget(headers, name):
+    name = name.lower()
+    vals = [v for k, v in headers if k.lower() == name]
+    return ", ".join(vals) if vals else None
+
+
+def read_body(f, headers):
+    te = hget(headers, "transfer-encoding")
+    if te is not None:
+        if te.lower() != "chunked":
+            raise BadRequest("unsupported transfer-encoding")
+        body = bytearray()
+        while True:
+            size_line = read_line(f).strip()
+            size = int(size_line.split(b";")[0], 16)
+            if size == 0:
+                while read_line(f) not in (b"\r\n", b"\n", b""):
+                    pass
+                return bytes(body)
+            body += f.read(size)
+            if f.read(2) != b"\r\n":
+                raise BadRequest("bad chunk end")
+    cl = hget(headers, "content-length")
+    if cl is None:
+        return b""
+    n = int(cl)
+    body = f.read(n)
+    if len(body) != n:
+        raise BadRequest("short body")
+    return body
+
+
+def send_response(sock, status, reason, headers, body=b"", head_only=False):
+    lines = ["HTTP/1.1 %d %s" % (status, reason)]
+    lines += ["%s: %s" % kv for kv in headers]
+    if body is not None and not any(k.lower() in ("content-length",
+                                                  "transfer-encoding")
+                                    for k, _ in headers):
+        lines.append("Content-Length: %d" % len(body))
+    data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    if body and not head_only:
+        data += body
+    sock.sendall(data)
+
+
+def handle_http(sock, args):
+    f = sock.makefile("rb")
+    try:
+        while True:
+            try:
+                got = read_head(f)
+            except BadRequest as e:
+                send_response(sock, 400, "Bad Request",
+                              [("Connection", "close")], str(e).encode())
+                return
+            if got is None:
+                return
+            (method, path, version), headers = got
+            body = read_body(f, headers)
+            conn = (hget(headers, "connection") or "").lower()
+            close = version == "HTTP/1.0" or "close" in conn
+            head = method == "HEAD"
+            extra = [("Connection", "close")] if close else []
+            if args.root and path.startswith(args.root_prefix):
+                rel = path[len(args.root_prefix):].split("?")[0]
+                fp = os.path.realpath(os.path.join(args.root, rel))
+                root = os.path.realpath(args.root)
+                if fp.startswith(root + os.sep) and os.path.isfile(fp):
+                    with open(fp, "rb") as fh:
+                        data = fh.read()
+                    send_response(sock, 200, "OK", [
+                        ("Content-Type", "application/octet-stream")] +
+                        extra, data, head)
+                else:
+                    send_response(sock, 404, "Not Found", extra,
+                                  b"not found\n", head)
+            elif path.startswith("/bytes/"):
+                n = int(path[len("/bytes/"):])
+                sock.sendall(("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n"
+                              "Content-Type: application/octet-stream\r\n"
+                              "%s\r\n" % (n, "Connection: close\r\n"
+                                          if close else "")).encode())
+                done = 0
+                while done < n and not head:
+                    k = min(1 << 20, n - done)
+                    sock.sendall(pattern(k, done))
+                    done += k
+            elif path.startswith("/chunked/"):
+                n = int(path[len("/chunked/"):])
+                sock.sendall(("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked"
+                              "\r\nContent-Type: application/octet-stream\r\n"
+                              "%s\r\n" % ("Connection: close\r\n"
+                                          if close else "")).encode())
+                done = 0
+                sizes = [1, 7, 100, 4093, 65536, 1000003]
+                i = 0
+                while done < n and not head:
+                    k = min(sizes[i % len(sizes)], n - done)
+                    i += 1
+                    sock.sendall(b"%x\r\n" % k + pattern(k, done) + b"\r\n")
+                    done += k
+                if not head:
+                    sock.sendall(b"0\r\n\r\n")
+            elif path.startswith("/echo-body"):
+                send_response(sock, 200, "OK", [
+                    ("Content-Type", "application/octet-stream")] + extra,
+                    body, head)
+            elif path.startswith("/close"):
+                send_response(sock, 200, "OK", [("Connection", "close")],
+                              b"closing\n", head)
+                return
+            else:
+                doc = {"method": method, "path": path, "version": version,
+                       "headers": headers, "body_len": len(body),
+                       "body_sha256": hashlib.sha256(body).hexdigest()}
+                send_response(sock, 200, "OK", [
+                    ("Content-Type", "application/json"),
+                    ("X-Origin", "servers.py")] + extra,
+                    (json.dumps(doc) + "\n").encode(), head)
+            if close:
+                return
+    except (OSError, ValueError, ssl.SSLError):
+        return
+    finally:
+        try:
+            f.close()
+            sock.close()
+        except OSError:
+            pass
+
+
+def serve_threads(s, handler):
+    while True:
+        c, _ = s.accept()
+        t = threading.Thread(target=handler, args=(c,), daemon=True)
+        t.start()
+
+
+def cmd_http(args):
+    s = listener(args.bind)
+    ctx = None
+    if args.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+
+    def handler(c):
+        if ctx is not None:
+            try:
+                c.settimeout(30)
+                c = ctx.wrap_socket(c, server_side=True)
+                c.settimeout(None)
+            except (OSError, ssl.SSLError):
+                c.close()
+                return
+        handle_http(c, args)
+
+    write_port(args.port_file, s.getsockname()[1])
+    serve_threads(s, handler)
+
+
+def cmd_echo(args):
+    s = listener(args.bind)
+
+    def handler(c):
+        try:
+            while True:
+                d = c.recv(65536)
+                if not d:
+                    break
+                c.sendall(d)
+        except OSError:
+            pass
+        c.close()
+
+    write_port(args.port_file, s.getsockname()[1])
+    serve_threads(s, handler)
+
+
+def cmd_blackhole(args):
+    s = listener(args.bind, 4096)
+    s.setblocking(False)
+    sel = selectors.DefaultSelector()
+    sel.register(s, selectors.EVENT_READ)
+    held = []
+    write_port(args.port_file, s.getsockname()[1])
+    while True:
+        for key, _ in sel.select():
+            if key.fileobj is s:
+                try:
+                    c, _ = s.accept()
+                except OSError:
+                    continue
+                c.setblocking(False)
+                held.append(c)
+                sel.register(c, selectors.EVENT_READ)
+            else:
+                try:
+                    d = key.fileobj.recv(65536)
+                except OSError:
+                    d = b""
+                if not d:
+                    # Peer gone: stop watching, keep nothing to answer.
+                    sel.unregister(key.fileobj)
+                    key.fileobj.close()
+                    held.remove(key.fileobj)
+
+
+def cmd_synhole(args):
+    """
+    listen(0) allows one queued connection; once the queue holds it the
+    kernel drops further SYNs (the accept-queue overflow check runs before
+    SYN cookies), so a connect() to this port stays unanswered.
+    """
+    s = listener("127.0.0.1", 0)
+    port = s.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        c = socket.socket()
+        c.setblocking(False)
+        c.connect_ex(("127.0.0.1", port))
+        fillers.append(c)
+    time.sleep(0.2)
+    probe = socket.socket()
+    probe.settimeout(1.0)
+    try:
+        probe.connect(("127.0.0.1", port))
+        answered = True
+    except (socket.timeout, OSError):
+        answered = False
+    probe.close()
+    write_port(args.port_file, "unsupported" if answered else port)
+    while True:
+        time.sleep(3600)
+
+
+def cmd_certgen(args):
+    os.makedirs(args.dir, exist_ok=True)
+    san = []
+    for n in args.names:
+        try:
+            ipaddress.ip_address(n)
+            san.append("IP:" + n)
+        except ValueError:
+            san.append("DNS:" + n)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec",
+                    "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", os.path.join(args.dir, "key.pem"),
+                    "-out", os.path.join(args.dir, "cert.pem"),
+                    "-days", "2", "-subj", "/CN=" + args.names[0],
+                    "-addext", "subjectAltName=" + ",".join(san)],
+                   check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+def http_complete(out, req):
+    """Whether out holds one whole HTTP response (a CONNECT 200 ends at
+    its head; a body needs Content-Length)."""
+    end = out.find(b"\r\n\r\n")
+    if end < 0:
+        return False
+    head = out[:end].decode("latin-1").split("\r\n")
+    parts = head[0].split(" ")
+    if len(parts) < 2:
+        return True
+    if req.startswith(b"CONNECT") and parts[1].startswith("2"):
+        return True
+    for h in head[1:]:
+        k, _, v = h.partition(":")
+        if k.strip().lower() == "content-length":
+            try:
+                return len(out) - end - 4 >= int(v.strip())
+            except ValueError:
+                return True
+    return False
+
+
+def cmd_client(args):
+    """Send stdin, print the answer; exit 0 at EOF, 3 at the timeout."""
+    data = sys.stdin.buffer.read()
+    if args.hex:
+        data = bytes.fromhex(data.decode().replace(" ", "").strip())
+    fam = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(args.timeout)
+    s.connect((args.host, args.port))
+    sent_closed = False
+    if args.trickle:
+        for i in range(len(data)):
+            try:
+                s.send(data[i:i + 1])
+            except OSError:
+                sys.stderr.write("peer closed after %d bytes\n" % i)
+                sent_closed = True
+                break
+            time.sleep(args.trickle / 1000.0)
+    else:
+        try:
+            s.sendall(data)
+        except OSError:
+            sys.stderr.write("peer closed during the send\n")
+            sent_closed = True
+    if args.shut and not sent_closed:
+        s.shutdown(socket.SHUT_WR)
+    out = bytearray()
+    rc = 0
+    deadline = time.time() + args.timeout
+    try:
+        while True:
+            if args.http and http_complete(out, data):
+                break
+            s.settimeout(max(0.01, deadline - time.time()))
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except socket.timeout:
+        rc = 3
+    except OSError:
+        pass  # a reset counts as closed
+    if sent_closed:
+        rc = 0
+    s.close()
+    if args.hex:
+        sys.stdout.write(out.hex() + "\n")
+    else:
+        sys.stdout.buffer.write(bytes(out))
+    sys.exit(rc)
+
+
+def recv_exact(s, n):
+    out = bytearray()
+    while len(out) < n:
+        d = s.recv(n - len(out))
+        if not d:
+            break
+        out += d
+    return bytes(out)
+
+
+def cmd_socks5(args):
+    """One SOCKS5 exchange; prints what the proxy answered."""
+    s = socket.create_connection(("127.0.0.1", args.port), args.timeout)
+    if args.auth:
+        s.sendall(b"\x05\x01\x02")
+    else:
+        s.sendall(b"\x05\x01\x00")
+    m = recv_exact(s, 2)
+    if len(m) != 2:
+        print("method-reply short %s" % m.hex())
+        return
+    print("method 0x%02x" % m[1])
+    if m[0] != 5 or m[1] == 0xFF:
+        return
+    if m[1] == 2:
+        user, _, pw = args.auth.partition(":")
+        s.sendall(bytes([1, len(user)]) + user.encode() +
+                  bytes([len(pw)]) + pw.encode())
+        a = recv_exact(s, 2)
+        print("auth 0x%02x" % (a[1] if len(a) == 2 else 0xFF))
+        if len(a) != 2 or a[1] != 0:
+            return
+    host, _, port = args.target.rpartition(":")
+    port = int(port)
+    atyp = args.atyp
+    if atyp == "auto":
+        try:
+            ip = ipaddress.ip_address(host.strip("[]"))
+            atyp = "ipv4" if ip.version == 4 else "ipv6"
+        except ValueError:
+            atyp = "domain"
+    if atyp == "ipv4":
+        addr = b"\x01" + socket.inet_pton(socket.AF_INET, host)
+    elif atyp == "ipv6":
+        addr = b"\x04" + socket.inet_pton(socket.AF_INET6, host.strip("[]"))
+    else:
+        hb = host.encode("latin-1")
+        addr = b"\x03" + bytes([len(hb)]) + hb
+    cmd = {"connect": 1, "bind": 2, "udp": 3}[args.socks_cmd]
+    s.sendall(bytes([5, cmd, 0]) + addr + port.to_bytes(2, "big"))
+    head = recv_exact(s, 4)
+    if len(head) != 4:
+        print("reply short %s" % head.hex())
+        return
+    alen = {1: 4, 4: 16}.get(head[3])
+    if alen is None and head[3] == 3:
+        alen = recv_exact(s, 1)[0]
+    rest = recv_exact(s, (alen or 0) + 2)
+    full = alen is not None and len(rest) == alen + 2 and head[0] == 5 \
+        and head[2] == 0
+    print("reply 0x%02x %s" % (head[1], "full" if full else "malformed"))
+    if head[1] == 0 and args.send:
+        s.sendall(args.send.encode())
+        back = recv_exact(s, len(args.send))
+        print("echo %s" % ("ok" if back == args.send.encode() else
+                           "bad %r" % back))
+    s.close()
+
+
+def cmd_sha(args):
+    print(pattern_sha256(args.n))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawTextHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("http", "echo", "blackhole", "synhole"):
+        sp = sub.add_parser(name)
+        sp.add_argument("--port-file", required=True)
+        sp.add_argument("--bind", default="127.0.0.1")
+        if name == "http":
+            sp.add_argument("--tls-cert")
+            sp.add_argument("--tls-key")
+            sp.add_argument("--root")
+            sp.add_argument("--root-prefix", default="/git/")
+    sp = sub.add_parser("certgen")
+    sp.add_argument("dir")
+    sp.add_argument("names", nargs="+")
+    sp = sub.add_parser("client")
+    sp.add_argument("--port", type=int, required=True)
+    sp.add_argument("--host", default="127.0.0.1")
+    sp.add_argument("--timeout", type=float, default=3.0)
+    sp.add_argument("--shut", action="store_true")
+    sp.add_argument("--hex", action="store_true")
+    sp.add_argument("--trickle", type=int, default=0)
+    sp.add_argument("--http", action="store_true")
+    sp = sub.add_parser("socks5")
+    sp.add_argument("--port", type=int, required=True)
+    sp.add_argument("--target", required=True)
+    sp.add_argument("--atyp", default="auto",
+                    choices=["auto", "domain", "ipv4", "ipv6"])
+    sp.add_argument("--auth")
+    sp.add_argument("--cmd", dest="socks_cmd", default="connect",
+                    choices=["connect", "bind", "udp"])
+    sp.add_argument("--send")
+    sp.add_argument("--timeout", type=float, default=5.0)
+    sp = sub.add_parser("sha")
+    sp.add_argument("n", type=int)
+    args = p.parse_args()
+    {"http": cmd_http, "echo": cmd_echo, "blackhole": cmd_blackhole,
+     "synhole": cmd_synhole, "certgen": cmd_certgen,
+     "client": cmd_client, "socks5": cmd_socks5,
+     "sha": cmd_sha}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        pass
