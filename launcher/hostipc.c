@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <jansson.h>
 
 #include "log.h"
@@ -33,6 +35,8 @@
 static const char *find_ci(const char *, size_t, const char *);
 static int	 line_names_ipc(const char *, size_t);
 static long long mono_ms(void);
+static void	 tee_read_cb(evutil_socket_t, short, void *);
+static int	 tee_copy(struct hostipc_tee *);
 
 extern char **environ;
 
@@ -336,4 +340,208 @@ hostipc_run(char *const argv[], const char *shell_string, const char *cwd,
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
+}
+
+struct hostipc_tee *
+hostipc_tee_begin(void)
+{
+	struct hostipc_tee	*t;
+	int			 p[2];
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->rfd = t->saved = -1;
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		free(t);
+		return NULL;
+	}
+	t->rfd = p[0];
+	if ((t->saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3)) == -1 ||
+	    dup2(p[1], STDERR_FILENO) == -1) {
+		if (t->saved != -1)
+			close(t->saved);
+		close(p[0]);
+		close(p[1]);
+		free(t);
+		return NULL;
+	}
+	close(p[1]);		/* fd 2 is the write end now */
+	return t;
+}
+
+int
+hostipc_tee_start(struct hostipc_tee *t, struct event_base *base)
+{
+	int	 fl;
+
+	if (t->saved != -1) {
+		dup2(t->saved, STDERR_FILENO);
+		close(t->saved);
+		t->saved = -1;
+	}
+	if ((fl = fcntl(t->rfd, F_GETFL)) == -1 ||
+	    fcntl(t->rfd, F_SETFL, fl | O_NONBLOCK) == -1)
+		return -1;
+	if ((t->ev = event_new(base, t->rfd, EV_READ | EV_PERSIST,
+	    tee_read_cb, t)) == NULL || event_add(t->ev, NULL) == -1)
+		return -1;
+	return 0;
+}
+
+/* Copy what can be read now; 1 at EOF, 0 when it would block, -1 error. */
+static int
+tee_copy(struct hostipc_tee *t)
+{
+	char	 buf[16384];
+	ssize_t	 n, w, off;
+
+	for (;;) {
+		n = read(t->rfd, buf, sizeof(buf));
+		if (n == 0)
+			return 1;
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? 0 : -1;
+		}
+		hostipc_tail_add(&t->tail, buf, (size_t)n);
+		for (off = 0; off < n; off += w)
+			if ((w = write(STDERR_FILENO, buf + off,
+			    (size_t)(n - off))) <= 0) {
+				if (w == -1 && errno == EINTR) {
+					w = 0;
+					continue;
+				}
+				break;	/* our stderr is gone; keep the tail */
+			}
+	}
+}
+
+static void
+tee_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct hostipc_tee	*t = arg;
+
+	(void)fd;
+	(void)what;
+	if (tee_copy(t) != 0 && t->ev != NULL) {
+		event_free(t->ev);
+		t->ev = NULL;
+	}
+}
+
+void
+hostipc_tee_end(struct hostipc_tee *t)
+{
+	if (t == NULL)
+		return;
+	if (t->saved != -1) {
+		dup2(t->saved, STDERR_FILENO);
+		close(t->saved);
+		t->saved = -1;
+	}
+	/*
+	 * Every writer lived in the sandbox's PID namespace, which is gone:
+	 * what they wrote is in the pipe, and reading to EAGAIN gets it all.
+	 */
+	if (t->rfd != -1) {
+		fcntl(t->rfd, F_SETFL, fcntl(t->rfd, F_GETFL) | O_NONBLOCK);
+		tee_copy(t);
+	}
+	if (t->ev != NULL) {
+		event_free(t->ev);
+		t->ev = NULL;
+	}
+	if (t->rfd != -1) {
+		close(t->rfd);
+		t->rfd = -1;
+	}
+}
+
+void
+hostipc_tee_free(struct hostipc_tee *t)
+{
+	if (t == NULL)
+		return;
+	hostipc_tee_end(t);
+	free(t);
+}
+
+int
+hostipc_preflight(const struct config *conf, const struct supervise *s,
+    char *const argv[], const char *shell_string, const char *cwd,
+    long long timeout_ms)
+{
+	const char	*prefix;
+	char		*text, *rule = NULL;
+	char		 reason[512];
+	int		 rc;
+
+	if (conf->hostipc_mode != HOSTIPC_ASK)
+		return -1;
+	if ((text = hostipc_command_text(argv, shell_string)) == NULL) {
+		fprintf(stderr, "pisbx: host-IPC execution denied: out of "
+		    "memory\n");
+		return HOSTIPC_EXIT_DENIED;
+	}
+	if ((prefix = hostipc_match(&conf->hostipc_prefixes, text)) == NULL) {
+		free(text);
+		return -1;
+	}
+	if (asprintf(&rule, "preflight-prefix:%s", prefix) == -1) {
+		free(text);
+		fprintf(stderr, "pisbx: host-IPC execution denied: out of "
+		    "memory\n");
+		return HOSTIPC_EXIT_DENIED;
+	}
+	if (!hostipc_review(conf, s, text, cwd, rule, "the command runs on "
+	    "the host, outside the sandbox, with the user's own access",
+	    reason, sizeof(reason))) {
+		fprintf(stderr, "pisbx: host-IPC execution denied: %s\n",
+		    reason);
+		rc = HOSTIPC_EXIT_DENIED;
+	} else {
+		fprintf(stderr, "pisbx: host-IPC: approved (%s); running on "
+		    "the host, outside the sandbox\n", rule);
+		rc = hostipc_run(argv, shell_string, cwd, timeout_ms);
+	}
+	free(rule);
+	free(text);
+	return rc;
+}
+
+int
+hostipc_after(const struct config *conf, const struct supervise *s,
+    const struct hostipc_outcome *o, const struct hostipc_tee *t,
+    char *const argv[], const char *shell_string, const char *cwd,
+    long long timeout_ms, long long elapsed_ms, int status)
+{
+	long long	 left;
+	char		*text;
+	char		 reason[512];
+	int		 rc;
+
+	if (conf->hostipc_mode != HOSTIPC_ASK || !conf->hostipc_retry ||
+	    t == NULL || !hostipc_should_retry(o, t->tail.buf, t->tail.len))
+		return status;
+	/* Out of time is a timeout, never a retry. */
+	if ((left = hostipc_remaining_ms(timeout_ms, elapsed_ms)) < 0)
+		return status;
+	if ((text = hostipc_command_text(argv, shell_string)) == NULL)
+		return status;
+	if (!hostipc_review(conf, s, text, cwd, "unix-socket-eperm",
+	    "the sandboxed attempt failed on a refused Unix socket and may "
+	    "already have had side effects; it would run again on the host, "
+	    "outside the sandbox", reason, sizeof(reason))) {
+		fprintf(stderr, "pisbx: host-IPC execution denied: %s\n",
+		    reason);
+		free(text);
+		return status;
+	}
+	fprintf(stderr, "pisbx: ---- host-IPC retry: the sandboxed attempt "
+	    "exited %d on a refused Unix socket; running again on the host, "
+	    "outside the sandbox ----\n", o->status);
+	rc = hostipc_run(argv, shell_string, cwd, left);
+	free(text);
+	return rc;
 }

@@ -11,6 +11,9 @@
 #include "policy.h"
 #include "approval.h"
 
+struct event;
+struct event_base;
+
 /* supervise.c */
 struct supervise {
 	char		*socket;	/* PISBX_SUPERVISOR_SOCKET */
@@ -108,5 +111,41 @@ int	 hostipc_review(const struct config *, const struct supervise *,
  */
 int	 hostipc_run(char *const argv[], const char *shell_string,
 	    const char *cwd, long long timeout_ms);
+
+/* The command's stderr passed through to ours, its tail kept. */
+struct hostipc_tee {
+	int			 rfd;		/* pipe, read end */
+	int			 saved;		/* our own stderr meanwhile */
+	struct event		*ev;
+	struct hostipc_tail	 tail;
+};
+
+/*
+ * Before the sandbox starts: fd 2 becomes a pipe that the sandbox
+ * inherits as the command's stderr.  NULL on failure (fd 2 unchanged).
+ */
+struct hostipc_tee *hostipc_tee_begin(void);
+/* Once the sandbox started: our fd 2 back, the pipe copied to it. */
+int	 hostipc_tee_start(struct hostipc_tee *, struct event_base *);
+/* After the command ended: copy what is left; fd 2 restored. */
+void	 hostipc_tee_end(struct hostipc_tee *);
+void	 hostipc_tee_free(struct hostipc_tee *);
+/*
+ * The preflight: -1 when no prefix matches (run sandboxed), else the
+ * exit status of the host run, or HOSTIPC_EXIT_DENIED after printing
+ * "pisbx: host-IPC execution denied: REASON".
+ */
+int	 hostipc_preflight(const struct config *, const struct supervise *,
+	    char *const argv[], const char *shell_string, const char *cwd,
+	    long long timeout_ms);
+/*
+ * After a sandboxed run: status itself, or -- when the retry applies and
+ * a reviewer allows it -- the status of a host run with the remaining
+ * timeout, after a separator line.
+ */
+int	 hostipc_after(const struct config *, const struct supervise *,
+	    const struct hostipc_outcome *, const struct hostipc_tee *,
+	    char *const argv[], const char *shell_string, const char *cwd,
+	    long long timeout_ms, long long elapsed_ms, int status);
 
 #endif
