@@ -22,8 +22,7 @@
 static void	 secret_free(char *);
 
 int
-supervise_init(struct supervise *s, const char *cwd, int depth, char *err,
-    size_t errlen)
+supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
 {
 	const char	*sock, *cap, *t;
 	int		 rc = -1;
@@ -64,8 +63,7 @@ supervise_init(struct supervise *s, const char *cwd, int depth, char *err,
 	if ((t = getenv(SUPERVISOR_TIMEOUT_ENV)) != NULL && atoi(t) > 0)
 		s->timeout_ms = atoi(t);
 	if ((s->socket = strdup(sock)) == NULL ||
-	    (s->capability = strdup(cap)) == NULL ||
-	    (s->cwd = strdup(cwd)) == NULL) {
+	    (s->capability = strdup(cap)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto done;
 	}
@@ -88,13 +86,18 @@ done:
 }
 
 int
-supervise_register(struct supervise *s, struct config *conf, char *err,
-    size_t errlen)
+supervise_register(struct supervise *s, struct config *conf, const char *cwd,
+    char *err, size_t errlen)
 {
 	struct policy	*pol = NULL;
 	char		*path;
 	int		 fallback;
 
+	free(s->cwd);
+	if ((s->cwd = strdup(cwd)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	if (supclient_register(s->socket, s->capability, s->worker_id,
 	    s->cwd, s->timeout_ms, &pol, &fallback, err, errlen) == -1)
 		return -1;

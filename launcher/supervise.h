@@ -31,8 +31,8 @@ struct supervise {
  * only one of them set, or inside a sandbox (depth > 0), where the
  * supervisor's socket cannot be reached.
  */
-int	 supervise_init(struct supervise *, const char *cwd, int depth,
-	    char *err, size_t errlen);
+int	 supervise_init(struct supervise *, int depth, char *err,
+	    size_t errlen);
 /*
  * Register with the supervisor and make its policy the run's whole
  * network policy, its socket the reviewer (conf is changed; the caller
@@ -41,7 +41,7 @@ int	 supervise_init(struct supervise *, const char *cwd, int depth,
  * warns.  Returns -1 with err set when the command must not start.
  */
 int	 supervise_register(struct supervise *, struct config *,
-	    char *err, size_t errlen);
+	    const char *cwd, char *err, size_t errlen);
 /* Unregister once (a no-op unless registered); warns on failure. */
 void	 supervise_unregister(struct supervise *);
 void	 supervise_clear(struct supervise *);
