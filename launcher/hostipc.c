@@ -34,7 +34,6 @@
 
 static const char *find_ci(const char *, size_t, const char *);
 static int	 line_names_ipc(const char *, size_t);
-static long long mono_ms(void);
 static void	 tee_read_cb(evutil_socket_t, short, void *);
 static int	 tee_copy(struct hostipc_tee *);
 
@@ -236,8 +235,8 @@ hostipc_review(const struct config *conf, const struct supervise *s,
 	return res == REVIEW_RESULT_ALLOW;
 }
 
-static long long
-mono_ms(void)
+long long
+hostipc_clock_ms(void)
 {
 	struct timespec	 ts;
 
@@ -303,10 +302,10 @@ hostipc_run(char *const argv[], const char *shell_string, const char *cwd,
 		tcsetpgrp(ttyfd, pid);
 	}
 	if (timeout_ms > 0)
-		deadline = mono_ms() + timeout_ms;
+		deadline = hostipc_clock_ms() + timeout_ms;
 	for (;;) {
 		if (timeout_ms > 0) {
-			left = deadline - mono_ms();
+			left = deadline - hostipc_clock_ms();
 			if (left <= 0) {
 				timed_out = 1;
 				kill(-pid, SIGKILL);

@@ -92,6 +92,8 @@ long long hostipc_remaining_ms(long long total_ms, long long elapsed_ms);
  * a shell would split or expand single-quoted.  malloc'ed.
  */
 char	*hostipc_command_text(char *const argv[], const char *shell_string);
+/* A monotonic clock in milliseconds, for the remaining timeout. */
+long long hostipc_clock_ms(void);
 /* Keep the last HOSTIPC_TAIL_MAX octets. */
 void	 hostipc_tail_add(struct hostipc_tail *, const char *, size_t);
 
