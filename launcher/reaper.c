@@ -159,6 +159,7 @@ reaper_exec(struct sandbox *sb, int status_fd)
 		char tag;
 
 		close(gsk[0]);
+		close(status_fd);	/* its EOF tells the reaper exec happened */
 		if (net_recv_fds(gsk[1], &tag, &nfd, 1) != 1 ||
 		    tag != CTL_NOTIFY)
 			_exit(0);
