@@ -333,6 +333,7 @@ struct conn {
 	char			 approved[TARGET_TEXT_MAX];	/* review:allow */
 	struct pgen		*gen;		/* held during a review */
 	struct review		*review;
+	struct event		*gone_ev;	/* REVIEW: client hung up */
 	struct dns_query	*dnsq;
 
 	uint64_t		 bytes_up;
