@@ -392,6 +392,8 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		if (fs_worktree(&set, root) == -1)
 			goto fail;
 	}
+	if (fs_worktree(&set, cwd) == -1)
+		goto fail;
 
 	/* One rule per existing path that changes what the sandbox sees. */
 	for (i = 0; i < set.n; i++) {

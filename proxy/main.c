@@ -146,7 +146,7 @@ main(int argc, char *argv[])
 	const char *cli_config = NULL;
 	char **explain = NULL, **listen = NULL, bound[512], cwd[4096];
 	size_t nexplain = 0, nlisten = 0, i;
-	int ch, check = 0, verbose = 0;
+	int ch, check = 0, verbose = 0, rc = 0;
 
 	memset(&ms, 0, sizeof(ms));
 	memset(&opts, 0, sizeof(opts));
@@ -180,7 +180,8 @@ main(int argc, char *argv[])
 			else {
 				fprintf(stderr, "pisbx-proxy: --log-format "
 				    "takes json or text, not \"%s\"\n", optarg);
-				return EX_USAGE_;
+				rc = EX_USAGE_;
+				goto out;
 			}
 			break;
 		case 'L':
@@ -191,33 +192,32 @@ main(int argc, char *argv[])
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			goto out;
 		case 'V':
 			printf("pisbx-proxy %s\n", PISBX_VERSION);
-			return 0;
+			goto out;
 		default:
 			usage(stderr);
-			return EX_USAGE_;
+			rc = EX_USAGE_;
+			goto out;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "pisbx-proxy: unexpected argument \"%s\"\n",
 		    argv[optind]);
 		usage(stderr);
-		return EX_USAGE_;
+		rc = EX_USAGE_;
+		goto out;
 	}
 	log_init(argv[0], verbose);
 
 	ms.config_path = config_find(cli_config);
-	if ((conf = load_config(ms.config_path, 0)) == NULL)
-		return EX_CONFIG_;
-	if (check) {
-		printf("configuration OK\n");
-		if (nexplain == 0) {
-			config_free(conf);
-			return 0;
-		}
+	if ((conf = load_config(ms.config_path, 0)) == NULL) {
+		rc = EX_CONFIG_;
+		goto out;
 	}
+	if (check)
+		printf("configuration OK\n");
 	if (nexplain > 0) {
 		for (i = 0; i < nexplain; i++) {
 			char *line = policy_explain(conf->policy, explain[i]);
@@ -227,8 +227,10 @@ main(int argc, char *argv[])
 			printf("%s\n", line);
 			free(line);
 		}
+	}
+	if (check || nexplain > 0) {
 		config_free(conf);
-		return 0;
+		goto out;
 	}
 	if (nlisten == 0) {
 		for (i = 0; i < conf->listen.n; i++)
@@ -240,7 +242,8 @@ main(int argc, char *argv[])
 		    ms.config_path != NULL ? ms.config_path :
 		    "the config");
 		config_free(conf);
-		return EX_CONFIG_;
+		rc = EX_CONFIG_;
+		goto out;
 	}
 
 	signal(SIGPIPE, SIG_IGN);
@@ -255,19 +258,19 @@ main(int argc, char *argv[])
 	for (i = 0; i < nlisten; i++)
 		if ((listen[i] = strdup(listen[i])) == NULL)
 			err(1, NULL);
-	if ((ms.px = proxy_new(ms.base, conf, &opts)) == NULL)
-		return EX_CONFIG_;
+	if ((ms.px = proxy_new(ms.base, conf, &opts)) == NULL) {
+		rc = EX_CONFIG_;
+		goto out;
+	}
 	for (i = 0; i < nlisten; i++) {
 		if (proxy_listen(ms.px, listen[i], bound, sizeof(bound)) ==
 		    -1) {
 			fprintf(stderr, "pisbx-proxy: cannot listen on %s\n",
 			    listen[i]);
-			proxy_free(ms.px);
-			event_base_free(ms.base);
-			return EX_OSERR_;
+			rc = EX_OSERR_;
+			goto out;
 		}
 		fprintf(stderr, "pisbx-proxy: listening on %s\n", bound);
-		free(listen[i]);
 	}
 	fflush(stderr);
 
@@ -285,10 +288,15 @@ main(int argc, char *argv[])
 	event_free(ev_hup);
 	event_free(ev_term);
 	event_free(ev_int);
+out:
 	proxy_free(ms.px);
-	event_base_free(ms.base);
+	if (ms.base != NULL)
+		event_base_free(ms.base);
+	if (ms.base != NULL)
+		for (i = 0; i < nlisten; i++)
+			free(listen[i]);
 	free(ms.config_path);
 	free(explain);
 	free(listen);
-	return 0;
+	return rc;
 }

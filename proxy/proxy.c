@@ -54,6 +54,8 @@ static void	 conn_event_cb(struct bufferevent *, short, void *);
 static void	 conn_flush_cb(struct bufferevent *, void *);
 static void	 conn_timer_cb(evutil_socket_t, short, void *);
 static void	 conn_review_cb(enum review_result, const char *, void *);
+static void	 conn_watch_gone(struct conn *);
+static void	 conn_gone_cb(evutil_socket_t, short, void *);
 static void	 conn_allowed(struct conn *, const char *);
 static void	 conn_resolve(struct conn *);
 static void	 conn_dns_cb(const struct sockaddr_storage *, size_t,
@@ -720,12 +722,15 @@ conn_close(struct conn *c, const char *end)
 
 	if (c->review != NULL)
 		review_cancel(c->review);
+	if (c->gone_ev != NULL)
+		event_free(c->gone_ev);
 	pgen_unref(c->gen);
 	dns_cancel(c->dnsq);
 	if (c->connect_ev != NULL)
 		event_free(c->connect_ev);
 	if (c->connect_fd != -1)
 		close(c->connect_fd);
+	relay_free(c);
 	if (c->upstream != NULL)
 		bufferevent_free(c->upstream);
 	if (c->client != NULL)
@@ -855,6 +860,38 @@ conn_authorise(struct conn *c)
 	}
 	c->gen = g;
 	g->refs++;
+	conn_watch_gone(c);
+}
+
+/*
+ * A review can take as long as a person does, and the client's reads are
+ * off meanwhile, so its EOF would go unseen: watch the socket for the
+ * peer's close (EV_CLOSED, EPOLLRDHUP) and cancel the review when the
+ * client goes away.  A client that half-closes while it waits counts as
+ * gone: the answer would be a deny anyway.
+ */
+static void
+conn_watch_gone(struct conn *c)
+{
+	evutil_socket_t fd;
+
+	if (c->client == NULL || (fd = bufferevent_getfd(c->client)) == -1)
+		return;
+	c->gone_ev = event_new(c->px->base, fd, EV_CLOSED, conn_gone_cb, c);
+	if (c->gone_ev != NULL && event_add(c->gone_ev, NULL) == -1) {
+		event_free(c->gone_ev);
+		c->gone_ev = NULL;
+	}
+}
+
+static void
+conn_gone_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	conn_close(c, "client-gone");
 }
 
 static void
@@ -863,6 +900,10 @@ conn_review_cb(enum review_result res, const char *detail, void *arg)
 	struct conn *c = arg;
 
 	c->review = NULL;
+	if (c->gone_ev != NULL) {
+		event_free(c->gone_ev);
+		c->gone_ev = NULL;
+	}
 	pgen_unref(c->gen);
 	c->gen = NULL;
 	if (res == REVIEW_RESULT_ALLOW) {

@@ -69,6 +69,7 @@ dns_start
 px_config "$T/conf.json" --allow "127.0.0.1 [::1]"
 spawn "$PROXY" --config "$T/conf.json" --listen 127.0.0.1:0 --listen '[::1]:0' \
     --access-log - >"$T/stdout.log" 2>"$T/two.err"
+_px_all="$_px_all $LAST_PID:$T/two.err"
 i=0
 while [ "$(grep -c 'listening on' "$T/two.err")" -lt 2 ] && [ $i -lt 100 ]; do
 	sleep 0.05; i=$((i + 1))
@@ -87,4 +88,19 @@ if [ -n "$p4" ] && [ -n "$p6" ]; then
 else
 	not_ok "two listeners: $(cat "$T/two.err")"
 fi
-done_testing
+
+# A Unix-socket listener.
+spawn "$PROXY" --config "$T/conf.json" --listen "$T/px.sock" \
+    --access-log "$T/unix.log" 2>"$T/unix.err"
+_px_all="$_px_all $LAST_PID:$T/unix.err"
+i=0
+while [ ! -S "$T/px.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+if [ -S "$T/px.sock" ]; then
+	out=$(printf 'CONNECT 127.0.0.1:%s HTTP/1.1\r\nHost: x\r\n\r\nunix' "$E" |
+	    "$PY" "$SERVERS" client --unix "$T/px.sock" --timeout 2 | tr -d '\r')
+	contains "Unix-socket listener serves CONNECT" "$out" "HTTP/1.1 200"
+	contains "Unix-socket listener relays" "$out" "unix"
+else
+	not_ok "Unix-socket listener not created: $(cat "$T/unix.err")"
+fi
+px_done

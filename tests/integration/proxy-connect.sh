@@ -40,6 +40,18 @@ out=$(printf 'GET /s HTTP/1.1\r\nHost: tls.test\r\nConnection: close\r\n\r\n' |
 contains "openssl s_client -proxy: certificate verified" "$out" "Verify return code: 0 (ok)"
 contains "openssl s_client -proxy: origin answered" "$out" '"path": "/s"'
 
+# A ClientHello whose SNI names another host than the CONNECT target.
+out=$(printf 'GET /sni HTTP/1.1\r\nHost: tls.test\r\nConnection: close\r\n\r\n' |
+    timeout 15 openssl s_client -proxy "127.0.0.1:$PX_PORT" \
+    -connect "tls.test:$TLS_PORT" -servername other.test \
+    -CAfile "$T/cert/cert.pem" -ign_eof 2>&1)
+case $out in
+*'"path": "/sni"'*) not_ok "SNI other.test through a tunnel to tls.test reached the origin" ;;
+*) ok "SNI other.test through a tunnel to tls.test: no handshake with the origin" ;;
+esac
+check_log "sni-mismatch record" proto=connect host=tls.test port="$TLS_PORT" \
+    reason=sni-mismatch
+
 # A denied target: 403, canonical target and reason in body and header.
 px_connect "DENIED.Test.:443"
 eq "deny-listed CONNECT gets 403" "$STATUS" 403
@@ -116,4 +128,4 @@ else
 	not_ok "access-log records miss documented fields"
 fi
 check "proxy still running" px_alive
-done_testing
+px_done

@@ -10,8 +10,9 @@
 
 srv_start http web
 WEB_PORT=$SRV_PORT
-dns_start web.test=127.0.0.1 other.test=127.0.0.1 blocked.test=127.0.0.1
-px_config "$T/conf.json" --allow "web.test other.test" --deny "blocked.test"
+dns_start web.test=127.0.0.1 other.test=127.0.0.1 blocked.test=127.0.0.1 \
+    unlisted.test=127.0.0.1
+px_config "$T/conf.json" --allow "web.test other.test [::1]" --deny "blocked.test"
 px_start "$T/conf.json"
 P="http://127.0.0.1:$PX_PORT"
 W="http://web.test:$WEB_PORT"
@@ -154,9 +155,67 @@ contains "curl -x to a denied host: 403" "$out" "HTTP/1.1 403"
 contains "curl -x to a denied host: X-Pisbx-Reason" "$out" "deny-list:blocked.test"
 contains "403 body names the canonical target" "$(cat "$T/deny.body")" "blocked.test:$WEB_PORT"
 
+# Two requests in one write (pipelined): both answered, in order.
+printf 'GET %s/p1 HTTP/1.1\r\nHost: x\r\n\r\nGET %s/p2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' "$W" "$W" |
+    raw "$PX_PORT" --timeout 5 >"$T/pipe.out"
+if grep -o '"path": "/p[12]"' "$T/pipe.out" | tr '\n' ' ' | grep -qx '"path": "/p1" "path": "/p2" '; then
+	ok "pipelined requests answered in order"
+else
+	not_ok "pipelined requests: $(grep -o '"path": "[^"]*"' "$T/pipe.out" | tr '\n' ' ')"
+fi
+
+# Framing attacks: ambiguous bodies are refused or normalised.
+px_req "POST $W/json HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello!!"
+eq "two different Content-Length values: 400" "$STATUS" 400
+px_req "POST $W/json HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"
+eq "non-numeric Content-Length: 400" "$STATUS" 400
+px_req "POST $W/json HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+case $STATUS in
+400) ok "Content-Length with Transfer-Encoding: 400" ;;
+200)
+	case $RESP in
+	*'"Content-Length"'* | *'"content-length"'*) not_ok "Content-Length forwarded next to Transfer-Encoding" ;;
+	*'"body_len": 5'*) ok "Content-Length with Transfer-Encoding: chunked framing wins, CL removed" ;;
+	*) not_ok "Content-Length with Transfer-Encoding: $RESP" ;;
+	esac ;;
+*) not_ok "Content-Length with Transfer-Encoding: $STATUS" ;;
+esac
+px_req "POST $W/json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"
+case $STATUS in
+400 | 501) ok "unknown Transfer-Encoding refused ($STATUS)" ;;
+*) not_ok "unknown Transfer-Encoding: $STATUS" ;;
+esac
+
+# Userinfo must not be mistaken for the host.
+px_req "GET http://web.test:$WEB_PORT@unlisted.test:$WEB_PORT/ui HTTP/1.1\r\nHost: web.test\r\n\r\n"
+case $STATUS in
+400 | 403) ok "userinfo before the host is not the host ($STATUS)" ;;
+*) not_ok "http://web.test@unlisted.test/ answered $STATUS" ;;
+esac
+n=$(log_count event=decision decision=allow host=unlisted.test)
+eq "userinfo trick allowed nothing" "$n" 0
+case $RESP in
+*'"path": "/ui"'*) not_ok "userinfo trick reached an origin" ;;
+*) ok "userinfo trick reached no origin" ;;
+esac
+
+# IPv6 literal authority.
+srv_start http web6 --bind ::1
+W6=$SRV_PORT
+out=$(curl -sS --max-time 10 -x "$P" "http://[::1]:$W6/six" 2>&1)
+contains "IPv6 literal authority forwarded" "$out" '"path": "/six"'
+contains "IPv6 literal Host header" "$out" "[\"Host\", \"[::1]:$W6\"]"
+
+# An upstream that closes before its Content-Length: the client sees the
+# short body end, never a hang or a reused connection.
+curl -sS --max-time 10 -x "$P" "$W/truncate/100000" -o "$T/trunc" 2>"$T/trunc.err"
+rc=$?
+eq "truncated upstream body: curl reports a partial transfer (18)" "$rc" 18
+eq "truncated upstream body: the half that came is delivered" "$(wc -c <"$T/trunc")" 50000
+
 # Origin-form requests to the proxy are refused.
 px_req "GET /index.html HTTP/1.1\r\nHost: web.test:$WEB_PORT\r\n\r\n"
 eq "origin-form request to the proxy: 400" "$STATUS" 400
 
 check "proxy still running" px_alive
-done_testing
+px_done

@@ -94,6 +94,52 @@ has_line "$T/slow.out" "^resumed all$" &&
 	ok "stalled reader resumes and gets its data" ||
 	not_ok "stalled reader did not resume: $(cat "$T/slow.out")"
 
+# An upstream that stops reading: uploads stall instead of piling up.
+srv_start blackhole hole --no-read
+HOLE_PORT=$SRV_PORT HOLE_PID=$SRV_PID
+before=$(rss_kib "$PX_PID")
+"$PY" - "$PX_PORT" "$HOLE_PORT" "$PX_PID" >"$T/up.out" 2>&1 <<'EOF'
+import socket, sys, time
+px, hp, pid = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+s = socket.create_connection(("127.0.0.1", px), 10)
+s.sendall(("CONNECT echo.test:%s HTTP/1.1\r\nHost: echo.test\r\n\r\n"
+           % hp).encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(1)
+s.setblocking(False)
+chunk = b"u" * 65536
+sent = peak = 0
+end = time.time() + 3
+while time.time() < end:
+    try:
+        sent += s.send(chunk)
+    except BlockingIOError:
+        time.sleep(0.01)
+    for line in open("/proc/%s/status" % pid):
+        if line.startswith("VmRSS:"):
+            peak = max(peak, int(line.split()[1]))
+print("sent", sent)
+print("peak", peak)
+s.close()
+EOF
+peak=$(sed -n 's/^peak //p' "$T/up.out")
+sent=$(sed -n 's/^sent //p' "$T/up.out")
+if [ -n "$peak" ] && [ $((peak - before)) -lt 65536 ]; then
+	ok "non-reading upstream: proxy RSS grew $((peak - before)) KiB after $sent bytes offered"
+else
+	not_ok "non-reading upstream: RSS $before -> ${peak:-?} KiB ($(cat "$T/up.out"))"
+fi
+if [ -n "$sent" ] && [ "$sent" -lt 200000000 ]; then
+	ok "non-reading upstream: the client was pushed back ($sent bytes accepted)"
+else
+	not_ok "non-reading upstream: client never blocked (${sent:-?} bytes)"
+fi
+# The upstream goes away with our bytes unread: the tunnel is torn down.
+kill "$HOLE_PID"
+check_log "upstream reset: the stuck tunnel is closed and logged" event=close \
+    host=echo.test port="$HOLE_PORT"
+
 # maxConnections 4: four tunnels open, the fifth client refused cleanly.
 "$PXTOOL" idle --proxy "127.0.0.1:$PX_PORT" --target "echo.test:$ECHO_PORT" \
     --count 4 --ready-file "$T/idle.ready" --hold-seconds 60 >"$T/idle.out" 2>&1 &
@@ -156,4 +202,4 @@ check_log "idle tunnel close record" event=close host=echo.test bytes_up=1 bytes
 
 PX_PID=$MAIN_PID PX_PORT=$MAIN_PORT
 check "first proxy still running" px_alive
-done_testing
+px_done

@@ -89,6 +89,14 @@ contains "BIND: reply 0x07" "$out" "reply 0x07 full"
 out=$(socks "$PX_PORT" --cmd udp --target "127.0.0.1:$ECHO_PORT")
 contains "UDP ASSOCIATE: reply 0x07" "$out" "reply 0x07 full"
 
+# Domain targets are canonicalised like any other host.
+out=$(socks "$PX_PORT" --atyp domain --target "127.1:$ECHO_PORT" --send ping)
+contains "domain '127.1' is the literal 127.0.0.1" "$out" "echo ok"
+out=$(socks "$PX_PORT" --atyp domain --target "bad!host.test:$ECHO_PORT")
+contains "invalid domain: reply 0x02" "$out" "reply 0x02 full"
+check_log "invalid domain logged" event=decision proto=socks5 decision=deny \
+    reason=invalid-host
+
 # SOCKS4 and SOCKS4a: an 8-byte reject, VN 0, CD 0x5B.
 out=$(echo "04 01 $(printf '%04x' "$ECHO_PORT") 7f000001 00" | raw "$PX_PORT" --hex)
 eq "SOCKS4 CONNECT rejected with 00 5b + 6 bytes" "$(printf '%s' "$out" | cut -c1-4)/${#out}" "005b/16"
@@ -97,4 +105,4 @@ out=$(echo "04 01 $(printf '%04x' "$ECHO_PORT") 00000001 00 $(printf 'sock.test'
 eq "SOCKS4a CONNECT rejected with 00 5b + 6 bytes" "$(printf '%s' "$out" | cut -c1-4)/${#out}" "005b/16"
 
 check "proxy still running" px_alive
-done_testing
+px_done

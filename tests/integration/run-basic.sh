@@ -91,10 +91,11 @@ check "--timeout ended the run early" test $(( $(date +%s) - start )) -lt 20
 rm -f "$WS/bg"
 
 # A process that outlives the command dies with the sandbox.
-sbx -- /bin/sh -c "(setsid sleep 60 >/dev/null 2>&1 &) ; echo started" >"$T/out" 2>&1
+MARK=$((300 + $$ % 500)).7
+sbx -- /bin/sh -c "(setsid /bin/sleep $MARK >/dev/null 2>&1 &) ; echo started" >"$T/out" 2>&1
 eq "double-forked child: command returns" "$?" 0
 check "double-forked sleeper is dead after the run" \
-    sh -c "! pgrep -x -u $(id -u) -f 'sleep 60' >/dev/null"
+    sh -c "! pgrep -u $(id -u) -f '^/bin/sleep $MARK\$' >/dev/null"
 
 # SIGTERM to pisbx-run reaches the command (forwarded by the reaper).
 (cd "$WS" && exec "$RUN" --config "$CONF" -- /bin/sh -c \

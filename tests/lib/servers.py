@@ -4,10 +4,10 @@
     servers.py http      --port-file F [--bind ADDR] [--tls-cert C --tls-key K]
                          [--root DIR --root-prefix /git/]
     servers.py echo      --port-file F [--bind ADDR]
-    servers.py blackhole --port-file F [--bind ADDR]
+    servers.py blackhole --port-file F [--bind ADDR] [--no-read]
     servers.py synhole   --port-file F
     servers.py certgen   DIR NAME...
-    servers.py client    --port P [--timeout S] [--shut] [--hex] [--trickle MS]
+    servers.py client    --port P|--unix PATH [--timeout S] [--shut] [--hex] [--trickle MS]
     servers.py socks5    --port P --target H:P [--auth U:P] [--cmd C] [--send X]
     servers.py sha       N
 
@@ -18,6 +18,7 @@ http: an HTTP/1.1 origin with keep-alive.  Paths:
     /bytes/N        N bytes of pattern(), Content-Length framing
     /chunked/N      N bytes of pattern(), chunked framing (odd chunk sizes)
     /echo-body      the request body sent back (Content-Length)
+    /truncate/N     Content-Length N, only N/2 bytes sent, then close
     /close          a short answer with "Connection: close", then close
     --root-prefix   files under --root (404 when missing): dumb-http git
     anything else   JSON {"method","path","version","headers":[[k,v]..],
@@ -26,7 +27,8 @@ Request bodies with Content-Length or chunked framing are read (and
 checked) on every path.
 
 echo: every byte read is written back; EOF closes.
-blackhole: accepts and reads, never writes, never closes.
+blackhole: accepts and reads, never writes, never closes; with --no-read
+it never reads either.
 synhole: a listener whose accept queue is full, so a further SYN is
 never answered (a connect to it times out).  It writes "unsupported" to
 the port file when the kernel answered anyway.
@@ -218,6 +220,11 @@ def handle_http(sock, args):
                     k = min(1 << 20, n - done)
                     sock.sendall(pattern(k, done))
                     done += k
+            elif path.startswith("/truncate/"):
+                n = int(path[len("/truncate/"):])
+                sock.sendall(("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
+                              % n).encode() + pattern(n // 2))
+                return
             elif path.startswith("/chunked/"):
                 n = int(path[len("/chunked/"):])
                 sock.sendall(("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked"
@@ -326,6 +333,9 @@ def cmd_blackhole(args):
                 c.setblocking(False)
                 held.append(c)
                 sel.register(c, selectors.EVENT_READ)
+            elif args.no_read:
+                # Never read: a peer that sends fills our receive buffer.
+                sel.unregister(key.fileobj)
             else:
                 try:
                     d = key.fileobj.recv(65536)
@@ -412,10 +422,15 @@ def cmd_client(args):
     data = sys.stdin.buffer.read()
     if args.hex:
         data = bytes.fromhex(data.decode().replace(" ", "").strip())
-    fam = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    s = socket.socket(fam, socket.SOCK_STREAM)
-    s.settimeout(args.timeout)
-    s.connect((args.host, args.port))
+    if args.unix:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(args.timeout)
+        s.connect(args.unix)
+    else:
+        fam = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        s.settimeout(args.timeout)
+        s.connect((args.host, args.port))
     sent_closed = False
     if args.trickle:
         for i in range(len(data)):
@@ -541,6 +556,8 @@ def main():
         sp = sub.add_parser(name)
         sp.add_argument("--port-file", required=True)
         sp.add_argument("--bind", default="127.0.0.1")
+        if name == "blackhole":
+            sp.add_argument("--no-read", action="store_true")
         if name == "http":
             sp.add_argument("--tls-cert")
             sp.add_argument("--tls-key")
@@ -550,8 +567,9 @@ def main():
     sp.add_argument("dir")
     sp.add_argument("names", nargs="+")
     sp = sub.add_parser("client")
-    sp.add_argument("--port", type=int, required=True)
+    sp.add_argument("--port", type=int, default=0)
     sp.add_argument("--host", default="127.0.0.1")
+    sp.add_argument("--unix")
     sp.add_argument("--timeout", type=float, default=3.0)
     sp.add_argument("--shut", action="store_true")
     sp.add_argument("--hex", action="store_true")
