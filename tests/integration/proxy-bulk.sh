@@ -42,4 +42,4 @@ eq "200 MB through HTTP forwarding intact" "$got" "$want"
 check_log "close record of the HTTP forward counts the body" event=close \
     proto=http host=bulk.test bytes_down~'^20000[0-9]{4}$'
 check "proxy still running" px_alive
-done_testing
+px_done

@@ -69,6 +69,7 @@ dns_start
 px_config "$T/conf.json" --allow "127.0.0.1 [::1]"
 spawn "$PROXY" --config "$T/conf.json" --listen 127.0.0.1:0 --listen '[::1]:0' \
     --access-log - >"$T/stdout.log" 2>"$T/two.err"
+_px_all="$_px_all $LAST_PID:$T/two.err"
 i=0
 while [ "$(grep -c 'listening on' "$T/two.err")" -lt 2 ] && [ $i -lt 100 ]; do
 	sleep 0.05; i=$((i + 1))
@@ -91,6 +92,7 @@ fi
 # A Unix-socket listener.
 spawn "$PROXY" --config "$T/conf.json" --listen "$T/px.sock" \
     --access-log "$T/unix.log" 2>"$T/unix.err"
+_px_all="$_px_all $LAST_PID:$T/unix.err"
 i=0
 while [ ! -S "$T/px.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 if [ -S "$T/px.sock" ]; then
@@ -101,4 +103,4 @@ if [ -S "$T/px.sock" ]; then
 else
 	not_ok "Unix-socket listener not created: $(cat "$T/unix.err")"
 fi
-done_testing
+px_done

@@ -128,4 +128,4 @@ else
 	not_ok "access-log records miss documented fields"
 fi
 check "proxy still running" px_alive
-done_testing
+px_done

@@ -107,4 +107,4 @@ eq "silent client closed by the header timeout" "$?" 0
 out=$(curl -sS --max-time 10 -x "http://127.0.0.1:$PX_PORT" "http://ok.test:$WEB_PORT/fine" 2>&1)
 contains "proxy serves normally afterwards" "$out" '"path": "/fine"'
 check "proxy still running" px_alive
-done_testing
+px_done

@@ -40,4 +40,4 @@ contains "git reports the proxy's 403" "$(cat "$T/clone2.err")" "403"
 check_log "denied clone logged" event=decision host=nogit.test decision=deny \
     reason=deny-list:nogit.test
 check "proxy still running" px_alive
-done_testing
+px_done

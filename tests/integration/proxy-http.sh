@@ -218,4 +218,4 @@ px_req "GET /index.html HTTP/1.1\r\nHost: web.test:$WEB_PORT\r\n\r\n"
 eq "origin-form request to the proxy: 400" "$STATUS" 400
 
 check "proxy still running" px_alive
-done_testing
+px_done

@@ -14,10 +14,11 @@ E2=$SRV_PORT
 srv_start echo echo6 --bind ::1
 E6=$SRV_PORT
 dns_start allowed.test=127.0.0.1 port.test=127.0.0.1 wild.test=127.0.0.1 \
-    denied.test=127.0.0.1
+    denied.test=127.0.0.1 v6.wild.test=::1 zero.wild.test=0.0.0.0 \
+    mapped.wild.test=::ffff:127.0.0.1 six.test=::1
 hosts_file "$T/hosts" "127.0.0.1 hostsonly.test"
 px_config "$T/conf.json" \
-    --allow "allowed.test port.test:$E *.wild.test 127.0.0.1 [::1] denied.test hostsonly.test" \
+    --allow "allowed.test port.test:$E *.wild.test 127.0.0.1 [::1] denied.test hostsonly.test six.test" \
     --deny "*:22 allowed.test:$E2 denied.test 127.0.0.2" \
     --hosts "$T/hosts"
 px_start "$T/conf.json"
@@ -60,6 +61,13 @@ expect "wildcard-allowed name resolving to 127.0.0.1 refused" "a.wild.test:$E" 4
 check_log "non-public-address record" event=decision host=a.wild.test \
     decision=deny reason=non-public-address
 expect "deeper subdomain matched, then refused as non-public" "x.y.wild.test:$E" 403 "non-public-address"
+
+expect "wildcard name answered with ::1 refused" "v6.wild.test:$E6" 403 "non-public-address"
+expect "wildcard name answered with 0.0.0.0 refused" "zero.wild.test:$E" 403 "non-public-address"
+expect "wildcard name answered with ::ffff:127.0.0.1 refused" "mapped.wild.test:$E" 403 "non-public-address"
+expect "exact name answered with ::1 (AAAA only) connects" "six.test:$E6" 200
+check_log "AAAA-only name dialled at ::1" event=decision host=six.test \
+    decision=allow addr~'::1'
 
 # IPv4 literal spellings become the dotted quad before matching.
 for t in 127.1 0x7f.0.0.1 0177.0.0.1 2130706433 0x7f000001; do
@@ -107,4 +115,4 @@ case $(explain "$out") in
 esac
 
 check "proxy still running" px_alive
-done_testing
+px_done

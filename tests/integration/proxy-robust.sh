@@ -202,4 +202,4 @@ check_log "idle tunnel close record" event=close host=echo.test bytes_up=1 bytes
 
 PX_PID=$MAIN_PID PX_PORT=$MAIN_PORT
 check "first proxy still running" px_alive
-done_testing
+px_done

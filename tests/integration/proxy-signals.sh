@@ -99,4 +99,4 @@ if grep -q "a.test" "$PX_LOG" && grep "b.test" "$PX_LOG" | grep -q "no-reviewer"
 else
 	not_ok "--log-format text"
 fi
-done_testing
+px_done

@@ -105,4 +105,4 @@ out=$(echo "04 01 $(printf '%04x' "$ECHO_PORT") 00000001 00 $(printf 'sock.test'
 eq "SOCKS4a CONNECT rejected with 00 5b + 6 bytes" "$(printf '%s' "$out" | cut -c1-4)/${#out}" "005b/16"
 
 check "proxy still running" px_alive
-done_testing
+px_done

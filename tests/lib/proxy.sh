@@ -10,6 +10,7 @@ SERVERS=$PISBX_TOP/tests/lib/servers.py
 PXTOOL=$PISBX_BUILD/tests/helpers/pxtool
 PX_LOG=$T/access.log
 DNS_PORT=
+_px_all=""
 
 [ -x "$PROXY" ] || skip "pisbx-proxy not built ($PROXY)"
 
@@ -139,6 +140,7 @@ px_start() {
 	spawn "$PROXY" --config "$_conf" --listen 127.0.0.1:0 \
 	    --access-log "$PX_LOG" "$@" 2>"$PX_ERR"
 	PX_PID=$LAST_PID
+	_px_all="$_px_all $PX_PID:$PX_ERR"
 	PX_PORT=
 	_i=0
 	while [ $_i -lt 200 ]; do
@@ -150,6 +152,28 @@ px_start() {
 	done
 	not_ok "pisbx-proxy did not start: $(cat "$PX_ERR")"
 	exit 1
+}
+
+# px_done: stop every proxy px_start started (SIGTERM), each must exit 0
+# without a sanitizer report; then done_testing.
+px_done() {
+	for _e in $_px_all; do
+		_p=${_e%%:*} _f=${_e#*:}
+		if ! kill -0 "$_p" 2>/dev/null; then
+			wait "$_p" 2>/dev/null
+			continue	# stopped by the scenario itself
+		fi
+		kill -TERM "$_p"
+		wait "$_p"
+		_rc=$?
+		if [ $_rc -eq 0 ] && ! grep -q 'Sanitizer' "$_f"; then
+			ok "pisbx-proxy $_p: SIGTERM, clean exit"
+		else
+			not_ok "pisbx-proxy $_p: exit $_rc on SIGTERM"
+			grep -A 12 'Sanitizer' "$_f" | sed 's/^/# /'
+		fi
+	done
+	done_testing
 }
 
 # px_alive: the proxy process is still running.
