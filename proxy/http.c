@@ -475,8 +475,10 @@ http_connected(struct conn *c)
 	size_t n;
 
 	if (c->proto == PROTO_CONNECT) {
-		evbuffer_add_printf(bufferevent_get_output(c->client),
-		    "HTTP/1.1 200 Connection established\r\n\r\n");
+		static const char ok[] =
+		    "HTTP/1.1 200 Connection established\r\n\r\n";
+
+		relay_send(c->client, ok, sizeof(ok) - 1);
 		relay_start_peek(c);
 		return;
 	}

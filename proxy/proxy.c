@@ -730,6 +730,7 @@ conn_close(struct conn *c, const char *end)
 		event_free(c->connect_ev);
 	if (c->connect_fd != -1)
 		close(c->connect_fd);
+	relay_free(c);
 	if (c->upstream != NULL)
 		bufferevent_free(c->upstream);
 	if (c->client != NULL)

@@ -1,0 +1,420 @@
+/*
+ * pisbx-run: run one command in its own network sandbox.  The proxy runs
+ * here, in the host's network namespace, on a libevent loop; the command
+ * runs in fresh namespaces whose only way out is that proxy.
+ */
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "policy.h"
+#include "proxy.h"
+#include "launcher.h"
+
+extern char **environ;
+
+struct run_state {
+	struct event_base	*base;
+	struct sandbox_run	 run;
+	int			 status;	/* our exit status, once known */
+	int			 done;
+	int			 timed_out;
+	double			 timeout;
+};
+
+static void	usage(FILE *, int) __attribute__((noreturn));
+static void	run_signal_cb(evutil_socket_t, short, void *);
+static void	run_timeout_cb(evutil_socket_t, short, void *);
+static char	*run_home(void);
+static const char *run_shell(void);
+
+static void
+usage(FILE *f, int code)
+{
+	fprintf(f,
+"usage: pisbx-run [--config FILE] [--timeout SECONDS] [--access-log PATH]\n"
+"                 [--log-format json|text] [-v] -- COMMAND [ARG...]\n"
+"       pisbx-run [options] -c 'SHELL COMMAND'\n"
+"       pisbx-run --connect-proxy HOST PORT\n"
+"\n"
+"Runs COMMAND in fresh network, mount, PID and IPC namespaces whose only\n"
+"way out is a filtering proxy (HTTP on 127.0.0.1:3128, SOCKS5 on\n"
+"127.0.0.1:1080), with the config's filesystem policy.\n"
+"\n"
+"  --config FILE        trusted config (else $PISBX_CONFIG, then\n"
+"                       $XDG_CONFIG_HOME/pisbx/config.json, then the default)\n"
+"  --timeout SECONDS    kill the whole sandbox after SECONDS (exit 124)\n"
+"  --access-log PATH    one record per proxy decision and close ('-': stdout)\n"
+"  --log-format FMT     json (default) or text\n"
+"  -c STRING            run STRING with $SHELL -c (or /bin/sh)\n"
+"  -v                   more diagnostics (twice: debug)\n"
+"  --connect-proxy H P  relay stdin/stdout to H:P through the sandbox's\n"
+"                       proxy (an ssh ProxyCommand; set in GIT_SSH_COMMAND)\n"
+"\n"
+"Exit status: the command's (128+N when killed by signal N); 124 timeout;\n"
+"125 the sandbox could not be built; 126/127 command not executable/found;\n"
+"78 bad config; 2 usage.  See pisbx-run(1).\n");
+	exit(code);
+}
+
+static char *
+run_home(void)
+{
+	const char	*h = getenv("HOME");
+	struct passwd	*pw;
+
+	if (h != NULL && h[0] == '/')
+		return strdup(h);
+	if ((pw = getpwuid(getuid())) != NULL && pw->pw_dir[0] == '/')
+		return strdup(pw->pw_dir);
+	return NULL;
+}
+
+static const char *
+run_shell(void)
+{
+	const char	*sh = getenv("SHELL");
+
+	if (sh != NULL && sh[0] == '/' && access(sh, X_OK) == 0)
+		return sh;
+	return "/bin/sh";
+}
+
+/*
+ * Signals of the parent, through a signalfd: the reaper's exit, and the
+ * signals to pass on.  A signal the terminal sent (SI_KERNEL) reached the
+ * command's process group already and is not sent twice.
+ */
+static void
+run_signal_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct run_state		*rs = arg;
+	struct signalfd_siginfo		 si;
+	int				 status;
+	pid_t				 pid;
+
+	(void)ev;
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo != SIGCHLD) {
+			if (si.ssi_code != SI_KERNEL && rs->run.pid > 0)
+				kill(rs->run.pid, (int)si.ssi_signo);
+			continue;
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (pid != rs->run.pid)
+				continue;
+			if (rs->timed_out)
+				rs->status = EXIT_TIMEOUT;
+			else if (WIFEXITED(status))
+				rs->status = WEXITSTATUS(status);
+			else if (WIFSIGNALED(status))
+				rs->status = 128 + WTERMSIG(status);
+			rs->run.pid = -1;
+			rs->done = 1;
+			event_base_loopbreak(rs->base);
+		}
+	}
+}
+
+static void
+run_timeout_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct run_state	*rs = arg;
+
+	(void)fd;
+	(void)ev;
+	if (rs->run.pid <= 0)
+		return;
+	log_warnx("timed out after %g seconds; killing the sandbox",
+	    rs->timeout);
+	rs->timed_out = 1;
+	/* The PID namespace's init: every process in it dies with it. */
+	kill(rs->run.pid, SIGKILL);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "config",		required_argument, NULL, 'C' },
+		{ "timeout",		required_argument, NULL, 't' },
+		{ "access-log",		required_argument, NULL, 'a' },
+		{ "log-format",		required_argument, NULL, 'f' },
+		{ "connect-proxy",	no_argument,	   NULL, 'P' },
+		{ "help",		no_argument,	   NULL, 'h' },
+		{ "version",		no_argument,	   NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct run_state	 rs;
+	struct sandbox		 sb;
+	struct proxy_opts	 popts;
+	struct config_errors	 errs = { NULL, 0 };
+	struct config		*conf = NULL;
+	struct proxy		*proxy = NULL;
+	struct event		*sigev = NULL, *tmev = NULL;
+	const char		*cli_config = NULL, *access_log = NULL;
+	const char		*shell_cmd = NULL, *env;
+	char			*config_path = NULL, *home = NULL;
+	char			 cwd[PATH_MAX], exe[PATH_MAX], exe_dir[PATH_MAX];
+	char			 label[64], *shargv[4], *end;
+	enum log_format		 fmt = LOG_FORMAT_JSON;
+	sigset_t		 mask;
+	struct timeval		 tv;
+	size_t			 i;
+	int			 ch, verbose = 0, connect_mode = 0, depth = 0;
+	int			 sfd = -1;
+
+	memset(&rs, 0, sizeof(rs));
+	memset(&sb, 0, sizeof(sb));
+	rs.status = EXIT_SETUP;
+	rs.run.pid = -1;
+	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
+	sb.host_dev_fd = sb.host_pts_fd = -1;
+	log_init("pisbx-run", 0);
+
+	while ((ch = getopt_long(argc, argv, "+c:vhV", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'C':
+			cli_config = optarg;
+			break;
+		case 't':
+			errno = 0;
+			rs.timeout = strtod(optarg, &end);
+			if (errno != 0 || *end != '\0' || rs.timeout <= 0 ||
+			    rs.timeout > 1e9) {
+				log_warnx("--timeout: not a positive number of "
+				    "seconds: %s", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'a':
+			access_log = optarg;
+			break;
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				fmt = LOG_FORMAT_JSON;
+			else if (strcmp(optarg, "text") == 0)
+				fmt = LOG_FORMAT_TEXT;
+			else {
+				log_warnx("--log-format: json or text, not %s",
+				    optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'P':
+			connect_mode = 1;
+			break;
+		case 'c':
+			shell_cmd = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout, 0);
+		case 'V':
+			printf("pisbx-run %s\n", PISBX_VERSION);
+			return 0;
+		default:
+			usage(stderr, EXIT_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	log_init("pisbx-run", verbose);
+
+	if (connect_mode) {
+		if (argc != 2)
+			usage(stderr, EXIT_USAGE);
+		return connect_proxy_main("127.0.0.1:3128", argv[0], argv[1]);
+	}
+	if ((shell_cmd == NULL) == (argc == 0)) {
+		if (shell_cmd != NULL)
+			log_warnx("-c takes the whole command; no arguments "
+			    "after it");
+		usage(stderr, EXIT_USAGE);
+	}
+
+	/*
+	 * Inside a sandbox there is no way out but the outer proxy, and the
+	 * seccomp filter refuses the mounts a nested sandbox would need.
+	 */
+	if ((env = getenv("PISBX_DEPTH")) != NULL)
+		depth = atoi(env);
+	if (depth > 0 || ((env = getenv("PISBX_SANDBOX")) != NULL &&
+	    strcmp(env, "1") == 0)) {
+		log_warnx("already inside a pisbx sandbox (PISBX_DEPTH=%d): "
+		    "nested sandboxes are not supported; run the command "
+		    "directly, it is sandboxed already", depth);
+		return EXIT_SETUP;
+	}
+
+	/* 1. The trusted config: fail before anything starts. */
+	config_path = config_find(cli_config);
+	if ((conf = config_load(config_path, &errs)) == NULL) {
+		for (i = 0; i < errs.n; i++)
+			log_warnx("%s", errs.msg[i]);
+		if (errs.n == 0)
+			log_warnx("%s: cannot load the config",
+			    config_path != NULL ? config_path : "(default)");
+		log_warnx("%zu error%s in the config; nothing was run",
+		    errs.n, errs.n == 1 ? "" : "s");
+		config_errors_clear(&errs);
+		free(config_path);
+		return EXIT_CONFIG;
+	}
+
+	/* 2. The sandbox's description. */
+	if (getcwd(exe, sizeof(exe)) == NULL || realpath(exe, cwd) == NULL) {
+		log_warn("getcwd");
+		goto fail;
+	}
+	if (realpath("/proc/self/exe", exe) == NULL) {
+		log_warn("/proc/self/exe");
+		goto fail;
+	}
+	snprintf(exe_dir, sizeof(exe_dir), "%s", exe);
+	if ((end = strrchr(exe_dir, '/')) != NULL)
+		end[end == exe_dir ? 1 : 0] = '\0';
+	home = run_home();
+	sb.cwd = cwd;
+	sb.uid = getuid();
+	sb.gid = getgid();
+	sb.userns = geteuid() != 0;
+	sb.allow_all_unix = conf->allow_all_unix_sockets;
+	sb.verbose = verbose;
+	if (shell_cmd != NULL) {
+		shargv[0] = (char *)run_shell();
+		shargv[1] = (char *)"-c";
+		shargv[2] = (char *)shell_cmd;
+		shargv[3] = NULL;
+		sb.argv = shargv;
+	} else
+		sb.argv = argv;
+	rundir_sweep();
+	if (rundir_create(&sb) == -1) {
+		log_warn("cannot create the private run directory");
+		goto fail;
+	}
+	if (fs_plan_build(&sb.plan, conf, cwd, home, sb.tmpdir, exe_dir,
+	    config_path) == -1) {
+		log_warnx("cannot resolve the filesystem policy");
+		goto fail;
+	}
+	if (verbose)
+		fs_plan_dump(&sb.plan);
+	if ((sb.envp = env_build(environ, sb.tmpdir, exe,
+	    conf->review_capability_env, depth)) == NULL) {
+		log_warn("environment");
+		goto fail;
+	}
+
+	/* 3. The proxy (it owns the config from here). */
+	if ((rs.base = event_base_new()) == NULL) {
+		log_warnx("event_base_new failed");
+		goto fail;
+	}
+	snprintf(label, sizeof(label), "pisbx-run-%ld", (long)getpid());
+	memset(&popts, 0, sizeof(popts));
+	popts.access_log = access_log;
+	popts.log_format = fmt;
+	popts.label = label;
+	popts.cwd = cwd;
+	proxy = proxy_new(rs.base, conf, &popts);
+	conf = NULL;
+	if (proxy == NULL) {
+		log_warnx("cannot start the proxy");
+		goto fail;
+	}
+
+	/* 4. The sandbox. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, &sb.sigmask);
+	if ((sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
+		log_warn("signalfd");
+		goto fail;
+	}
+	if (sandbox_start(&sb, &rs.run) == -1)
+		goto fail;
+	signal(SIGPIPE, SIG_IGN);
+	if (proxy_listen_fd(proxy, rs.run.listen_http) == -1 ||
+	    proxy_listen_fd(proxy, rs.run.listen_socks) == -1) {
+		log_warnx("the proxy cannot serve the sandbox's listeners");
+		goto fail;
+	}
+	rs.run.listen_http = rs.run.listen_socks = -1;	/* the proxy's now */
+
+	sigev = event_new(rs.base, sfd, EV_READ | EV_PERSIST, run_signal_cb,
+	    &rs);
+	if (sigev == NULL || event_add(sigev, NULL) == -1)
+		goto fail;
+	if (rs.timeout > 0) {
+		tv.tv_sec = (time_t)rs.timeout;
+		tv.tv_usec = (suseconds_t)((rs.timeout - (double)tv.tv_sec) *
+		    1e6);
+		if ((tmev = evtimer_new(rs.base, run_timeout_cb, &rs)) == NULL ||
+		    evtimer_add(tmev, &tv) == -1)
+			goto fail;
+	}
+	/* A SIGCHLD that came before the event was added. */
+	run_signal_cb(sfd, EV_READ, &rs);
+	if (!rs.done)
+		event_base_dispatch(rs.base);
+	goto done;
+fail:
+	rs.status = EXIT_SETUP;
+	if (rs.run.pid > 0) {
+		kill(rs.run.pid, SIGKILL);
+		while (waitpid(rs.run.pid, NULL, 0) == -1 && errno == EINTR)
+			;
+	}
+done:
+	/* Stop the proxy: close records written, the access log flushed. */
+	if (proxy != NULL) {
+		proxy_stop(proxy);
+		proxy_free(proxy);
+	}
+	if (rs.run.listen_http != -1)
+		close(rs.run.listen_http);
+	if (rs.run.listen_socks != -1)
+		close(rs.run.listen_socks);
+	if (rs.run.sock != -1)
+		close(rs.run.sock);
+	if (sigev != NULL)
+		event_free(sigev);
+	if (tmev != NULL)
+		event_free(tmev);
+	if (rs.base != NULL)
+		event_base_free(rs.base);
+	if (sfd != -1)
+		close(sfd);
+	rundir_remove(sb.rundir);
+	config_free(conf);
+	fs_plan_free(&sb.plan);
+	env_free(sb.envp);
+	free(sb.rundir);
+	free(sb.tmpdir);
+	free(sb.empty);
+	free(home);
+	free(config_path);
+	return rs.status;
+}

@@ -1,0 +1,358 @@
+/*
+ * The sandbox's mount namespace, built in the child before the command
+ * runs:
+ *
+ *   1. propagation from the sandbox to the host cut (rslave);
+ *   2. every tree that will be re-exposed is cloned (open_tree) while the
+ *      original is still visible -- later tmpfs mounts cover it;
+ *   3. the whole tree made read-only in one call (mount_setattr,
+ *      AT_RECURSIVE);
+ *   4. a fresh /proc for the PID namespace (with /proc/sys and friends
+ *      read-only) and a minimal /dev (null, zero, full, random, urandom,
+ *      tty, a private devpts and /dev/shm): the host's /dev would hand a
+ *      root-run command the raw disks;
+ *   5. the plan's rules, shallow first: tmpfs over denied directories, an
+ *      empty read-only file over denied files, the cloned trees moved onto
+ *      re-exposed (read-only) and writable paths.
+ *
+ * Mount points that do not exist are created only inside the sandbox's
+ * own tmpfs mounts, never on a real filesystem, so nothing is ever left
+ * in a workspace.
+ */
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "launcher.h"
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE		1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC	O_CLOEXEC
+#endif
+
+struct mount_state {
+	dev_t	*tmpfs_dev;	/* our tmpfs mounts: the only places we mkdir */
+	size_t	 ntmpfs;
+};
+
+static const char *const mount_dev_nodes[] = {
+	"null", "zero", "full", "random", "urandom", "tty",
+};
+
+static const char *const mount_proc_ro[] = {
+	"/proc/sys", "/proc/sysrq-trigger", "/proc/bus", "/proc/fs",
+	"/proc/irq", "/proc/acpi",
+};
+
+static int	 mount_clone(const char *path, int readonly);
+static int	 mount_setro(int dirfd, const char *path, int recursive);
+static int	 mount_move(int fd, const char *path);
+static int	 mount_tmpfs(struct mount_state *, const char *path,
+		    const char *opts);
+static int	 mount_mkpoint(struct mount_state *, const char *path,
+		    int is_dir);
+static int	 mount_proc(void);
+static int	 mount_dev(struct mount_state *);
+
+/* A detached copy of the tree at path (read-only if asked), or -1. */
+static int
+mount_clone(const char *path, int readonly)
+{
+	int	fd;
+
+	fd = (int)syscall(SYS_open_tree, AT_FDCWD, path,
+	    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (fd == -1)
+		return -1;
+	if (readonly && mount_setro(fd, "", 1) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+mount_setro(int dirfd, const char *path, int recursive)
+{
+	struct mount_attr	attr;
+	unsigned int		flags = 0;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = MOUNT_ATTR_RDONLY;
+	if (recursive)
+		flags |= AT_RECURSIVE;
+	if (path[0] == '\0')
+		flags |= AT_EMPTY_PATH;
+	return (int)syscall(SYS_mount_setattr, dirfd, path, flags, &attr,
+	    sizeof(attr));
+}
+
+static int
+mount_move(int fd, const char *path)
+{
+	return (int)syscall(SYS_move_mount, fd, "", AT_FDCWD, path,
+	    MOVE_MOUNT_F_EMPTY_PATH);
+}
+
+static int
+mount_tmpfs(struct mount_state *ms, const char *path, const char *opts)
+{
+	struct stat	 st;
+	dev_t		*v;
+
+	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) == -1)
+		return -1;
+	if (stat(path, &st) == -1)
+		return -1;
+	if ((v = reallocarray(ms->tmpfs_dev, ms->ntmpfs + 1,
+	    sizeof(*v))) == NULL)
+		return -1;
+	ms->tmpfs_dev = v;
+	v[ms->ntmpfs++] = st.st_dev;
+	return 0;
+}
+
+/*
+ * Create a missing mount point, but only when its nearest existing
+ * ancestor lies on one of the sandbox's own tmpfs mounts.
+ */
+static int
+mount_mkpoint(struct mount_state *ms, const char *path, int is_dir)
+{
+	char		 buf[PATH_MAX], *slash;
+	struct stat	 st;
+	size_t		 i;
+	int		 fd, ours = 0;
+
+	if (lstat(path, &st) == 0)
+		return 0;
+	if (strlen(path) >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(buf, path);
+	for (;;) {
+		if ((slash = strrchr(buf, '/')) == NULL)
+			return -1;
+		if (slash == buf)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (lstat(buf, &st) == 0)
+			break;
+		if (slash == buf)
+			return -1;
+	}
+	for (i = 0; i < ms->ntmpfs; i++)
+		if (ms->tmpfs_dev[i] == st.st_dev)
+			ours = 1;
+	if (!ours) {
+		errno = ENOENT;
+		return -1;
+	}
+	/* Create each missing component below buf. */
+	strcpy(buf, path);
+	for (slash = buf + 1; (slash = strchr(slash, '/')) != NULL; slash++) {
+		*slash = '\0';
+		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*slash = '/';
+	}
+	if (is_dir)
+		return mkdir(buf, 0755) == -1 && errno != EEXIST ? -1 : 0;
+	if ((fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0444)) == -1)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int
+mount_proc(void)
+{
+	size_t	i;
+
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    NULL) == -1) {
+		log_warn("mount /proc for the PID namespace");
+		return -1;
+	}
+	/*
+	 * sysctls are writable by uid 0 without any capability: a command
+	 * run by root must not reach them.
+	 */
+	for (i = 0; i < sizeof(mount_proc_ro) / sizeof(*mount_proc_ro); i++) {
+		if (access(mount_proc_ro[i], F_OK) == -1)
+			continue;
+		if (mount(mount_proc_ro[i], mount_proc_ro[i], NULL,
+		    MS_BIND | MS_REC, NULL) == -1 ||
+		    mount_setro(AT_FDCWD, mount_proc_ro[i], 1) == -1) {
+			log_warn("make %s read-only", mount_proc_ro[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+mount_dev(struct mount_state *ms)
+{
+	int	fds[sizeof(mount_dev_nodes) / sizeof(*mount_dev_nodes)];
+	char	path[64];
+	size_t	i, n = sizeof(mount_dev_nodes) / sizeof(*mount_dev_nodes);
+	int	rc = -1;
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/dev/%s", mount_dev_nodes[i]);
+		fds[i] = mount_clone(path, 0);
+	}
+	if (mount_tmpfs(ms, "/dev", "mode=0755,size=64k") == -1) {
+		log_warn("mount tmpfs on /dev");
+		goto done;
+	}
+	for (i = 0; i < n; i++) {
+		if (fds[i] == -1)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", mount_dev_nodes[i]);
+		if (mount_mkpoint(ms, path, 0) == -1 ||
+		    mount_move(fds[i], path) == -1) {
+			log_warn("bind %s", path);
+			goto done;
+		}
+	}
+	if (mkdir("/dev/pts", 0755) == -1 ||
+	    mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+	    "newinstance,ptmxmode=0666,mode=0620") == -1 ||
+	    symlink("pts/ptmx", "/dev/ptmx") == -1) {
+		log_warn("mount devpts");
+		goto done;
+	}
+	if (mkdir("/dev/shm", 01777) == -1 ||
+	    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+	    "mode=1777") == -1) {
+		log_warn("mount /dev/shm");
+		goto done;
+	}
+	if (symlink("/proc/self/fd", "/dev/fd") == -1 ||
+	    symlink("/proc/self/fd/0", "/dev/stdin") == -1 ||
+	    symlink("/proc/self/fd/1", "/dev/stdout") == -1 ||
+	    symlink("/proc/self/fd/2", "/dev/stderr") == -1) {
+		log_warn("/dev symlinks");
+		goto done;
+	}
+	if (mount_setro(AT_FDCWD, "/dev", 0) == -1) {
+		log_warn("make /dev read-only");
+		goto done;
+	}
+	rc = 0;
+done:
+	for (i = 0; i < n; i++)
+		if (fds[i] != -1)
+			close(fds[i]);
+	return rc;
+}
+
+int
+mount_apply(struct sandbox *sb)
+{
+	const struct fs_plan	*plan = &sb->plan;
+	struct mount_state	 ms = { NULL, 0 };
+	int			*fds = NULL;
+	size_t			 i;
+	int			 rc = -1;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == -1) {
+		log_warn("make / a slave mount");
+		return -1;
+	}
+	if ((fds = calloc(plan->nrules + 1, sizeof(*fds))) == NULL)
+		return -1;
+	for (i = 0; i < plan->nrules; i++)
+		fds[i] = -1;
+	for (i = 0; i < plan->nrules; i++) {
+		const struct fs_rule *r = &plan->rules[i];
+
+		if (r->action == FS_HIDE)
+			continue;
+		if ((fds[i] = mount_clone(r->path,
+		    r->action == FS_EXPOSE_RO)) == -1) {
+			log_warn("clone mount tree %s", r->path);
+			goto done;
+		}
+	}
+	if (mount_setro(AT_FDCWD, "/", 1) == -1) {
+		log_warn("make / read-only");
+		goto done;
+	}
+	/* Kept for Landlock: an inherited terminal lives on the host's devpts. */
+	sb->host_dev_fd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	sb->host_pts_fd = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (mount_proc() == -1 || mount_dev(&ms) == -1)
+		goto done;
+
+	for (i = 0; i < plan->nrules; i++) {
+		const struct fs_rule *r = &plan->rules[i];
+
+		if (r->action == FS_HIDE) {
+			if (r->is_dir) {
+				if (mount_tmpfs(&ms, r->path,
+				    "mode=0755,size=1m") == -1) {
+					log_warn("hide %s", r->path);
+					goto done;
+				}
+			} else if (mount(sb->empty, r->path, NULL, MS_BIND,
+			    NULL) == -1 ||
+			    mount_setro(AT_FDCWD, r->path, 0) == -1) {
+				/* Not there any more (or covered): nothing to
+				 * hide.  Anything else is fatal. */
+				if (errno == ENOENT)
+					continue;
+				log_warn("hide %s", r->path);
+				goto done;
+			}
+			continue;
+		}
+		if (mount_mkpoint(&ms, r->path, r->is_dir) == -1) {
+			log_debug("no mount point for %s: %s", r->path,
+			    strerror(errno));
+			continue;
+		}
+		if (mount_move(fds[i], r->path) == -1) {
+			log_warn("mount %s", r->path);
+			goto done;
+		}
+	}
+	/* The tmpfs mounts over denied directories end read-only. */
+	for (i = 0; i < plan->nrules; i++) {
+		const struct fs_rule *r = &plan->rules[i];
+
+		if (r->action == FS_HIDE && r->is_dir &&
+		    mount_setro(AT_FDCWD, r->path, 0) == -1) {
+			log_warn("make %s read-only", r->path);
+			goto done;
+		}
+	}
+	/* The old cwd still points into the original, uncovered mount. */
+	if (chdir(sb->cwd) == -1) {
+		log_warn("chdir %s", sb->cwd);
+		goto done;
+	}
+	rc = 0;
+done:
+	for (i = 0; i < plan->nrules; i++)
+		if (fds[i] != -1)
+			close(fds[i]);
+	free(fds);
+	free(ms.tmpfs_dev);
+	return rc;
+}

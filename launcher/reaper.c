@@ -1,0 +1,285 @@
+/*
+ * The sandbox child: PID 1 of the new PID namespace.  It finishes the
+ * namespaces (uid/gid maps, lo, the proxy listeners handed to the parent),
+ * builds the mount namespace, then starts the command and stays behind as
+ * its reaper: it forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2,
+ * reaps every orphan, and exits with the command's status the moment the
+ * command ends -- which kills everything the command left running, since
+ * a PID namespace dies with its init.
+ *
+ * The command process drops every capability (root included: it keeps
+ * uid 0 for file ownership but no privilege), sets no_new_privs, enters
+ * the Landlock domain, forks the creation guard (as the reaper's child,
+ * in the same domain), installs the seccomp filter and hands the guard
+ * its notification fd, then executes the command.
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+#include <linux/sched.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "launcher.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC	(1U << 2)
+#endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT			47
+#define PR_CAP_AMBIENT_CLEAR_ALL	4
+#endif
+
+static const int reaper_forward[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH,
+};
+
+static struct sigaction reaper_saved[sizeof(reaper_forward) /
+    sizeof(*reaper_forward)];
+
+static int	 reaper_write(const char *path, const char *text);
+static int	 reaper_userns(const struct sandbox *);
+static int	 reaper_drop_caps(void);
+static void	 reaper_nop_cb(int);
+__attribute__((noreturn)) static void reaper_exec(struct sandbox *,
+		    int status_fd);
+__attribute__((noreturn)) static void reaper_fail(const char *what);
+
+__attribute__((noreturn)) static void
+reaper_fail(const char *what)
+{
+	log_warnx("cannot build the sandbox: %s", what);
+	_exit(EXIT_SETUP);
+}
+
+static int
+reaper_write(const char *path, const char *text)
+{
+	int	fd;
+	ssize_t	n, len = (ssize_t)strlen(text);
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = write(fd, text, (size_t)len);
+	close(fd);
+	return n == len ? 0 : -1;
+}
+
+/* Map our own uid and gid into the new user namespace (nothing else). */
+static int
+reaper_userns(const struct sandbox *sb)
+{
+	char	map[64];
+
+	if (reaper_write("/proc/self/setgroups", "deny") == -1 &&
+	    errno != ENOENT) {
+		log_warn("write /proc/self/setgroups");
+		return -1;
+	}
+	snprintf(map, sizeof(map), "%lu %lu 1\n", (unsigned long)sb->uid,
+	    (unsigned long)sb->uid);
+	if (reaper_write("/proc/self/uid_map", map) == -1) {
+		log_warn("write /proc/self/uid_map");
+		return -1;
+	}
+	snprintf(map, sizeof(map), "%lu %lu 1\n", (unsigned long)sb->gid,
+	    (unsigned long)sb->gid);
+	if (reaper_write("/proc/self/gid_map", map) == -1) {
+		log_warn("write /proc/self/gid_map");
+		return -1;
+	}
+	return 0;
+}
+
+/* Drop every capability for good: bounding set, ambient, and the sets. */
+static int
+reaper_drop_caps(void)
+{
+	struct __user_cap_header_struct	hdr;
+	struct __user_cap_data_struct	data[2];
+	int				cap;
+
+	for (cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1 &&
+		    errno == EINVAL)
+			break;
+	}
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	memset(&hdr, 0, sizeof(hdr));
+	memset(data, 0, sizeof(data));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	if (syscall(SYS_capset, &hdr, data) == -1)
+		return -1;
+	if (prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) == 1)
+		return -1;
+	return 0;
+}
+
+static void
+reaper_nop_cb(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * The command process: capabilities, Landlock, the guard, seccomp, exec.
+ * An exec failure is reported on status_fd (close-on-exec).
+ */
+__attribute__((noreturn)) static void
+reaper_exec(struct sandbox *sb, int status_fd)
+{
+	int	gsk[2], nfd, err;
+	pid_t	guard;
+	size_t	i;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		reaper_fail("no_new_privs");
+	if (landlock_apply(sb) == -1)
+		reaper_fail("landlock");
+	if (reaper_drop_caps() == -1)
+		reaper_fail("cannot drop capabilities");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gsk) == -1)
+		reaper_fail("guard socketpair");
+
+	/* The guard: a sibling of the command (CLONE_PARENT), same domain. */
+	guard = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL,
+	    NULL, NULL);
+	if (guard == -1)
+		reaper_fail("cannot start the creation guard");
+	if (guard == 0) {
+		char tag;
+
+		close(gsk[0]);
+		close(status_fd);	/* its EOF tells the reaper exec happened */
+		if (net_recv_fds(gsk[1], &tag, &nfd, 1) != 1 ||
+		    tag != CTL_NOTIFY)
+			_exit(0);
+		close(gsk[1]);
+		guard_serve(sb, nfd);
+		_exit(0);
+	}
+	close(gsk[1]);
+	if ((nfd = seccomp_apply(sb)) == -1)
+		reaper_fail("seccomp");
+	if (net_send_fds(gsk[0], CTL_NOTIFY, &nfd, 1) == -1)
+		reaper_fail("cannot hand the guard its notifications");
+	close(nfd);
+	close(gsk[0]);
+
+	/* The caller's dispositions (an ignored SIGHUP stays ignored). */
+	for (i = 0; i < sizeof(reaper_forward) / sizeof(*reaper_forward); i++)
+		sigaction(reaper_forward[i], &reaper_saved[i], NULL);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &sb->sigmask, NULL);
+	execvpe(sb->argv[0], sb->argv, sb->envp);
+	err = errno;
+	fprintf(stderr, "pisbx-run: %s: %s\n", sb->argv[0], strerror(err));
+	(void)!write(status_fd, &err, sizeof(err));
+	_exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+}
+
+void
+reaper_main(struct sandbox *sb, int ctl)
+{
+	sigset_t	 all;
+	siginfo_t	 si;
+	pid_t		 cmd, pid;
+	int		 fds[2], status, sp[2], err, code = EXIT_SETUP;
+	size_t		 i;
+	ssize_t		 n;
+
+	/*
+	 * Die with the parent.  The parent may already be gone: then its end
+	 * of ctl is closed and the send below fails, so nothing runs.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		reaper_fail("PR_SET_PDEATHSIG");
+	/* No descriptor of the caller reaches the command. */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
+		for (i = 3; i < 1024; i++)
+			if ((int)i != ctl)
+				(void)fcntl((int)i, F_SETFD, FD_CLOEXEC);
+	}
+	if (sb->userns && reaper_userns(sb) == -1)
+		reaper_fail("user namespace maps");
+	if (net_lo_up() == -1) {
+		log_warn("bring up lo");
+		reaper_fail("network namespace");
+	}
+	if ((fds[0] = net_listen_loopback(SANDBOX_HTTP_PORT)) == -1 ||
+	    (fds[1] = net_listen_loopback(SANDBOX_SOCKS_PORT)) == -1) {
+		log_warn("listen on 127.0.0.1 in the sandbox");
+		reaper_fail("proxy listeners");
+	}
+	if (net_send_fds(ctl, CTL_LISTENERS, fds, 2) == -1)
+		_exit(EXIT_SETUP);	/* the parent is gone */
+	close(fds[0]);
+	close(fds[1]);
+
+	if (mount_apply(sb) == -1)
+		reaper_fail("filesystem policy (see above)");
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+	/*
+	 * PID 1 gets a signal from outside its namespace only when it has a
+	 * handler; blocked and collected with sigwaitinfo below.
+	 */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	for (i = 0; i < sizeof(reaper_forward) / sizeof(*reaper_forward); i++) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = reaper_nop_cb;
+		sigaction(reaper_forward[i], &sa, &reaper_saved[i]);
+		if (reaper_saved[i].sa_handler != SIG_IGN)
+			reaper_saved[i].sa_handler = SIG_DFL;
+	}
+	signal(SIGCHLD, reaper_nop_cb);
+
+	if (pipe2(sp, O_CLOEXEC) == -1)
+		reaper_fail("pipe");
+	if ((cmd = fork()) == -1)
+		reaper_fail("fork");
+	if (cmd == 0) {
+		close(sp[0]);
+		close(ctl);
+		reaper_exec(sb, sp[1]);
+	}
+	close(sp[1]);
+	do
+		n = read(sp[0], &err, sizeof(err));
+	while (n == -1 && errno == EINTR);
+	close(sp[0]);
+
+	for (;;) {
+		if (sigwaitinfo(&all, &si) == -1)
+			continue;
+		if (si.si_signo != SIGCHLD) {
+			for (i = 0; i < sizeof(reaper_forward) /
+			    sizeof(*reaper_forward); i++)
+				if (reaper_forward[i] == si.si_signo)
+					kill(cmd, si.si_signo);
+			continue;
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (pid != cmd)
+				continue;
+			if (WIFEXITED(status))
+				code = WEXITSTATUS(status);
+			else if (WIFSIGNALED(status))
+				code = 128 + WTERMSIG(status);
+			/* Everything else in the namespace dies with us. */
+			_exit(code);
+		}
+	}
+}

@@ -1,0 +1,144 @@
+/*
+ * The private per-run directory on the host, outside any workspace:
+ * "$TMPDIR/pisbx-run.<pid>.XXXXXX" (or /tmp) holding the command's TMPDIR
+ * and the empty file that hides denied files.  Removed at exit; a run
+ * that was killed with SIGKILL leaves one behind, which the next run
+ * removes once that pid is gone.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "launcher.h"
+
+#define RUNDIR_PREFIX	"pisbx-run."
+
+static const char *rundir_base(void);
+static int	 rundir_chmod_cb(const char *, const struct stat *, int,
+		    struct FTW *);
+static int	 rundir_rm_cb(const char *, const struct stat *, int,
+		    struct FTW *);
+
+static const char *
+rundir_base(void)
+{
+	const char	*t = getenv("TMPDIR");
+	struct stat	 st;
+
+	if (t != NULL && t[0] == '/' && stat(t, &st) == 0 &&
+	    S_ISDIR(st.st_mode))
+		return t;
+	return "/tmp";
+}
+
+int
+rundir_create(struct sandbox *sb)
+{
+	char	 tmpl[PATH_MAX];
+	int	 fd;
+
+	if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/%s%ld.XXXXXX",
+	    rundir_base(), RUNDIR_PREFIX, (long)getpid()) >= sizeof(tmpl)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (mkdtemp(tmpl) == NULL)
+		return -1;
+	if ((sb->rundir = realpath(tmpl, NULL)) == NULL)
+		goto fail;
+	if (asprintf(&sb->tmpdir, "%s/tmp", sb->rundir) == -1 ||
+	    asprintf(&sb->empty, "%s/empty", sb->rundir) == -1)
+		goto fail;
+	if (mkdir(sb->tmpdir, 0700) == -1)
+		goto fail;
+	if ((fd = open(sb->empty, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0444)) == -1)
+		goto fail;
+	close(fd);
+	return 0;
+fail:
+	rundir_remove(tmpl);
+	return -1;
+}
+
+/* Make every directory searchable and writable so its entries go. */
+static int
+rundir_chmod_cb(const char *path, const struct stat *st, int type,
+    struct FTW *ftw)
+{
+	(void)ftw;
+	if (type == FTW_D || type == FTW_DNR)
+		chmod(path, (st->st_mode & 07777) | S_IRWXU);
+	return 0;
+}
+
+static int
+rundir_rm_cb(const char *path, const struct stat *st, int type,
+    struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/*
+ * Remove the per-run dir.  The sandbox is gone by now (its PID namespace
+ * died with its init), so nothing inside can race the walk; FTW_PHYS
+ * keeps symlinks the command left from leading the walk elsewhere and
+ * FTW_MOUNT keeps it on this filesystem.
+ */
+void
+rundir_remove(const char *dir)
+{
+	if (dir == NULL)
+		return;
+	nftw(dir, rundir_chmod_cb, 16, FTW_PHYS | FTW_MOUNT);
+	nftw(dir, rundir_rm_cb, 16, FTW_PHYS | FTW_MOUNT | FTW_DEPTH);
+}
+
+void
+rundir_sweep(void)
+{
+	const char	*base = rundir_base();
+	DIR		*d;
+	struct dirent	*de;
+	struct stat	 st;
+	char		 path[PATH_MAX], *end;
+	long		 pid;
+
+	if ((d = opendir(base)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, RUNDIR_PREFIX,
+		    strlen(RUNDIR_PREFIX)) != 0)
+			continue;
+		pid = strtol(de->d_name + strlen(RUNDIR_PREFIX), &end, 10);
+		if (pid <= 0 || *end != '.' || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base,
+		    de->d_name) >= sizeof(path))
+			continue;
+		if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != geteuid())
+			continue;
+		log_debug("removing stale %s", path);
+		rundir_remove(path);
+	}
+	closedir(d);
+}

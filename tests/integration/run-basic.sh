@@ -1,0 +1,139 @@
+#!/bin/sh
+# pisbx-run's process model: exit statuses, -c, usage and config errors,
+# the environment inside, the private TMPDIR, --timeout, signal
+# forwarding, a server on the sandbox's own loopback, and nested runs.
+. "$(dirname "$0")/../lib/common.sh"
+. "$PISBX_TOP/tests/lib/proxy.sh"
+. "$PISBX_TOP/tests/lib/run.sh"
+
+run_config
+
+# Exit statuses.
+sbx -- /bin/true; eq "exit 0 passes through" "$?" 0
+sbx -- /bin/sh -c 'exit 3'; eq "exit 3 passes through" "$?" 3
+sbx -- /bin/sh -c 'kill -TERM $$'; eq "death by SIGTERM is 128+15" "$?" 143
+sbx -- /bin/sh -c 'kill -KILL $$'; eq "death by SIGKILL is 128+9" "$?" 137
+sbx -- /nonexistent/cmd 2>"$T/err"; eq "missing command is 127" "$?" 127
+contains "missing command named" "$(cat "$T/err")" "/nonexistent/cmd"
+
+# -c runs through the shell.
+out=$(cd "$WS" && SHELL=/bin/sh "$RUN" --config "$CONF" -c 'echo one; echo two | tr o 0')
+eq "-c runs a shell command line" "$out" "one
+tw0"
+out=$(cd "$WS" && SHELL=/nonexistent "$RUN" --config "$CONF" -c 'echo $0')
+eq "-c falls back to /bin/sh" "$out" "/bin/sh"
+
+# Usage, version, help.
+"$RUN" >/dev/null 2>&1; eq "no command is a usage error" "$?" 2
+"$RUN" --timeout abc -- true >/dev/null 2>&1; eq "bad --timeout is a usage error" "$?" 2
+contains "--version" "$("$RUN" --version)" "pisbx-run "
+contains "--help" "$("$RUN" --help)" "usage: pisbx-run"
+
+# Config errors: exit 78 before anything starts.
+echo '{"network": {"allowedDomains": ["https://x"]}, "bogus": 1}' >"$T/bad.json"
+(cd "$WS" && "$RUN" --config "$T/bad.json" -- /bin/sh -c "touch $T/ran") \
+    >"$T/err" 2>&1
+eq "config error exits 78" "$?" 78
+contains "config error names the file" "$(cat "$T/err")" "$T/bad.json"
+check "nothing ran with a bad config" test ! -e "$T/ran"
+(cd "$WS" && "$RUN" --config "$T/missing.json" -- true) >/dev/null 2>&1
+eq "missing config exits 78" "$?" 78
+
+# The environment inside.
+PISBX_SUPERVISOR_CAPABILITY=sekrit PISBX_SUPERVISOR_SOCKET=/x FOO=bar \
+    sbx -- /usr/bin/env >"$T/env" 2>&1
+for kv in HTTP_PROXY=http://127.0.0.1:3128 http_proxy=http://127.0.0.1:3128 \
+    HTTPS_PROXY=http://127.0.0.1:3128 https_proxy=http://127.0.0.1:3128 \
+    ALL_PROXY=socks5h://127.0.0.1:1080 all_proxy=socks5h://127.0.0.1:1080 \
+    NO_PROXY=localhost,127.0.0.1,::1 no_proxy=localhost,127.0.0.1,::1 \
+    PISBX_SANDBOX=1 PISBX_DEPTH=1 FOO=bar; do
+	check "env has $kv" grep -qx "$kv" "$T/env"
+done
+check "GIT_SSH_COMMAND uses --connect-proxy" \
+    grep -q '^GIT_SSH_COMMAND=ssh -o ProxyCommand=.*--connect-proxy %h %p' "$T/env"
+check "supervisor capability not passed in" \
+    sh -c "! grep -q '^PISBX_SUPERVISOR_' '$T/env'"
+tmp=$(sed -n 's/^TMPDIR=//p' "$T/env")
+check "TMP and TEMP equal TMPDIR" grep -qx "TMP=$tmp" "$T/env"
+case $tmp in "${TMPDIR:-/tmp}"/pisbx-run.*/tmp) ok "TMPDIR is private" ;;
+*) not_ok "TMPDIR is private ($tmp)" ;; esac
+check "private TMPDIR removed at exit" test ! -e "$tmp"
+
+# The review capabilityEnv named by the config is not passed in either.
+"$PY" - "$CONF" "$T/cap.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["review"] = {"socket": "/nonexistent/sock", "capabilityEnv": "MY_CAP"}
+json.dump(c, open(sys.argv[2], "w"))
+EOF
+(cd "$WS" && MY_CAP=sekrit "$RUN" --config "$T/cap.json" -- /usr/bin/env) >"$T/env2" 2>&1
+check "review capabilityEnv not passed in" sh -c "! grep -q '^MY_CAP=' '$T/env2'"
+
+# The private TMPDIR is writable and goes away, whatever is left in it.
+before=$(rundirs)
+sbx_sh 'echo x >"$TMPDIR/f" && mkdir "$TMPDIR/d" && echo y >"$TMPDIR/d/g" && chmod 000 "$TMPDIR/d" && echo $TMPDIR'
+eq "TMPDIR writable inside" "$?" 0
+check "TMPDIR removed after a run that left files" test ! -e "$(tail -n 1 "$T/out")"
+eq "no per-run directory left" "$(rundirs)" "$before"
+
+# PID 1 is the reaper; the command is not.
+eq "command is not PID 1" "$(sbx -- /bin/sh -c 'echo $$')" 2
+eq "PID 1 is pisbx-run's reaper" "$(sbx -- /bin/cat /proc/1/comm)" pisbx-run
+n=$(sbx -- /bin/sh -c 'ls /proc | grep -c "^[0-9]*$"')
+check "only the sandbox's processes are visible ($n)" test "$n" -le 6
+
+# --timeout kills the whole tree.
+start=$(date +%s)
+sbx --timeout 1 -- /bin/sh -c "sleep 30 & echo \$! >'$WS/bg'; sleep 30" 2>"$T/err"
+eq "--timeout exits 124" "$?" 124
+contains "--timeout says so" "$(cat "$T/err")" "timed out"
+check "--timeout ended the run early" test $(( $(date +%s) - start )) -lt 20
+rm -f "$WS/bg"
+
+# A process that outlives the command dies with the sandbox.
+MARK=$((300 + $$ % 500)).7
+sbx -- /bin/sh -c "(setsid /bin/sleep $MARK >/dev/null 2>&1 &) ; echo started" >"$T/out" 2>&1
+eq "double-forked child: command returns" "$?" 0
+check "double-forked sleeper is dead after the run" \
+    sh -c "! pgrep -u $(id -u) -f '^/bin/sleep $MARK\$' >/dev/null"
+
+# SIGTERM to pisbx-run reaches the command (forwarded by the reaper).
+(cd "$WS" && exec "$RUN" --config "$CONF" -- /bin/sh -c \
+    "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.1; done") \
+    >"$T/sig.out" 2>&1 &
+rpid=$!
+_pids="$_pids $rpid"
+wait_file "$T/sig.out" 100
+sleep 0.2
+kill -TERM "$rpid"
+wait "$rpid"
+eq "forwarded SIGTERM: the command's status" "$?" 7
+contains "forwarded SIGTERM: the command's trap ran" "$(cat "$T/sig.out")" "got-term"
+
+# A server on the sandbox's own loopback works.
+out=$(sbx -- "$PY" -c '
+import socket, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+port = s.getsockname()[1]
+def srv():
+    c, _ = s.accept(); c.sendall(c.recv(100).upper()); c.close()
+threading.Thread(target=srv).start()
+c = socket.create_connection(("127.0.0.1", port)); c.sendall(b"ping")
+print(c.recv(100).decode())
+' 2>&1)
+eq "server on the sandbox's loopback" "$out" "PING"
+out=$(sbx -- "$PY" -c '
+import socket
+s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(1)
+c = socket.create_connection(("::1", s.getsockname()[1])); a, _ = s.accept()
+a.sendall(b"v6"); print(c.recv(10).decode())' 2>&1)
+eq "server on the sandbox's ::1" "$out" "v6"
+
+# Nested runs refuse clearly (documented in pisbx-run(1)).
+sbx -- "$RUN" --config "$CONF" -- /bin/true >"$T/out" 2>&1
+eq "nested run exits 125" "$?" 125
+contains "nested run says why" "$(cat "$T/out")" "nested sandboxes are not supported"
+PISBX_DEPTH=1 "$RUN" --config "$CONF" -- /bin/true >"$T/out" 2>&1
+eq "PISBX_DEPTH>0 refuses" "$?" 125
+
+done_testing

@@ -1,0 +1,192 @@
+#!/bin/sh
+# Filesystem escapes: a denied home (~/.ssh), writes outside allowWrite,
+# every name of the mandatory write-deny set (existing and not yet
+# existing, directly and through symlinks, renames and links), the trusted
+# config, the pisbx executables, a git worktree's main repository; the
+# config's denyRead/allowRead/denyWrite; and nothing left in the workspace
+# afterwards -- also when pisbx-run is killed with SIGKILL.
+. "$(dirname "$0")/../lib/common.sh"
+. "$PISBX_TOP/tests/lib/proxy.sh"
+. "$PISBX_TOP/tests/lib/run.sh"
+
+MANDATORY=".gitconfig .gitmodules .bashrc .bash_profile .zshrc .zprofile
+.profile .ripgreprc .mcp.json .vscode .idea .claude/commands .claude/agents
+.pi/settings.json .pi/sandbox.json .pi/pi-auto-review.json .git/hooks
+.git/config"
+
+run_config
+mkdir -p "$T/outside"
+chmod 777 "$T/outside"
+
+# 1. The home directory is hidden.
+sbx -- /bin/cat "$FAKEHOME/.ssh/id_test" >"$T/out" 2>&1
+check "~/.ssh/id_test unreadable inside" sh -c "! grep -q 'PRIVATE KEY' '$T/out'"
+eq "the home directory looks empty" "$(sbx -- /bin/ls -A "$FAKEHOME")" ""
+sbx_sh "cd '$WS' && cat ../home/.ssh/id_test"
+check "not through a relative path from the workspace" sh -c "! grep -q 'PRIVATE' '$T/out'"
+
+# 2. Writes outside allowWrite.
+sbx_sh "echo x >'$T/outside/f'"
+check "write outside allowWrite fails" test ! -e "$T/outside/f"
+sbx_sh "echo x >'$FAKEHOME/f'; mkdir '$FAKEHOME/d'"
+check "write into the hidden home fails" test ! -e "$FAKEHOME/f" -a ! -e "$FAKEHOME/d"
+sbx_sh "echo x >/etc/pisbx-test"
+check "write to /etc fails" test ! -e /etc/pisbx-test
+sbx_sh "echo ok >'$WS/inside' && echo done"
+check "write inside the workspace works" grep -qx ok "$WS/inside"
+rm -f "$WS/inside"
+
+# 3. Every mandatory name, none existing yet: creation fails, nothing stays.
+ws_snapshot
+cat >"$T/mandatory.sh" <<'EOF'
+fails=0
+for n in $MANDATORY; do
+	d=$(dirname "$n")
+	[ "$d" = . ] || mkdir -p "$d" 2>/dev/null
+	if ( : >"$n" ) 2>/dev/null; then echo "CREATED file $n"; fails=1; fi
+	if mkdir "$n" 2>/dev/null; then echo "CREATED dir $n"; fails=1; fi
+	if ln -s /etc/passwd "$n" 2>/dev/null; then echo "CREATED link $n"; fails=1; fi
+	echo x >tmpfile
+	if mv tmpfile "$n" 2>/dev/null; then echo "RENAMED onto $n"; fails=1; fi
+	if ln tmpfile "$n" 2>/dev/null; then echo "LINKED $n"; fails=1; fi
+	rm -f tmpfile
+done
+# A symlink to a protected name, then a write through it.
+ln -s .zshrc via-link
+if ( echo x >via-link ) 2>/dev/null; then echo "CREATED through symlink"; fails=1; fi
+rm -f via-link
+# A prepared tree moved into place.
+mkdir -p prep/hooks && echo evil >prep/hooks/pre-commit
+if mv prep .vscode 2>/dev/null; then echo "MOVED prep to .vscode"; fails=1; fi
+rm -rf prep
+# The same set holds in the private TMPDIR.
+if ( : >"$TMPDIR/.bashrc" ) 2>/dev/null; then echo "CREATED TMPDIR/.bashrc"; fails=1; fi
+if ln -s /x "$TMPDIR/.git" 2>/dev/null; then echo "CREATED TMPDIR/.git link"; fails=1; fi
+rmdir .claude .pi .git 2>/dev/null
+exit $fails
+EOF
+chmod 644 "$T/mandatory.sh"
+MANDATORY=$MANDATORY sbx -- /bin/sh "$T/mandatory.sh" >"$T/out" 2>&1
+eq "no mandatory name could be created" "$(grep -E '^(CREATED|RENAMED|LINKED|MOVED)' "$T/out" | tr '\n' ' ')" ""
+contains "refusals are explained" "$(cat "$T/out")" "protected path"
+ws_same "workspace unchanged after the mandatory-name attempts"
+
+# 4. Existing protected files stay as they are.
+mkdir -p "$WS/.git/hooks" "$WS/.vscode"
+echo "original rc" >"$WS/.bashrc"
+printf '[core]\n\tbare = false\n' >"$WS/.git/config"
+echo '{}' >"$WS/.vscode/settings.json"
+chmod -R a+rwX "$WS"
+ws_snapshot
+sbx_sh 'echo evil >>.bashrc; echo evil >.vscode/settings.json; rm -f .bashrc;
+    mv .bashrc x; echo "[alias]" >>.git/config; : >.git/hooks/pre-commit;
+    mv .git/hooks hooks2; rm -rf .vscode; true'
+eq ".bashrc unchanged" "$(cat "$WS/.bashrc")" "original rc"
+eq ".vscode/settings.json unchanged" "$(cat "$WS/.vscode/settings.json")" "{}"
+check ".git/config unchanged" sh -c "! grep -q alias '$WS/.git/config'"
+check "no hook created" test ! -e "$WS/.git/hooks/pre-commit"
+ws_same "workspace unchanged after writes to existing protected files"
+# filesystem.allowGitConfig lifts the .git/config rule only.
+run_config --fs '{"allowGitConfig": true}'
+sbx_sh 'echo "[alias]" >>.git/config; : >.git/hooks/pre-commit'
+check "allowGitConfig: .git/config writable" grep -q alias "$WS/.git/config"
+check "allowGitConfig: hooks still protected" test ! -e "$WS/.git/hooks/pre-commit"
+rm -rf "$WS/.git" "$WS/.vscode" "$WS/.bashrc"
+
+# 5. The trusted config, even inside the workspace, and the executables.
+run_config
+cp "$CONF" "$WS/pisbx.json"
+chmod 666 "$WS/pisbx.json"
+mkdir -p "$T/bin"
+cp "$RUN" "$T/bin/pisbx-run"
+cp "$T/bin/pisbx-run" "$T/run.orig"
+chmod -R a+rwX "$T/bin"
+"$PY" - "$CONF" "$T/wide.json" "$T" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["filesystem"] = {"allowWrite": [sys.argv[3]]}
+json.dump(c, open(sys.argv[2], "w"))
+EOF
+chmod 644 "$T/wide.json"
+(cd "$WS" && "$T/bin/pisbx-run" --config "$WS/pisbx.json" -- /bin/sh -c \
+    "echo '{}' >pisbx.json; rm -f pisbx.json; mv pisbx.json x") >/dev/null 2>&1
+check "trusted config in the workspace unchanged" cmp -s "$CONF" "$WS/pisbx.json"
+(cd "$WS" && "$T/bin/pisbx-run" --config "$T/wide.json" -- /bin/sh -c \
+    "echo evil >'$T/bin/pisbx-run'; : >'$T/bin/pisbx-proxy'; echo x >'$T/wide.json'") \
+    >"$T/out" 2>&1
+check "the executables' directory stays read-only (allowWrite above it)" \
+    cmp -s "$T/bin/pisbx-run" "$T/run.orig"
+check "no new file next to the executables" test ! -e "$T/bin/pisbx-proxy"
+check "trusted config stays read-only (allowWrite above it)" grep -q allowWrite "$T/wide.json"
+rm -f "$WS/pisbx.json"
+
+# 6. The config's own lists: denyRead, allowRead inside it, denyWrite,
+# relative paths and symlinks.
+mkdir -p "$T/secret/pub" "$WS/locked" "$T/real"
+echo key >"$T/secret/key"
+echo readme >"$T/secret/pub/readme"
+ln -s "$T/real" "$T/link"
+chmod -R a+rwX "$T/secret" "$T/real" "$WS/locked"
+run_config --fs "{\"denyRead\": [\"$T/secret\"], \"allowRead\": [\"$T/secret/pub\"],
+    \"allowWrite\": [\".\", \"$T/link\"], \"denyWrite\": [\"locked\"]}"
+sbx_sh "cat '$T/secret/key'"
+check "denyRead hides a file" sh -c "! grep -qx key '$T/out'"
+eq "allowRead re-exposes inside a denied tree" "$(sbx -- /bin/cat "$T/secret/pub/readme")" readme
+sbx_sh "echo x >'$T/secret/pub/readme'"
+eq "allowRead is read-only" "$(cat "$T/secret/pub/readme")" readme
+sbx_sh "echo x >locked/f; echo y >free"
+check "denyWrite (relative) wins over allowWrite" test ! -e "$WS/locked/f"
+check "allowWrite '.' still writable" test -e "$WS/free"
+sbx_sh "echo z >'$T/link/f'"
+check "allowWrite through a symlink writes the real directory" grep -qx z "$T/real/f"
+eq "the default home rule is replaced by denyRead" \
+    "$(sbx -- /bin/cat "$FAKEHOME/.ssh/id_test")" "PRIVATE KEY MATERIAL"
+rm -rf "$WS/free" "$WS/locked"
+
+# 7. A git worktree: the main repository is readable, not writable.
+run_config --fs "{\"allowWrite\": [\"$T\"]}"
+git init -q "$T/main"
+echo hi >"$T/main/f"
+git -C "$T/main" add f
+git -C "$T/main" -c user.name=t -c user.email=t@example.invalid commit -qm one
+git -C "$T/main" worktree add -q "$T/wt2" 2>/dev/null
+chmod -R a+rwX "$T/main" "$T/wt2"
+(cd "$T/wt2" && GIT_CONFIG_NOSYSTEM=1 "$RUN" --config "$CONF" -- \
+    git -c safe.directory='*' log --format=%s) >"$T/out" 2>&1
+eq "git log works in a worktree" "$(cat "$T/out")" "one"
+(cd "$T/wt2" && "$RUN" --config "$CONF" -- /bin/sh -c \
+    "echo x >>'$T/main/.git/config'; : >'$T/main/.git/hooks/post-checkout'; : >'$T/main/.git/evil'") \
+    >/dev/null 2>&1
+check "main repository's config unchanged" sh -c "! grep -qx x '$T/main/.git/config'"
+check "main repository gets no hook" test ! -e "$T/main/.git/hooks/post-checkout"
+check "main repository's git dir not writable" test ! -e "$T/main/.git/evil"
+
+# 8. SIGKILL of pisbx-run: the whole tree dies, nothing is left behind.
+run_config
+ws_snapshot
+MARK=$((300 + $$ % 500))
+(cd "$WS" && exec "$RUN" --config "$CONF" -- /bin/sh -c \
+    "/bin/sleep $MARK.5 & (setsid /bin/sleep $MARK.5 &); echo up >&2; /bin/sleep $MARK.5") \
+    2>"$T/kill.err" &
+rpid=$!
+wait_file "$T/kill.err" 100
+i=0
+while [ "$(pgrep -c -u "$(id -u)" -f "^/bin/sleep $MARK.5\$")" -lt 3 ] && [ $i -lt 100 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+eq "three sandboxed sleepers running" "$(pgrep -c -u "$(id -u)" -f "^/bin/sleep $MARK.5\$")" 3
+kill -KILL "$rpid"
+wait "$rpid" 2>/dev/null
+i=0
+while pgrep -u "$(id -u)" -f "^/bin/sleep $MARK.5\$" >/dev/null && [ $i -lt 100 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+check "SIGKILL of pisbx-run killed the whole sandbox" \
+    sh -c "! pgrep -u $(id -u) -f '^/bin/sleep $MARK.5\$' >/dev/null"
+ws_same "nothing left in the workspace after SIGKILL"
+stale=$(rundirs | grep "/pisbx-run\.$rpid\.")
+check "the killed run left its private directory (outside the workspace)" \
+    test -n "$stale"
+sbx -- /bin/true
+check "the next run removes it" sh -c "! ls -d ${TMPDIR:-/tmp}/pisbx-run.$rpid.* 2>/dev/null"
+done_testing

@@ -1,0 +1,38 @@
+#!/bin/sh
+# The pisbx-run scenarios again as an ordinary user (nobody, through
+# setpriv): pisbx-run then builds an unprivileged user namespace.  As root
+# the other run-*.sh files cover the privileged path; run by an ordinary
+# user, they already are the unprivileged run and this file skips.
+. "$(dirname "$0")/../lib/common.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "already unprivileged: run-*.sh ran as $(id -un)"
+command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+[ -x "$RUN" ] || skip "pisbx-run not built ($RUN)"
+if ! setpriv --reuid=65534 --regid=65534 --clear-groups \
+    unshare -U -r -n -m true 2>/dev/null; then
+	not_ok "nobody cannot create user namespaces here; pisbx-run cannot run unprivileged"
+	done_testing
+fi
+
+for s in run-basic run-escape-net run-escape-fs run-proxy; do
+	f=$PISBX_TOP/tests/integration/$s.sh
+	[ -f "$f" ] || continue
+	# A scratch dir nobody owns: the scenario's own $T lives below it.
+	mkdir -p "$T/$s"
+	chown 65534:65534 "$T/$s"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    env HOME=/nonexistent TMPDIR="$T/$s" PISBX_TOP="$PISBX_TOP" \
+	    PISBX_BINDIR="$PISBX_BINDIR" PISBX_BUILD="$PISBX_BUILD" \
+	    sh "$f" >"$T/$s.out" 2>&1
+	rc=$?
+	sed -n "s/^\(not \)\{0,1\}ok - /&[nobody $s] /p" "$T/$s.out"
+	n=$(grep -c '^ok ' "$T/$s.out")
+	if [ $rc -eq 77 ]; then
+		not_ok "[nobody] $s skipped: $(tail -n 1 "$T/$s.out")"
+	elif [ $rc -ne 0 ] && ! grep -q '^not ok ' "$T/$s.out"; then
+		not_ok "[nobody] $s exited $rc: $(tail -n 5 "$T/$s.out" | tr '\n' ' ')"
+	elif [ "$n" -eq 0 ]; then
+		not_ok "[nobody] $s ran no test"
+	fi
+done
+done_testing
