@@ -7,6 +7,8 @@
 #      vs direct: microseconds added per connection.
 #   3. RSS of the proxy with 1,000 idle CONNECT tunnels open.
 #   4. build/bench/bench_policy (policy evaluation), if built.
+# For context, the same transfers through socat (a plain forking TCP relay
+# without CONNECT or policy) when socat is installed.
 # Everything binds and dials 127.0.0.1 only.  Aims (issue 3): >= 90% of
 # direct throughput, < 100 us added per connection, < 20 KiB per tunnel.
 #   BENCH_RUNS=N (default 3): repetitions of 1 and 2; the median is kept.
@@ -100,11 +102,28 @@ while [ -z "$PX" ] && [ $i -lt 200 ]; do
 done
 [ -n "$PX" ] || die "pisbx-proxy did not start: $(cat "$T/proxy.err")"
 
+# A plain user-space relay for context: socat forwarding to the same
+# servers (no CONNECT, no policy, a fork per connection).
+SOCAT_SINK= SOCAT_ECHO=
+if command -v socat >/dev/null 2>&1; then
+	for which in SINK ECHO; do
+		port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+		eval "dst=\$$which"
+		socat "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork,backlog=512" \
+		    "TCP:127.0.0.1:$dst" 2>/dev/null &
+		pids="$pids $!"
+		eval "SOCAT_$which=$port"
+	done
+	i=0
+	until /usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1',$SOCAT_ECHO),1).close()" 2>/dev/null ||
+	    [ $i -ge 50 ]; do sleep 0.05; i=$((i + 1)); done
+fi
+
 echo "pisbx bench: $(nproc) CPUs, $(uname -r), $RUNS runs each (median kept)"
 
 # 1. Throughput.
 echo "1. CONNECT throughput, 1 GiB per transfer"
-: >"$T/tp.direct"; : >"$T/tp.proxy"
+: >"$T/tp.direct"; : >"$T/tp.proxy"; : >"$T/tp.socat"
 r=0
 while [ $r -lt "$RUNS" ]; do
 	"$PXTOOL" send --target "127.0.0.1:$SINK" --bytes $GIB --no-hash \
@@ -114,16 +133,23 @@ while [ $r -lt "$RUNS" ]; do
 	    --bytes $GIB --no-hash >"$T/out" || die "proxied transfer failed"
 	grep -q "^sink bytes $GIB " "$T/out" || die "proxied transfer short: $(cat "$T/out")"
 	sed -n 's/^sent .* MBps \([0-9.]*\)$/\1/p' "$T/out" >>"$T/tp.proxy"
+	if [ -n "$SOCAT_SINK" ]; then
+		"$PXTOOL" send --target "127.0.0.1:$SOCAT_SINK" --bytes $GIB \
+		    --no-hash >"$T/out" || die "socat transfer failed"
+		sed -n 's/^sent .* MBps \([0-9.]*\)$/\1/p' "$T/out" >>"$T/tp.socat"
+	fi
 	r=$((r + 1))
 done
 TP_DIRECT=$(median <"$T/tp.direct")
 TP_PROXY=$(median <"$T/tp.proxy")
 echo "   direct: $(tr '\n' ' ' <"$T/tp.direct")MB/s"
 echo "   pisbx:  $(tr '\n' ' ' <"$T/tp.proxy")MB/s"
+[ -s "$T/tp.socat" ] && echo "   socat:  $(tr '\n' ' ' <"$T/tp.socat")MB/s (plain relay)"
+TP_SOCAT=$(median <"$T/tp.socat")
 
 # 2. Per-connection cost.
 echo "2. $NREQ sequential short exchanges, a new connection each"
-: >"$T/rq.direct"; : >"$T/rq.lit"; : >"$T/rq.name"
+: >"$T/rq.direct"; : >"$T/rq.lit"; : >"$T/rq.name"; : >"$T/rq.socat"
 r=0
 while [ $r -lt "$RUNS" ]; do
 	"$PXTOOL" reqs --target "127.0.0.1:$ECHO" --count $NREQ >"$T/out" ||
@@ -135,6 +161,11 @@ while [ $r -lt "$RUNS" ]; do
 	"$PXTOOL" reqs --proxy "127.0.0.1:$PX" --target "bench.test:$ECHO" \
 	    --count $NREQ >"$T/out" || die "proxied requests (name) failed"
 	sed -n 's/.* us_per_conn \([0-9.]*\)$/\1/p' "$T/out" >>"$T/rq.name"
+	if [ -n "$SOCAT_ECHO" ]; then
+		"$PXTOOL" reqs --target "127.0.0.1:$SOCAT_ECHO" --count $NREQ \
+		    >"$T/out" || die "socat requests failed"
+		sed -n 's/.* us_per_conn \([0-9.]*\)$/\1/p' "$T/out" >>"$T/rq.socat"
+	fi
 	r=$((r + 1))
 done
 RQ_DIRECT=$(median <"$T/rq.direct")
@@ -143,6 +174,8 @@ RQ_NAME=$(median <"$T/rq.name")
 echo "   direct:          $(tr '\n' ' ' <"$T/rq.direct")us/conn"
 echo "   pisbx (literal): $(tr '\n' ' ' <"$T/rq.lit")us/conn"
 echo "   pisbx (name):    $(tr '\n' ' ' <"$T/rq.name")us/conn"
+[ -s "$T/rq.socat" ] && echo "   socat relay:     $(tr '\n' ' ' <"$T/rq.socat")us/conn"
+RQ_SOCAT=$(median <"$T/rq.socat")
 
 # 3. Idle tunnels.
 echo "3. RSS with $NIDLE idle CONNECT tunnels"
@@ -170,7 +203,7 @@ fi
 echo
 awk -v tpd="$TP_DIRECT" -v tpp="$TP_PROXY" -v rqd="$RQ_DIRECT" \
     -v rql="$RQ_LIT" -v rqn="$RQ_NAME" -v r0="$RSS0" -v r1="$RSS1" \
-    -v n="$NIDLE" 'BEGIN {
+    -v n="$NIDLE" -v tps="${TP_SOCAT:-}" -v rqs="${RQ_SOCAT:-}" 'BEGIN {
 	ratio = tpp / tpd * 100
 	addl = rql - rqd; addn = rqn - rqd
 	kib = (r1 - r0) / n
@@ -182,4 +215,8 @@ awk -v tpd="$TP_DIRECT" -v tpp="$TP_PROXY" -v rqd="$RQ_DIRECT" \
 	printf "%-44s %12.1f %12.1f %10s %6s\n", "us per connection (name, dnsmasq)", rqn, rqd, "", ""
 	printf "%-44s %12.1f %12s %10s %6s\n", "  us added per connection (name)", addn, "", "< 100", (addn < 100 ? "yes" : "no")
 	printf "%-44s %12.1f %12s %10s %6s\n", "KiB RSS per idle tunnel", kib, "", "< 20", (kib < 20 ? "yes" : "no")
+	if (tps != "")
+		printf "%-44s %12.0f %12s %10s %6s\n", "socat relay throughput (MB/s), for context", tps, "", "", ""
+	if (rqs != "")
+		printf "%-44s %12.1f %12s %10s %6s\n", "socat relay us per connection, for context", rqs, "", "", ""
 }'

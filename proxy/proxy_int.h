@@ -344,6 +344,8 @@ struct conn {
 	int			 upstream_eof;
 	int			 client_shut;	/* shut down our writes to it */
 	int			 upstream_shut;
+	struct event		*rev[2];	/* relay: client, upstream */
+	struct event		*wev[2];
 	int			 peeking;	/* TLS ClientHello peek */
 	int			 client_paused;	/* backpressure */
 	int			 upstream_paused;
@@ -405,6 +407,12 @@ void	 conn_fail(struct conn *, enum conn_err);
 void	 relay_start(struct conn *);
 /* Relay with a TLS ClientHello peek on the client's first bytes. */
 void	 relay_start_peek(struct conn *);
+/* Write a buffer straight to a socket (MSG_NOSIGNAL); bytes or -1. */
+ssize_t	 relay_write_now(struct evbuffer *, int);
+/* Send a short reply now if nothing is queued, else queue it. */
+void	 relay_send(struct bufferevent *, const void *, size_t);
+/* Free the relay's events (conn_close). */
+void	 relay_free(struct conn *);
 /* Tune a bufferevent for relaying (read/write sizes). */
 void	 relay_tune(struct bufferevent *);
 /* Pause/resume reading from src while dst's output is over the mark. */

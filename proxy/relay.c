@@ -1,21 +1,32 @@
 /*
- * The relay: bytes both ways between the client and the upstream, with
- * backpressure (RELAY_HIGH/RELAY_LOW), half-close (EOF from one side is a
- * shutdown(SHUT_WR) on the other once its output is flushed; the
- * connection ends when both directions are done), the idle timeout and
- * the byte counters.  Chains move between evbuffers without copying.
+ * The relay: bytes both ways between the client and the upstream of a
+ * CONNECT or SOCKS5 tunnel, with backpressure (RELAY_HIGH/RELAY_LOW),
+ * half-close (EOF from one side is a shutdown(SHUT_WR) on the other once
+ * its queued bytes are out; the connection ends when both directions are
+ * done), the idle timeout and the byte counters.
+ *
+ * The bufferevents keep owning the sockets and their buffers, but the
+ * relay drives the sockets with its own events: libevent 2.1's
+ * bufferevents read at most 4096 bytes per call (EVBUFFER_MAX_READ) and
+ * write from the next loop turn, which holds a bulk transfer to a
+ * fraction of loopback speed.  Here each readable event reads up to
+ * RELAY_READ_MAX bytes, which go straight to the other socket when
+ * nothing is queued there; only what the peer cannot take yet is queued.
  *
  * A CONNECT tunnel first peeks at the client's first bytes: a TLS
  * ClientHello whose SNI names another host than the authorised target is
- * refused (sni-mismatch), so a tunnel to an allowed address cannot be
- * used to reach a denied name through the same front.
+ * refused (sni-mismatch), so a tunnel to an allowed name cannot carry a
+ * TLS session for a different one.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -26,11 +37,12 @@
 
 #define DEFAULT_IDLE_MS	300000
 
-static void	 relay_read_cb(struct bufferevent *, void *);
-static void	 relay_write_cb(struct bufferevent *, void *);
-static void	 relay_event_cb(struct bufferevent *, short, void *);
-static void	 relay_move(struct conn *, struct bufferevent *);
+static void	 relay_begin(struct conn *);
+static void	 relay_readable_cb(evutil_socket_t, short, void *);
+static void	 relay_writable_cb(evutil_socket_t, short, void *);
+static int	 relay_move(struct conn *, int);
 static int	 relay_peek(struct conn *);
+static void	 relay_eof(struct conn *, int);
 static void	 relay_maybe_done(struct conn *);
 
 void
@@ -44,40 +56,82 @@ static void
 relay_begin(struct conn *c)
 {
 	const struct config *conf = conn_config(c);
-	int idle;
+	struct event_base *base = c->px->base;
+	int cfd = bufferevent_getfd(c->client);
+	int ufd = bufferevent_getfd(c->upstream);
 
 	c->state = CONN_RELAY;
-	relay_tune(c->client);
-	bufferevent_setcb(c->client, relay_read_cb, relay_write_cb,
-	    relay_event_cb, c);
-	bufferevent_setcb(c->upstream, relay_read_cb, relay_write_cb,
-	    relay_event_cb, c);
-	bufferevent_setwatermark(c->client, EV_WRITE, RELAY_LOW, 0);
-	bufferevent_setwatermark(c->upstream, EV_WRITE, RELAY_LOW, 0);
-	bufferevent_enable(c->client, EV_READ | EV_WRITE);
-	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
-	idle = conf->idle_timeout_ms > 0 ? conf->idle_timeout_ms :
-	    DEFAULT_IDLE_MS;
+	bufferevent_disable(c->client, EV_READ | EV_WRITE);
+	bufferevent_disable(c->upstream, EV_READ | EV_WRITE);
+	bufferevent_setcb(c->client, NULL, NULL, NULL, NULL);
+	bufferevent_setcb(c->upstream, NULL, NULL, NULL, NULL);
+	/*
+	 * A socket bufferevent freezes the end of its input and the start of
+	 * its output (only it may fill or drain them); the relay does both
+	 * now, with the bufferevent disabled.
+	 */
+	evbuffer_unfreeze(bufferevent_get_input(c->client), 0);
+	evbuffer_unfreeze(bufferevent_get_output(c->client), 1);
+	evbuffer_unfreeze(bufferevent_get_input(c->upstream), 0);
+	evbuffer_unfreeze(bufferevent_get_output(c->upstream), 1);
+	c->rev[0] = event_new(base, cfd, EV_READ | EV_PERSIST,
+	    relay_readable_cb, c);
+	c->wev[0] = event_new(base, cfd, EV_WRITE | EV_PERSIST,
+	    relay_writable_cb, c);
+	c->rev[1] = event_new(base, ufd, EV_READ | EV_PERSIST,
+	    relay_readable_cb, c);
+	c->wev[1] = event_new(base, ufd, EV_WRITE | EV_PERSIST,
+	    relay_writable_cb, c);
+	if (c->rev[0] == NULL || c->wev[0] == NULL || c->rev[1] == NULL ||
+	    c->wev[1] == NULL) {
+		conn_close(c, "out-of-memory");
+		return;
+	}
+	event_add(c->rev[0], NULL);
+	event_add(c->rev[1], NULL);
+	/* A reply still queued for the client (a slow one) goes first. */
+	if (evbuffer_get_length(bufferevent_get_output(c->client)) > 0)
+		event_add(c->wev[0], NULL);
 	conn_touch(c);
-	conn_timer_set(c, idle);
+	conn_timer_set(c, conf->idle_timeout_ms > 0 ? conf->idle_timeout_ms :
+	    DEFAULT_IDLE_MS);
+}
+
+void
+relay_free(struct conn *c)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (c->rev[i] != NULL)
+			event_free(c->rev[i]);
+		if (c->wev[i] != NULL)
+			event_free(c->wev[i]);
+		c->rev[i] = c->wev[i] = NULL;
+	}
 }
 
 void
 relay_start(struct conn *c)
 {
 	relay_begin(c);
+	if (c->rev[0] == NULL)
+		return;
 	/* Early client bytes (sent with the request) go up first. */
 	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
-		relay_move(c, c->client);
+		(void)relay_move(c, 0);
 }
 
 void
 relay_start_peek(struct conn *c)
 {
 	relay_begin(c);
+	if (c->rev[0] == NULL)
+		return;
 	c->peeking = 1;
-	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
-		relay_read_cb(c->client, c);
+	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0 &&
+	    relay_peek(c) == 1)
+		(void)relay_move(c, 0);
 }
 
 void
@@ -93,23 +147,225 @@ relay_backpressure(struct conn *c, struct bufferevent *src,
 	}
 }
 
-/* Move everything src has read to the other side. */
-static void
-relay_move(struct conn *c, struct bufferevent *src)
+/*
+ * Write what buf holds straight to fd (no signal on a closed peer),
+ * draining what was written.  Returns the bytes written, or -1 with errno
+ * set on an error other than EAGAIN.
+ */
+ssize_t
+relay_write_now(struct evbuffer *buf, int fd)
 {
-	struct bufferevent *dst = src == c->client ? c->upstream : c->client;
+	struct evbuffer_iovec v[64];
+	struct msghdr msg;
+	ssize_t w, total = 0;
+	int n;
+
+	while (evbuffer_get_length(buf) > 0) {
+		n = evbuffer_peek(buf, -1, NULL, v, 64);
+		if (n > 64)
+			n = 64;
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = (struct iovec *)v;
+		msg.msg_iovlen = (size_t)n;
+		w = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			return -1;
+		}
+		if (evbuffer_drain(buf, (size_t)w) == -1) {
+			errno = EINVAL;	/* a frozen buffer: never resend */
+			return -1;
+		}
+		total += w;
+		if (w == 0)
+			break;
+	}
+	return total;
+}
+
+/* Send a short reply now when nothing is queued before it; queue the rest. */
+void
+relay_send(struct bufferevent *bev, const void *p, size_t n)
+{
+	ssize_t w = 0;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
+		w = send(bufferevent_getfd(bev), p, n, MSG_NOSIGNAL |
+		    MSG_DONTWAIT);
+		if (w < 0)
+			w = 0;
+	}
+	if ((size_t)w < n)
+		bufferevent_write(bev, (const char *)p + w, n - (size_t)w);
+}
+
+/*
+ * Move everything side s (0 client, 1 upstream) has read to the other
+ * side: straight to its socket when nothing is queued there, the rest
+ * queued.  Returns 0, or -1 when the connection was closed.
+ */
+static int
+relay_move(struct conn *c, int s)
+{
+	struct bufferevent *src = s == 0 ? c->client : c->upstream;
+	struct bufferevent *dst = s == 0 ? c->upstream : c->client;
 	struct evbuffer *in = bufferevent_get_input(src);
+	struct evbuffer *out = bufferevent_get_output(dst);
 	size_t n = evbuffer_get_length(in);
 
 	if (n == 0)
-		return;
-	if (src == c->client)
+		return 0;
+	if (s == 0)
 		c->bytes_up += n;
 	else
 		c->bytes_down += n;
-	evbuffer_add_buffer(bufferevent_get_output(dst), in);
+	if (evbuffer_get_length(out) == 0 &&
+	    relay_write_now(in, bufferevent_getfd(dst)) == -1) {
+		conn_close(c, s == 0 ? "upstream-error" : "client-error");
+		return -1;
+	}
+	if (evbuffer_get_length(in) > 0) {
+		evbuffer_add_buffer(out, in);
+		event_add(c->wev[1 - s], NULL);
+		if (evbuffer_get_length(out) >= RELAY_HIGH) {
+			/* Backpressure: stop reading until the peer drains. */
+			event_del(c->rev[s]);
+			if (s == 0)
+				c->client_paused = 1;
+			else
+				c->upstream_paused = 1;
+		}
+	}
+	return 0;
+}
+
+static void
+relay_readable_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	int s = fd == bufferevent_getfd(c->client) ? 0 : 1;
+	struct evbuffer *in = bufferevent_get_input(s == 0 ? c->client :
+	    c->upstream);
+	struct evbuffer_iovec v[2];
+	ssize_t r;
+	size_t left;
+	int nv, i;
+
+	(void)what;
+	nv = evbuffer_reserve_space(in, RELAY_READ_MAX, v, 2);
+	if (nv <= 0) {
+		conn_close(c, "out-of-memory");
+		return;
+	}
+	r = readv(fd, (struct iovec *)v, nv);
+	if (r == -1) {
+		evbuffer_commit_space(in, v, 0);
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return;
+		conn_close(c, s == 0 ? "client-error" : "upstream-error");
+		return;
+	}
+	left = (size_t)r;
+	for (i = 0; i < nv; i++) {
+		if (v[i].iov_len > left)
+			v[i].iov_len = left;
+		left -= v[i].iov_len;
+	}
+	evbuffer_commit_space(in, v, nv);
+	if (r == 0) {
+		relay_eof(c, s);
+		return;
+	}
 	conn_touch(c);
-	relay_backpressure(c, src, dst);
+	if (s == 0 && c->peeking) {
+		switch (relay_peek(c)) {
+		case -1:
+		case 0:
+			return;
+		default:
+			break;
+		}
+	}
+	(void)relay_move(c, s);
+}
+
+/* Side s may take more: flush its queue, resume the paused peer, half-close. */
+static void
+relay_writable_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	int s = fd == bufferevent_getfd(c->client) ? 0 : 1;
+	struct evbuffer *out = bufferevent_get_output(s == 0 ? c->client :
+	    c->upstream);
+	int *peer_paused = s == 0 ? &c->upstream_paused : &c->client_paused;
+	int peer_eof = s == 0 ? c->upstream_eof : c->client_eof;
+	int *shut = s == 0 ? &c->client_shut : &c->upstream_shut;
+	size_t left;
+
+	(void)what;
+	if (relay_write_now(out, fd) == -1) {
+		conn_close(c, s == 0 ? "client-error" : "upstream-error");
+		return;
+	}
+	conn_touch(c);
+	left = evbuffer_get_length(out);
+	if (left == 0)
+		event_del(c->wev[s]);
+	if (*peer_paused && left <= RELAY_LOW) {
+		*peer_paused = 0;
+		event_add(c->rev[1 - s], NULL);
+	}
+	if (peer_eof && left == 0 && !*shut) {
+		shutdown(fd, SHUT_WR);
+		*shut = 1;
+	}
+	relay_maybe_done(c);
+}
+
+/* Side s sent EOF: pass it on once its bytes are out. */
+static void
+relay_eof(struct conn *c, int s)
+{
+	struct bufferevent *dst = s == 0 ? c->upstream : c->client;
+	int *shut = s == 0 ? &c->upstream_shut : &c->client_shut;
+
+	if (s == 0 && c->peeking) {
+		/*
+		 * EOF before a complete ClientHello: a partial one is
+		 * refused; with nothing sent there is nothing to check and
+		 * the client may still read (half-close).
+		 */
+		if (evbuffer_get_length(bufferevent_get_input(c->client)) >
+		    0) {
+			conn_decide(c, 0, "sni-mismatch", "malformed TLS "
+			    "ClientHello: truncated by EOF");
+			conn_log_decision(c);
+			conn_close(c, "sni-mismatch");
+			return;
+		}
+		c->peeking = 0;
+	}
+	event_del(c->rev[s]);
+	if (s == 0)
+		c->client_eof = 1;
+	else
+		c->upstream_eof = 1;
+	if (evbuffer_get_length(bufferevent_get_output(dst)) == 0 && !*shut) {
+		shutdown(bufferevent_getfd(dst), SHUT_WR);
+		*shut = 1;
+	}
+	relay_maybe_done(c);
+}
+
+static void
+relay_maybe_done(struct conn *c)
+{
+	if (c->client_eof && c->upstream_eof && c->client_shut &&
+	    c->upstream_shut)
+		conn_close(c, "eof");
 }
 
 /*
@@ -162,109 +418,4 @@ relay_peek(struct conn *c)
 	conn_log_decision(c);
 	conn_close(c, "sni-mismatch");
 	return -1;
-}
-
-static void
-relay_read_cb(struct bufferevent *bev, void *arg)
-{
-	struct conn *c = arg;
-
-	if (bev == c->client && c->peeking) {
-		switch (relay_peek(c)) {
-		case -1:
-			return;
-		case 0:
-			conn_touch(c);
-			return;
-		default:
-			break;
-		}
-	}
-	relay_move(c, bev);
-}
-
-/* Output drained below the low mark: resume the paused side, half-close. */
-static void
-relay_write_cb(struct bufferevent *bev, void *arg)
-{
-	struct conn *c = arg;
-	size_t left = evbuffer_get_length(bufferevent_get_output(bev));
-
-	if (bev == c->client) {
-		if (c->upstream_paused && left <= RELAY_LOW) {
-			c->upstream_paused = 0;
-			bufferevent_enable(c->upstream, EV_READ);
-		}
-		if (c->upstream_eof && left == 0 && !c->client_shut) {
-			shutdown(bufferevent_getfd(c->client), SHUT_WR);
-			c->client_shut = 1;
-		}
-	} else {
-		if (c->client_paused && left <= RELAY_LOW) {
-			c->client_paused = 0;
-			bufferevent_enable(c->client, EV_READ);
-		}
-		if (c->client_eof && left == 0 && !c->upstream_shut) {
-			shutdown(bufferevent_getfd(c->upstream), SHUT_WR);
-			c->upstream_shut = 1;
-		}
-	}
-	relay_maybe_done(c);
-}
-
-static void
-relay_maybe_done(struct conn *c)
-{
-	if (c->client_eof && c->upstream_eof && c->client_shut &&
-	    c->upstream_shut)
-		conn_close(c, "eof");
-}
-
-static void
-relay_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct conn *c = arg;
-	struct bufferevent *other;
-
-	if (what & BEV_EVENT_ERROR) {
-		conn_close(c, bev == c->client ? "client-error" :
-		    "upstream-error");
-		return;
-	}
-	if (!(what & BEV_EVENT_EOF))
-		return;
-	if (bev == c->client) {
-		if (c->peeking) {
-			/*
-			 * EOF before a complete ClientHello: a partial one is
-			 * refused; with nothing sent there is nothing to check
-			 * and the client may still read (half-close).
-			 */
-			if (evbuffer_get_length(bufferevent_get_input(bev)) >
-			    0) {
-				conn_decide(c, 0, "sni-mismatch", "malformed TLS "
-				    "ClientHello: truncated by EOF");
-				conn_log_decision(c);
-				conn_close(c, "sni-mismatch");
-				return;
-			}
-			c->peeking = 0;
-		}
-		c->client_eof = 1;
-		other = c->upstream;
-		if (evbuffer_get_length(bufferevent_get_output(other)) == 0 &&
-		    !c->upstream_shut) {
-			shutdown(bufferevent_getfd(other), SHUT_WR);
-			c->upstream_shut = 1;
-		}
-	} else {
-		c->upstream_eof = 1;
-		other = c->client;
-		if (evbuffer_get_length(bufferevent_get_output(other)) == 0 &&
-		    !c->client_shut) {
-			shutdown(bufferevent_getfd(other), SHUT_WR);
-			c->client_shut = 1;
-		}
-	}
-	relay_maybe_done(c);
 }

@@ -212,7 +212,7 @@ socks5_connected(struct conn *c)
 	    (struct sockaddr *)&ss, &sslen) == -1)
 		ss.ss_family = AF_UNSPEC;
 	n = socks5_build_reply(out, SOCKS5_REP_OK, (struct sockaddr *)&ss);
-	bufferevent_write(c->client, out, n);
+	relay_send(c->client, out, n);
 	relay_start(c);
 }
 
