@@ -415,7 +415,8 @@ main(int argc, char *argv[])
 		goto fail;
 	}
 	rs.run.listen_http = rs.run.listen_socks = -1;	/* the proxy's now */
-	if (net_send_fds(rs.run.sock, CTL_GO, NULL, 0) == -1) {
+	/* EPIPE: the sandbox died already and said why; collect its status. */
+	if (net_send_fds(rs.run.sock, CTL_GO, NULL, 0) == -1 && errno != EPIPE) {
 		log_warn("cannot start the command");
 		goto fail;
 	}
