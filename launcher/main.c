@@ -351,6 +351,16 @@ main(int argc, char *argv[])
 	}
 	if (verbose)
 		fs_plan_dump(&sb.plan);
+	for (i = 0; i < sb.plan.nrules; i++) {
+		if (sb.plan.rules[i].action == FS_HIDE &&
+		    !sb.plan.rules[i].is_dir) {
+			if (rundir_empty(&sb) == -1) {
+				log_warn("cannot create %s", sb.empty);
+				goto fail;
+			}
+			break;
+		}
+	}
 	if ((sb.envp = env_build(environ, sb.tmpdir, exe,
 	    conf->review_capability_env, depth)) == NULL) {
 		log_warn("environment");
