@@ -517,6 +517,8 @@ http_forward_request(struct conn *c)
 
 	if (c->upstream == NULL || h->req.done)
 		return;
+	if (h->req.kind != BODY_NONE)
+		relay_read_more(c->client);
 	r = body_forward(&h->req, bufferevent_get_input(c->client),
 	    bufferevent_get_output(c->upstream), &c->bytes_up);
 	if (r == -1) {
@@ -662,6 +664,8 @@ http_up_read_cb(struct bufferevent *bev, void *arg)
 		h->rstate = R_BODY;
 		/* FALLTHROUGH */
 	case R_BODY:
+		if (h->resp.kind != BODY_NONE)
+			relay_read_more(c->upstream);
 		r = body_forward(&h->resp, bufferevent_get_input(c->upstream),
 		    bufferevent_get_output(c->client), &c->bytes_down);
 		if (r == -1) {
@@ -711,8 +715,13 @@ http_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		    "connection without a response", "upstream-eof");
 		return;
 	}
-	/* A truncated response: the client must see the connection end. */
-	conn_close(c, (what & BEV_EVENT_EOF) ? "upstream-eof" :
+	/*
+	 * A truncated response: deliver what came, then end the client's
+	 * connection so it sees the truncation.
+	 */
+	free(c->error);
+	c->error = strdup("the upstream closed in the middle of a response");
+	conn_close_after_flush(c, (what & BEV_EVENT_EOF) ? "upstream-eof" :
 	    "upstream-error");
 }
 

@@ -409,6 +409,8 @@ void	 relay_start(struct conn *);
 void	 relay_start_peek(struct conn *);
 /* Write a buffer straight to a socket (MSG_NOSIGNAL); bytes or -1. */
 ssize_t	 relay_write_now(struct evbuffer *, int);
+/* Read more than a bufferevent's 4 KiB into its input, if there is more. */
+void	 relay_read_more(struct bufferevent *);
 /* Send a short reply now if nothing is queued, else queue it. */
 void	 relay_send(struct bufferevent *, const void *, size_t);
 /* Free the relay's events (conn_close). */

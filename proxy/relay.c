@@ -186,6 +186,36 @@ relay_write_now(struct evbuffer *buf, int fd)
 	return total;
 }
 
+/*
+ * After a bufferevent's own read (at most 4096 bytes in libevent 2.1),
+ * read up to RELAY_READ_MAX more bytes into its input if the socket has
+ * them.  EOF and errors are left for the bufferevent's next read, which
+ * sees them again and reports them.
+ */
+void
+relay_read_more(struct bufferevent *bev)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer_iovec v[2];
+	ssize_t r;
+	size_t left;
+	int nv, i;
+
+	evbuffer_unfreeze(in, 0);
+	nv = evbuffer_reserve_space(in, RELAY_READ_MAX, v, 2);
+	if (nv > 0) {
+		r = readv(bufferevent_getfd(bev), (struct iovec *)v, nv);
+		left = r > 0 ? (size_t)r : 0;
+		for (i = 0; i < nv; i++) {
+			if (v[i].iov_len > left)
+				v[i].iov_len = left;
+			left -= v[i].iov_len;
+		}
+		evbuffer_commit_space(in, v, r > 0 ? nv : 0);
+	}
+	evbuffer_freeze(in, 0);
+}
+
 /* Send a short reply now when nothing is queued before it; queue the rest. */
 void
 relay_send(struct bufferevent *bev, const void *p, size_t n)
