@@ -90,6 +90,7 @@ cat >"$T/conf.json" <<EOF
  "resolver": {"servers": ["127.0.0.1:$DNS"], "timeoutMs": 2000}
 }
 EOF
+: >"$T/proxy.err"
 "$PROXY" --config "$T/conf.json" --listen 127.0.0.1:0 \
     --access-log "$T/access.log" 2>"$T/proxy.err" &
 PX_PID=$!
