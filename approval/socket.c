@@ -164,8 +164,8 @@ call_connect(struct supervisor_call *call, char *err, size_t errlen)
 		if (errno == EAGAIN) {
 			call->retry_ms = call->retry_ms == 0 ? 5 :
 			    call->retry_ms * 2;
-			if (call->retry_ms > 200)
-				call->retry_ms = 200;
+			if (call->retry_ms > 50)
+				call->retry_ms = 50;
 			tv.tv_sec = 0;
 			tv.tv_usec = call->retry_ms * 1000;
 			if (evtimer_add(call->retry, &tv) == -1) {

@@ -23,6 +23,7 @@
 #include "policy.h"
 #include "proxy.h"
 #include "launcher.h"
+#include "supervise.h"
 
 extern char **environ;
 
@@ -32,6 +33,7 @@ struct run_state {
 	int			 status;	/* our exit status, once known */
 	int			 done;
 	int			 timed_out;
+	int			 aborted;	/* a stop signal was passed on */
 	double			 timeout;
 };
 
@@ -109,6 +111,7 @@ run_signal_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo != SIGCHLD) {
+			rs->aborted = 1;
 			if (si.ssi_code != SI_KERNEL && rs->run.pid > 0)
 				kill(rs->run.pid, (int)si.ssi_signo);
 			continue;
@@ -176,6 +179,14 @@ main(int argc, char *argv[])
 	size_t			 i;
 	int			 ch, verbose = 0, connect_mode = 0, depth = 0;
 	int			 sfd = -1;
+	/* Supervisor mode and the host-IPC fallback (supervise.h). */
+	struct supervise	 sup;
+	struct hostipc_tee	*tee = NULL;
+	struct hostipc_outcome	 outcome;
+	const struct config	*hconf = NULL;
+	long long		 timeout_ms, started_ms = 0;
+	char			 serr[512];
+	int			 supervised;
 
 	memset(&rs, 0, sizeof(rs));
 	memset(&sb, 0, sizeof(sb));
@@ -255,6 +266,13 @@ main(int argc, char *argv[])
 	 */
 	if ((env = getenv("PISBX_DEPTH")) != NULL)
 		depth = atoi(env);
+	/* The supervisor's variables leave the environment here. */
+	if ((supervised = supervise_init(&sup, depth, serr, sizeof(serr))) ==
+	    -1) {
+		log_warnx("%s; nothing was run", serr);
+		return 1;
+	}
+	timeout_ms = (long long)(rs.timeout * 1000);
 	if (depth > 0 || ((env = getenv("PISBX_SANDBOX")) != NULL &&
 	    strcmp(env, "1") == 0)) {
 		log_warnx("already inside a pisbx sandbox (PISBX_DEPTH=%d): "
@@ -286,6 +304,22 @@ main(int argc, char *argv[])
 	if (realpath("/proc/self/exe", exe) == NULL) {
 		log_warn("/proc/self/exe");
 		goto fail;
+	}
+	/* Registered before anything starts; refused: nothing runs. */
+	if (supervised && supervise_register(&sup, conf, cwd, serr,
+	    sizeof(serr)) == -1) {
+		log_warnx("supervisor %s: %s; nothing was run", sup.socket,
+		    serr);
+		config_free(conf);
+		free(config_path);
+		supervise_clear(&sup);
+		return 1;
+	}
+	ch = hostipc_preflight(conf, &sup, shell_cmd != NULL ? NULL : argv,
+	    shell_cmd, cwd, timeout_ms);
+	if (ch != -1) {
+		rs.status = ch;
+		goto done;
 	}
 	snprintf(exe_dir, sizeof(exe_dir), "%s", exe);
 	if ((end = strrchr(exe_dir, '/')) != NULL)
@@ -334,6 +368,17 @@ main(int argc, char *argv[])
 	popts.log_format = fmt;
 	popts.label = label;
 	popts.cwd = cwd;
+	if (sup.registered) {
+		popts.label = sup.worker_id;
+		popts.capability = sup.capability;
+	}
+	/* Borrowed for the host-IPC retry; the proxy frees it. */
+	hconf = conf;
+	if (conf->hostipc_mode == HOSTIPC_ASK && conf->hostipc_retry &&
+	    (tee = hostipc_tee_begin()) == NULL) {
+		log_warn("cannot watch the command's stderr");
+		goto fail;
+	}
 	proxy = proxy_new(rs.base, conf, &popts);
 	conf = NULL;
 	if (proxy == NULL) {
@@ -353,8 +398,13 @@ main(int argc, char *argv[])
 		log_warn("signalfd");
 		goto fail;
 	}
+	started_ms = hostipc_clock_ms();
 	if (sandbox_start(&sb, &rs.run) == -1)
 		goto fail;
+	if (tee != NULL && hostipc_tee_start(tee, rs.base) == -1) {
+		log_warn("cannot copy the command's stderr");
+		goto fail;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	if (proxy_listen_fd(proxy, rs.run.listen_http) == -1 ||
 	    proxy_listen_fd(proxy, rs.run.listen_socks) == -1) {
@@ -379,6 +429,16 @@ main(int argc, char *argv[])
 	run_signal_cb(sfd, EV_READ, &rs);
 	if (!rs.done)
 		event_base_dispatch(rs.base);
+	if (tee != NULL) {
+		hostipc_tee_end(tee);
+		outcome.exited = rs.status < 128;
+		outcome.status = rs.status;
+		outcome.timed_out = rs.timed_out;
+		outcome.aborted = rs.aborted;
+		rs.status = hostipc_after(hconf, &sup, &outcome, tee,
+		    shell_cmd != NULL ? NULL : argv, shell_cmd, cwd, timeout_ms,
+		    hostipc_clock_ms() - started_ms, rs.status);
+	}
 	goto done;
 fail:
 	rs.status = EXIT_SETUP;
@@ -388,6 +448,7 @@ fail:
 			;
 	}
 done:
+	hostipc_tee_free(tee);
 	/* Stop the proxy: close records written, the access log flushed. */
 	if (proxy != NULL) {
 		proxy_stop(proxy);
@@ -416,5 +477,7 @@ done:
 	free(sb.empty);
 	free(home);
 	free(config_path);
+	supervise_unregister(&sup);
+	supervise_clear(&sup);
 	return rs.status;
 }

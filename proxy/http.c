@@ -711,8 +711,13 @@ http_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		    "connection without a response", "upstream-eof");
 		return;
 	}
-	/* A truncated response: the client must see the connection end. */
-	conn_close(c, (what & BEV_EVENT_EOF) ? "upstream-eof" :
+	/*
+	 * A truncated response: deliver what came, then end the client's
+	 * connection so it sees the truncation.
+	 */
+	free(c->error);
+	c->error = strdup("the upstream closed in the middle of a response");
+	conn_close_after_flush(c, (what & BEV_EVENT_EOF) ? "upstream-eof" :
 	    "upstream-error");
 }
 

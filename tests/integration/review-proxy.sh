@@ -156,7 +156,7 @@ check_log "client gone: its close record" event=close host=hang1.test
 check "no reviewer process left behind" settle proxy_children 0
 check "proxy fds back to the idle count" settle proxy_fds "$fds0"
 check "proxy still alive" px_alive
-px_stop
+check "proxy exits cleanly" px_stop
 
 # ---- timeout ---------------------------------------------------------
 rm -f "$T/rv/hang.pid"
@@ -168,7 +168,7 @@ check_log "timeout: review:timeout record" event=decision host=hang2.test \
     decision=deny reason=review:timeout
 check "timeout: reviewer killed" settle hang_dead yes
 check "timeout: no reviewer process left" settle proxy_children 0
-px_stop
+check "proxy exits cleanly" px_stop
 
 # ---- socket transport ------------------------------------------------
 supervisor allow "$T/sup.record"
@@ -184,27 +184,27 @@ r = json.loads(open(sys.argv[1]).readline())
 assert r["capability"] == sys.argv[2] and r["hostname"] == "s1.test", r
 assert r["workerId"] == "sbx-sock" and r["protocol"] == "http", r
 ' "$T/sup.record" "$CAP"
-px_stop
+check "proxy exits cleanly" px_stop
 PISBX_CAPABILITY=wrong px_start "$T/sock.json"
 get swrong "http://s2.test:$O/" $HX$PX_PORT
 eq "socket, wrong capability: 403" "$CODE" 403
 check_log "socket, wrong capability: review:deny" event=decision host=s2.test \
     decision=deny reason=review:deny 'error~bad capability'
-px_stop
+check "proxy exits cleanly" px_stop
 unset PISBX_CAPABILITY
 px_start "$T/sock.json"
 get snocap "http://s3.test:$O/" $HX$PX_PORT
 eq "socket, no capability: 403" "$CODE" 403
 check_log "socket, no capability: review:error" event=decision host=s3.test \
     decision=deny reason=review:error 'error~no capability'
-px_stop
+check "proxy exits cleanly" px_stop
 supervisor deny
 PISBX_CAPABILITY=$CAP px_start "$T/sock.json"
 get sdeny "http://s4.test:$O/" $HX$PX_PORT
 eq "socket, deny: 403" "$CODE" 403
 check_log "socket, deny: review:deny" event=decision host=s4.test \
     decision=deny reason=review:deny
-px_stop
+check "proxy exits cleanly" px_stop
 stop_supervisor
 
 # ---- tty transport ---------------------------------------------------
@@ -221,6 +221,7 @@ get tno "http://t2.test:$O/" -x "http://127.0.0.1:$TP"
 eq "tty: n denies" "$CODE" 403
 kill "$(cat "$T/tty.pid")"
 wait "$tty_runner"
+eq "tty: proxy exits cleanly" "$?" 0
 PX_LOG=$T/tty.log
 check_log "tty: review:allow record" event=decision host=t1.test decision=allow reason=review:allow
 check_log "tty: review:deny record" event=decision host=t2.test decision=deny reason=review:deny

@@ -1,0 +1,264 @@
+/*
+ * pisbx-supervisor: the reference supervisor for pisbx-run's supervisor
+ * mode.  It hands every registering worker the trusted config's network
+ * policy, answers its reviews through a review command or the TTY, and
+ * prints the worker table on SIGUSR1.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <err.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "log.h"
+#include "policy.h"
+#include "approval.h"
+#include "supervisor.h"
+
+#define CAPABILITY_BYTES	32
+
+static void	 usage(void) __attribute__((noreturn));
+static void	 signal_cb(evutil_socket_t, short, void *);
+static char	*read_file(const char *, size_t *);
+static char	*shell_quote(const char *);
+
+static struct supervisor *sup;
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: pisbx-supervisor [-v] [--config FILE] "
+	    "--socket PATH [--access-log PATH|-]\n"
+	    "           [--review-timeout MS] [--tty | --review-command "
+	    "/abs/reviewer [ARG...]]\n");
+	exit(2);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct supervisor_opts	 o;
+	struct config_errors	 errs = { NULL, 0 };
+	struct config		*conf;
+	struct event_base	*base;
+	struct event		*ev[5];
+	static const int	 sigs[5] = { SIGUSR1, SIGCHLD, SIGTERM, SIGINT,
+				    SIGHUP };
+	const char		*cli_config = NULL, *env;
+	unsigned char		 rnd[CAPABILITY_BYTES];
+	char			 cap[CAPABILITY_BYTES * 2 + 1];
+	char			 errbuf[512];
+	char			*path, *text, *net, *q;
+	char			**rargv = NULL;
+	size_t			 i, len;
+	int			 verbose = 0, from_env = 0, rargv_alloc = 0;
+
+	memset(&o, 0, sizeof(o));
+	for (i = 1; i < (size_t)argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--config") == 0 && i + 1 < (size_t)argc)
+			cli_config = argv[++i];
+		else if (strcmp(a, "--socket") == 0 && i + 1 < (size_t)argc)
+			o.socket_path = argv[++i];
+		else if (strcmp(a, "--access-log") == 0 && i + 1 <
+		    (size_t)argc)
+			o.access_log = argv[++i];
+		else if (strcmp(a, "--review-timeout") == 0 && i + 1 <
+		    (size_t)argc) {
+			o.review_timeout_ms = atoi(argv[++i]);
+			if (o.review_timeout_ms <= 0)
+				usage();
+		} else if (strcmp(a, "--tty") == 0)
+			o.review_tty = 1;
+		else if (strcmp(a, "--review-command") == 0) {
+			/* The rest of the line is the reviewer's argv. */
+			if (i + 1 >= (size_t)argc || argv[i + 1][0] != '/')
+				errx(2, "--review-command needs an absolute "
+				    "path");
+			rargv = &argv[i + 1];
+			break;
+		} else if (strcmp(a, "-v") == 0)
+			verbose++;
+		else
+			usage();
+	}
+	if (o.socket_path == NULL)
+		usage();
+	if (o.review_tty && rargv != NULL)
+		errx(2, "--tty and --review-command exclude each other");
+	log_init("pisbx-supervisor", verbose);
+
+	path = config_find(cli_config);
+	if ((conf = config_load(path, &errs)) == NULL) {
+		for (i = 0; i < errs.n; i++)
+			fprintf(stderr, "pisbx-supervisor: %s\n", errs.msg[i]);
+		errx(78, "%zu error(s) in the config; not started", errs.n);
+	}
+	if (path != NULL) {
+		if ((text = read_file(path, &len)) == NULL)
+			err(78, "%s", path);
+	} else if ((text = strdup(pisbx_default_config)) == NULL)
+		err(1, "strdup");
+	else
+		len = strlen(text);
+	if ((net = supervisor_network_json(text, len)) == NULL)
+		errx(78, "%s: cannot read the network policy",
+		    path != NULL ? path : "(embedded default)");
+	free(text);
+	o.network_json = net;
+
+	/* The command line's reviewer wins over the config's. */
+	if (rargv == NULL && !o.review_tty) {
+		switch (conf->review_mode) {
+		case REVIEW_COMMAND:
+			if ((rargv = calloc(conf->review_command.n + 1,
+			    sizeof(char *))) == NULL)
+				err(1, "calloc");
+			rargv_alloc = 1;
+			for (i = 0; i < conf->review_command.n; i++)
+				rargv[i] = conf->review_command.v[i];
+			break;
+		case REVIEW_TTY:
+			o.review_tty = 1;
+			break;
+		case REVIEW_SOCKET:
+			errx(78, "%s: review.socket names another supervisor; "
+			    "give pisbx-supervisor a review command or --tty",
+			    conf->path);
+		case REVIEW_NONE:
+			break;
+		}
+	}
+	o.review_argv = rargv;
+	if (o.review_timeout_ms == 0)
+		o.review_timeout_ms = conf->review_timeout_ms;
+
+	/*
+	 * The capability: the agent host's own when it set one, else a fresh
+	 * 256-bit secret printed once, for the agent host's environment.
+	 */
+	env = getenv(SUPERVISOR_CAPABILITY_ENV);
+	if (env != NULL && *env != '\0') {
+		if (strlen(env) >= sizeof(cap))
+			errx(2, "%s is too long (at most %zu characters)",
+			    SUPERVISOR_CAPABILITY_ENV, sizeof(cap) - 1);
+		snprintf(cap, sizeof(cap), "%s", env);
+		from_env = 1;
+	} else {
+		if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+			errx(1, "no random bytes for a capability");
+		for (i = 0; i < sizeof(rnd); i++)
+			snprintf(cap + 2 * i, 3, "%02x", rnd[i]);
+		OPENSSL_cleanse(rnd, sizeof(rnd));
+	}
+	unsetenv(SUPERVISOR_CAPABILITY_ENV);
+	o.capability = cap;
+
+	signal(SIGPIPE, SIG_IGN);
+	if ((base = event_base_new()) == NULL)
+		errx(1, "cannot create an event base");
+	if ((sup = supervisor_new(base, &o, errbuf, sizeof(errbuf))) == NULL)
+		errx(1, "%s", errbuf);
+	for (i = 0; i < 5; i++)
+		if ((ev[i] = evsignal_new(base, sigs[i], signal_cb, base)) ==
+		    NULL || evsignal_add(ev[i], NULL) == -1)
+			errx(1, "cannot watch signal %d", sigs[i]);
+
+	if ((q = shell_quote(o.socket_path)) == NULL)
+		err(1, "malloc");
+	if (from_env)
+		printf("export %s=%s\n", SUPERVISOR_SOCKET_ENV, q);
+	else
+		printf("export %s=%s %s=%s\n", SUPERVISOR_SOCKET_ENV, q,
+		    SUPERVISOR_CAPABILITY_ENV, cap);
+	fflush(stdout);
+	free(q);
+	log_info("listening on %s (%s)", o.socket_path,
+	    o.review_tty ? "reviews at the terminal" : o.review_argv != NULL ?
+	    "reviews by command" : "no reviewer: reviews denied");
+
+	event_base_dispatch(base);
+
+	for (i = 0; i < 5; i++)
+		event_free(ev[i]);
+	supervisor_free(sup);
+	event_base_free(base);
+	OPENSSL_cleanse(cap, sizeof(cap));
+	if (rargv_alloc)
+		free(rargv);
+	free(net);
+	free(path);
+	config_free(conf);
+	return 0;
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct event_base	*base = arg;
+
+	(void)what;
+	switch (sig) {
+	case SIGUSR1:
+		supervisor_dump(sup, STDERR_FILENO);
+		break;
+	case SIGCHLD:
+		supervisor_reap(sup);
+		break;
+	default:
+		log_info("signal %d: stopping", (int)sig);
+		event_base_loopbreak(base);
+		break;
+	}
+}
+
+static char *
+read_file(const char *path, size_t *len)
+{
+	FILE	*f;
+	char	*buf = NULL;
+	size_t	 cap = 0;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return NULL;
+	if (getdelim(&buf, &cap, '\0', f) == -1) {
+		free(buf);
+		buf = strdup("");
+	}
+	fclose(f);
+	if (buf != NULL)
+		*len = strlen(buf);
+	return buf;
+}
+
+/* 'text' for a POSIX shell, with embedded quotes escaped. */
+static char *
+shell_quote(const char *s)
+{
+	char	*q, *p;
+
+	if ((q = malloc(strlen(s) * 4 + 3)) == NULL)
+		return NULL;
+	p = q;
+	*p++ = '\'';
+	for (; *s != '\0'; s++) {
+		if (*s == '\'') {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else
+			*p++ = *s;
+	}
+	*p++ = '\'';
+	*p = '\0';
+	return q;
+}

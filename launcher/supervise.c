@@ -1,0 +1,159 @@
+/*
+ * Supervisor mode: an agent host that runs many workers through pisbx-run
+ * sets PISBX_SUPERVISOR_SOCKET and PISBX_SUPERVISOR_CAPABILITY; each run
+ * registers before anything starts, takes its whole network policy from
+ * the reply, sends its reviews to the same socket, and unregisters when
+ * the command ends.  A run that cannot register never starts.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "log.h"
+#include "policy.h"
+#include "approval.h"
+#include "supervisor.h"
+#include "supervise.h"
+
+static void	 secret_free(char *);
+
+int
+supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
+{
+	const char	*sock, *cap, *t;
+	int		 rc = -1;
+
+	memset(s, 0, sizeof(*s));
+	s->timeout_ms = SUPERVISOR_TIMEOUT_DEFAULT;
+	sock = getenv(SUPERVISOR_SOCKET_ENV);
+	cap = getenv(SUPERVISOR_CAPABILITY_ENV);
+	if (sock != NULL && *sock == '\0')
+		sock = NULL;
+	if (cap != NULL && *cap == '\0')
+		cap = NULL;
+	if (sock == NULL && cap == NULL) {
+		rc = 0;
+		goto done;
+	}
+	if (sock == NULL || cap == NULL) {
+		snprintf(err, errlen, "%s is set but %s is not; supervisor "
+		    "mode needs both (unset both to run on the config's policy)",
+		    sock != NULL ? SUPERVISOR_SOCKET_ENV :
+		    SUPERVISOR_CAPABILITY_ENV, sock != NULL ?
+		    SUPERVISOR_CAPABILITY_ENV : SUPERVISOR_SOCKET_ENV);
+		goto done;
+	}
+	/*
+	 * Inside a sandbox the supervisor's socket is out of reach (no
+	 * AF_UNIX), so a nested run could not register; running on the
+	 * config's policy instead would silently swap the supervisor's
+	 * policy for another one.
+	 */
+	if (depth > 0) {
+		snprintf(err, errlen, "supervisor mode is not available inside "
+		    "a pisbx sandbox (PISBX_DEPTH=%d): the supervisor socket "
+		    "cannot be reached from here; run the command directly, "
+		    "it is already confined by this sandbox", depth);
+		goto done;
+	}
+	if ((t = getenv(SUPERVISOR_TIMEOUT_ENV)) != NULL && atoi(t) > 0)
+		s->timeout_ms = atoi(t);
+	if ((s->socket = strdup(sock)) == NULL ||
+	    (s->capability = strdup(cap)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	if (review_id_new(s->worker_id) == -1) {
+		snprintf(err, errlen, "no random bytes for a worker id");
+		goto done;
+	}
+	rc = 1;
+done:
+	/* Never inherited by the sandbox, a host-IPC run or a reviewer. */
+	if (getenv(SUPERVISOR_CAPABILITY_ENV) != NULL)
+		OPENSSL_cleanse(getenv(SUPERVISOR_CAPABILITY_ENV),
+		    strlen(getenv(SUPERVISOR_CAPABILITY_ENV)));
+	unsetenv(SUPERVISOR_CAPABILITY_ENV);
+	unsetenv(SUPERVISOR_SOCKET_ENV);
+	unsetenv(SUPERVISOR_TIMEOUT_ENV);
+	if (rc != 1)
+		supervise_clear(s);
+	return rc;
+}
+
+int
+supervise_register(struct supervise *s, struct config *conf, const char *cwd,
+    char *err, size_t errlen)
+{
+	struct policy	*pol = NULL;
+	char		*path;
+	int		 fallback;
+
+	free(s->cwd);
+	if ((s->cwd = strdup(cwd)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (supclient_register(s->socket, s->capability, s->worker_id,
+	    s->cwd, s->timeout_ms, &pol, &fallback, err, errlen) == -1)
+		return -1;
+	s->registered = 1;
+	if (fallback)
+		fprintf(stderr, "pisbx: warning: supervisor: %s\n", err);
+	err[0] = '\0';
+	if ((path = strdup(s->socket)) == NULL) {
+		policy_free(pol);
+		snprintf(err, errlen, "out of memory");
+		supervise_unregister(s);
+		return -1;
+	}
+	/*
+	 * The supervisor's policy is the whole policy; its socket the only
+	 * reviewer.  No Unix socket is ever reachable from inside, or the
+	 * supervisor's own would be one.
+	 */
+	policy_free(conf->policy);
+	conf->policy = pol;
+	conf->review_mode = REVIEW_SOCKET;
+	free(conf->review_socket);
+	conf->review_socket = path;
+	conf->allow_all_unix_sockets = 0;
+	return 0;
+}
+
+void
+supervise_unregister(struct supervise *s)
+{
+	char	 err[512];
+
+	if (!s->registered)
+		return;
+	s->registered = 0;
+	if (supclient_unregister(s->socket, s->capability, s->worker_id,
+	    s->cwd, s->timeout_ms, err, sizeof(err)) == -1)
+		fprintf(stderr, "pisbx: warning: supervisor: unregister %s: "
+		    "%s\n", s->worker_id, err);
+}
+
+void
+supervise_clear(struct supervise *s)
+{
+	free(s->socket);
+	secret_free(s->capability);
+	free(s->cwd);
+	s->socket = s->capability = s->cwd = NULL;
+	s->registered = 0;
+}
+
+static void
+secret_free(char *p)
+{
+	if (p == NULL)
+		return;
+	OPENSSL_cleanse(p, strlen(p));
+	free(p);
+}

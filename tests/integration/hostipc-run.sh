@@ -1,0 +1,277 @@
+#!/bin/sh
+# The host-IPC fallback of pisbx-run: a command named by a prefix is
+# reviewed and, if allowed, runs on the host (it reaches a Unix socket the
+# host listens on, which no sandboxed command can); a denied one does not
+# run.  With retryOnUnixSocketError, a sandboxed run that failed on a
+# refused Unix socket is reviewed once and re-run on the host after its
+# first output and a separator -- never after success, a timeout, another
+# kind of error, or in a nested sandbox -- with only the time left.
+# Reviews go to the review command, the TTY (with a warning), or the
+# supervisor in supervisor mode.
+. "$PISBX_TOP/tests/lib/common.sh"
+. "$PISBX_TOP/tests/lib/super.sh"
+[ -x "$RUN" ] || skip "pisbx-run not built ($RUN)"
+unset PISBX_SANDBOX PISBX_DEPTH PISBX_CONFIG XDG_CONFIG_HOME \
+    PISBX_SUPERVISOR_SOCKET PISBX_SUPERVISOR_CAPABILITY
+WS=$T/ws
+mkdir -p "$WS" "$T/home" "$T/bin"
+export HOME=$T/home
+export PATH="$T/bin:$PATH"
+FIX=$PISBX_TOP/tests/fixtures/reviewers
+
+# A service on a host Unix socket: answers "pong-from-host" and counts.
+cat >"$T/hostsrv.py" <<'EOF'
+import os, socket, sys
+path, count = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX)
+s.bind(path + ".tmp")
+os.rename(path + ".tmp", path)
+s.listen(16)
+while True:
+    c, _ = s.accept()
+    with open(count, "a") as f:
+        f.write("conn\n")
+    c.sendall(b"pong-from-host\n")
+    c.close()
+EOF
+spawn $PY "$T/hostsrv.py" "$T/host.sock" "$T/conns"
+i=0
+while [ ! -S "$T/host.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+conns() { [ -f "$T/conns" ] && wc -l <"$T/conns" | tr -d ' ' || echo 0; }
+
+# hostcat SOCKET [WORD]: print a line, then what the socket answers.
+cat >"$T/bin/hostcat" <<'EOF'
+#!/usr/bin/python3
+import socket, sys
+print("attempt", flush=True)
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+sys.stdout.write(s.recv(100).decode())
+EOF
+chmod 755 "$T/bin/hostcat"
+
+# The reviewer: allows a host-ipc request whose command says "allowed".
+cat >"$T/rev.py" <<'EOF'
+#!/usr/bin/python3
+import json, sys
+req = json.loads(sys.stdin.readline())
+with open(sys.argv[1], "a") as f:
+    f.write(json.dumps(req) + "\n")
+ok = req.get("type") == "host-ipc" and "allowed" in req.get("command", "")
+print(json.dumps({"id": req["id"], "action": "allow" if ok else "deny",
+                  "reason": "reviewer says " + ("yes" if ok else "no")}))
+EOF
+chmod 755 "$T/rev.py"
+
+conf() {	# FILE RETRY [REVIEW-JSON]
+	_rev=""
+	[ -n "${3:-}" ] && _rev=", \"review\": $3"
+	cat >"$1" <<EOF
+{"network": {"allowedDomains": [], "deniedDomains": []},
+ "hostIPC": {"mode": "ask", "preflightCommandPrefixes": ["hostcat"],
+             "retryOnUnixSocketError": $2}$_rev}
+EOF
+	chmod 644 "$1"
+}
+conf "$T/c.json" true "{\"command\": [\"$T/rev.py\", \"$T/rev.rec\"], \"timeoutMs\": 20000}"
+conf "$T/noretry.json" false "{\"command\": [\"$T/rev.py\", \"$T/rev.rec\"], \"timeoutMs\": 20000}"
+conf "$T/norev.json" true ""
+conf "$T/tty.json" true '{"mode": "tty", "timeoutMs": 20000}'
+run() {	# CONFIG ARGS...: pisbx-run in $WS
+	_c=$1; shift
+	(cd "$WS" && exec "$RUN" --config "$_c" "$@")
+}
+reviews() { [ -f "$T/rev.rec" ] && wc -l <"$T/rev.rec" | tr -d ' ' || echo 0; }
+last_review() {	# EXPR over the last request r
+	$PY -c 'import json,sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+print(eval(sys.argv[2]))' "$T/rev.rec" "$1"
+}
+WSP=$(cd "$WS" && pwd -P)
+
+# Sandboxed, the host socket is out of reach (the premise).
+run "$T/noretry.json" -- /usr/bin/python3 "$T/bin/hostcat" "$T/host.sock" \
+    >"$T/plain.out" 2>&1
+check "premise: a sandboxed command cannot reach the host socket" \
+    sh -c "! grep -q pong '$T/plain.out' && grep -q 'Operation not permitted' '$T/plain.out'"
+eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi; }
+
+# Preflight prefix, allowed: runs on the host.
+n0=$(conns)
+run "$T/c.json" -- hostcat "$T/host.sock" allowed >"$T/p1.out" 2>"$T/p1.err"
+eq "preflight allowed: exit 0" $? 0
+check "preflight allowed: reached the host socket" grep -q '^pong-from-host$' "$T/p1.out"
+eq "preflight allowed: one connection on the host" "$(conns)" $((n0 + 1))
+check "preflight allowed: ran once (no sandboxed attempt first)" \
+    [ "$(grep -c '^attempt$' "$T/p1.out")" -eq 1 ]
+check "preflight allowed: says it runs outside the sandbox" grep -q \
+    'host-IPC: approved (preflight-prefix:hostcat); running on the host' "$T/p1.err"
+check "preflight request: type, operation, rule, command, cwd" $PY -c '
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert r["type"] == "host-ipc" and r["operation"] == "execute-host", r
+assert r["rule"] == "preflight-prefix:hostcat", r
+assert r["command"] == "hostcat " + sys.argv[2] + " allowed", r
+assert r["cwd"] == sys.argv[3] and r["version"] == 1 and len(r["id"]) == 36, r
+' "$T/rev.rec" "$T/host.sock" "$WSP"
+
+# -c strings are matched after trimming, and run through the shell.
+run "$T/c.json" -c "   hostcat '$T/host.sock' allowed | tr a-z A-Z" >"$T/p2.out" 2>"$T/p2.err"
+eq "preflight -c: exit 0" $? 0
+check "preflight -c: the whole shell line ran on the host" grep -q \
+    '^PONG-FROM-HOST$' "$T/p2.out"
+eq "preflight -c: the reviewer saw the text as given" \
+    "$(last_review 'r["command"]')" "   hostcat '$T/host.sock' allowed | tr a-z A-Z"
+
+# Preflight denied: not run at all.
+n0=$(conns); r0=$(reviews)
+run "$T/c.json" -- hostcat "$T/host.sock" please >"$T/p3.out" 2>"$T/p3.err"
+eq "preflight denied: exit 1" $? 1
+check "preflight denied: the message" grep -qx \
+    'pisbx: host-IPC execution denied: reviewer says no' "$T/p3.err"
+eq "preflight denied: nothing ran" "$(cat "$T/p3.out")" ""
+eq "preflight denied: no connection on the host" "$(conns)" "$n0"
+eq "preflight denied: one review" "$(reviews)" $((r0 + 1))
+
+# No reviewer: denied.
+run "$T/norev.json" -- hostcat "$T/host.sock" allowed >"$T/p4.out" 2>"$T/p4.err"
+eq "no reviewer: exit 1" $? 1
+check "no reviewer: denied with the reason" grep -qx \
+    'pisbx: host-IPC execution denied: no reviewer configured' "$T/p4.err"
+
+# A prefix must end at whitespace: hostcatx is sandboxed, not reviewed.
+cp "$T/bin/hostcat" "$T/bin/hostcatx"
+r0=$(reviews)
+run "$T/noretry.json" -- hostcatx "$T/host.sock" allowed >"$T/p5.out" 2>&1
+check "hostcatx: not a prefix match, ran sandboxed and failed" \
+    sh -c "! grep -q pong '$T/p5.out'"
+eq "hostcatx: no review" "$(reviews)" "$r0"
+
+# The TTY reviewer warns that the command runs outside the sandbox.
+$PY "$FIX/pty-answer.py" y -- "$RUN" --config "$T/tty.json" -- hostcat \
+    "$T/host.sock" allowed >"$T/tty.out" 2>&1
+eq "tty: answered y, exit 0" $? 0
+check "tty: the warning" grep -q 'WARNING: this command would run on the host, OUTSIDE the sandbox' "$T/tty.out"
+check "tty: the command is shown" grep -q "command  hostcat $T/host.sock allowed" "$T/tty.out"
+check "tty: ran on the host" grep -q 'pong-from-host' "$T/tty.out"
+n0=$(conns)
+$PY "$FIX/pty-answer.py" n -- "$RUN" --config "$T/tty.json" -- hostcat \
+    "$T/host.sock" allowed >"$T/tty2.out" 2>&1
+eq "tty: answered n, exit 1" $? 1
+check "tty: denied" grep -q 'host-IPC execution denied: denied at the terminal' "$T/tty2.out"
+eq "tty: no connection" "$(conns)" "$n0"
+
+# Retry after a refused Unix socket: reviewed, re-run on the host.
+n0=$(conns); r0=$(reviews)
+run "$T/c.json" -- /usr/bin/python3 "$T/bin/hostcat" "$T/host.sock" allowed \
+    >"$T/r1.out" 2>"$T/r1.err"
+eq "retry allowed: the host run's status" $? 0
+eq "retry allowed: stdout keeps the first attempt, then the host run" \
+    "$(cat "$T/r1.out")" "attempt
+attempt
+pong-from-host"
+check "retry allowed: the first attempt's stderr is kept" grep -q \
+    'PermissionError: \[Errno 1\] Operation not permitted' "$T/r1.err"
+check "retry allowed: a separator line after it" $PY -c '
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+i = [n for n, l in enumerate(lines) if "Operation not permitted" in l][0]
+sep = [n for n, l in enumerate(lines) if l.startswith("pisbx: ---- host-IPC retry:")]
+assert len(sep) == 1 and sep[0] > i, lines
+assert lines[sep[0]].endswith("----"), lines[sep[0]]
+' "$T/r1.err"
+eq "retry allowed: reached the host socket once" "$(conns)" $((n0 + 1))
+eq "retry allowed: reviewed once" "$(reviews)" $((r0 + 1))
+check "retry request: rule unix-socket-eperm with the side-effect warning" $PY -c '
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert r["type"] == "host-ipc" and r["rule"] == "unix-socket-eperm", r
+assert "side effects" in r["warning"], r
+assert r["command"].startswith("/usr/bin/python3 "), r
+' "$T/rev.rec"
+
+# Retry denied: the first attempt's status stands.
+n0=$(conns)
+run "$T/c.json" -- /usr/bin/python3 "$T/bin/hostcat" "$T/host.sock" nope \
+    >"$T/r2.out" 2>"$T/r2.err"
+eq "retry denied: the sandboxed attempt's status" $? 1
+check "retry denied: the message" grep -qx \
+    'pisbx: host-IPC execution denied: reviewer says no' "$T/r2.err"
+eq "retry denied: no connection" "$(conns)" "$n0"
+
+# Never retried: retry off, success, another error, a timeout, a signal.
+r0=$(reviews)
+run "$T/noretry.json" -- /usr/bin/python3 "$T/bin/hostcat" "$T/host.sock" \
+    allowed >/dev/null 2>&1
+eq "retry off: the failure stands" $? 1
+run "$T/c.json" -- /bin/sh -c 'echo "connect: Operation not permitted" >&2; exit 0' \
+    >/dev/null 2>"$T/n2.err"
+eq "success: exit 0" $? 0
+check "success: its stderr passed through" grep -q 'connect: Operation not permitted' "$T/n2.err"
+run "$T/c.json" -- /bin/sh -c 'echo "rm: cannot remove x: Operation not permitted" >&2; exit 1' \
+    >/dev/null 2>&1
+eq "an error not about a socket: its status" $? 1
+run "$T/c.json" --timeout 1 -- /bin/sh -c 'echo "connect: Operation not permitted" >&2; exec sleep 30' \
+    >/dev/null 2>&1
+eq "timeout: exit 124" $? 124
+run "$T/c.json" -- /bin/sh -c 'echo "connect: Operation not permitted" >&2; kill -TERM $$' \
+    >/dev/null 2>&1
+eq "killed by a signal: 128+15" $? 143
+eq "none of those was reviewed" "$(reviews)" "$r0"
+
+# Only the time left: 3 of 4 seconds used sandboxed, the host run needs 2.5.
+cat >"$T/bin/slowcat" <<EOF
+#!/bin/sh
+if [ -n "\${PISBX_SANDBOX:-}" ]; then
+	sleep 3
+	echo "connect($T/host.sock): Operation not permitted" >&2
+	exit 1
+fi
+sleep 2.5
+echo finished-on-host
+EOF
+chmod 755 "$T/bin/slowcat"
+run "$T/c.json" --timeout 4 -- slowcat allowed >"$T/t1.out" 2>"$T/t1.err"
+eq "remaining timeout: the host run is stopped when the 4 s are up" $? 124
+check "remaining timeout: the host run started" grep -q 'host-IPC retry' "$T/t1.err"
+check "remaining timeout: it did not finish" sh -c "! grep -q finished '$T/t1.out'"
+run "$T/c.json" --timeout 30 -- slowcat allowed >"$T/t2.out" 2>/dev/null
+eq "with time left the same retry finishes" "$(cat "$T/t2.out")" finished-on-host
+
+# Nested: pisbx-run refuses to run inside a sandbox, host-IPC included.
+n0=$(conns); r0=$(reviews)
+run "$T/noretry.json" -- /bin/sh -c "'$RUN' --config '$T/c.json' -- hostcat '$T/host.sock' allowed; echo nested-exit \$?" \
+    >"$T/nest.out" 2>&1
+check "nested: refused" grep -q '^nested-exit 125$' "$T/nest.out"
+check "nested: says it is inside a sandbox" grep -q 'already inside a pisbx sandbox' "$T/nest.out"
+eq "nested: nothing reached the host" "$(conns)" "$n0"
+eq "nested: nothing was reviewed" "$(reviews)" "$r0"
+
+# Supervisor mode: host-IPC reviews go to the supervisor.
+tsup --hostipc allow
+(cd "$WS" && PISBX_SUPERVISOR_SOCKET=$T/sup.sock PISBX_SUPERVISOR_CAPABILITY=$CAP \
+    "$RUN" --config "$T/c.json" -- hostcat "$T/host.sock" allowed) \
+    >"$T/s1.out" 2>&1
+eq "supervisor: allowed, exit 0" $? 0
+check "supervisor: ran on the host" grep -q pong-from-host "$T/s1.out"
+check "supervisor: the review went there, with the worker's id" $PY -c '
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["type"] for r in rs] == ["register", "host-ipc", "unregister"], rs
+h = rs[1]
+assert h["workerId"] == rs[0]["workerId"] and h["capability_ok"], h
+assert h["rule"] == "preflight-prefix:hostcat" and h["operation"] == "execute-host"
+' "$T/sup.rec"
+eq "supervisor: the config's reviewer was not asked" "$(reviews)" "$r0"
+stop_tsup
+tsup --hostipc deny
+(cd "$WS" && PISBX_SUPERVISOR_SOCKET=$T/sup.sock PISBX_SUPERVISOR_CAPABILITY=$CAP \
+    "$RUN" --config "$T/c.json" -- hostcat "$T/host.sock" allowed) \
+    >"$T/s2.out" 2>&1
+eq "supervisor: denied, exit 1" $? 1
+check "supervisor: the supervisor's reason" grep -q \
+    'host-IPC execution denied: scripted host-ipc deny' "$T/s2.out"
+check "supervisor: unregistered after a denied preflight" \
+    [ "$(rec_count unregister)" -eq 1 ]
+stop_tsup
+done_testing
