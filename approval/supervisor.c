@@ -444,131 +444,168 @@ client_reply(struct client *c, const char *id, const char *action,
 	json_decref(o);
 }
 
-/* One request line: check it, then register, unregister or review. */
-static void
-client_handle(struct client *c, const char *line, size_t len)
+int
+supervisor_request_parse(const char *line, size_t len, const char *capability,
+    struct supervisor_request *r, char *reason, size_t reasonlen)
 {
-	struct supervisor	*sup = c->sup;
-	struct worker		*w = NULL;
-	json_t			*o, *v, *extra;
-	json_error_t		 jerr;
-	const char		*id, *type, *wid, *cwd, *s;
-	char			 reason[256];
-	json_int_t		 port;
+	json_t		*o, *v;
+	json_error_t	 jerr;
+	const char	*s;
+	json_int_t	 port;
 
-	if ((o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr))
-	    == NULL || !json_is_object(o)) {
-		snprintf(reason, sizeof(reason), "request is not a JSON "
-		    "object%s%s", o == NULL ? ": " : "", o == NULL ? jerr.text :
-		    "");
-		log_warnx("client (pid %ld): %s", (long)c->pid, reason);
-		client_reply(c, NULL, "deny", reason, NULL);
+	memset(r, 0, sizeof(*r));
+	reason[0] = '\0';
+	if (len > REVIEW_FRAME_MAX) {
+		snprintf(reason, reasonlen, "request frame over %d octets",
+		    REVIEW_FRAME_MAX);
+		return -1;
+	}
+	if ((o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr)) ==
+	    NULL || !json_is_object(o)) {
+		snprintf(reason, reasonlen, "request is not a JSON object%s%s",
+		    o == NULL ? ": " : "", o == NULL ? jerr.text : "");
 		json_decref(o);
-		return;
+		return -1;
 	}
+	r->obj = o;
 	v = json_object_get(o, "id");
-	id = json_string_value(v);
-	if (id == NULL || !text_ok(id, json_string_length(v), ID_MAX)) {
-		client_reply(c, NULL, "deny", "request has no usable id", NULL);
-		goto done;
+	if ((s = json_string_value(v)) == NULL ||
+	    !text_ok(s, json_string_length(v), ID_MAX)) {
+		snprintf(reason, reasonlen, "request has no usable id");
+		return -1;
 	}
+	r->id = s;
 	v = json_object_get(o, "version");
 	if (!json_is_integer(v) || json_integer_value(v) != 1) {
-		client_reply(c, id, "deny", "unsupported protocol version",
-		    NULL);
-		goto done;
+		snprintf(reason, reasonlen, "unsupported protocol version");
+		return -1;
 	}
 	v = json_object_get(o, "capability");
-	if (!json_is_string(v) || !supervisor_capability_ok(sup->capability,
+	if (!json_is_string(v) || !supervisor_capability_ok(capability,
 	    json_string_value(v), json_string_length(v))) {
-		log_warnx("refused a request with a %s capability (pid %ld)",
-		    v == NULL ? "missing" : "wrong", (long)c->pid);
-		sup_log(sup, sup->logfd, o, "deny", "bad capability");
-		client_reply(c, id, "deny", "bad capability", NULL);
-		goto done;
+		r->bad_capability = v == NULL ? 1 : 2;
+		snprintf(reason, reasonlen, "bad capability");
+		return -1;
 	}
+	/* Nothing downstream (reviewers, logs) ever sees it. */
 	json_object_del(o, "capability");
 
-	type = json_string_value(json_object_get(o, "type"));
-	wid = json_string_value(json_object_get(o, "workerId"));
-	cwd = json_string_value(json_object_get(o, "cwd"));
-	if (type == NULL) {
-		client_reply(c, id, "deny", "request has no type", NULL);
-		goto done;
+	if ((r->type = json_string_value(json_object_get(o, "type"))) ==
+	    NULL) {
+		snprintf(reason, reasonlen, "request has no type");
+		return -1;
 	}
-	if (wid == NULL || !worker_id_ok(wid)) {
-		client_reply(c, id, "deny", "request has no usable workerId",
-		    NULL);
-		goto done;
+	r->worker_id = json_string_value(json_object_get(o, "workerId"));
+	if (r->worker_id == NULL || !worker_id_ok(r->worker_id)) {
+		snprintf(reason, reasonlen, "request has no usable workerId");
+		return -1;
 	}
-	if (cwd == NULL || cwd[0] != '/' || !text_ok(cwd, strlen(cwd),
-	    CWD_MAX)) {
-		client_reply(c, id, "deny", "request has no absolute cwd",
-		    NULL);
-		goto done;
+	r->cwd = json_string_value(json_object_get(o, "cwd"));
+	if (r->cwd == NULL || r->cwd[0] != '/' || !text_ok(r->cwd,
+	    strlen(r->cwd), CWD_MAX)) {
+		snprintf(reason, reasonlen, "request has no absolute cwd");
+		return -1;
 	}
-	w = worker_find(sup, wid);
-
-	if (strcmp(type, "register") == 0) {
-		if (w != NULL && w->state == WORKER_RUNNING) {
-			client_reply(c, id, "deny", "workerId already "
-			    "registered", NULL);
-			sup_log(sup, sup->logfd, o, "deny", "duplicate");
-			goto done;
-		}
-		if (worker_add(sup, wid, cwd, c->pid, &w) == -1) {
-			client_reply(c, id, "deny", "too many workers", NULL);
-			sup_log(sup, sup->logfd, o, "deny", "table full");
-			goto done;
-		}
-		log_info("registered worker %s (pid %ld) in %s", wid,
-		    (long)c->pid, cwd);
-		extra = json_pack("{s:O}", "network", sup->network);
-		client_reply(c, id, "allow", NULL, extra);
-		json_decref(extra);
-		sup_log(sup, sup->logfd, o, "allow", "registered");
-		goto done;
-	}
-	if (w == NULL || w->state != WORKER_RUNNING) {
-		client_reply(c, id, "deny", "unknown worker", NULL);
-		sup_log(sup, sup->logfd, o, "deny", "unknown worker");
-		goto done;
-	}
-	if (strcmp(type, "unregister") == 0) {
-		w->state = WORKER_EXITED;
-		log_info("unregistered worker %s", wid);
-		client_reply(c, id, "allow", NULL, NULL);
-		sup_log(sup, sup->logfd, o, "allow", "unregistered");
-		goto done;
-	}
-	if (strcmp(type, "network") == 0) {
+	if (strcmp(r->type, "register") == 0)
+		r->kind = SUPREQ_REGISTER;
+	else if (strcmp(r->type, "unregister") == 0)
+		r->kind = SUPREQ_UNREGISTER;
+	else if (strcmp(r->type, "network") == 0) {
+		r->kind = SUPREQ_NETWORK;
 		v = json_object_get(o, "port");
 		port = json_is_integer(v) ? json_integer_value(v) : 0;
 		s = json_string_value(json_object_get(o, "hostname"));
 		if (s == NULL || !text_ok(s, strlen(s), HOST_TEXT_MAX) ||
 		    port < 1 || port > 65535 ||
 		    !json_is_string(json_object_get(o, "protocol"))) {
-			client_reply(c, id, "deny", "malformed network "
-			    "request", NULL);
-			goto done;
+			snprintf(reason, reasonlen, "malformed network request");
+			return -1;
 		}
-	} else if (strcmp(type, "host-ipc") == 0) {
+	} else if (strcmp(r->type, "host-ipc") == 0) {
+		r->kind = SUPREQ_HOSTIPC;
 		s = json_string_value(json_object_get(o, "operation"));
 		if (s == NULL || strcmp(s, "execute-host") != 0 ||
 		    !json_is_string(json_object_get(o, "command")) ||
 		    !json_is_string(json_object_get(o, "rule"))) {
-			client_reply(c, id, "deny", "malformed host-ipc "
-			    "request", NULL);
-			goto done;
+			snprintf(reason, reasonlen, "malformed host-ipc request");
+			return -1;
 		}
 	} else {
-		client_reply(c, id, "deny", "unknown request type", NULL);
+		snprintf(reason, reasonlen, "unknown request type");
+		return -1;
+	}
+	return 0;
+}
+
+void
+supervisor_request_clear(struct supervisor_request *r)
+{
+	json_decref(r->obj);
+	memset(r, 0, sizeof(*r));
+}
+
+/* One request line: check it, then register, unregister or review. */
+static void
+client_handle(struct client *c, const char *line, size_t len)
+{
+	struct supervisor		*sup = c->sup;
+	struct supervisor_request	 r;
+	struct worker			*w;
+	json_t				*extra;
+	char				 reason[256];
+
+	if (supervisor_request_parse(line, len, sup->capability, &r, reason,
+	    sizeof(reason)) == -1) {
+		if (r.bad_capability) {
+			log_warnx("refused a request with a %s capability "
+			    "(pid %ld)", r.bad_capability == 1 ? "missing" :
+			    "wrong", (long)c->pid);
+			sup_log(sup, sup->logfd, r.obj, "deny", reason);
+		} else if (r.id == NULL)
+			log_warnx("client (pid %ld): %s", (long)c->pid, reason);
+		client_reply(c, r.id, "deny", reason, NULL);
+		goto done;
+	}
+	w = worker_find(sup, r.worker_id);
+	switch (r.kind) {
+	case SUPREQ_REGISTER:
+		if (w != NULL && w->state == WORKER_RUNNING) {
+			client_reply(c, r.id, "deny", "workerId already "
+			    "registered", NULL);
+			sup_log(sup, sup->logfd, r.obj, "deny", "duplicate");
+			goto done;
+		}
+		if (worker_add(sup, r.worker_id, r.cwd, c->pid, &w) == -1) {
+			client_reply(c, r.id, "deny", "too many workers", NULL);
+			sup_log(sup, sup->logfd, r.obj, "deny", "table full");
+			goto done;
+		}
+		log_info("registered worker %s (pid %ld) in %s", r.worker_id,
+		    (long)c->pid, r.cwd);
+		extra = json_pack("{s:O}", "network", sup->network);
+		client_reply(c, r.id, "allow", NULL, extra);
+		json_decref(extra);
+		sup_log(sup, sup->logfd, r.obj, "allow", "registered");
+		goto done;
+	default:
+		break;
+	}
+	if (w == NULL || w->state != WORKER_RUNNING) {
+		client_reply(c, r.id, "deny", "unknown worker", NULL);
+		sup_log(sup, sup->logfd, r.obj, "deny", "unknown worker");
+		goto done;
+	}
+	if (r.kind == SUPREQ_UNREGISTER) {
+		w->state = WORKER_EXITED;
+		log_info("unregistered worker %s", r.worker_id);
+		client_reply(c, r.id, "allow", NULL, NULL);
+		sup_log(sup, sup->logfd, r.obj, "allow", "unregistered");
 		goto done;
 	}
 	w->requests++;
-	client_review(c, o, w, id);
+	client_review(c, r.obj, w, r.id);
 done:
-	json_decref(o);
+	supervisor_request_clear(&r);
 }
 
 /*

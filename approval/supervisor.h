@@ -101,6 +101,34 @@ void		 supervisor_free(struct supervisor *);
  * deniedDomains, nothing else.  malloc'ed JSON text, or NULL.
  */
 char		*supervisor_network_json(const char *config_text, size_t len);
+enum supervisor_request_kind {
+	SUPREQ_REGISTER,
+	SUPREQ_UNREGISTER,
+	SUPREQ_NETWORK,
+	SUPREQ_HOSTIPC
+};
+
+/* One checked request; the strings point into obj. */
+struct supervisor_request {
+	struct json_t			*obj;	/* without "capability" */
+	enum supervisor_request_kind	 kind;
+	const char			*id;	/* NULL until known */
+	const char			*type;
+	const char			*worker_id;
+	const char			*cwd;
+	int				 bad_capability; /* 1 missing, 2 wrong */
+};
+
+/*
+ * Parse and check one request line (no newline) from a client: JSON
+ * object, id, version 1, the capability, type, workerId, absolute cwd and
+ * the fields of its type.  -1 with the reason for the reply (r->id is set
+ * once known, r->obj when it parsed); clear r either way.
+ */
+int		 supervisor_request_parse(const char *line, size_t len,
+		    const char *capability, struct supervisor_request *r,
+		    char *reason, size_t reasonlen);
+void		 supervisor_request_clear(struct supervisor_request *);
 /*
  * Whether a presented capability equals the expected one, in time that
  * depends on neither content nor length (SHA-256 of both compared).

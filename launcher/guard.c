@@ -23,6 +23,7 @@
  */
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,9 @@
 #include "launcher.h"
 
 #define GUARD_MAXLINKS	40
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
 
 struct guard_path {
 	int	parent;			/* O_PATH fd of the parent directory */
@@ -56,6 +60,9 @@ struct guard_req {
 static int	guard_read_str(struct guard_req *, uint64_t addr, char *buf,
 		    size_t size);
 static int	guard_base(struct guard_req *, int dfd, const char *path);
+static const char *guard_self(struct guard_req *, const char *path,
+		    char *buf, size_t size);
+static int	guard_on_proc(int fd);
 static int	guard_resolve(struct guard_req *, int base, const char *path,
 		    struct guard_path *);
 static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
@@ -107,6 +114,54 @@ guard_base(struct guard_req *gr, int dfd, const char *path)
 	else
 		snprintf(p, sizeof(p), "/proc/%ld/fd/%d", (long)gr->pid, dfd);
 	return open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/*
+ * "/proc/self" and "/proc/thread-self" name the guard when the guard
+ * resolves them: rewrite them to the command's pid ("/dev/stdout" is a
+ * link to /proc/self/fd/1).
+ */
+static const char *
+guard_self(struct guard_req *gr, const char *path, char *buf, size_t size)
+{
+	const char	*p = path, *rest;
+	char		 st[64], line[128];
+	FILE		*f;
+	long		 tgid = gr->pid;
+
+	while (*p == '/')
+		p++;
+	if (p == path || strncmp(p, "proc/", 5) != 0)
+		return path;
+	p += 5;
+	if (strncmp(p, "self", 4) == 0 && (p[4] == '/' || p[4] == '\0'))
+		rest = p + 4;
+	else if (strncmp(p, "thread-self", 11) == 0 &&
+	    (p[11] == '/' || p[11] == '\0'))
+		rest = p + 11;
+	else
+		return path;
+	snprintf(st, sizeof(st), "/proc/%ld/status", (long)gr->pid);
+	if ((f = fopen(st, "re")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "Tgid:", 5) == 0)
+				tgid = strtol(line + 5, NULL, 10);
+		fclose(f);
+	}
+	if (p[0] == 's')
+		snprintf(buf, size, "/proc/%ld%s", tgid, rest);
+	else
+		snprintf(buf, size, "/proc/%ld/task/%ld%s", tgid,
+		    (long)gr->pid, rest);
+	return buf;
+}
+
+static int
+guard_on_proc(int fd)
+{
+	struct statfs	sfs;
+
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
 }
 
 /*
@@ -175,12 +230,14 @@ guard_resolve(struct guard_req *gr, int base, const char *path,
 static int
 guard_at(struct guard_req *gr, int dfd, uint64_t addr, struct guard_path *gp)
 {
-	char	path[PATH_MAX];
-	int	base, rc;
+	char		 raw[PATH_MAX], buf[PATH_MAX];
+	const char	*path;
+	int		 base, rc;
 
 	gp->parent = -1;
-	if ((rc = guard_read_str(gr, addr, path, sizeof(path))) < 0)
+	if ((rc = guard_read_str(gr, addr, raw, sizeof(raw))) < 0)
 		return rc;
+	path = guard_self(gr, raw, buf, sizeof(buf));
 	if ((base = guard_base(gr, dfd, path)) < 0)
 		return base == -EBADF ? -EBADF : -errno;
 	rc = guard_resolve(gr, base, path, gp);
@@ -234,13 +291,27 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 {
 	struct guard_path	 gp;
 	struct stat		 st;
-	char			 target[PATH_MAX];
+	char			 target[PATH_MAX], selfbuf[PATH_MAX];
+	char			 selfbuf2[PATH_MAX];
 	ssize_t			 n;
 	int			 rc, hops, base, fd;
 
 	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0)
 		goto done;
 	for (hops = 0;; hops++) {
+		/*
+		 * procfs: nothing can be created there, and its magic links
+		 * (/proc/PID/fd/N) only reopen files the command holds; the
+		 * kernel follows them, a readlink could not.
+		 */
+		if (guard_on_proc(gp.parent)) {
+			fd = openat(gp.parent, gp.name, flags | O_CLOEXEC |
+			    O_NOCTTY, mode);
+			rc = fd == -1 ? -errno : 0;
+			if (fd != -1)
+				*fd_out = fd;
+			goto done;
+		}
 		if ((flags & (O_NOFOLLOW | O_EXCL)) != 0 ||
 		    fstatat(gp.parent, gp.name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
 		    !S_ISLNK(st.st_mode))
@@ -256,6 +327,9 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 		}
 		target[n] = '\0';
 		if (target[0] == '/') {
+			snprintf(selfbuf, sizeof(selfbuf), "%s",
+			    guard_self(gr, target, selfbuf2, sizeof(selfbuf2)));
+			snprintf(target, sizeof(target), "%s", selfbuf);
 			if ((base = guard_base(gr, AT_FDCWD, target)) < 0) {
 				rc = -errno;
 				goto done;

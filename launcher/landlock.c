@@ -7,6 +7,7 @@
  * right the kernel does not know is left out rather than failing.
  */
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <errno.h>
@@ -140,6 +141,19 @@ landlock_apply(const struct sandbox *sb)
 	    landlock_allow(rs, NULL, sb->host_pts_fd, file) == -1)) {
 		log_warn("landlock: allow devices");
 		goto fail;
+	}
+	/*
+	 * Standard output or error redirected to a file outside the
+	 * writable roots stays writable when reopened (/dev/stdout).
+	 */
+	for (i = 0; i <= 2; i++) {
+		struct stat st;
+
+		if (fstat((int)i, &st) == 0 && S_ISREG(st.st_mode) &&
+		    landlock_allow(rs, NULL, (int)i, file) == -1) {
+			log_warn("landlock: allow fd %zu", i);
+			goto fail;
+		}
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
 	    syscall(SYS_landlock_restrict_self, rs, 0) == -1) {

@@ -83,6 +83,7 @@ struct sandbox_run {
 
 /* Control messages on the socketpairs. */
 #define CTL_LISTENERS	'L'	/* reaper -> parent: two fds, HTTP, SOCKS */
+#define CTL_GO		'G'	/* parent -> reaper: the proxy serves; run */
 #define CTL_NOTIFY	'N'	/* command -> guard: the seccomp listener */
 
 /* fspolicy.c */

@@ -357,7 +357,7 @@ main(int argc, char *argv[])
 		goto fail;
 	}
 
-	/* 3. The proxy (it owns the config from here). */
+	/* 3. The proxy's options (it owns the config once started). */
 	if ((rs.base = event_base_new()) == NULL) {
 		log_warnx("event_base_new failed");
 		goto fail;
@@ -379,14 +379,11 @@ main(int argc, char *argv[])
 		log_warn("cannot watch the command's stderr");
 		goto fail;
 	}
-	proxy = proxy_new(rs.base, conf, &popts);
-	conf = NULL;
-	if (proxy == NULL) {
-		log_warnx("cannot start the proxy");
-		goto fail;
-	}
 
-	/* 4. The sandbox. */
+	/*
+	 * 4. The sandbox.  It builds its namespaces and mounts while the
+	 * proxy starts here, and runs the command only after our "go".
+	 */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGINT);
@@ -401,6 +398,12 @@ main(int argc, char *argv[])
 	started_ms = hostipc_clock_ms();
 	if (sandbox_start(&sb, &rs.run) == -1)
 		goto fail;
+	proxy = proxy_new(rs.base, conf, &popts);
+	conf = NULL;
+	if (proxy == NULL) {
+		log_warnx("cannot start the proxy");
+		goto fail;
+	}
 	if (tee != NULL && hostipc_tee_start(tee, rs.base) == -1) {
 		log_warn("cannot copy the command's stderr");
 		goto fail;
@@ -412,6 +415,10 @@ main(int argc, char *argv[])
 		goto fail;
 	}
 	rs.run.listen_http = rs.run.listen_socks = -1;	/* the proxy's now */
+	if (net_send_fds(rs.run.sock, CTL_GO, NULL, 0) == -1) {
+		log_warn("cannot start the command");
+		goto fail;
+	}
 
 	sigev = event_new(rs.base, sfd, EV_READ | EV_PERSIST, run_signal_cb,
 	    &rs);

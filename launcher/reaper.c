@@ -194,6 +194,7 @@ reaper_main(struct sandbox *sb, int ctl)
 	siginfo_t	 si;
 	pid_t		 cmd, pid;
 	int		 fds[2], status, sp[2], err, code = EXIT_SETUP;
+	char		 tag;
 	size_t		 i;
 	ssize_t		 n;
 
@@ -228,6 +229,9 @@ reaper_main(struct sandbox *sb, int ctl)
 	if (mount_apply(sb) == -1)
 		reaper_fail("filesystem policy (see above)");
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* The command runs only once the proxy serves its listeners. */
+	if (net_recv_fds(ctl, &tag, fds, 0) != 0 || tag != CTL_GO)
+		_exit(EXIT_SETUP);
 
 	/*
 	 * PID 1 gets a signal from outside its namespace only when it has a

@@ -517,6 +517,8 @@ http_forward_request(struct conn *c)
 
 	if (c->upstream == NULL || h->req.done)
 		return;
+	if (h->req.kind != BODY_NONE)
+		relay_read_more(c->client);
 	r = body_forward(&h->req, bufferevent_get_input(c->client),
 	    bufferevent_get_output(c->upstream), &c->bytes_up);
 	if (r == -1) {
@@ -662,6 +664,8 @@ http_up_read_cb(struct bufferevent *bev, void *arg)
 		h->rstate = R_BODY;
 		/* FALLTHROUGH */
 	case R_BODY:
+		if (h->resp.kind != BODY_NONE)
+			relay_read_more(c->upstream);
 		r = body_forward(&h->resp, bufferevent_get_input(c->upstream),
 		    bufferevent_get_output(c->client), &c->bytes_down);
 		if (r == -1) {

@@ -76,6 +76,13 @@ eq "TMPDIR writable inside" "$?" 0
 check "TMPDIR removed after a run that left files" test ! -e "$(tail -n 1 "$T/out")"
 eq "no per-run directory left" "$(rundirs)" "$before"
 
+# /dev/stdout and /dev/stderr: through a pipe, and to a file outside the
+# workspace (reopened through the guard and Landlock).
+eq "echo >/dev/stdout into a pipe" "$(sbx -- /bin/sh -c 'echo hi >/dev/stdout' | cat)" hi
+eq "echo >/dev/stderr into a pipe" "$(sbx -- /bin/sh -c 'echo e >/dev/stderr' 2>&1 | cat)" e
+sbx -- /bin/sh -c 'echo tofile >/dev/stdout' >"$T/stdout.txt"
+eq "echo >/dev/stdout into a file outside the workspace" "$(cat "$T/stdout.txt")" tofile
+
 # PID 1 is the reaper; the command is not.
 eq "command is not PID 1" "$(sbx -- /bin/sh -c 'echo $$')" 2
 eq "PID 1 is pisbx-run's reaper" "$(sbx -- /bin/cat /proc/1/comm)" pisbx-run

@@ -55,6 +55,11 @@ done
 ln -s .zshrc via-link
 if ( echo x >via-link ) 2>/dev/null; then echo "CREATED through symlink"; fails=1; fi
 rm -f via-link
+# A symlink through the command's own /proc entries.
+ln -s /proc/self/cwd/.profile via-proc
+if ( echo x >via-proc ) 2>/dev/null; then echo "CREATED through /proc/self/cwd"; fails=1; fi
+rm -f via-proc
+if ( echo x >/proc/self/cwd/.zprofile ) 2>/dev/null; then echo "CREATED /proc/self/cwd/.zprofile"; fails=1; fi
 # A prepared tree moved into place.
 mkdir -p prep/hooks && echo evil >prep/hooks/pre-commit
 if mv prep .vscode 2>/dev/null; then echo "MOVED prep to .vscode"; fails=1; fi

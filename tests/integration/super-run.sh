@@ -228,4 +228,58 @@ for mode in extra nonetwork badpolicy; do
 	check "$mode: unregistered" [ "$(rec_count unregister)" -eq 1 ]
 done
 stop_tsup
+
+# End to end with the reference supervisor, as an unprivileged user when
+# the suite runs as root: pisbx-supervisor hands out its config's policy,
+# its review command sees the review, its table shows the worker.
+AS=""
+if [ "$(id -u)" -eq 0 ]; then
+	AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+fi
+mkdir -p "$T/e2e"
+chmod 777 "$T/e2e"
+cat >"$T/e2e/sup.json" <<EOF
+{"network": {"allowedDomains": ["allowed.test"], "deniedDomains": ["denied.test"]}}
+EOF
+cat >"$T/e2e/rev.sh" <<EOF
+#!/bin/sh
+read -r line
+printf '%s\n' "\$line" >>"$T/e2e/rev.rec"
+id=\$(printf '%s' "\$line" | sed 's/.*"id":"\([^"]*\)".*/\1/')
+printf '{"id":"%s","action":"deny","reason":"e2e says no"}\n' "\$id"
+EOF
+chmod 755 "$T/e2e/rev.sh"
+chmod 644 "$T/e2e/sup.json"
+$AS "$SUPERVISOR" --config "$T/e2e/sup.json" --socket "$T/e2e/s.sock" \
+    --review-command "$T/e2e/rev.sh" >"$T/e2e/out" 2>"$T/e2e/err" &
+E2E=$!
+_pids="$_pids $E2E"
+wait_file "$T/e2e/out"
+E2E_CAP=$(sed -n 's/.*PISBX_SUPERVISOR_CAPABILITY=//p' "$T/e2e/out")
+mkdir -p "$T/e2e/ws"
+chmod 777 "$T/e2e/ws"
+e2e() {
+	(cd "$T/e2e/ws" && exec $AS env HOME="$T/e2e" \
+	    PISBX_SUPERVISOR_SOCKET="$T/e2e/s.sock" \
+	    PISBX_SUPERVISOR_CAPABILITY="$E2E_CAP" "$RUN" \
+	    --config "$T/conf.json" -- curl -s -o /dev/null -w '%{http_code}' \
+	    --max-time 10 "$1")
+}
+eq "e2e${AS:+ (as nobody)}: allowed.test from pisbx-supervisor's policy" \
+    "$(e2e "http://allowed.test:$WEB/")" 200
+eq "e2e: denied.test refused" "$(e2e "http://denied.test:$WEB/")" 403
+eq "e2e: other.test reviewed and refused" "$(e2e "http://other.test:$WEB/")" 403
+check "e2e: the review command saw other.test" grep -q \
+    '"hostname":"other.test"' "$T/e2e/rev.rec"
+kill -USR1 "$E2E"
+i=0
+while [ "$(grep -c ' exited ' "$T/e2e/err")" -lt 3 ] && [ $i -lt 100 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+check "e2e: three workers, all exited, one with a review" sh -c "
+	grep -q '^pisbx-supervisor: 3 workers, 0 running' '$T/e2e/err' &&
+	[ \$(grep -cE '^[0-9a-f-]{36} +exited .* +0 +[0-9]+ +/' '$T/e2e/err') -eq 2 ] &&
+	[ \$(grep -cE '^[0-9a-f-]{36} +exited .* +1 +[0-9]+ +/' '$T/e2e/err') -eq 1 ]"
+kill "$E2E"
+wait "$E2E"
 done_testing
