@@ -83,6 +83,11 @@ eq "echo >/dev/stderr into a pipe" "$(sbx -- /bin/sh -c 'echo e >/dev/stderr' 2>
 sbx -- /bin/sh -c 'echo tofile >/dev/stdout' >"$T/stdout.txt"
 eq "echo >/dev/stdout into a file outside the workspace" "$(cat "$T/stdout.txt")" tofile
 
+# A FIFO writer waiting for its reader, whose shell first creates a file:
+# the creation guard must not block on the FIFO.
+eq "FIFO with a reader that creates a file first" \
+    "$(sbx --timeout 20 -- /bin/sh -c 'mkfifo p; cat p >out & echo hi >p; wait; cat out; rm -f p out')" hi
+
 # PID 1 is the reaper; the command is not.
 eq "command is not PID 1" "$(sbx -- /bin/sh -c 'echo $$')" 2
 eq "PID 1 is pisbx-run's reaper" "$(sbx -- /bin/cat /proc/1/comm)" pisbx-run
