@@ -677,6 +677,7 @@ conn_close_after_flush(struct conn *c, const char *end)
 {
 	c->state = CONN_CLOSING;
 	c->closing_end = end;
+	relay_free(c);
 	if (c->upstream != NULL) {
 		bufferevent_free(c->upstream);
 		c->upstream = NULL;
