@@ -99,4 +99,7 @@ if grep -q "a.test" "$PX_LOG" && grep "b.test" "$PX_LOG" | grep -q "no-reviewer"
 else
 	not_ok "--log-format text"
 fi
+kill -INT "$PX_PID"
+wait "$PX_PID"
+eq "SIGINT: exit status 0" "$?" 0
 px_done
