@@ -113,7 +113,7 @@ done
 
 # A plain user-space relay for context: socat forwarding to the same
 # servers (no CONNECT, no policy, a fork per connection).
-SOCAT_SINK= SOCAT_ECHO=
+SOCAT_SINK='' SOCAT_ECHO=''
 if command -v socat >/dev/null 2>&1; then
 	for which in SINK ECHO; do
 		port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -307,7 +307,7 @@ struct conn {
 	enum conn_proto		 proto;
 	struct bufferevent	*client;
 	struct bufferevent	*upstream;
-	char			 client_name[300];
+	char			 client_name[400];
 	struct timeval		 start;
 	struct timeval		 last_active;
 	struct event		*timer;

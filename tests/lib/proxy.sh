@@ -28,7 +28,8 @@ srv_start() {
 	case $_kind in
 	sink | fast-echo)
 		[ -x "$PXTOOL" ] || { not_ok "pxtool not built ($PXTOOL)"; exit 1; }
-		_m=$_kind; [ "$_m" = fast-echo ] && _m=echo
+		_m=$_kind
+		[ "$_m" = fast-echo ] && _m="echo"
 		spawn "$PXTOOL" serve --mode "$_m" --port-file "$T/$_name.port" "$@" \
 		    >"$T/$_name.out" 2>"$T/$_name.err"
 		;;
