@@ -9,6 +9,8 @@
 #   4. build/bench/bench_policy (policy evaluation), if built.
 # For context, the same transfers through socat (a plain forking TCP relay
 # without CONNECT or policy) when socat is installed.
+# The proxy's own CPU time (from /proc/PID/stat) is printed as well: it
+# depends far less on what else the machine is doing than wall time does.
 # Everything binds and dials 127.0.0.1 only.  Aims (issue 3): >= 90% of
 # direct throughput, < 100 us added per connection, < 20 KiB per tunnel.
 #   BENCH_RUNS=N (default 3): repetitions of 1 and 2; the median is kept.
@@ -52,6 +54,12 @@ wait_file() {
 	[ -s "$1" ]
 }
 
+# cpu_ms: CPU time (user + system) the proxy has used so far, in ms.
+cpu_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' \
+	    "/proc/$PX_PID/stat"
+}
+
 # median: the middle of the numbers on stdin.
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
@@ -90,6 +98,7 @@ cat >"$T/conf.json" <<EOF
  "resolver": {"servers": ["127.0.0.1:$DNS"], "timeoutMs": 2000}
 }
 EOF
+: >"$T/proxy.err"
 "$PROXY" --config "$T/conf.json" --listen 127.0.0.1:0 \
     --access-log "$T/access.log" 2>"$T/proxy.err" &
 PX_PID=$!
@@ -104,7 +113,7 @@ done
 
 # A plain user-space relay for context: socat forwarding to the same
 # servers (no CONNECT, no policy, a fork per connection).
-SOCAT_SINK= SOCAT_ECHO=
+SOCAT_SINK='' SOCAT_ECHO=''
 if command -v socat >/dev/null 2>&1; then
 	for which in SINK ECHO; do
 		port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -123,14 +132,16 @@ echo "pisbx bench: $(nproc) CPUs, $(uname -r), $RUNS runs each (median kept)"
 
 # 1. Throughput.
 echo "1. CONNECT throughput, 1 GiB per transfer"
-: >"$T/tp.direct"; : >"$T/tp.proxy"; : >"$T/tp.socat"
+: >"$T/tp.direct"; : >"$T/tp.proxy"; : >"$T/tp.socat"; : >"$T/cpu.tp"
 r=0
 while [ $r -lt "$RUNS" ]; do
 	"$PXTOOL" send --target "127.0.0.1:$SINK" --bytes $GIB --no-hash \
 	    >"$T/out" || die "direct transfer failed"
 	sed -n 's/^sent .* MBps \([0-9.]*\)$/\1/p' "$T/out" >>"$T/tp.direct"
+	c0=$(cpu_ms)
 	"$PXTOOL" send --proxy "127.0.0.1:$PX" --target "bench.test:$SINK" \
 	    --bytes $GIB --no-hash >"$T/out" || die "proxied transfer failed"
+	echo $(( $(cpu_ms) - c0 )) >>"$T/cpu.tp"
 	grep -q "^sink bytes $GIB " "$T/out" || die "proxied transfer short: $(cat "$T/out")"
 	sed -n 's/^sent .* MBps \([0-9.]*\)$/\1/p' "$T/out" >>"$T/tp.proxy"
 	if [ -n "$SOCAT_SINK" ]; then
@@ -146,17 +157,21 @@ echo "   direct: $(tr '\n' ' ' <"$T/tp.direct")MB/s"
 echo "   pisbx:  $(tr '\n' ' ' <"$T/tp.proxy")MB/s"
 [ -s "$T/tp.socat" ] && echo "   socat:  $(tr '\n' ' ' <"$T/tp.socat")MB/s (plain relay)"
 TP_SOCAT=$(median <"$T/tp.socat")
+CPU_TP=$(median <"$T/cpu.tp")
+echo "   pisbx CPU per GiB: $(tr '\n' ' ' <"$T/cpu.tp")ms"
 
 # 2. Per-connection cost.
 echo "2. $NREQ sequential short exchanges, a new connection each"
-: >"$T/rq.direct"; : >"$T/rq.lit"; : >"$T/rq.name"; : >"$T/rq.socat"
+: >"$T/rq.direct"; : >"$T/rq.lit"; : >"$T/rq.name"; : >"$T/rq.socat"; : >"$T/cpu.rq"
 r=0
 while [ $r -lt "$RUNS" ]; do
 	"$PXTOOL" reqs --target "127.0.0.1:$ECHO" --count $NREQ >"$T/out" ||
 	    die "direct requests failed"
 	sed -n 's/.* us_per_conn \([0-9.]*\)$/\1/p' "$T/out" >>"$T/rq.direct"
+	c0=$(cpu_ms)
 	"$PXTOOL" reqs --proxy "127.0.0.1:$PX" --target "127.0.0.1:$ECHO" \
 	    --count $NREQ >"$T/out" || die "proxied requests (literal) failed"
+	echo $(( $(cpu_ms) - c0 )) >>"$T/cpu.rq"
 	sed -n 's/.* us_per_conn \([0-9.]*\)$/\1/p' "$T/out" >>"$T/rq.lit"
 	"$PXTOOL" reqs --proxy "127.0.0.1:$PX" --target "bench.test:$ECHO" \
 	    --count $NREQ >"$T/out" || die "proxied requests (name) failed"
@@ -176,6 +191,8 @@ echo "   pisbx (literal): $(tr '\n' ' ' <"$T/rq.lit")us/conn"
 echo "   pisbx (name):    $(tr '\n' ' ' <"$T/rq.name")us/conn"
 [ -s "$T/rq.socat" ] && echo "   socat relay:     $(tr '\n' ' ' <"$T/rq.socat")us/conn"
 RQ_SOCAT=$(median <"$T/rq.socat")
+CPU_RQ=$(median <"$T/cpu.rq")
+echo "   pisbx CPU per $NREQ connections (literal): $(tr '\n' ' ' <"$T/cpu.rq")ms"
 
 # 3. Idle tunnels.
 echo "3. RSS with $NIDLE idle CONNECT tunnels"
@@ -203,7 +220,8 @@ fi
 echo
 awk -v tpd="$TP_DIRECT" -v tpp="$TP_PROXY" -v rqd="$RQ_DIRECT" \
     -v rql="$RQ_LIT" -v rqn="$RQ_NAME" -v r0="$RSS0" -v r1="$RSS1" \
-    -v n="$NIDLE" -v tps="${TP_SOCAT:-}" -v rqs="${RQ_SOCAT:-}" 'BEGIN {
+    -v n="$NIDLE" -v tps="${TP_SOCAT:-}" -v rqs="${RQ_SOCAT:-}" \
+    -v cput="$CPU_TP" -v cpur="$CPU_RQ" -v nreq="$NREQ" 'BEGIN {
 	ratio = tpp / tpd * 100
 	addl = rql - rqd; addn = rqn - rqd
 	kib = (r1 - r0) / n
@@ -214,6 +232,8 @@ awk -v tpd="$TP_DIRECT" -v tpp="$TP_PROXY" -v rqd="$RQ_DIRECT" \
 	printf "%-44s %12.1f %12s %10s %6s\n", "  us added per connection (literal)", addl, "", "< 100", (addl < 100 ? "yes" : "no")
 	printf "%-44s %12.1f %12.1f %10s %6s\n", "us per connection (name, dnsmasq)", rqn, rqd, "", ""
 	printf "%-44s %12.1f %12s %10s %6s\n", "  us added per connection (name)", addn, "", "< 100", (addn < 100 ? "yes" : "no")
+	printf "%-44s %12.0f %12s %10s %6s\n", "  proxy CPU ms per GiB relayed", cput, "", "", ""
+	printf "%-44s %12.1f %12s %10s %6s\n", "  proxy CPU us per connection (literal)", cpur * 1000 / nreq, "", "", ""
 	printf "%-44s %12.1f %12s %10s %6s\n", "KiB RSS per idle tunnel", kib, "", "< 20", (kib < 20 ? "yes" : "no")
 	if (tps != "")
 		printf "%-44s %12.0f %12s %10s %6s\n", "socat relay throughput (MB/s), for context", tps, "", "", ""

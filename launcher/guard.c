@@ -55,6 +55,8 @@ struct guard_req {
 	const struct sandbox	*sb;
 	pid_t			 pid;
 	int			 mem;
+	int			 notify_fd;
+	uint64_t		 id;
 };
 
 static int	guard_read_str(struct guard_req *, uint64_t addr, char *buf,
@@ -71,9 +73,13 @@ static int	guard_check(struct guard_req *, const struct guard_path *,
 		    int ancestors_too);
 static void	guard_umask(struct guard_req *);
 static int	guard_open(struct guard_req *, int dfd, uint64_t path,
-		    int flags, mode_t mode, int *fd_out);
+		    int flags, mode_t mode);
+static int	guard_install(struct guard_req *, int parent,
+		    const char *name, int flags, mode_t mode, int follow);
+static int	guard_install_now(struct guard_req *, int parent,
+		    const char *name, int flags, mode_t mode);
 static int	guard_handle(struct guard_req *, const struct seccomp_notif *,
-		    int notify_fd, struct seccomp_notif_resp *);
+		    struct seccomp_notif_resp *);
 
 /* Read a NUL-terminated string from the command's memory. */
 static int
@@ -281,20 +287,73 @@ done:
 	umask(m & 0777);
 }
 
+/* Open, and install the file in the command: 1 (answered) or -errno. */
+static int
+guard_install_now(struct guard_req *gr, int parent, const char *name,
+    int flags, mode_t mode)
+{
+	struct seccomp_notif_addfd	add;
+	int				fd, rc;
+
+	if ((fd = openat(parent, name, flags, mode)) == -1)
+		return -errno;
+	memset(&add, 0, sizeof(add));
+	add.id = gr->id;
+	add.flags = SECCOMP_ADDFD_FLAG_SEND;
+	add.srcfd = (uint32_t)fd;
+	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	rc = ioctl(gr->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	close(fd);
+	/* Answered, or the command is gone: nothing more to send. */
+	return rc >= 0 || errno == ENOENT ? 1 : -errno;
+}
+
+/*
+ * A FIFO's writer waits for a reader, and the reader may first need a
+ * creation of its own (`cat fifo >out`): opened in a child, so the guard
+ * goes on answering.
+ */
+static int
+guard_install(struct guard_req *gr, int parent, const char *name, int flags,
+    mode_t mode, int follow)
+{
+	struct seccomp_notif_resp	resp;
+	struct stat			st;
+	pid_t				pid;
+	int				rc;
+
+	if ((flags & O_NONBLOCK) || fstatat(parent, name, &st,
+	    follow ? 0 : AT_SYMLINK_NOFOLLOW) == -1 || !S_ISFIFO(st.st_mode))
+		return guard_install_now(gr, parent, name, flags, mode);
+	if ((pid = fork()) == -1)
+		return -errno;
+	if (pid == 0) {
+		if ((rc = guard_install_now(gr, parent, name, flags,
+		    mode)) < 0) {
+			memset(&resp, 0, sizeof(resp));
+			resp.id = gr->id;
+			resp.error = rc;
+			(void)seccomp_notify_respond(gr->notify_fd, &resp);
+		}
+		_exit(0);
+	}
+	return 1;
+}
+
 /*
  * open(O_CREAT): a symlink as the last component is followed here, one
  * hop at a time, so the check sees the name that would really be created.
  */
 static int
 guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
-    mode_t mode, int *fd_out)
+    mode_t mode)
 {
 	struct guard_path	 gp;
 	struct stat		 st;
 	char			 target[PATH_MAX], selfbuf[PATH_MAX];
 	char			 selfbuf2[PATH_MAX];
 	ssize_t			 n;
-	int			 rc, hops, base, fd;
+	int			 rc, hops, base;
 
 	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0)
 		goto done;
@@ -305,11 +364,8 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 		 * kernel follows them, a readlink could not.
 		 */
 		if (guard_on_proc(gp.parent)) {
-			fd = openat(gp.parent, gp.name, flags | O_CLOEXEC |
-			    O_NOCTTY, mode);
-			rc = fd == -1 ? -errno : 0;
-			if (fd != -1)
-				*fd_out = fd;
+			rc = guard_install(gr, gp.parent, gp.name, flags |
+			    O_CLOEXEC | O_NOCTTY, mode, 1);
 			goto done;
 		}
 		if ((flags & (O_NOFOLLOW | O_EXCL)) != 0 ||
@@ -349,14 +405,8 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 		goto done;
 	guard_umask(gr);
 	/* O_NOFOLLOW: a symlink planted since the check is not followed. */
-	fd = openat(gp.parent, gp.name, flags | O_NOFOLLOW | O_CLOEXEC |
-	    O_NOCTTY, mode);
-	if (fd == -1) {
-		rc = -errno;
-		goto done;
-	}
-	*fd_out = fd;
-	rc = 0;
+	rc = guard_install(gr, gp.parent, gp.name, flags | O_NOFOLLOW |
+	    O_CLOEXEC | O_NOCTTY, mode, 0);
 done:
 	if (gp.parent != -1)
 		close(gp.parent);
@@ -365,19 +415,18 @@ done:
 
 static int
 guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
-    int notify_fd, struct seccomp_notif_resp *resp)
+    struct seccomp_notif_resp *resp)
 {
 	const __u64		*a = req->data.args;
 	struct guard_path	 np = { .parent = -1 }, op = { .parent = -1 };
 	char			 target[PATH_MAX], link[64];
-	int			 nr = req->data.nr, rc, fd = -1;
+	int			 nr = req->data.nr, rc;
 
 	if (nr == SCMP_SYS(open) || nr == SCMP_SYS(openat) ||
 	    nr == SCMP_SYS(creat)) {
-		struct seccomp_notif_addfd	add;
-		int				dfd, flags;
-		uint64_t			path;
-		mode_t				mode;
+		int		dfd, flags;
+		uint64_t	path;
+		mode_t		mode;
 
 		if (nr == SCMP_SYS(openat)) {
 			dfd = (int)a[0]; path = a[1]; flags = (int)a[2];
@@ -390,17 +439,7 @@ guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
 			flags = O_CREAT | O_WRONLY | O_TRUNC;
 			mode = (mode_t)a[1];
 		}
-		if ((rc = guard_open(gr, dfd, path, flags, mode, &fd)) < 0)
-			return rc;
-		memset(&add, 0, sizeof(add));
-		add.id = req->id;
-		add.flags = SECCOMP_ADDFD_FLAG_SEND;
-		add.srcfd = (uint32_t)fd;
-		add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-		rc = ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
-		close(fd);
-		/* Answered (or the command is gone): no response to send. */
-		return rc >= 0 ? 1 : (errno == ENOENT ? 1 : -errno);
+		return guard_open(gr, dfd, path, flags, mode);
 	}
 
 	if (nr == SCMP_SYS(mkdir) || nr == SCMP_SYS(mkdirat)) {
@@ -503,6 +542,8 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 		return;
 	}
 	gr.sb = sb;
+	gr.notify_fd = notify_fd;
+	signal(SIGCHLD, SIG_IGN);	/* FIFO openers reap themselves */
 	for (;;) {
 		/* The kernel refuses a receive buffer that is not zeroed. */
 		memset(req, 0, sizeof(*req));
@@ -512,6 +553,7 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 			break;	/* every process of the command is gone */
 		}
 		gr.pid = (pid_t)req->pid;
+		gr.id = req->id;
 		memset(resp, 0, sizeof(*resp));
 		resp->id = req->id;
 		snprintf(p, sizeof(p), "/proc/%ld/mem", (long)gr.pid);
@@ -522,7 +564,7 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 			resp->error = -EACCES;
 			rc = 0;
 		} else
-			rc = guard_handle(&gr, req, notify_fd, resp);
+			rc = guard_handle(&gr, req, resp);
 		if (gr.mem != -1)
 			close(gr.mem);
 		if (rc < 0) {

@@ -157,8 +157,10 @@ int	 connect_proxy_main(const char *proxy, const char *host,
 	    const char *port);
 
 /* rundir.c */
-/* Create the private per-run dir (rundir, rundir/tmp, rundir/empty). */
+/* Create the private per-run dir (rundir, rundir/tmp). */
 int	 rundir_create(struct sandbox *);
+/* Create rundir/empty, bound over denied files. */
+int	 rundir_empty(const struct sandbox *);
 /* Remove it and everything the command left in it. */
 void	 rundir_remove(const char *);
 /* Remove per-run dirs of pisbx-run processes that no longer exist. */

@@ -351,6 +351,16 @@ main(int argc, char *argv[])
 	}
 	if (verbose)
 		fs_plan_dump(&sb.plan);
+	for (i = 0; i < sb.plan.nrules; i++) {
+		if (sb.plan.rules[i].action == FS_HIDE &&
+		    !sb.plan.rules[i].is_dir) {
+			if (rundir_empty(&sb) == -1) {
+				log_warn("cannot create %s", sb.empty);
+				goto fail;
+			}
+			break;
+		}
+	}
 	if ((sb.envp = env_build(environ, sb.tmpdir, exe,
 	    conf->review_capability_env, depth)) == NULL) {
 		log_warn("environment");
@@ -415,7 +425,8 @@ main(int argc, char *argv[])
 		goto fail;
 	}
 	rs.run.listen_http = rs.run.listen_socks = -1;	/* the proxy's now */
-	if (net_send_fds(rs.run.sock, CTL_GO, NULL, 0) == -1) {
+	/* EPIPE: the sandbox died already and said why; collect its status. */
+	if (net_send_fds(rs.run.sock, CTL_GO, NULL, 0) == -1 && errno != EPIPE) {
 		log_warn("cannot start the command");
 		goto fail;
 	}

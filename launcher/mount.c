@@ -62,7 +62,7 @@ static int	 mount_tmpfs(struct mount_state *, const char *path,
 		    const char *opts);
 static int	 mount_mkpoint(struct mount_state *, const char *path,
 		    int is_dir);
-static int	 mount_proc(void);
+static int	 mount_proc(int userns);
 static int	 mount_dev(struct mount_state *);
 
 /* A detached copy of the tree at path (read-only if asked), or -1. */
@@ -178,7 +178,7 @@ mount_mkpoint(struct mount_state *ms, const char *path, int is_dir)
 }
 
 static int
-mount_proc(void)
+mount_proc(int userns)
 {
 	size_t	i;
 
@@ -189,8 +189,11 @@ mount_proc(void)
 	}
 	/*
 	 * sysctls are writable by uid 0 without any capability: a command
-	 * run by root must not reach them.
+	 * run by root must not reach them.  In a user namespace they belong
+	 * to an unmapped root and stay out of reach anyway.
 	 */
+	if (userns)
+		return 0;
 	for (i = 0; i < sizeof(mount_proc_ro) / sizeof(*mount_proc_ro); i++) {
 		if (access(mount_proc_ro[i], F_OK) == -1)
 			continue;
@@ -297,7 +300,7 @@ mount_apply(struct sandbox *sb)
 	/* Kept for Landlock: an inherited terminal lives on the host's devpts. */
 	sb->host_dev_fd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	sb->host_pts_fd = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (mount_proc() == -1 || mount_dev(&ms) == -1)
+	if (mount_proc(sb->userns) == -1 || mount_dev(&ms) == -1)
 		goto done;
 
 	for (i = 0; i < plan->nrules; i++) {

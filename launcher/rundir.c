@@ -1,7 +1,7 @@
 /*
  * The private per-run directory on the host, outside any workspace:
  * "$TMPDIR/pisbx-run.<pid>.XXXXXX" (or /tmp) holding the command's TMPDIR
- * and the empty file that hides denied files.  Removed at exit; a run
+ * and, when the policy hides a file, the empty file bound over it.  Removed at exit; a run
  * that was killed with SIGKILL leaves one behind, which the next run
  * removes once that pid is gone.
  */
@@ -45,7 +45,6 @@ int
 rundir_create(struct sandbox *sb)
 {
 	char	 tmpl[PATH_MAX];
-	int	 fd;
 
 	if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/%s%ld.XXXXXX",
 	    rundir_base(), RUNDIR_PREFIX, (long)getpid()) >= sizeof(tmpl)) {
@@ -61,14 +60,22 @@ rundir_create(struct sandbox *sb)
 		goto fail;
 	if (mkdir(sb->tmpdir, 0700) == -1)
 		goto fail;
-	if ((fd = open(sb->empty, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0444)) == -1)
-		goto fail;
-	close(fd);
 	return 0;
 fail:
 	rundir_remove(tmpl);
 	return -1;
+}
+
+int
+rundir_empty(const struct sandbox *sb)
+{
+	int	fd;
+
+	if ((fd = open(sb->empty, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0444)) == -1)
+		return -1;
+	close(fd);
+	return 0;
 }
 
 /* Make every directory searchable and writable so its entries go. */

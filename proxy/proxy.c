@@ -49,7 +49,7 @@ static void	 listener_accept_cb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	 listener_error_cb(struct evconnlistener *, void *);
 static void	 listener_retry_cb(evutil_socket_t, short, void *);
-static void	 conn_new(struct proxy *, int, struct sockaddr *, socklen_t);
+static void	 conn_new(struct listener *, int, struct sockaddr *, socklen_t);
 static void	 conn_sniff_cb(struct bufferevent *, void *);
 static void	 conn_event_cb(struct bufferevent *, short, void *);
 static void	 conn_flush_cb(struct bufferevent *, void *);
@@ -288,8 +288,11 @@ sa_format(const struct sockaddr *sa, char *buf, size_t len)
 	} else if (sa->sa_family == AF_UNIX) {
 		const struct sockaddr_un *sun = (const void *)sa;
 
-		snprintf(buf, len, "%s", sun->sun_path[0] != '\0' ?
-		    sun->sun_path : "unix");
+		if (sun->sun_path[0] != '\0')
+			snprintf(buf, len, "%.*s", (int)sizeof(sun->sun_path),
+			    sun->sun_path);
+		else
+			snprintf(buf, len, "unix");
 	} else
 		snprintf(buf, len, "?");
 }
@@ -473,7 +476,7 @@ listener_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 		close(fd);
 		return;
 	}
-	conn_new(px, fd, sa, (socklen_t)salen);
+	conn_new(l, fd, sa, (socklen_t)salen);
 }
 
 /* ---- connections ---- */
@@ -501,8 +504,9 @@ conn_config(const struct conn *c)
 }
 
 static void
-conn_new(struct proxy *px, int fd, struct sockaddr *sa, socklen_t salen)
+conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen)
 {
+	struct proxy *px = l->px;
 	struct conn *c;
 	const struct config *conf = px->gen->conf;
 	int one = 1;
@@ -522,6 +526,10 @@ conn_new(struct proxy *px, int fd, struct sockaddr *sa, socklen_t salen)
 	if (px->label != NULL)
 		snprintf(c->client_name, sizeof(c->client_name), "%s",
 		    px->label);
+	else if (sa->sa_family == AF_UNIX)
+		/* Unix peers are unnamed: name the socket they came in on. */
+		snprintf(c->client_name, sizeof(c->client_name), "unix:%s",
+		    l->name);
 	else
 		sa_format(sa, c->client_name, sizeof(c->client_name));
 	if (sa->sa_family != AF_UNIX)
@@ -677,6 +685,7 @@ conn_close_after_flush(struct conn *c, const char *end)
 {
 	c->state = CONN_CLOSING;
 	c->closing_end = end;
+	relay_free(c);
 	if (c->upstream != NULL) {
 		bufferevent_free(c->upstream);
 		c->upstream = NULL;

@@ -307,7 +307,7 @@ struct conn {
 	enum conn_proto		 proto;
 	struct bufferevent	*client;
 	struct bufferevent	*upstream;
-	char			 client_name[300];
+	char			 client_name[400];
 	struct timeval		 start;
 	struct timeval		 last_active;
 	struct event		*timer;
@@ -346,6 +346,10 @@ struct conn {
 	int			 upstream_shut;
 	struct event		*rev[2];	/* relay: client, upstream */
 	struct event		*wev[2];
+	int			 spliced[2];	/* direction s through a pipe */
+	int			 splice_failed[2];
+	int			 pipefd[2][2];
+	size_t			 pipelen[2];	/* bytes in the pipe */
 	int			 peeking;	/* TLS ClientHello peek */
 	int			 client_paused;	/* backpressure */
 	int			 upstream_paused;
@@ -401,6 +405,8 @@ void	 conn_fail(struct conn *, enum conn_err);
 #define RELAY_HIGH	(256 * 1024)
 #define RELAY_LOW	(64 * 1024)
 #define RELAY_READ_MAX	(262144)
+/* A direction that has moved this much switches to splice(2). */
+#define RELAY_SPLICE_AFTER	(1024 * 1024)
 
 
 /* Both bufferevents exist: relay until both sides are done. */

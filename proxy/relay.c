@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,10 @@ static int	 relay_move(struct conn *, int);
 static int	 relay_peek(struct conn *);
 static void	 relay_eof(struct conn *, int);
 static void	 relay_maybe_done(struct conn *);
+static void	 relay_splice_on(struct conn *, int);
+static void	 relay_splice_in(struct conn *, int);
+static int	 relay_splice_out(struct conn *, int);
+static size_t	 relay_pending(struct conn *, int);
 
 void
 relay_tune(struct bufferevent *bev)
@@ -108,6 +113,11 @@ relay_free(struct conn *c)
 		if (c->wev[i] != NULL)
 			event_free(c->wev[i]);
 		c->rev[i] = c->wev[i] = NULL;
+		if (c->spliced[i]) {
+			close(c->pipefd[i][0]);
+			close(c->pipefd[i][1]);
+			c->spliced[i] = 0;
+		}
 	}
 }
 
@@ -285,6 +295,10 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 	int nv, i;
 
 	(void)what;
+	if (c->spliced[s]) {
+		relay_splice_in(c, s);
+		return;
+	}
 	nv = evbuffer_reserve_space(in, RELAY_READ_MAX, v, 2);
 	if (nv <= 0) {
 		conn_close(c, "out-of-memory");
@@ -319,7 +333,124 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 			break;
 		}
 	}
-	(void)relay_move(c, s);
+	if (relay_move(c, s) == -1)
+		return;
+	/* A bulk transfer: move it through a pipe with splice(2). */
+	if (!c->peeking && !c->splice_failed[s] &&
+	    (s == 0 ? c->bytes_up : c->bytes_down) >= RELAY_SPLICE_AFTER &&
+	    evbuffer_get_length(in) == 0 &&
+	    evbuffer_get_length(bufferevent_get_output(s == 0 ? c->upstream :
+	    c->client)) == 0)
+		relay_splice_on(c, s);
+}
+
+/* Bytes queued toward side d's socket: its output buffer and the pipe. */
+static size_t
+relay_pending(struct conn *c, int d)
+{
+	size_t n = evbuffer_get_length(bufferevent_get_output(d == 0 ?
+	    c->client : c->upstream));
+
+	if (c->spliced[1 - d])
+		n += c->pipelen[1 - d];
+	return n;
+}
+
+/*
+ * Switch direction s to splice(2): socket to pipe to socket, no copies
+ * through the proxy's memory.  Only with nothing queued in the buffers,
+ * so the byte order holds; a pipe that cannot be made (out of
+ * descriptors) leaves the direction on buffers.
+ */
+static void
+relay_splice_on(struct conn *c, int s)
+{
+	int p[2];
+
+	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == -1) {
+		c->splice_failed[s] = 1;
+		return;
+	}
+	(void)fcntl(p[1], F_SETPIPE_SZ, RELAY_HIGH);
+	c->pipefd[s][0] = p[0];
+	c->pipefd[s][1] = p[1];
+	c->pipelen[s] = 0;
+	c->spliced[s] = 1;
+}
+
+static void
+relay_splice_in(struct conn *c, int s)
+{
+	int srcfd = bufferevent_getfd(s == 0 ? c->client : c->upstream);
+	ssize_t n;
+
+	n = splice(srcfd, NULL, c->pipefd[s][1], NULL, RELAY_HIGH,
+	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	if (n == 0) {
+		relay_eof(c, s);
+		return;
+	}
+	if (n == -1) {
+		if (errno == EINTR)
+			return;
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			/* The pipe is full: wait for the peer to drain it. */
+			if (c->pipelen[s] > 0) {
+				event_del(c->rev[s]);
+				if (s == 0)
+					c->client_paused = 1;
+				else
+					c->upstream_paused = 1;
+			}
+			return;
+		}
+		conn_close(c, s == 0 ? "client-error" : "upstream-error");
+		return;
+	}
+	c->pipelen[s] += (size_t)n;
+	if (s == 0)
+		c->bytes_up += (uint64_t)n;
+	else
+		c->bytes_down += (uint64_t)n;
+	conn_touch(c);
+	if (relay_splice_out(c, s) == -1)
+		return;
+	if (c->pipelen[s] > 0) {
+		event_add(c->wev[1 - s], NULL);
+		if (c->pipelen[s] >= RELAY_LOW) {
+			event_del(c->rev[s]);
+			if (s == 0)
+				c->client_paused = 1;
+			else
+				c->upstream_paused = 1;
+		}
+	}
+}
+
+/* Drain direction s's pipe into the other socket.  0, or -1: closed. */
+static int
+relay_splice_out(struct conn *c, int s)
+{
+	int dstfd = bufferevent_getfd(s == 0 ? c->upstream : c->client);
+	ssize_t n;
+
+	while (c->pipelen[s] > 0) {
+		n = splice(c->pipefd[s][0], NULL, dstfd, NULL, c->pipelen[s],
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			conn_close(c, s == 0 ? "upstream-error" :
+			    "client-error");
+			return -1;
+		}
+		if (n == 0)
+			break;
+		c->pipelen[s] -= (size_t)n;
+	}
+	return 0;
 }
 
 /* Side s may take more: flush its queue, resume the paused peer, half-close. */
@@ -340,8 +471,10 @@ relay_writable_cb(evutil_socket_t fd, short what, void *arg)
 		conn_close(c, s == 0 ? "client-error" : "upstream-error");
 		return;
 	}
+	if (c->spliced[1 - s] && relay_splice_out(c, 1 - s) == -1)
+		return;
 	conn_touch(c);
-	left = evbuffer_get_length(out);
+	left = relay_pending(c, s);
 	if (left == 0)
 		event_del(c->wev[s]);
 	if (*peer_paused && left <= RELAY_LOW) {
@@ -383,7 +516,7 @@ relay_eof(struct conn *c, int s)
 		c->client_eof = 1;
 	else
 		c->upstream_eof = 1;
-	if (evbuffer_get_length(bufferevent_get_output(dst)) == 0 && !*shut) {
+	if (relay_pending(c, 1 - s) == 0 && !*shut) {
 		shutdown(bufferevent_getfd(dst), SHUT_WR);
 		*shut = 1;
 	}

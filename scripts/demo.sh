@@ -3,7 +3,8 @@
 #   1. pisbx-proxy --check on conf/example.json
 #   2. --explain on a few targets: allow, deny, review, invalid host
 #   3. a real proxy run: a local web server, an allowed request that gets
-#      its answer, a denied one that gets 403, and their access-log lines
+#      its answer (HTTP and SOCKS5 on one listener), denied ones that get
+#      403, and their access-log lines
 # Cleans up after itself; exits 0 only when every step went as expected.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -99,6 +100,7 @@ WEB=$(cat "$T/web.port" 2>/dev/null)
 [ -n "$WEB" ] || { bad "web server did not start: $(cat "$T/web.err")"; exit 1; }
 echo "   a local web server answers on 127.0.0.1:$WEB (demo.test in the hosts file)"
 show "pisbx-proxy --config demo.json --listen 127.0.0.1:0 --access-log access.log"
+: >"$T/proxy.err"
 "$PROXY" --config "$T/demo.json" --listen 127.0.0.1:0 \
     --access-log "$T/access.log" 2>"$T/proxy.err" &
 PX_PID=$!
@@ -119,6 +121,15 @@ printf '%s\n' "$out" | sed 's/^/   /'
 case $out in
 *'"path": "/hello"'*"HTTP 200"*) good "allowed: the server's answer came through" ;;
 *) bad "allowed request failed" ;;
+esac
+
+show "curl --socks5-hostname 127.0.0.1:$PX http://demo.test:$WEB/over-socks"
+out=$(curl -sS --max-time 10 --socks5-hostname "127.0.0.1:$PX" \
+    -w '\nHTTP %{http_code}\n' "http://demo.test:$WEB/over-socks" 2>&1)
+printf '%s\n' "$out" | sed 's/^/   /'
+case $out in
+*'"path": "/over-socks"'*"HTTP 200"*) good "the same listener speaks SOCKS5" ;;
+*) bad "SOCKS5 request failed" ;;
 esac
 
 show "curl -x http://127.0.0.1:$PX https://uploads.github.com/   # CONNECT, denied before any DNS"

@@ -15,10 +15,11 @@ srv_start echo echo6 --bind ::1
 E6=$SRV_PORT
 dns_start allowed.test=127.0.0.1 port.test=127.0.0.1 wild.test=127.0.0.1 \
     denied.test=127.0.0.1 v6.wild.test=::1 zero.wild.test=0.0.0.0 \
-    mapped.wild.test=::ffff:127.0.0.1 six.test=::1
+    mapped.wild.test=::ffff:127.0.0.1 six.test=::1 \
+    both4.test=127.0.0.1,::1 both6.test=127.0.0.1,::1
 hosts_file "$T/hosts" "127.0.0.1 hostsonly.test"
 px_config "$T/conf.json" \
-    --allow "allowed.test port.test:$E *.wild.test 127.0.0.1 [::1] denied.test hostsonly.test six.test" \
+    --allow "allowed.test port.test:$E *.wild.test 127.0.0.1 [::1] denied.test hostsonly.test six.test both4.test both6.test" \
     --deny "*:22 allowed.test:$E2 denied.test 127.0.0.2" \
     --hosts "$T/hosts"
 px_start "$T/conf.json"
@@ -68,6 +69,15 @@ expect "wildcard name answered with ::ffff:127.0.0.1 refused" "mapped.wild.test:
 expect "exact name answered with ::1 (AAAA only) connects" "six.test:$E6" 200
 check_log "AAAA-only name dialled at ::1" event=decision host=six.test \
     decision=allow addr~'::1'
+
+# A name with an A and an AAAA record, the server on only one of them:
+# whichever the proxy tries first, it falls back to the other address.
+expect "A+AAAA name, server on 127.0.0.1 only" "both4.test:$E" 200
+expect "A+AAAA name, server on ::1 only" "both6.test:$E6" 200
+check_log "fallback to the IPv4 address logged" event=decision host=both4.test \
+    decision=allow addr="127.0.0.1:$E"
+check_log "fallback to the IPv6 address logged" event=decision host=both6.test \
+    decision=allow addr~"::1"
 
 # IPv4 literal spellings become the dotted quad before matching.
 for t in 127.1 0x7f.0.0.1 0177.0.0.1 2130706433 0x7f000001; do

@@ -38,7 +38,6 @@ px_connect "a.test:$E"; eq "after a good reload: a.test denied" "$STATUS" 403
 
 # A bad new config: the old policy stays, stderr says why.
 echo '{"network": {"allowedDomains": ["a.test"]}, "bogusKey": 1}' >"$T/conf.json"
-: >"$T/before-bad"
 errlen=$(wc -c <"$PX_ERR")
 kill -HUP "$PX_PID"
 i=0
@@ -99,4 +98,7 @@ if grep -q "a.test" "$PX_LOG" && grep "b.test" "$PX_LOG" | grep -q "no-reviewer"
 else
 	not_ok "--log-format text"
 fi
+kill -INT "$PX_PID"
+wait "$PX_PID"
+eq "SIGINT: exit status 0" "$?" 0
 px_done

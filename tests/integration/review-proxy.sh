@@ -170,6 +170,27 @@ check "timeout: reviewer killed" settle hang_dead yes
 check "timeout: no reviewer process left" settle proxy_children 0
 check "proxy exits cleanly" px_stop
 
+# The cap through the proxy, and a reload (SIGHUP) while a review runs:
+# the old config's reviewer goes away from inside that review's answer.
+rm -f "$T/rv/hang.pid"
+rv_conf "$T/cap.json" "{\"command\": [\"$FIX/by-host.sh\", \"$T/rv\"], \"timeoutMs\": 3000, \"maxInFlight\": 1}"
+px_start "$T/cap.json"
+spawn curl -sS -o /dev/null --max-time 60 -x "http://127.0.0.1:$PX_PORT" \
+    "http://hang3.test:$O/"
+wait_file "$T/rv/hang.pid" 200
+get busy "http://allow6.test:$O/" $HX$PX_PORT
+eq "cap: a second review at once is refused" "$CODE" 403
+check_log "cap: review:busy record" event=decision host=allow6.test \
+    decision=deny reason=review:busy
+kill -HUP "$PX_PID"
+check_log "reload during a review: the review still ends (timeout)" \
+    event=decision host=hang3.test decision=deny reason=review:timeout
+check "reload during a review: reviewer killed" settle hang_dead yes
+get afterhup "http://allow7.test:$O/" $HX$PX_PORT
+eq "reload during a review: the new reviewer answers" "$CODE" 200
+check "reload during a review: no reviewer process left" settle proxy_children 0
+check "proxy exits cleanly" px_stop
+
 # ---- socket transport ------------------------------------------------
 supervisor allow "$T/sup.record"
 rv_conf "$T/sock.json" "{\"socket\": \"$T/sup.sock\", \"timeoutMs\": 20000}"

@@ -28,7 +28,8 @@ srv_start() {
 	case $_kind in
 	sink | fast-echo)
 		[ -x "$PXTOOL" ] || { not_ok "pxtool not built ($PXTOOL)"; exit 1; }
-		_m=$_kind; [ "$_m" = fast-echo ] && _m=echo
+		_m=$_kind
+		[ "$_m" = fast-echo ] && _m="echo"
 		spawn "$PXTOOL" serve --mode "$_m" --port-file "$T/$_name.port" "$@" \
 		    >"$T/$_name.out" 2>"$T/$_name.err"
 		;;
@@ -47,11 +48,15 @@ srv_start() {
 
 # dns_start NAME=ADDR...: dnsmasq on a free loopback port answering each
 # NAME (and its subdomains) with ADDR and NXDOMAIN for everything else;
-# sets DNS_PORT.  Nothing is forwarded anywhere (--no-resolv).
+# NAME=V4,V6 answers that name (only) with both addresses.  Sets DNS_PORT.
+# Nothing is forwarded anywhere (--no-resolv).
 dns_start() {
 	_args=""
 	for _m in "$@"; do
-		_args="$_args --address=/${_m%%=*}/${_m#*=}"
+		case ${_m#*=} in
+		*,*) _args="$_args --host-record=${_m%%=*},${_m#*=}" ;;
+		*) _args="$_args --address=/${_m%%=*}/${_m#*=}" ;;
+		esac
 	done
 	_try=0
 	while [ $_try -lt 5 ]; do
