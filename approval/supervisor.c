@@ -45,6 +45,7 @@
 #define WORKER_ID_MAX		64
 #define ID_MAX			128
 #define CWD_MAX			4096
+#define REPLY_OVERHEAD		(ID_MAX + 64)	/* register reply minus policy */
 
 enum worker_state {
 	WORKER_RUNNING,
@@ -141,6 +142,16 @@ supervisor_new(struct event_base *base, const struct supervisor_opts *o,
 	if ((sup->network = json_loads(o->network_json, 0, &jerr)) == NULL ||
 	    !json_is_object(sup->network)) {
 		snprintf(err, errlen, "bad network policy: %s", jerr.text);
+		goto fail;
+	}
+	/*
+	 * The registration reply is one frame: a policy that cannot fit
+	 * would make every registration fail, so refuse it now.
+	 */
+	if (strlen(o->network_json) > REVIEW_FRAME_MAX - REPLY_OVERHEAD) {
+		snprintf(err, errlen, "the network policy is %zu octets; a "
+		    "registration reply holds at most %d", strlen(
+		    o->network_json), REVIEW_FRAME_MAX - REPLY_OVERHEAD);
 		goto fail;
 	}
 	if (o->review_argv != NULL) {
