@@ -548,7 +548,7 @@ ask_tty(json_t *req, int timeout_ms, char *reason, size_t reasonlen)
 		fprintf(f, "\npisbx: a sandboxed command wants a connection "
 		    "no list allows:\n");
 		tty_print_field(f, "target", req, "hostname");
-		fprintf(f, "pisbx:   port:    %lld\n", (long long)
+		fprintf(f, "pisbx:   %-8s %lld\n", "port", (long long)
 		    json_integer_value(json_object_get(req, "port")));
 		tty_print_field(f, "protocol", req, "protocol");
 		tty_print_field(f, "in", req, "cwd");

@@ -45,6 +45,7 @@
 #define WORKER_ID_MAX		64
 #define ID_MAX			128
 #define CWD_MAX			4096
+#define REPLY_OVERHEAD		(ID_MAX + 64)	/* register reply minus policy */
 
 enum worker_state {
 	WORKER_RUNNING,
@@ -98,15 +99,14 @@ static void	 client_free(struct client *);
 static void	 client_reply(struct client *, const char *id,
 		    const char *action, const char *reason, json_t *extra);
 static void	 client_handle(struct client *, const char *, size_t);
-static void	 client_review(struct client *, json_t *, struct worker *,
-		    const char *id);
+static void	 client_review(struct client *, json_t *, const char *id);
 static struct worker *worker_find(struct supervisor *, const char *);
 static int	 worker_add(struct supervisor *, const char *, const char *,
 		    pid_t, struct worker **);
 static int	 text_ok(const char *, size_t, size_t);
 static int	 worker_id_ok(const char *);
-static void	 sup_log(struct supervisor *, int fd, json_t *req,
-		    const char *decision, const char *reason);
+static void	 sup_log(int fd, json_t *req, const char *decision,
+		    const char *reason);
 static void	 closefrom_except(int, int);
 static void	 format_time(char *, size_t, time_t);
 
@@ -141,6 +141,16 @@ supervisor_new(struct event_base *base, const struct supervisor_opts *o,
 	if ((sup->network = json_loads(o->network_json, 0, &jerr)) == NULL ||
 	    !json_is_object(sup->network)) {
 		snprintf(err, errlen, "bad network policy: %s", jerr.text);
+		goto fail;
+	}
+	/*
+	 * The registration reply is one frame: a policy that cannot fit
+	 * would make every registration fail, so refuse it now.
+	 */
+	if (strlen(o->network_json) > REVIEW_FRAME_MAX - REPLY_OVERHEAD) {
+		snprintf(err, errlen, "the network policy is %zu octets; a "
+		    "registration reply holds at most %d", strlen(
+		    o->network_json), REVIEW_FRAME_MAX - REPLY_OVERHEAD);
 		goto fail;
 	}
 	if (o->review_argv != NULL) {
@@ -560,7 +570,7 @@ client_handle(struct client *c, const char *line, size_t len)
 			log_warnx("refused a request with a %s capability "
 			    "(pid %ld)", r.bad_capability == 1 ? "missing" :
 			    "wrong", (long)c->pid);
-			sup_log(sup, sup->logfd, r.obj, "deny", reason);
+			sup_log(sup->logfd, r.obj, "deny", reason);
 		} else if (r.id == NULL)
 			log_warnx("client (pid %ld): %s", (long)c->pid, reason);
 		client_reply(c, r.id, "deny", reason, NULL);
@@ -572,12 +582,12 @@ client_handle(struct client *c, const char *line, size_t len)
 		if (w != NULL && w->state == WORKER_RUNNING) {
 			client_reply(c, r.id, "deny", "workerId already "
 			    "registered", NULL);
-			sup_log(sup, sup->logfd, r.obj, "deny", "duplicate");
+			sup_log(sup->logfd, r.obj, "deny", "duplicate");
 			goto done;
 		}
 		if (worker_add(sup, r.worker_id, r.cwd, c->pid, &w) == -1) {
 			client_reply(c, r.id, "deny", "too many workers", NULL);
-			sup_log(sup, sup->logfd, r.obj, "deny", "table full");
+			sup_log(sup->logfd, r.obj, "deny", "table full");
 			goto done;
 		}
 		log_info("registered worker %s (pid %ld) in %s", r.worker_id,
@@ -585,25 +595,25 @@ client_handle(struct client *c, const char *line, size_t len)
 		extra = json_pack("{s:O}", "network", sup->network);
 		client_reply(c, r.id, "allow", NULL, extra);
 		json_decref(extra);
-		sup_log(sup, sup->logfd, r.obj, "allow", "registered");
+		sup_log(sup->logfd, r.obj, "allow", "registered");
 		goto done;
 	default:
 		break;
 	}
 	if (w == NULL || w->state != WORKER_RUNNING) {
 		client_reply(c, r.id, "deny", "unknown worker", NULL);
-		sup_log(sup, sup->logfd, r.obj, "deny", "unknown worker");
+		sup_log(sup->logfd, r.obj, "deny", "unknown worker");
 		goto done;
 	}
 	if (r.kind == SUPREQ_UNREGISTER) {
 		w->state = WORKER_EXITED;
 		log_info("unregistered worker %s", r.worker_id);
 		client_reply(c, r.id, "allow", NULL, NULL);
-		sup_log(sup, sup->logfd, r.obj, "allow", "unregistered");
+		sup_log(sup->logfd, r.obj, "allow", "unregistered");
 		goto done;
 	}
 	w->requests++;
-	client_review(c, r.obj, w, r.id);
+	client_review(c, r.obj, r.id);
 done:
 	supervisor_request_clear(&r);
 }
@@ -614,8 +624,7 @@ done:
  * of the connection at once.
  */
 static void
-client_review(struct client *c, json_t *req, struct worker *w,
-    const char *id)
+client_review(struct client *c, json_t *req, const char *id)
 {
 	struct supervisor	*sup = c->sup;
 	enum review_result	 res;
@@ -626,15 +635,14 @@ client_review(struct client *c, json_t *req, struct worker *w,
 	size_t			 len;
 	int			 fd, fl;
 
-	(void)w;
 	if (sup->argv == NULL && !sup->tty) {
 		client_reply(c, id, "deny", "no-reviewer", NULL);
-		sup_log(sup, sup->logfd, req, "deny", "no-reviewer");
+		sup_log(sup->logfd, req, "deny", "no-reviewer");
 		return;
 	}
 	if (sup->reviewers >= REVIEWERS_MAX) {
 		client_reply(c, id, "deny", "review:busy", NULL);
-		sup_log(sup, sup->logfd, req, "deny", "review:busy");
+		sup_log(sup->logfd, req, "deny", "review:busy");
 		return;
 	}
 	fd = bufferevent_getfd(c->bev);
@@ -664,7 +672,7 @@ client_review(struct client *c, json_t *req, struct worker *w,
 			if (write(fd, s, len) == (ssize_t)len)
 				(void)write(fd, "\n", 1);
 		}
-		sup_log(sup, sup->logfd, req, res == REVIEW_RESULT_ALLOW ?
+		sup_log(sup->logfd, req, res == REVIEW_RESULT_ALLOW ?
 		    "allow" : "deny", review_result_reason(res));
 		_exit(0);
 	}
@@ -797,8 +805,7 @@ done:
 
 /* One access-log line for a request and what became of it. */
 static void
-sup_log(struct supervisor *sup, int fd, json_t *req, const char *decision,
-    const char *reason)
+sup_log(int fd, json_t *req, const char *decision, const char *reason)
 {
 	static const char *const keys[] = { "type", "workerId", "cwd",
 	    "hostname", "port", "protocol", "operation", "command", "rule",
@@ -810,7 +817,6 @@ sup_log(struct supervisor *sup, int fd, json_t *req, const char *decision,
 	char		*s;
 	size_t		 i;
 
-	(void)sup;
 	if (fd == -1)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);

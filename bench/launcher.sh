@@ -43,8 +43,10 @@ mean_ms() {
 		    --export-json "$T/$_name.json" -- "$*" >/dev/null 2>"$T/$_name.err" ||
 		    return 1
 		/usr/bin/python3 -c 'import json,sys
-print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["mean"] * 1000))' \
-		    "$T/$_name.json"
+r = json.load(open(sys.argv[1]))["results"][0]
+print("%.2f" % (r["mean"] * 1000))
+open(sys.argv[2], "w").write("%.2f\n" % ((r["user"] + r["system"]) * 1000))' \
+		    "$T/$_name.json" "$T/$_name.cpu"
 		return
 	fi
 	"$@" >/dev/null 2>"$T/$_name.err" || return 1
@@ -103,18 +105,24 @@ EOF
 	fi
 fi
 
-row() { printf '  %-44s %10s ms\n' "$1" "${2:-n/a}"; }
-row "pisbx-run -- true" "$pisbx"
-row "$UNSHARE" "$unshare"
-row "bwrap --unshare-net --ro-bind / / true" "$bwrap"
-if [ -n "$srt" ]; then row "srt true ($SRT_RUNS runs)" "$srt"
-else row "srt true" ""; echo "    srt: $srt_note"; fi
+# CPU time (user+system of the whole process tree, from hyperfine) is
+# much less sensitive to a busy machine than wall time.
+cpu() { [ -s "$T/$1.cpu" ] && cat "$T/$1.cpu" || echo n/a; }
+row() { printf '  %-42s %9s ms wall %9s ms cpu\n' "$1" "${2:-n/a}" "$3"; }
+echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+row "pisbx-run -- true" "$pisbx" "$(cpu pisbx)"
+row "$UNSHARE" "$unshare" "$(cpu unshare)"
+row "bwrap --unshare-net --ro-bind / / true" "$bwrap" "$(cpu bwrap)"
+if [ -n "$srt" ]; then row "srt true ($SRT_RUNS runs)" "$srt" "$(cpu srt)"
+else row "srt true" "" ""; echo "    srt: $srt_note"; fi
 
 ratio() { echo "$1 $2" | awk '{ if ($2 > 0) printf "%.1f", $1 / $2; else print "n/a" }'; }
 echo "== ratios"
 if [ -n "$unshare" ]; then
 	r=$(ratio "$pisbx" "$unshare")
 	echo "  pisbx-run / unshare -n:  ${r}x   (aim: <= 2x)"
+	[ -s "$T/pisbx.cpu" ] && [ -s "$T/unshare.cpu" ] &&
+	    echo "    (cpu time: $(ratio "$(cpu pisbx)" "$(cpu unshare)")x)"
 fi
 [ -n "$bwrap" ] && echo "  pisbx-run / bwrap:       $(ratio "$pisbx" "$bwrap")x"
 if [ -n "$srt" ]; then

@@ -362,7 +362,8 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 
 	/* Writable roots, then the mandatory set inside each of them. */
 	for (i = 0; i < set.n; i++) {
-		if (!(set.v[i].flags & P_ALLOW_WRITE))
+		if (!(set.v[i].flags & P_ALLOW_WRITE) ||
+		    (set.v[i].flags & P_DENY_WRITE))
 			continue;
 		if (stat(set.v[i].path, &st) == -1 || !S_ISDIR(st.st_mode))
 			continue;

@@ -270,6 +270,13 @@ hostipc_run(char *const argv[], const char *shell_string, const char *cwd,
 		return 1;
 	}
 	if (pid == 0) {
+		/*
+		 * The command gets default signal handling: ignored signals
+		 * (pisbx-run ignores SIGPIPE) would stay ignored across exec.
+		 */
+		for (sig = 1; sig < NSIG; sig++)
+			if (sig != SIGKILL && sig != SIGSTOP)
+				signal(sig, SIG_DFL);
 		setpgid(0, 0);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (cwd != NULL && chdir(cwd) == -1) {

@@ -50,8 +50,7 @@ static int	 reaper_write(const char *path, const char *text);
 static int	 reaper_userns(const struct sandbox *);
 static int	 reaper_drop_caps(void);
 static void	 reaper_nop_cb(int);
-__attribute__((noreturn)) static void reaper_exec(struct sandbox *,
-		    int status_fd);
+__attribute__((noreturn)) static void reaper_exec(struct sandbox *);
 __attribute__((noreturn)) static void reaper_fail(const char *what);
 
 __attribute__((noreturn)) static void
@@ -130,12 +129,9 @@ reaper_nop_cb(int sig)
 	(void)sig;
 }
 
-/*
- * The command process: capabilities, Landlock, the guard, seccomp, exec.
- * An exec failure is reported on status_fd (close-on-exec).
- */
+/* The command process: capabilities, Landlock, the guard, seccomp, exec. */
 __attribute__((noreturn)) static void
-reaper_exec(struct sandbox *sb, int status_fd)
+reaper_exec(struct sandbox *sb)
 {
 	int	gsk[2], nfd, err;
 	pid_t	guard;
@@ -159,7 +155,6 @@ reaper_exec(struct sandbox *sb, int status_fd)
 		char tag;
 
 		close(gsk[0]);
-		close(status_fd);	/* its EOF tells the reaper exec happened */
 		if (net_recv_fds(gsk[1], &tag, &nfd, 1) != 1 ||
 		    tag != CTL_NOTIFY)
 			_exit(0);
@@ -183,7 +178,6 @@ reaper_exec(struct sandbox *sb, int status_fd)
 	execvpe(sb->argv[0], sb->argv, sb->envp);
 	err = errno;
 	fprintf(stderr, "pisbx-run: %s: %s\n", sb->argv[0], strerror(err));
-	(void)!write(status_fd, &err, sizeof(err));
 	_exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
 }
 
@@ -193,10 +187,9 @@ reaper_main(struct sandbox *sb, int ctl)
 	sigset_t	 all;
 	siginfo_t	 si;
 	pid_t		 cmd, pid;
-	int		 fds[2], status, sp[2], err, code = EXIT_SETUP;
+	int		 fds[2], status, code = EXIT_SETUP;
 	char		 tag;
 	size_t		 i;
-	ssize_t		 n;
 
 	/*
 	 * Die with the parent.  The parent may already be gone: then its end
@@ -250,20 +243,12 @@ reaper_main(struct sandbox *sb, int ctl)
 	}
 	signal(SIGCHLD, reaper_nop_cb);
 
-	if (pipe2(sp, O_CLOEXEC) == -1)
-		reaper_fail("pipe");
 	if ((cmd = fork()) == -1)
 		reaper_fail("fork");
 	if (cmd == 0) {
-		close(sp[0]);
 		close(ctl);
-		reaper_exec(sb, sp[1]);
+		reaper_exec(sb);
 	}
-	close(sp[1]);
-	do
-		n = read(sp[0], &err, sizeof(err));
-	while (n == -1 && errno == EINTR);
-	close(sp[0]);
 
 	for (;;) {
 		if (sigwaitinfo(&all, &si) == -1)

@@ -122,6 +122,10 @@ check "preflight -c: the whole shell line ran on the host" grep -q \
     '^PONG-FROM-HOST$' "$T/p2.out"
 eq "preflight -c: the reviewer saw the text as given" \
     "$(last_review 'r["command"]')" "   hostcat '$T/host.sock' allowed | tr a-z A-Z"
+run "$T/c.json" -c "hostcat '$T/host.sock' allowed >/dev/null; grep '^SigIgn:' /proc/self/status" \
+    >"$T/p2b.out" 2>/dev/null
+check "a host run starts with no signal ignored" grep -qx \
+    'SigIgn:[[:space:]]*0*' "$T/p2b.out"
 
 # Preflight denied: not run at all.
 n0=$(conns); r0=$(reviews)

@@ -89,6 +89,20 @@ else
 	not_ok "two listeners: $(cat "$T/two.err")"
 fi
 
+# Listeners from the config file when no --listen is given.
+px_config "$T/listen.json" --allow "127.0.0.1" --proxy '{"listen": ["127.0.0.1:0"]}'
+spawn "$PROXY" --config "$T/listen.json" --access-log "$T/listen.log" 2>"$T/listen.err"
+_px_all="$_px_all $LAST_PID:$T/listen.err"
+i=0
+while ! grep -q 'listening on' "$T/listen.err" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+pl=$(sed -n 's/^pisbx-proxy: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/listen.err")
+if [ -n "$pl" ]; then
+	px_req --port "$pl" "CONNECT 127.0.0.1:$E HTTP/1.1\r\nHost: x\r\n\r\n"
+	eq "listener from proxy.listen in the config serves" "$STATUS" 200
+else
+	not_ok "proxy.listen from the config: $(cat "$T/listen.err")"
+fi
+
 # A Unix-socket listener.
 spawn "$PROXY" --config "$T/conf.json" --listen "$T/px.sock" \
     --access-log "$T/unix.log" 2>"$T/unix.err"

@@ -55,7 +55,24 @@ out=$(curl -sS --max-time 20 -x "$P" --data-binary @"$T/body" \
     -H 'Transfer-Encoding: chunked' "$W/json" 2>&1)
 contains "POST chunked: origin read the whole body" "$out" "\"body_sha256\": \"$want\""
 
-# Response bodies: chunked and Content-Length.
+# Expect: 100-continue: the interim 100 is relayed, then the final answer.
+head -c 3000000 /dev/urandom >"$T/body3"
+want=$(sha256sum <"$T/body3" | cut -d' ' -f1)
+got=$(curl -sS --max-time 20 -x "$P" --data-binary @"$T/body3" \
+    -H 'Expect: 100-continue' "$W/echo-body" | sha256sum | cut -d' ' -f1)
+eq "POST with Expect: 100-continue: 3 MB echoed intact" "$got" "$want"
+out=$(curl -sS --max-time 20 -x "$P" -D - -o /dev/null --data-binary @"$T/body3" \
+    -H 'Expect: 100-continue' "$W/json" | tr -d '\r')
+contains "the origin's 100 Continue reached the client" "$out" "HTTP/1.1 100"
+contains "then the final 200" "$out" "HTTP/1.1 200"
+
+# Response bodies: close-delimited, chunked and Content-Length.
+want=$("$PY" "$SERVERS" sha 2000000)
+got=$(curl -sS --max-time 20 -x "$P" "$W/eof-body/2000000" | sha256sum | cut -d' ' -f1)
+eq "close-delimited response (no Content-Length) intact" "$got" "$want"
+px_req "GET $W/h10 HTTP/1.0\r\nHost: x\r\n\r\n"
+contains "HTTP/1.0 client answered" "$RESP" '"path": "/h10"'
+
 want=$("$PY" "$SERVERS" sha 3000000)
 got=$(curl -sS --max-time 20 -x "$P" "$W/chunked/3000000" | sha256sum | cut -d' ' -f1)
 eq "chunked response (odd chunk sizes) intact" "$got" "$want"
@@ -114,6 +131,8 @@ def ask(method, url):
 connect()
 first = s.getsockname()
 for m, u in (("HEAD", "http://web.test:%s/head" % wp),
+             ("GET", "http://web.test:%s/status/204" % wp),
+             ("GET", "http://web.test:%s/status/304" % wp),
              ("GET", "http://other.test:%s/other" % wp),
              ("GET", "http://blocked.test:%s/no" % wp),
              ("GET", "http://web.test:%s/again" % wp)):
@@ -129,6 +148,12 @@ sed 's/^/# /' "$T/ka.out"
 has_line "$T/ka.out" "^200 HEAD web.test:$WEB_PORT 0 keep$" &&
 	ok "keep-alive: HEAD answered without a body" ||
 	not_ok "keep-alive: HEAD"
+has_line "$T/ka.out" "^204 GET web.test:$WEB_PORT 0 keep$" &&
+	ok "keep-alive: 204 without framing headers ends at its head" ||
+	not_ok "keep-alive: 204"
+has_line "$T/ka.out" "^304 GET web.test:$WEB_PORT 0 keep$" &&
+	ok "keep-alive: 304 without framing headers ends at its head" ||
+	not_ok "keep-alive: 304"
 has_line "$T/ka.out" "^200 GET other.test:$WEB_PORT [1-9][0-9]* keep$" &&
 	ok "keep-alive: second request to another host forwarded" ||
 	not_ok "keep-alive: second host"

@@ -38,7 +38,6 @@ px_connect "a.test:$E"; eq "after a good reload: a.test denied" "$STATUS" 403
 
 # A bad new config: the old policy stays, stderr says why.
 echo '{"network": {"allowedDomains": ["a.test"]}, "bogusKey": 1}' >"$T/conf.json"
-: >"$T/before-bad"
 errlen=$(wc -c <"$PX_ERR")
 kill -HUP "$PX_PID"
 i=0

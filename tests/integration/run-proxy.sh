@@ -46,6 +46,12 @@ code=$(sbx -- curl -s -o /dev/null -w '%{http_code}' -m 10 "http://other.test:$W
 eq "unlisted host without a reviewer gets 403" "$code" 403
 check_log "no-reviewer record" event=decision host=other.test decision=deny reason=no-reviewer
 
+# --log-format text, and the log on standard output ("-").
+(cd "$WS" && "$RUN" --config "$CONF" --access-log - --log-format text -- \
+    curl -s -o /dev/null -m 10 "http://denied.test:$WEB/") >"$T/text.log" 2>&1
+contains "--log-format text to stdout" "$(cat "$T/text.log")" "denied.test:$WEB"
+check "text records are not JSON" sh -c "! grep -q '^{' '$T/text.log'"
+
 # git over http, with the proxy from the environment.
 sbx -- /bin/sh -c "git clone -q http://allowed.test:$WEB/git/repo.git \"\$TMPDIR/c\" && cat \"\$TMPDIR/c/README\"" \
     >"$T/git.out" 2>&1

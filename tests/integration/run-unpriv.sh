@@ -14,15 +14,23 @@ if ! setpriv --reuid=65534 --regid=65534 --clear-groups \
 	done_testing
 fi
 
+# A copy nobody can read, wherever the checkout lives (CI may keep it
+# under a private home): the scenarios, their helpers and the binaries.
+mkdir -p "$T/top/tests/integration" "$T/top/bin" "$T/top/build"
+cp -R "$PISBX_TOP/tests/lib" "$T/top/tests/" &&
+    cp "$PISBX_TOP"/tests/integration/run-*.sh "$T/top/tests/integration/" &&
+    cp "$RUN" "$PROXY" "$T/top/bin/" || { not_ok "copy the scenarios"; done_testing; }
+chmod -R a+rX "$T/top"
+
 for s in run-basic run-escape-net run-escape-fs run-proxy; do
-	f=$PISBX_TOP/tests/integration/$s.sh
+	f=$T/top/tests/integration/$s.sh
 	[ -f "$f" ] || continue
 	# A scratch dir nobody owns: the scenario's own $T lives below it.
 	mkdir -p "$T/$s"
 	chown 65534:65534 "$T/$s"
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
-	    env HOME=/nonexistent TMPDIR="$T/$s" PISBX_TOP="$PISBX_TOP" \
-	    PISBX_BINDIR="$PISBX_BINDIR" PISBX_BUILD="$PISBX_BUILD" \
+	    env HOME=/nonexistent TMPDIR="$T/$s" PISBX_TOP="$T/top" \
+	    PISBX_BINDIR="$T/top/bin" PISBX_BUILD="$T/top/build" \
 	    sh "$f" >"$T/$s.out" 2>&1
 	rc=$?
 	sed -n "s/^\(not \)\{0,1\}ok - /&[nobody $s] /p" "$T/$s.out"

@@ -246,6 +246,12 @@ check "no reviewer configured: reviews denied" \
 kill "$SPID2"
 wait "$SPID2"
 
+$PY -c 'import json
+print(json.dumps({"network": {"allowedDomains":
+    ["host%d.example" % i for i in range(2000)]}}))' >"$T/huge.json"
+"$SUPERVISOR" --socket "$T/x.sock" --config "$T/huge.json" >/dev/null 2>"$T/huge.err"
+check "a policy too big for one reply frame: refuses to start" \
+    grep -q 'a registration reply holds at most' "$T/huge.err"
 "$SUPERVISOR" --socket "$T/x.sock" --config "$T/nope.json" >/dev/null 2>"$T/bad.err"
 check "a missing config: refuses to start" [ $? -eq 78 ]
 check "... and no socket left" [ ! -e "$T/x.sock" ]

@@ -28,7 +28,8 @@ srv_start() {
 	case $_kind in
 	sink | fast-echo)
 		[ -x "$PXTOOL" ] || { not_ok "pxtool not built ($PXTOOL)"; exit 1; }
-		_m=$_kind; [ "$_m" = fast-echo ] && _m=echo
+		_m=$_kind
+		[ "$_m" = fast-echo ] && _m="echo"
 		spawn "$PXTOOL" serve --mode "$_m" --port-file "$T/$_name.port" "$@" \
 		    >"$T/$_name.out" 2>"$T/$_name.err"
 		;;
@@ -293,7 +294,7 @@ dns_asked() { grep -Eq "query\[[A-Z]+\] $1 from" "$T/dnsmasq.log"; }
 # proxy, read one HTTP response; sets RESP, STATUS (the code, or "none")
 # and REASON_HDR (X-Pisbx-Reason, or "").
 px_req() {
-	_p=$PX_PORT
+	_p=${PX_PORT:-}
 	if [ "$1" = --port ]; then _p=$2; shift 2; fi
 	RESP=$(printf "$1" | raw "$_p" --http --timeout "${REQ_TIMEOUT:-5}" | tr -d '\r')
 	STATUS=$(printf '%s\n' "$RESP" | sed -n '1s/^HTTP\/1\.[01] \([0-9][0-9][0-9]\).*/\1/p')

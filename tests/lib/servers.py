@@ -19,6 +19,9 @@ http: an HTTP/1.1 origin with keep-alive.  Paths:
     /chunked/N      N bytes of pattern(), chunked framing (odd chunk sizes)
     /echo-body      the request body sent back (Content-Length)
     /truncate/N     Content-Length N, only N/2 bytes sent, then close
+    /status/N       status N with no body and no framing headers (204, 304)
+    /eof-body/N     N bytes delimited by the close (no Content-Length)
+A request with "Expect: 100-continue" gets a 100 Continue first.
     /close          a short answer with "Connection: close", then close
     --root-prefix   files under --root (404 when missing): dumb-http git
     anything else   JSON {"method","path","version","headers":[[k,v]..],
@@ -191,6 +194,8 @@ def handle_http(sock, args):
             if got is None:
                 return
             (method, path, version), headers = got
+            if (hget(headers, "expect") or "").lower() == "100-continue":
+                sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
             body = read_body(f, headers)
             conn = (hget(headers, "connection") or "").lower()
             close = version == "HTTP/1.0" or "close" in conn
@@ -220,6 +225,16 @@ def handle_http(sock, args):
                     k = min(1 << 20, n - done)
                     sock.sendall(pattern(k, done))
                     done += k
+            elif path.startswith("/status/"):
+                code = int(path[len("/status/"):])
+                sock.sendall(("HTTP/1.1 %d Status\r\nX-Origin: servers.py\r\n"
+                              "%s\r\n" % (code, "Connection: close\r\n"
+                                          if close else "")).encode())
+            elif path.startswith("/eof-body/"):
+                n = int(path[len("/eof-body/"):])
+                sock.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" +
+                             pattern(n))
+                return
             elif path.startswith("/truncate/"):
                 n = int(path[len("/truncate/"):])
                 sock.sendall(("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
