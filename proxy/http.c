@@ -67,6 +67,10 @@ struct http_conn {
 	char		 up_target[TARGET_TEXT_MAX];
 	char		 up_addr[64];
 	unsigned	 requests;
+	struct bufferevent *reuse_bev;	/* the kept upstream at request time */
+	int		 reused;	/* this request went on a kept upstream */
+	int		 retried;
+	struct evbuffer	*retry_head;	/* its head, to send again once */
 };
 
 static void	 http_client_read_cb(struct bufferevent *, void *);
@@ -121,6 +125,8 @@ http_conn_free(struct http_conn *h)
 		return;
 	if (h->req_head != NULL)
 		evbuffer_free(h->req_head);
+	if (h->retry_head != NULL)
+		evbuffer_free(h->retry_head);
 	free(h);
 }
 
@@ -443,6 +449,8 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 		h->req.kind = BODY_NONE;
 	evbuffer_add(h->req_head, "\r\n", 2);
 
+	h->reuse_bev = c->upstream;
+	h->retried = 0;
 	h->head_request = http_token_eq(m->method, m->methodlen, "HEAD");
 	h->client_minor = m->minor;
 	h->client_keep = m->minor == 1 && !m->conn_close;
@@ -497,6 +505,20 @@ http_connected(struct conn *c)
 	bufferevent_setwatermark(c->upstream, EV_WRITE, RELAY_LOW, 0);
 	n = evbuffer_get_length(h->req_head);
 	c->bytes_up += n;
+	/*
+	 * A kept-alive upstream may have closed just as this request went
+	 * out; a request without a body is then sent once more on a fresh
+	 * connection to the same checked addresses (RFC 9112 9.3.1).
+	 */
+	h->reused = h->reuse_bev != NULL && c->upstream == h->reuse_bev;
+	if (h->retry_head != NULL)
+		evbuffer_drain(h->retry_head,
+		    evbuffer_get_length(h->retry_head));
+	if (h->reused && h->req.kind == BODY_NONE && !h->retried &&
+	    (h->retry_head != NULL || (h->retry_head = evbuffer_new()) !=
+	    NULL))
+		evbuffer_add(h->retry_head, evbuffer_pullup(h->req_head, -1),
+		    n);
 	evbuffer_add_buffer(bufferevent_get_output(c->upstream), h->req_head);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
@@ -704,6 +726,21 @@ http_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	    (what & BEV_EVENT_EOF)) {
 		h->client_keep = 0;
 		conn_close_after_flush(c, "eof");
+		return;
+	}
+	if (h->rstate == R_HEAD && !h->resp_started && h->reused &&
+	    !h->retried && h->retry_head != NULL &&
+	    evbuffer_get_length(h->retry_head) > 0 &&
+	    evbuffer_get_length(bufferevent_get_input(c->upstream)) == 0) {
+		h->retried = 1;
+		h->reused = 0;
+		h->reuse_bev = NULL;
+		http_drop_upstream(c);
+		evbuffer_drain(h->req_head, evbuffer_get_length(h->req_head));
+		evbuffer_add_buffer(h->req_head, h->retry_head);
+		h->state = H_WAIT;
+		bufferevent_disable(c->client, EV_READ);
+		conn_redial(c);
 		return;
 	}
 	if (h->rstate == R_HEAD && !h->resp_started) {

@@ -1164,11 +1164,28 @@ conn_connect_cb(evutil_socket_t fd, short what, void *arg)
 	conn_connected(c);
 }
 
+/*
+ * Dial the checked addresses of the current target again (an HTTP
+ * request retried after its kept-alive upstream closed); the decision
+ * stands and is not logged twice.
+ */
+void
+conn_redial(struct conn *c)
+{
+	c->addr_i = 0;
+	c->connect_errno = 0;
+	c->connect_timedout = 0;
+	c->redial = 1;
+	conn_connect_next(c);
+}
+
 /* The target is dialled: log the allow and let the protocol go on. */
 static void
 conn_connected(struct conn *c)
 {
-	conn_log_decision(c);
+	if (!c->redial)
+		conn_log_decision(c);
+	c->redial = 0;
 	c->state = CONN_RELAY;
 	conn_touch(c);
 	switch (c->proto) {

@@ -325,6 +325,7 @@ struct conn {
 	struct event		*connect_ev;
 	int			 connect_errno;
 	int			 connect_timedout;
+	int			 redial;	/* conn_redial: decision logged */
 
 	/* the decision */
 	const char		*decision;	/* "allow", "deny", NULL */
@@ -385,6 +386,8 @@ void	 conn_decide(struct conn *, int allow, const char *reason,
 	    const char *detail);
 /* Protocol handler has set host/port/proto: run policy, review, DNS, connect. */
 void	 conn_authorise(struct conn *);
+/* Dial the current target's checked addresses again (HTTP retry). */
+void	 conn_redial(struct conn *);
 /* Flush what is queued to the client, then close. */
 void	 conn_close_after_flush(struct conn *, const char *end);
 /* Mark activity for the idle timeout. */

@@ -1,0 +1,213 @@
+/*
+ * accesslog_format: the JSON record carries exactly the contract's fields
+ * (close records add bytes_up, bytes_down, ms, end), escapes what a peer
+ * sent, and the text format gives one readable line.  accesslog_write
+ * appends one line per record to a file.
+ */
+#include <sys/types.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "proxy_int.h"
+
+static json_t *
+parse_line(const char *line)
+{
+	json_error_t err;
+	json_t *o;
+	size_t len = strlen(line);
+
+	assert_true(len > 1);
+	assert_int_equal(line[len - 1], '\n');
+	assert_null(memchr(line, '\n', len - 1));
+	o = json_loadb(line, len - 1, 0, &err);
+	if (o == NULL)
+		fail_msg("not JSON: %s (%s)", line, err.text);
+	return o;
+}
+
+static void
+test_decision(void **state)
+{
+	struct alog_rec r;
+	json_t *o;
+	char *line;
+	const char *ts;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.conn = 7;
+	r.proto = "connect";
+	r.client = "127.0.0.1:4000";
+	r.host = "github.com";
+	r.port = 443;
+	r.decision = "allow";
+	r.reason = "allow-list:*.github.com";
+	r.addr = "140.82.121.4:443";
+	line = accesslog_format(&r, LOG_FORMAT_JSON);
+	assert_non_null(line);
+	o = parse_line(line);
+	ts = json_string_value(json_object_get(o, "ts"));
+	assert_non_null(ts);
+	/* 2026-11-30T03:12:00.123Z */
+	assert_int_equal(strlen(ts), 24);
+	assert_int_equal(ts[10], 'T');
+	assert_int_equal(ts[19], '.');
+	assert_int_equal(ts[23], 'Z');
+	assert_string_equal(json_string_value(json_object_get(o, "event")),
+	    "decision");
+	assert_int_equal(json_integer_value(json_object_get(o, "conn")), 7);
+	assert_string_equal(json_string_value(json_object_get(o, "proto")),
+	    "connect");
+	assert_string_equal(json_string_value(json_object_get(o, "host")),
+	    "github.com");
+	assert_int_equal(json_integer_value(json_object_get(o, "port")), 443);
+	assert_string_equal(json_string_value(json_object_get(o,
+	    "decision")), "allow");
+	assert_string_equal(json_string_value(json_object_get(o, "reason")),
+	    "allow-list:*.github.com");
+	assert_string_equal(json_string_value(json_object_get(o, "addr")),
+	    "140.82.121.4:443");
+	assert_null(json_object_get(o, "bytes_up"));
+	assert_null(json_object_get(o, "error"));
+	json_decref(o);
+	free(line);
+}
+
+static void
+test_close_and_escaping(void **state)
+{
+	struct alog_rec r;
+	json_t *o;
+	char *line;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.close = 1;
+	r.conn = 8;
+	r.proto = "socks5";
+	r.client = "us\"er\n\xff\\";
+	r.host = "a.example";
+	r.port = 80;
+	r.decision = "deny";
+	r.reason = "dns-error";
+	r.error = "a.example: Domain name not found";
+	r.end = "dns-error";
+	r.bytes_up = 12;
+	r.bytes_down = 3456789012ULL;
+	r.ms = 42;
+	line = accesslog_format(&r, LOG_FORMAT_JSON);
+	assert_non_null(line);
+	o = parse_line(line);
+	assert_string_equal(json_string_value(json_object_get(o, "event")),
+	    "close");
+	assert_string_equal(json_string_value(json_object_get(o, "client")),
+	    "us\"er??\\");
+	assert_int_equal(json_integer_value(json_object_get(o, "bytes_up")),
+	    12);
+	assert_true(json_integer_value(json_object_get(o, "bytes_down")) ==
+	    3456789012LL);
+	assert_int_equal(json_integer_value(json_object_get(o, "ms")), 42);
+	assert_string_equal(json_string_value(json_object_get(o, "end")),
+	    "dns-error");
+	assert_string_equal(json_string_value(json_object_get(o, "error")),
+	    "a.example: Domain name not found");
+	assert_null(json_object_get(o, "addr"));
+	json_decref(o);
+	free(line);
+
+	/* No target known yet: no host, port, decision. */
+	memset(&r, 0, sizeof(r));
+	r.close = 1;
+	r.proto = "none";
+	r.client = "127.0.0.1:1";
+	r.end = "unknown-protocol";
+	line = accesslog_format(&r, LOG_FORMAT_JSON);
+	o = parse_line(line);
+	assert_null(json_object_get(o, "host"));
+	assert_null(json_object_get(o, "port"));
+	assert_null(json_object_get(o, "decision"));
+	json_decref(o);
+	free(line);
+}
+
+static void
+test_text(void **state)
+{
+	struct alog_rec r;
+	char *line;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.conn = 3;
+	r.proto = "http";
+	r.client = "127.0.0.1:5";
+	r.host = "denied.test";
+	r.port = 80;
+	r.decision = "deny";
+	r.reason = "deny-list:denied.test";
+	line = accesslog_format(&r, LOG_FORMAT_TEXT);
+	assert_non_null(line);
+	assert_non_null(strstr(line, "Z conn=3 decision http 127.0.0.1:5 -> "
+	    "denied.test:80 deny deny-list:denied.test\n"));
+	assert_null(memchr(line, '\n', strlen(line) - 1));
+	free(line);
+}
+
+static void
+test_write_file(void **state)
+{
+	char path[] = "/tmp/pisbx-alog-XXXXXX", buf[4096];
+	struct accesslog *al;
+	struct alog_rec r;
+	FILE *f;
+	int fd, n = 0;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd != -1);
+	close(fd);
+	al = accesslog_open(path, LOG_FORMAT_JSON);
+	assert_non_null(al);
+	memset(&r, 0, sizeof(r));
+	r.proto = "http";
+	r.client = "c";
+	accesslog_write(al, &r);
+	r.close = 1;
+	accesslog_write(al, &r);
+	assert_int_equal(accesslog_reopen(al), 0);
+	accesslog_write(al, &r);
+	accesslog_free(al);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(buf, sizeof(buf), f) != NULL) {
+		json_decref(parse_line(buf));
+		n++;
+	}
+	fclose(f);
+	unlink(path);
+	assert_int_equal(n, 3);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decision),
+		cmocka_unit_test(test_close_and_escaping),
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_write_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
