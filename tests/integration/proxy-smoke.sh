@@ -68,6 +68,36 @@ for l in open(sys.argv[1]):
 print(n)' "$T/access.log")
 check "access log: every line is JSON ($n records)" [ "${n:-0}" -ge 12 ]
 
+# A kept-alive upstream that hangs up on the second request: the proxy
+# sends that (bodiless) request once more on a fresh connection.
+STALE=$(free_port)
+cat > "$T/stale.py" <<'PYEOF'
+import socket, sys
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(sys.argv[1])))
+srv.listen(5)
+open(sys.argv[2], "w").write("ready\n")
+def head(c):
+    d = b""
+    while b"\r\n\r\n" not in d:
+        x = c.recv(4096)
+        if not x:
+            return
+        d += x
+for n in range(3):
+    c, _ = srv.accept()
+    head(c)
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n" + (b"one" if n == 0 else b"two"))
+    if n == 0:
+        head(c)
+    c.close()
+PYEOF
+spawn $PY "$T/stale.py" "$STALE" "$T/stale.ready"
+wait_file "$T/stale.ready"
+out=$(curl -sS -x "http://127.0.0.1:$PORT" "http://allowed.test:$STALE/a" "http://allowed.test:$STALE/b")
+check "stale kept-alive upstream: request resent ($out)" [ "$out" = "onetwo" ]
+
 kill -TERM "$PXPID"
 wait "$PXPID"
 rc=$?
