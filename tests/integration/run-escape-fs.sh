@@ -195,9 +195,10 @@ done
 check "SIGKILL of pisbx-run killed the whole sandbox" \
     sh -c "! pgrep -u $(id -u) -f '^/bin/sleep $MARK.5\$' >/dev/null"
 ws_same "nothing left in the workspace after SIGKILL"
+# Its private directory (outside the workspace) stays until the next run
+# sweeps it -- which may be a concurrent run of another test.
 stale=$(rundirs | grep "/pisbx-run\.$rpid\.")
-check "the killed run left its private directory (outside the workspace)" \
-    test -n "$stale"
+echo "# stale private directory: ${stale:-(already swept)}"
 sbx -- /bin/true
 check "the next run removes it" sh -c "! ls -d ${TMPDIR:-/tmp}/pisbx-run.$rpid.* 2>/dev/null"
 done_testing
