@@ -449,7 +449,8 @@ main(int argc, char *argv[])
 		event_base_dispatch(rs.base);
 	if (tee != NULL) {
 		hostipc_tee_end(tee);
-		outcome.exited = rs.status < 128;
+		/* 125: the sandbox itself failed; that is never retried. */
+		outcome.exited = rs.status < 128 && rs.status != EXIT_SETUP;
 		outcome.status = rs.status;
 		outcome.timed_out = rs.timed_out;
 		outcome.aborted = rs.aborted;
