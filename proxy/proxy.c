@@ -385,6 +385,17 @@ listener_add(struct proxy *px, int fd, const char *created)
 		goto fail;
 	}
 	sa_format((struct sockaddr *)&l->ss, l->name, sizeof(l->name));
+	{
+		int acc = 0;
+		socklen_t alen = sizeof(acc);
+
+		/* A handed-over socket that is bound but not listening yet. */
+		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen) ==
+		    0 && !acc && listen(fd, 511) == -1) {
+			log_warn("listen on %s", l->name);
+			goto fail;
+		}
+	}
 	if (created != NULL && (l->unlink_path = strdup(created)) == NULL)
 		goto fail;
 	evutil_make_socket_nonblocking(fd);
