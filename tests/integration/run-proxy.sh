@@ -112,6 +112,50 @@ contains "ssh through the proxy reached sshd (its host key)" "$(cat "$T/ssh.out"
     "$(cut -d' ' -f2 "$T/ssh/hostkey.pub")"
 check_log "ssh's tunnel logged" event=decision proto=connect host=ssh.test \
     port="$SSH_PORT" decision=allow
+
+# A whole git clone over ssh needs a login with a shell: as root, a second
+# sshd running as root (privilege separation wants /run/sshd) with a key
+# made here.  As an ordinary user sshd could only log in that user, whose
+# shell may be nologin; the handshake above is the check then.
+if [ "$(id -u)" -eq 0 ] && id sshd >/dev/null 2>&1; then
+	made_run=
+	[ -d /run/sshd ] || { mkdir -m 755 /run/sshd && made_run=1; }
+	mkdir -p "$T/ssh2"
+	ssh-keygen -q -t ed25519 -N '' -f "$T/ssh2/hostkey" >/dev/null
+	ssh-keygen -q -t ed25519 -N '' -f "$T/ssh2/client" >/dev/null
+	cp "$T/ssh2/client.pub" "$T/ssh2/authorized_keys"
+	SSH2_PORT=$(free_port)
+	cat >"$T/ssh2/sshd_config" <<EOF
+Port $SSH2_PORT
+ListenAddress 127.0.0.1
+HostKey $T/ssh2/hostkey
+PidFile none
+UsePAM no
+StrictModes no
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+AuthorizedKeysFile $T/ssh2/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+EOF
+	spawn "$SSHD" -D -e -f "$T/ssh2/sshd_config" 2>"$T/sshd2.log"
+	if wait_port 127.0.0.1 "$SSH2_PORT" 100; then
+		sbx -- /bin/sh -c "GIT_SSH_COMMAND=\"\$GIT_SSH_COMMAND -i $T/ssh2/client \
+		    -o BatchMode=yes -o StrictHostKeyChecking=no -o LogLevel=ERROR \
+		    -o UserKnownHostsFile=\$TMPDIR/kh\" \
+		    git clone -q ssh://root@ssh.test:$SSH2_PORT$T/srv/repo.git \"\$TMPDIR/c\" &&
+		    cat \"\$TMPDIR/c/README\"" >"$T/gitssh.out" 2>&1
+		eq "git clone over ssh through the proxy" "$(cat "$T/gitssh.out")" \
+		    "hello through pisbx"
+		check_log "git-over-ssh tunnel logged" event=decision proto=connect \
+		    host=ssh.test port="$SSH2_PORT" decision=allow
+	else
+		echo "# root sshd did not start: $(head -c 300 "$T/sshd2.log")"
+	fi
+	kill "$LAST_PID" 2>/dev/null
+	wait "$LAST_PID" 2>/dev/null
+	[ -n "$made_run" ] && rmdir /run/sshd 2>/dev/null
+fi
 sbx -- git ls-remote "ssh://git@nossh.test:$SSH_PORT/repo" >"$T/ssh2.out" 2>&1
 check "git over ssh to a denied host fails" test $? -ne 0
 check_log "git-over-ssh deny logged" event=decision proto=connect host=nossh.test decision=deny
