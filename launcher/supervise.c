@@ -11,13 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "log.h"
 #include "policy.h"
 #include "approval.h"
 #include "supervisor.h"
 #include "supervise.h"
+#include "secmem.h"
 
 static void	 secret_free(char *);
 
@@ -75,7 +74,7 @@ supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
 done:
 	/* Never inherited by the sandbox, a host-IPC run or a reviewer. */
 	if (getenv(SUPERVISOR_CAPABILITY_ENV) != NULL)
-		OPENSSL_cleanse(getenv(SUPERVISOR_CAPABILITY_ENV),
+		secmem_wipe(getenv(SUPERVISOR_CAPABILITY_ENV),
 		    strlen(getenv(SUPERVISOR_CAPABILITY_ENV)));
 	unsetenv(SUPERVISOR_CAPABILITY_ENV);
 	unsetenv(SUPERVISOR_SOCKET_ENV);
@@ -154,6 +153,6 @@ secret_free(char *p)
 {
 	if (p == NULL)
 		return;
-	OPENSSL_cleanse(p, strlen(p));
+	secmem_wipe(p, strlen(p));
 	free(p);
 }
