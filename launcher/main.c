@@ -439,8 +439,8 @@ main(int argc, char *argv[])
 		tv.tv_sec = (time_t)rs.timeout;
 		tv.tv_usec = (suseconds_t)((rs.timeout - (double)tv.tv_sec) *
 		    1e6);
-		if ((tmev = evtimer_new(rs.base, run_timeout_cb, &rs)) == NULL ||
-		    evtimer_add(tmev, &tv) == -1)
+		tmev = evtimer_new(rs.base, run_timeout_cb, &rs);
+		if (tmev == NULL || evtimer_add(tmev, &tv) == -1)
 			goto fail;
 	}
 	/* A SIGCHLD that came before the event was added. */

@@ -1,9 +1,9 @@
 /*
  * The private per-run directory on the host, outside any workspace:
  * "$TMPDIR/pisbx-run.<pid>.XXXXXX" (or /tmp) holding the command's TMPDIR
- * and, when the policy hides a file, the empty file bound over it.  Removed at exit; a run
- * that was killed with SIGKILL leaves one behind, which the next run
- * removes once that pid is gone.
+ * and, when the policy hides a file, the empty file bound over it.
+ * Removed at exit; a run that was killed with SIGKILL leaves one behind,
+ * which the next run removes once that pid is gone.
  */
 #include <sys/stat.h>
 
