@@ -40,7 +40,8 @@ supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
 	}
 	if (sock == NULL || cap == NULL) {
 		snprintf(err, errlen, "%s is set but %s is not; supervisor "
-		    "mode needs both (unset both to run on the config's policy)",
+		    "mode needs both (unset both to run on the config's "
+		    "policy)",
 		    sock != NULL ? SUPERVISOR_SOCKET_ENV :
 		    SUPERVISOR_CAPABILITY_ENV, sock != NULL ?
 		    SUPERVISOR_CAPABILITY_ENV : SUPERVISOR_SOCKET_ENV);
