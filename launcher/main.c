@@ -339,7 +339,6 @@ main(int argc, char *argv[])
 		sb.argv = shargv;
 	} else
 		sb.argv = argv;
-	rundir_sweep();
 	if (rundir_create(&sb) == -1) {
 		log_warn("cannot create the private run directory");
 		goto fail;
@@ -430,6 +429,9 @@ main(int argc, char *argv[])
 		log_warn("cannot start the command");
 		goto fail;
 	}
+
+	/* Stale run directories of killed runs: while the command runs. */
+	rundir_sweep();
 
 	sigev = event_new(rs.base, sfd, EV_READ | EV_PERSIST, run_signal_cb,
 	    &rs);
