@@ -80,7 +80,7 @@ const char	*review_result_reason(enum review_result);
 int		 review_reply_parse(const char *buf, size_t len,
 		    const char *want_id, int id_required,
 		    enum review_result *res, char *detail, size_t detaillen);
-/* A fresh random request id (UUID v4 from RAND_bytes); -1 on failure. */
+/* A fresh random request id (UUID v4 from getrandom(2)); -1 on failure. */
 int		 review_id_new(char id[REVIEW_ID_LEN + 1]);
 
 /* socket.c: the supervisor's Unix-socket protocol, for any request type. */

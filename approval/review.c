@@ -15,12 +15,11 @@
 
 #include <event2/event.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
 
 #include "log.h"
 #include "policy.h"
 #include "approval_int.h"
+#include "secmem.h"
 
 #define REVIEW_TIMEOUT_DEFAULT	30000
 #define REVIEW_INFLIGHT_DEFAULT	16
@@ -153,7 +152,7 @@ reviewer_destroy(struct reviewer *r)
 	}
 	free(r->socket_path);
 	if (r->capability != NULL) {
-		OPENSSL_cleanse(r->capability, strlen(r->capability));
+		secmem_wipe(r->capability, strlen(r->capability));
 		free(r->capability);
 	}
 	free(r->worker_id);
@@ -369,7 +368,7 @@ review_id_new(char id[REVIEW_ID_LEN + 1])
 {
 	unsigned char	 b[16];
 
-	if (RAND_bytes(b, sizeof(b)) != 1)
+	if (secmem_random(b, sizeof(b)) == -1)
 		return -1;
 	b[6] = (b[6] & 0x0f) | 0x40;	/* version 4 */
 	b[8] = (b[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
@@ -466,7 +465,7 @@ review_reply_check(const json_t *o, const char *want_id, int id_required,
 		}
 		n = json_string_length(v);
 		if (want_id == NULL || n != strlen(want_id) ||
-		    CRYPTO_memcmp(json_string_value(v), want_id, n) != 0) {
+		    secmem_cmp(json_string_value(v), want_id, n) != 0) {
 			snprintf(detail, detaillen,
 			    "reply id does not match the request");
 			return -1;

@@ -23,11 +23,11 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
 
 #include "log.h"
 #include "policy.h"
 #include "approval_int.h"
+#include "secmem.h"
 
 #define ANSWERED_MAX	256	/* ids remembered to name replays */
 
@@ -280,7 +280,7 @@ call_read_cb(struct bufferevent *bev, void *arg)
 	}
 	n = json_string_length(id);
 	if (n != REVIEW_ID_LEN ||
-	    CRYPTO_memcmp(json_string_value(id), call->id, n) != 0) {
+	    secmem_cmp(json_string_value(id), call->id, n) != 0) {
 		call_finish(call, SUPERVISOR_ERROR, NULL,
 		    call_answered(json_string_value(id), n) ?
 		    "reply carries a replayed id" :
@@ -337,7 +337,7 @@ static void
 call_drop_frame(struct supervisor_call *call)
 {
 	if (call->frame != NULL) {
-		OPENSSL_cleanse(call->frame, call->framelen);
+		secmem_wipe(call->frame, call->framelen);
 		free(call->frame);
 		call->frame = NULL;
 	}
@@ -368,7 +368,7 @@ call_answered(const char *id, size_t len)
 	if (len != REVIEW_ID_LEN)
 		return 0;
 	for (i = 0; i < ANSWERED_MAX; i++)
-		if (CRYPTO_memcmp(answered[i], id, REVIEW_ID_LEN) == 0)
+		if (secmem_cmp(answered[i], id, REVIEW_ID_LEN) == 0)
 			return 1;
 	return 0;
 }

@@ -45,7 +45,8 @@ static enum review_result reply_result(json_t *, char *, size_t);
 static enum review_result ask_command(char *const [], int, const char *,
 		    const char *, char *, size_t);
 static enum review_result ask_tty(json_t *, int, char *, size_t);
-static void	 tty_print_field(FILE *, const char *, json_t *, const char *);
+static void	 tty_print_field(FILE *, const char *, json_t *,
+		    const char *);
 static long long now_ms(void);
 
 static char command_env_path[] = "PATH=/usr/bin:/bin";
@@ -365,7 +366,8 @@ ask_command(char *const argv[], int timeout_ms, const char *line,
 	ssize_t				 r;
 	char				 buf[REVIEW_FRAME_MAX + 2];
 	char				*nl;
-	int				 in[2] = { -1, -1 }, out[2] = { -1, -1 };
+	int				 in[2] = { -1, -1 };
+	int				 out[2] = { -1, -1 };
 	int				 e, status, timed_out = 0, fa_ok = 0;
 	int				 attr_ok = 0;
 

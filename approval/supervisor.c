@@ -45,7 +45,8 @@
 #define WORKER_ID_MAX		64
 #define ID_MAX			128
 #define CWD_MAX			4096
-#define REPLY_OVERHEAD		(ID_MAX + 64)	/* register reply minus policy */
+/* A registration reply without its policy fits in this. */
+#define REPLY_OVERHEAD		(ID_MAX + 64)
 
 enum worker_state {
 	WORKER_RUNNING,
@@ -59,7 +60,7 @@ struct worker {
 	enum worker_state	 state;
 	time_t			 started;
 	unsigned long		 requests;
-	pid_t			 pid;		/* the launcher, SO_PEERCRED */
+	pid_t			 pid;		/* SO_PEERCRED */
 };
 
 struct client {
@@ -79,10 +80,10 @@ struct supervisor {
 	char			*path;
 	char			*capability;
 	json_t			*network;
-	char			**argv;		/* review command or NULL */
+	char			**argv;		/* or NULL */
 	int			 tty;
 	int			 timeout_ms;
-	int			 logfd;		/* access log, -1: none */
+	int			 logfd;		/* access log or -1 */
 	struct workerq		 workers;
 	size_t			 nworkers;
 	struct clientq		 clients;
@@ -161,7 +162,8 @@ supervisor_new(struct event_base *base, const struct supervisor_opts *o,
 			goto fail;
 		}
 		for (i = 0; i < n; i++)
-			if ((sup->argv[i] = strdup(o->review_argv[i])) == NULL) {
+			if ((sup->argv[i] = strdup(o->review_argv[i])) ==
+			    NULL) {
 				snprintf(err, errlen, "out of memory");
 				goto fail;
 			}
@@ -528,7 +530,8 @@ supervisor_request_parse(const char *line, size_t len, const char *capability,
 		if (s == NULL || !text_ok(s, strlen(s), HOST_TEXT_MAX) ||
 		    port < 1 || port > 65535 ||
 		    !json_is_string(json_object_get(o, "protocol"))) {
-			snprintf(reason, reasonlen, "malformed network request");
+			snprintf(reason, reasonlen,
+			    "malformed network request");
 			return -1;
 		}
 	} else if (strcmp(r->type, "host-ipc") == 0) {
@@ -537,7 +540,8 @@ supervisor_request_parse(const char *line, size_t len, const char *capability,
 		if (s == NULL || strcmp(s, "execute-host") != 0 ||
 		    !json_is_string(json_object_get(o, "command")) ||
 		    !json_is_string(json_object_get(o, "rule"))) {
-			snprintf(reason, reasonlen, "malformed host-ipc request");
+			snprintf(reason, reasonlen,
+			    "malformed host-ipc request");
 			return -1;
 		}
 	} else {
@@ -833,7 +837,8 @@ sup_log(int fd, json_t *req, const char *decision, const char *reason)
 	if ((s = json_dumps(o, JSON_COMPACT)) != NULL) {
 		size_t	 n = strlen(s);
 
-		s[n] = '\n';	/* one write: lines from reviewers never mix */
+		/* One write, so lines from reviewers never mix. */
+		s[n] = '\n';
 		(void)write(fd, s, n + 1);
 		free(s);
 	}

@@ -19,8 +19,9 @@ struct json_t;
 #define SUPERVISOR_SOCKET_ENV		"PISBX_SUPERVISOR_SOCKET"
 #define SUPERVISOR_CAPABILITY_ENV	"PISBX_SUPERVISOR_CAPABILITY"
 #define SUPERVISOR_TIMEOUT_ENV		"PISBX_SUPERVISOR_TIMEOUT_MS"
-#define SUPERVISOR_TIMEOUT_DEFAULT	10000	/* register, unregister */
-#define SUPERVISOR_WORKERS_MAX		4096	/* table entries kept */
+/* Registration and unregistration, in ms; the workers kept. */
+#define SUPERVISOR_TIMEOUT_DEFAULT	10000
+#define SUPERVISOR_WORKERS_MAX		4096
 
 /* supclient.c */
 /*
@@ -42,7 +43,8 @@ int		 supclient_register(const char *path, const char *capability,
 		    struct policy **policy, int *fallback, char *err,
 		    size_t errlen);
 /* Unregister worker_id; -1 with err set when it was not acknowledged. */
-int		 supclient_unregister(const char *path, const char *capability,
+int		 supclient_unregister(const char *path,
+		    const char *capability,
 		    const char *worker_id, const char *cwd, int timeout_ms,
 		    char *err, size_t errlen);
 /* A policy that denies every destination ("*" in deniedDomains). */
@@ -52,7 +54,7 @@ struct policy	*supclient_deny_all(void);
 struct hostipc_request {
 	const char	*command;	/* the full command text */
 	const char	*cwd;
-	const char	*rule;		/* "preflight-prefix:tmux", ... */
+	const char	*rule;		/* "preflight-prefix:tmux" */
 	const char	*warning;	/* NULL, or shown with the request */
 };
 
@@ -79,7 +81,7 @@ struct supervisor;
 struct supervisor_opts {
 	const char	*socket_path;
 	const char	*capability;
-	const char	*network_json;	/* {"allowedDomains":..,"deniedDomains":..} */
+	const char	*network_json;	/* {"allowedDomains":..,...} */
 	char *const	*review_argv;	/* review command, or NULL */
 	int		 review_tty;	/* else: ask at /dev/tty */
 	int		 review_timeout_ms;
@@ -100,7 +102,8 @@ void		 supervisor_free(struct supervisor *);
  * JSON text (already validated by config_load): its allowedDomains and
  * deniedDomains, nothing else.  malloc'ed JSON text, or NULL.
  */
-char		*supervisor_network_json(const char *config_text, size_t len);
+char		*supervisor_network_json(const char *config_text,
+		    size_t len);
 enum supervisor_request_kind {
 	SUPREQ_REGISTER,
 	SUPREQ_UNREGISTER,
@@ -110,13 +113,13 @@ enum supervisor_request_kind {
 
 /* One checked request; the strings point into obj. */
 struct supervisor_request {
-	struct json_t			*obj;	/* without "capability" */
+	struct json_t			*obj;	/* no capability */
 	enum supervisor_request_kind	 kind;
 	const char			*id;	/* NULL until known */
 	const char			*type;
 	const char			*worker_id;
 	const char			*cwd;
-	int				 bad_capability; /* 1 missing, 2 wrong */
+	int				 bad_capability; /* 1 none, 2 bad */
 };
 
 /*

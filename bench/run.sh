@@ -244,3 +244,7 @@ awk -v tpd="$TP_DIRECT" -v tpp="$TP_PROXY" -v rqd="$RQ_DIRECT" \
 	if (rqs != "")
 		printf "%-44s %12.1f %12s %10s %6s\n", "socat relay us per connection, for context", rqs, "", "", ""
 }'
+
+# 5. What a sandbox costs per command (pisbx-run vs unshare, bwrap, srt).
+echo
+sh "$top/bench/launcher.sh"

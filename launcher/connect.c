@@ -143,7 +143,8 @@ connect_proxy_main(const char *proxy, const char *host, const char *port)
 				continue;
 			goto fail;
 		}
-		if (in_open && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+		if (in_open &&
+		    (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
 			n = read(STDIN_FILENO, buf, sizeof(buf));
 			if (n > 0) {
 				if (connect_write_all(s, buf, (size_t)n) == -1)

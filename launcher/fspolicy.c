@@ -43,7 +43,8 @@ static const char *const fs_mandatory[] = {
 	".pi/sandbox.json", ".pi/pi-auto-review.json", ".git/hooks",
 };
 
-static char	*fs_resolve(const char *in, const char *cwd, const char *home);
+static char	*fs_resolve(const char *in, const char *cwd,
+		    const char *home);
 static int	 fs_set_add(struct fs_set *, const char *path, int flags);
 static int	 fs_set_add_list(struct fs_set *, const struct strlist *,
 		    int flags, const char *cwd, const char *home);
@@ -233,7 +234,8 @@ fs_rule_cmp(const void *a, const void *b)
 static int
 fs_worktree(struct fs_set *set, const char *root)
 {
-	char	*dotgit = NULL, *gitdir = NULL, *common = NULL, *cdfile = NULL;
+	char	*dotgit = NULL, *gitdir = NULL, *common = NULL;
+	char	*cdfile = NULL;
 	char	 line[PATH_MAX + 16], *p;
 	FILE	*f = NULL;
 	struct stat st;

@@ -45,10 +45,10 @@
 #endif
 
 struct guard_path {
-	int	parent;			/* O_PATH fd of the parent directory */
-	char	name[PATH_MAX];		/* last component, as given */
-	char	full[PATH_MAX];		/* resolved path, for the check */
-	int	dots;			/* name is "." or "..": creates nothing */
+	int	parent;		/* O_PATH fd of the parent directory */
+	char	name[PATH_MAX];	/* last component, as given */
+	char	full[PATH_MAX];	/* resolved path, for the check */
+	int	dots;		/* "." or "..": creates nothing */
 };
 
 struct guard_req {
@@ -203,7 +203,8 @@ guard_resolve(struct guard_req *gr, int base, const char *path,
 			dl = 1;		/* "/name" */
 		memcpy(dir, path, dl);
 		dir[dl] = '\0';
-		memcpy(gp->name, slash + 1, len - (size_t)(slash + 1 - path) + 1);
+		memcpy(gp->name, slash + 1,
+		    len - (size_t)(slash + 1 - path) + 1);
 	}
 	if (gp->name[0] == '\0' || strcmp(gp->name, "/") == 0)
 		return -EEXIST;		/* "/" itself */
@@ -369,7 +370,8 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 			goto done;
 		}
 		if ((flags & (O_NOFOLLOW | O_EXCL)) != 0 ||
-		    fstatat(gp.parent, gp.name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    fstatat(gp.parent, gp.name, &st,
+		    AT_SYMLINK_NOFOLLOW) == -1 ||
 		    !S_ISLNK(st.st_mode))
 			break;
 		if (hops == GUARD_MAXLINKS) {

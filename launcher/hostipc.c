@@ -418,7 +418,7 @@ tee_copy(struct hostipc_tee *t)
 					w = 0;
 					continue;
 				}
-				break;	/* our stderr is gone; keep the tail */
+				break;	/* our stderr is gone */
 			}
 	}
 }

@@ -339,7 +339,6 @@ main(int argc, char *argv[])
 		sb.argv = shargv;
 	} else
 		sb.argv = argv;
-	rundir_sweep();
 	if (rundir_create(&sb) == -1) {
 		log_warn("cannot create the private run directory");
 		goto fail;
@@ -431,6 +430,9 @@ main(int argc, char *argv[])
 		goto fail;
 	}
 
+	/* Stale run directories of killed runs: while the command runs. */
+	rundir_sweep();
+
 	sigev = event_new(rs.base, sfd, EV_READ | EV_PERSIST, run_signal_cb,
 	    &rs);
 	if (sigev == NULL || event_add(sigev, NULL) == -1)
@@ -439,8 +441,8 @@ main(int argc, char *argv[])
 		tv.tv_sec = (time_t)rs.timeout;
 		tv.tv_usec = (suseconds_t)((rs.timeout - (double)tv.tv_sec) *
 		    1e6);
-		if ((tmev = evtimer_new(rs.base, run_timeout_cb, &rs)) == NULL ||
-		    evtimer_add(tmev, &tv) == -1)
+		tmev = evtimer_new(rs.base, run_timeout_cb, &rs);
+		if (tmev == NULL || evtimer_add(tmev, &tv) == -1)
 			goto fail;
 	}
 	/* A SIGCHLD that came before the event was added. */

@@ -42,7 +42,7 @@
 #endif
 
 struct mount_state {
-	dev_t	*tmpfs_dev;	/* our tmpfs mounts: the only places we mkdir */
+	dev_t	*tmpfs_dev;	/* our tmpfs mounts: the only mkdir places */
 	size_t	 ntmpfs;
 };
 
@@ -297,7 +297,7 @@ mount_apply(struct sandbox *sb)
 		log_warn("make / read-only");
 		goto done;
 	}
-	/* Kept for Landlock: an inherited terminal lives on the host's devpts. */
+	/* For Landlock: an inherited terminal lives on the host's devpts. */
 	sb->host_dev_fd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	sb->host_pts_fd = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (mount_proc(sb->userns) == -1 || mount_dev(&ms) == -1)

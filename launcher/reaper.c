@@ -11,7 +11,8 @@
  * uid 0 for file ownership but no privilege), sets no_new_privs, enters
  * the Landlock domain, forks the creation guard (as the reaper's child,
  * in the same domain), installs the seccomp filter and hands the guard
- * its notification fd, then executes the command.
+ * its notification fd -- all while the parent still starts the proxy --
+ * then waits for the parent's "go" and executes the command.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -50,7 +51,7 @@ static int	 reaper_write(const char *path, const char *text);
 static int	 reaper_userns(const struct sandbox *);
 static int	 reaper_drop_caps(void);
 static void	 reaper_nop_cb(int);
-__attribute__((noreturn)) static void reaper_exec(struct sandbox *);
+__attribute__((noreturn)) static void reaper_exec(struct sandbox *, int);
 __attribute__((noreturn)) static void reaper_fail(const char *what);
 
 __attribute__((noreturn)) static void
@@ -129,13 +130,18 @@ reaper_nop_cb(int sig)
 	(void)sig;
 }
 
-/* The command process: capabilities, Landlock, the guard, seccomp, exec. */
+/*
+ * The command process: capabilities, Landlock, the guard, seccomp; then
+ * the parent's "go" on ctl, and exec.  All of it but the exec happens
+ * while the parent still starts the proxy.
+ */
 __attribute__((noreturn)) static void
-reaper_exec(struct sandbox *sb)
+reaper_exec(struct sandbox *sb, int ctl)
 {
-	int	gsk[2], nfd, err;
+	int	gsk[2], nfd, err, none;
 	pid_t	guard;
 	size_t	i;
+	char	tag;
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		reaper_fail("no_new_privs");
@@ -152,8 +158,7 @@ reaper_exec(struct sandbox *sb)
 	if (guard == -1)
 		reaper_fail("cannot start the creation guard");
 	if (guard == 0) {
-		char tag;
-
+		close(ctl);
 		close(gsk[0]);
 		if (net_recv_fds(gsk[1], &tag, &nfd, 1) != 1 ||
 		    tag != CTL_NOTIFY)
@@ -169,6 +174,15 @@ reaper_exec(struct sandbox *sb)
 		reaper_fail("cannot hand the guard its notifications");
 	close(nfd);
 	close(gsk[0]);
+
+	/*
+	 * The command runs only once the proxy serves its listeners.  Every
+	 * signal is blocked until the exec, so one forwarded meanwhile is
+	 * delivered with the caller's dispositions restored below.
+	 */
+	if (net_recv_fds(ctl, &tag, &none, 0) != 0 || tag != CTL_GO)
+		_exit(EXIT_SETUP);
+	close(ctl);
 
 	/* The caller's dispositions (an ignored SIGHUP stays ignored). */
 	for (i = 0; i < sizeof(reaper_forward) / sizeof(*reaper_forward); i++)
@@ -188,7 +202,6 @@ reaper_main(struct sandbox *sb, int ctl)
 	siginfo_t	 si;
 	pid_t		 cmd, pid;
 	int		 fds[2], status, code = EXIT_SETUP;
-	char		 tag;
 	size_t		 i;
 
 	/*
@@ -222,9 +235,6 @@ reaper_main(struct sandbox *sb, int ctl)
 	if (mount_apply(sb) == -1)
 		reaper_fail("filesystem policy (see above)");
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	/* The command runs only once the proxy serves its listeners. */
-	if (net_recv_fds(ctl, &tag, fds, 0) != 0 || tag != CTL_GO)
-		_exit(EXIT_SETUP);
 
 	/*
 	 * PID 1 gets a signal from outside its namespace only when it has a
@@ -245,10 +255,10 @@ reaper_main(struct sandbox *sb, int ctl)
 
 	if ((cmd = fork()) == -1)
 		reaper_fail("fork");
-	if (cmd == 0) {
-		close(ctl);
-		reaper_exec(sb);
-	}
+	if (cmd == 0)
+		reaper_exec(sb, ctl);
+	/* The command waits for the parent's "go" on its copy. */
+	close(ctl);
 
 	for (;;) {
 		if (sigwaitinfo(&all, &si) == -1)

@@ -1,9 +1,9 @@
 /*
  * The private per-run directory on the host, outside any workspace:
  * "$TMPDIR/pisbx-run.<pid>.XXXXXX" (or /tmp) holding the command's TMPDIR
- * and, when the policy hides a file, the empty file bound over it.  Removed at exit; a run
- * that was killed with SIGKILL leaves one behind, which the next run
- * removes once that pid is gone.
+ * and, when the policy hides a file, the empty file bound over it.
+ * Removed at exit; a run that was killed with SIGKILL leaves one behind,
+ * which the next run removes once that pid is gone.
  */
 #include <sys/stat.h>
 
@@ -111,8 +111,22 @@ rundir_rm_cb(const char *path, const struct stat *st, int type,
 void
 rundir_remove(const char *dir)
 {
+	char	 path[PATH_MAX];
+
 	if (dir == NULL)
 		return;
+	/*
+	 * The common case first: the command left its TMPDIR empty, so
+	 * three calls do it.  Anything left over (or a failure) takes the
+	 * walks below.
+	 */
+	if ((size_t)snprintf(path, sizeof(path), "%s/tmp", dir) <
+	    sizeof(path) && rmdir(path) == 0) {
+		snprintf(path, sizeof(path), "%s/empty", dir);
+		(void)unlink(path);
+		if (rmdir(dir) == 0)
+			return;
+	}
 	nftw(dir, rundir_chmod_cb, 16, FTW_PHYS | FTW_MOUNT);
 	nftw(dir, rundir_rm_cb, 16, FTW_PHYS | FTW_MOUNT | FTW_DEPTH);
 }

@@ -11,13 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "log.h"
 #include "policy.h"
 #include "approval.h"
 #include "supervisor.h"
 #include "supervise.h"
+#include "secmem.h"
 
 static void	 secret_free(char *);
 
@@ -41,7 +40,8 @@ supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
 	}
 	if (sock == NULL || cap == NULL) {
 		snprintf(err, errlen, "%s is set but %s is not; supervisor "
-		    "mode needs both (unset both to run on the config's policy)",
+		    "mode needs both (unset both to run on the config's "
+		    "policy)",
 		    sock != NULL ? SUPERVISOR_SOCKET_ENV :
 		    SUPERVISOR_CAPABILITY_ENV, sock != NULL ?
 		    SUPERVISOR_CAPABILITY_ENV : SUPERVISOR_SOCKET_ENV);
@@ -75,7 +75,7 @@ supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
 done:
 	/* Never inherited by the sandbox, a host-IPC run or a reviewer. */
 	if (getenv(SUPERVISOR_CAPABILITY_ENV) != NULL)
-		OPENSSL_cleanse(getenv(SUPERVISOR_CAPABILITY_ENV),
+		secmem_wipe(getenv(SUPERVISOR_CAPABILITY_ENV),
 		    strlen(getenv(SUPERVISOR_CAPABILITY_ENV)));
 	unsetenv(SUPERVISOR_CAPABILITY_ENV);
 	unsetenv(SUPERVISOR_SOCKET_ENV);
@@ -154,6 +154,6 @@ secret_free(char *p)
 {
 	if (p == NULL)
 		return;
-	OPENSSL_cleanse(p, strlen(p));
+	secmem_wipe(p, strlen(p));
 	free(p);
 }

@@ -17,7 +17,7 @@ struct event_base;
 /* supervise.c */
 struct supervise {
 	char		*socket;	/* PISBX_SUPERVISOR_SOCKET */
-	char		*capability;	/* PISBX_SUPERVISOR_CAPABILITY */
+	char		*capability;	/* ..._CAPABILITY */
 	char		 worker_id[REVIEW_ID_LEN + 1];
 	char		*cwd;
 	int		 timeout_ms;
@@ -47,7 +47,7 @@ void	 supervise_unregister(struct supervise *);
 void	 supervise_clear(struct supervise *);
 
 /* hostipc.c */
-#define HOSTIPC_TAIL_MAX	(64 * 1024)	/* stderr kept for the check */
+#define HOSTIPC_TAIL_MAX	(64 * 1024)	/* stderr kept */
 #define HOSTIPC_EXIT_DENIED	1
 
 /* The last HOSTIPC_TAIL_MAX octets of what the command wrote to stderr. */
@@ -117,7 +117,7 @@ int	 hostipc_run(char *const argv[], const char *shell_string,
 /* The command's stderr passed through to ours, its tail kept. */
 struct hostipc_tee {
 	int			 rfd;		/* pipe, read end */
-	int			 saved;		/* our own stderr meanwhile */
+	int			 saved;		/* our own stderr */
 	struct event		*ev;
 	struct hostipc_tail	 tail;
 };

@@ -5,6 +5,9 @@
 #   3. a real proxy run: a local web server, an allowed request that gets
 #      its answer (HTTP and SOCKS5 on one listener), denied ones that get
 #      403, and their access-log lines
+#   4. pisbx-run: a sandboxed command reaches the allowed local server, is
+#      refused a denied one, cannot go around the proxy or write a
+#      protected file, and its access log is shown
 # Cleans up after itself; exits 0 only when every step went as expected.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -170,6 +173,50 @@ then
 	good "one decision record per request, with host, port and reason"
 else
 	bad "the access log lacks the expected records"
+fi
+
+# 4. The same policy around a real command, with pisbx-run.
+RUN=$BINDIR/pisbx-run
+if [ -x "$RUN" ]; then
+	say "4. A sandboxed command: pisbx-run"
+	mkdir -p "$T/ws"
+	cat >"$T/cmd.sh" <<EOF
+curl -sS --max-time 10 -o /dev/null -w 'allowed  http://demo.test:$WEB/ -> HTTP %{http_code}\n' http://demo.test:$WEB/
+curl -sS --max-time 10 -o /dev/null -w 'denied   https://uploads.github.com/ -> HTTP %{http_connect}\n' https://uploads.github.com/ 2>/dev/null
+curl -sS --max-time 5 --noproxy '*' -o /dev/null http://127.0.0.1:$WEB/ 2>/dev/null &&
+    echo 'escape   direct to the host web server -> REACHED' ||
+    echo 'escape   direct to the host web server -> no route out'
+(echo x >.bashrc) 2>/dev/null && echo 'write    ./.bashrc -> WRITTEN' || echo 'write    ./.bashrc -> refused'
+echo hello >notes.txt && echo 'write    ./notes.txt -> ok'
+EOF
+	show "cd workspace && pisbx-run --config demo.json --access-log run.log -- sh cmd.sh"
+	sed 's/^/   | /' "$T/cmd.sh"
+	out=$(cd "$T/ws" && "$RUN" --config "$T/demo.json" --access-log "$T/run.log" \
+	    -- sh "$T/cmd.sh" 2>"$T/run.err"); rc=$?
+	printf '%s\n' "$out" | sed 's/^/   /'
+	sed "s|$T/||g; s/^/   stderr: /" "$T/run.err"
+	case $out in
+	*"-> HTTP 200"*"-> HTTP 403"*"no route out"*"-> refused"*"-> ok"*)
+		if [ $rc -eq 0 ]; then
+			good "allowed went through, denied got 403, the escape and the protected write failed"
+		else
+			bad "pisbx-run exit $rc"
+		fi ;;
+	*) bad "sandboxed command: unexpected output" ;;
+	esac
+	if [ -f "$T/ws/notes.txt" ] && [ "$(ls -A "$T/ws")" = notes.txt ]; then
+		good "the workspace holds notes.txt and nothing else"
+	else
+		bad "workspace: $(ls -A "$T/ws" | tr '\n' ' ')"
+	fi
+	show "cat run.log"
+	sed 's/^/   /' "$T/run.log"
+	if grep -q '"host":"demo.test".*"decision":"allow"' "$T/run.log" &&
+	    grep -q '"host":"uploads.github.com".*"decision":"deny"' "$T/run.log"; then
+		good "the sandbox's decisions are in its access log"
+	else
+		bad "run.log lacks the expected records"
+	fi
 fi
 
 echo
