@@ -40,6 +40,7 @@
 #define DEFAULT_HEADER_MS	10000
 #define DEFAULT_CONNECT_MS	10000
 #define DEFAULT_IDLE_MS		300000
+#define CONN_EARLY_READ		4096
 
 static struct pgen *pgen_new(struct proxy *, struct config *);
 static void	 pgen_unref(struct pgen *);
@@ -50,6 +51,7 @@ static void	 listener_accept_cb(struct evconnlistener *, evutil_socket_t,
 static void	 listener_error_cb(struct evconnlistener *, void *);
 static void	 listener_retry_cb(evutil_socket_t, short, void *);
 static void	 conn_new(struct listener *, int, struct sockaddr *, socklen_t);
+static int	 conn_read_early(struct conn *);
 static void	 conn_sniff_cb(struct bufferevent *, void *);
 static void	 conn_event_cb(struct bufferevent *, short, void *);
 static void	 conn_flush_cb(struct bufferevent *, void *);
@@ -563,6 +565,36 @@ conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen)
 	bufferevent_enable(c->client, EV_READ);
 	conn_timer_set(c, conf->header_timeout_ms > 0 ?
 	    conf->header_timeout_ms : DEFAULT_HEADER_MS);
+	if (conn_read_early(c))
+		conn_sniff_cb(c->client, c);	/* may close c */
+}
+
+/*
+ * Clients speak first, and their request has usually arrived by the time
+ * the connection is accepted: read it now instead of after another loop
+ * turn.  At most a small chunk; nothing read (EAGAIN, EOF, an error) is
+ * left for the bufferevent's own read, which sees it again.  Returns 1
+ * when bytes were read.
+ */
+static int
+conn_read_early(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	struct evbuffer_iovec v;
+	ssize_t r;
+
+	evbuffer_unfreeze(in, 0);
+	if (evbuffer_reserve_space(in, CONN_EARLY_READ, &v, 1) != 1) {
+		evbuffer_freeze(in, 0);
+		return 0;
+	}
+	r = recv(bufferevent_getfd(c->client), v.iov_base, v.iov_len,
+	    MSG_DONTWAIT);
+	if (r > 0)
+		v.iov_len = (size_t)r;
+	evbuffer_commit_space(in, &v, r > 0 ? 1 : 0);
+	evbuffer_freeze(in, 0);
+	return r > 0;
 }
 
 /* The first byte says which protocol the client speaks. */
