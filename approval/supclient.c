@@ -35,7 +35,9 @@ struct ask_state {
 
 static void	 call_done_cb(enum supervisor_status, json_t *, const char *,
 		    void *);
-static enum review_result reply_result(json_t *, char *, size_t);
+static json_t	*worker_call(const char *, const char *, const char *,
+		    const char *, const char *, int, enum review_result *,
+		    char *, size_t, char *, size_t);
 static enum review_result review_ask_conf(const struct config *,
 		    const char *, json_t *, char *, size_t);
 static void	 ask_done_cb(enum review_result, const char *, void *);
@@ -115,7 +117,7 @@ supclient_register(const char *path, const char *capability,
     struct policy **policy, int *fallback, char *err, size_t errlen)
 {
 	struct config_errors	 errs = { NULL, 0 };
-	json_t			*req, *reply = NULL, *net;
+	json_t			*reply, *net;
 	enum review_result	 res;
 	char			 reason[512];
 	char			*text = NULL;
@@ -123,17 +125,10 @@ supclient_register(const char *path, const char *capability,
 	*policy = NULL;
 	*fallback = 0;
 	err[0] = '\0';
-	req = json_pack("{s:s, s:s, s:s}", "type", "register",
-	    "workerId", worker_id, "cwd", cwd);
-	if (req == NULL) {
-		snprintf(err, errlen, "cannot build the request");
+	if ((reply = worker_call("register", path, capability, worker_id,
+	    cwd, timeout_ms, &res, reason, sizeof(reason), err, errlen)) ==
+	    NULL)
 		return -1;
-	}
-	reply = supclient_call(path, capability, req, timeout_ms, err, errlen);
-	json_decref(req);
-	if (reply == NULL)
-		return -1;
-	res = reply_result(reply, reason, sizeof(reason));
 	if (res != REVIEW_RESULT_ALLOW) {
 		if (res == REVIEW_RESULT_DENY)
 			snprintf(err, errlen, "registration refused%s%s",
@@ -183,21 +178,14 @@ supclient_unregister(const char *path, const char *capability,
     const char *worker_id, const char *cwd, int timeout_ms, char *err,
     size_t errlen)
 {
-	json_t			*req, *reply;
+	json_t			*reply;
 	enum review_result	 res;
 	char			 reason[512];
 
-	req = json_pack("{s:s, s:s, s:s}", "type", "unregister",
-	    "workerId", worker_id, "cwd", cwd);
-	if (req == NULL) {
-		snprintf(err, errlen, "cannot build the request");
+	if ((reply = worker_call("unregister", path, capability, worker_id,
+	    cwd, timeout_ms, &res, reason, sizeof(reason), err, errlen)) ==
+	    NULL)
 		return -1;
-	}
-	reply = supclient_call(path, capability, req, timeout_ms, err, errlen);
-	json_decref(req);
-	if (reply == NULL)
-		return -1;
-	res = reply_result(reply, reason, sizeof(reason));
 	json_decref(reply);
 	if (res != REVIEW_RESULT_ALLOW) {
 		snprintf(err, errlen, "unregister not acknowledged: %s",
@@ -225,24 +213,41 @@ supclient_hostipc_request(const char *worker_id,
 	return o;
 }
 
-/* The action of a reply whose id was already checked. */
-static enum review_result
-reply_result(json_t *reply, char *reason, size_t reasonlen)
+/*
+ * One register or unregister call for worker_id: the reply (a new
+ * reference) with its action in *res and its reason (or what is wrong
+ * with it) in reason, or NULL with err set when there was none.
+ */
+static json_t *
+worker_call(const char *type, const char *path, const char *capability,
+    const char *worker_id, const char *cwd, int timeout_ms,
+    enum review_result *res, char *reason, size_t reasonlen, char *err,
+    size_t errlen)
 {
-	enum review_result	 res;
-	const char		*id;
-	char			*text;
+	json_t		*req, *reply;
+	const char	*id;
+	char		*text;
 
+	req = json_pack("{s:s, s:s, s:s}", "type", type, "workerId",
+	    worker_id, "cwd", cwd);
+	if (req == NULL) {
+		snprintf(err, errlen, "cannot build the request");
+		return NULL;
+	}
+	reply = supclient_call(path, capability, req, timeout_ms, err, errlen);
+	json_decref(req);
+	if (reply == NULL)
+		return NULL;
+	/* supervisor_call already matched the id. */
 	id = json_string_value(json_object_get(reply, "id"));
 	if ((text = json_dumps(reply, JSON_COMPACT)) == NULL) {
 		snprintf(reason, reasonlen, "out of memory");
-		return REVIEW_RESULT_ERROR;
-	}
-	if (review_reply_parse(text, strlen(text), id, 1, &res, reason,
+		*res = REVIEW_RESULT_ERROR;
+	} else if (review_reply_parse(text, strlen(text), id, 1, res, reason,
 	    reasonlen) == -1)
-		res = REVIEW_RESULT_ERROR;
+		*res = REVIEW_RESULT_ERROR;
 	free(text);
-	return res;
+	return reply;
 }
 
 enum review_result
