@@ -16,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "log.h"
 #include "proxy_int.h"
 
@@ -27,9 +25,20 @@ struct accesslog {
 	enum log_format	 format;
 };
 
+/* A JSON line being built. */
+struct alog_line {
+	char		*p;		/* NULL once out of memory */
+	size_t		 len;
+	size_t		 size;
+};
+
 static void	 alog_ts(char *, size_t);
 static void	 alog_clean(char *, size_t, const char *);
-static int	 alog_set(json_t *, const char *, const char *);
+static void	 alog_add(struct alog_line *, const char *, size_t);
+static void	 alog_add_str(struct alog_line *, const char *, const char *);
+static void	 alog_add_clean(struct alog_line *, const char *,
+		    const char *);
+static void	 alog_add_int(struct alog_line *, const char *, long long);
 
 struct accesslog *
 accesslog_open(const char *path, enum log_format format)
@@ -84,18 +93,40 @@ accesslog_free(struct accesslog *al)
 	free(al);
 }
 
-/* RFC 3339 UTC with milliseconds: 2026-11-30T03:12:00.123Z */
+/*
+ * RFC 3339 UTC with milliseconds: 2026-11-30T03:12:00.123Z.  The date and
+ * time of day change once a second: only the milliseconds are formatted
+ * for every record.
+ */
 static void
 alog_ts(char *buf, size_t len)
 {
+	static time_t cached_sec = (time_t)-1;
+	static char day[32];
 	struct timeval tv;
 	struct tm tm;
-	char day[32];
+	long ms;
+	size_t n;
 
 	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03ldZ", day, (long)(tv.tv_usec / 1000));
+	if (tv.tv_sec != cached_sec) {
+		gmtime_r(&tv.tv_sec, &tm);
+		strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+		cached_sec = tv.tv_sec;
+	}
+	n = strlen(day);
+	if (n + 6 > len) {
+		snprintf(buf, len, "%s", day);
+		return;
+	}
+	ms = (long)(tv.tv_usec / 1000);
+	memcpy(buf, day, n);
+	buf[n] = '.';
+	buf[n + 1] = (char)('0' + ms / 100);
+	buf[n + 2] = (char)('0' + ms / 10 % 10);
+	buf[n + 3] = (char)('0' + ms % 10);
+	buf[n + 4] = 'Z';
+	buf[n + 5] = '\0';
 }
 
 /*
@@ -113,20 +144,122 @@ alog_clean(char *out, size_t outlen, const char *in)
 	out[i] = '\0';
 }
 
-static int
-alog_set(json_t *o, const char *key, const char *val)
+/* Append n bytes to the line, growing it; on failure the line is freed. */
+static void
+alog_add(struct alog_line *l, const char *s, size_t n)
+{
+	char *p;
+	size_t size;
+
+	if (l->p == NULL)
+		return;
+	if (l->len + n + 1 > l->size) {
+		size = l->size * 2 > l->len + n + 1 ? l->size * 2 :
+		    l->len + n + 1;
+		if ((p = realloc(l->p, size)) == NULL) {
+			free(l->p);
+			l->p = NULL;
+			return;
+		}
+		l->p = p;
+		l->size = size;
+	}
+	memcpy(l->p + l->len, s, n);
+	l->len += n;
+	l->p[l->len] = '\0';
+}
+
+/*
+ * Append ,"key":"value" (no comma before the first key) with value
+ * escaped exactly as jansson's json_dumps does without JSON_ENSURE_ASCII
+ * or JSON_ESCAPE_SLASH, so that records read the same as they always
+ * have.  A NULL value leaves the key out, as json_string(NULL) did.
+ */
+static void
+alog_add_str(struct alog_line *l, const char *key, const char *val)
+{
+	const char *p, *run;
+	char esc[8];
+
+	if (val == NULL)
+		return;
+	alog_add(l, l->len > 1 ? ",\"" : "\"", l->len > 1 ? 2 : 1);
+	alog_add(l, key, strlen(key));
+	alog_add(l, "\":\"", 3);
+	for (p = run = val; *p != '\0'; p++) {
+		unsigned char ch = (unsigned char)*p;
+
+		if (ch >= 0x20 && ch != '"' && ch != '\\')
+			continue;
+		alog_add(l, run, (size_t)(p - run));
+		switch (ch) {
+		case '"':
+			alog_add(l, "\\\"", 2);
+			break;
+		case '\\':
+			alog_add(l, "\\\\", 2);
+			break;
+		case '\b':
+			alog_add(l, "\\b", 2);
+			break;
+		case '\f':
+			alog_add(l, "\\f", 2);
+			break;
+		case '\n':
+			alog_add(l, "\\n", 2);
+			break;
+		case '\r':
+			alog_add(l, "\\r", 2);
+			break;
+		case '\t':
+			alog_add(l, "\\t", 2);
+			break;
+		default:
+			snprintf(esc, sizeof(esc), "\\u%04X", ch);
+			alog_add(l, esc, 6);
+			break;
+		}
+		run = p + 1;
+	}
+	alog_add(l, run, (size_t)(p - run));
+	alog_add(l, "\"", 1);
+}
+
+/* alog_add_str for text a peer may have sent: cleaned first. */
+static void
+alog_add_clean(struct alog_line *l, const char *key, const char *val)
 {
 	char clean[1024];
 
 	alog_clean(clean, sizeof(clean), val);
-	return json_object_set_new(o, key, json_string(clean));
+	alog_add_str(l, key, clean);
+}
+
+/* Append ,"key":v (a JSON integer, as json_int_t prints). */
+static void
+alog_add_int(struct alog_line *l, const char *key, long long v)
+{
+	char num[24], *p = num + sizeof(num);
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v :
+	    (unsigned long long)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		*--p = '-';
+	alog_add(l, ",\"", 2);
+	alog_add(l, key, strlen(key));
+	alog_add(l, "\":", 2);
+	alog_add(l, p, (size_t)(num + sizeof(num) - p));
 }
 
 char *
 accesslog_format(const struct alog_rec *r, enum log_format format)
 {
-	char ts[64], *line = NULL, *js;
-	json_t *o;
+	char ts[64], *line = NULL;
+	struct alog_line l;
 	FILE *f;
 	size_t len;
 
@@ -164,47 +297,42 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 		return line;
 	}
 
-	if ((o = json_object()) == NULL)
+	/*
+	 * JSON written directly, not through a jansson object: building and
+	 * dumping one took more instructions than the rest of a short
+	 * connection's user-space work together.
+	 */
+	l.size = 512;
+	l.len = 0;
+	if ((l.p = malloc(l.size)) == NULL)
 		return NULL;
-	json_object_set_new(o, "ts", json_string(ts));
-	json_object_set_new(o, "event", json_string(r->close ? "close" :
-	    "decision"));
-	json_object_set_new(o, "conn", json_integer((json_int_t)r->conn));
-	json_object_set_new(o, "proto", json_string(r->proto));
-	alog_set(o, "client", r->client ? r->client : "");
+	alog_add(&l, "{", 1);
+	alog_add_str(&l, "ts", ts);
+	alog_add_str(&l, "event", r->close ? "close" : "decision");
+	alog_add_int(&l, "conn", (long long)r->conn);
+	alog_add_str(&l, "proto", r->proto);
+	alog_add_clean(&l, "client", r->client ? r->client : "");
 	if (r->host != NULL) {
-		alog_set(o, "host", r->host);
-		json_object_set_new(o, "port", json_integer(r->port));
+		alog_add_clean(&l, "host", r->host);
+		alog_add_int(&l, "port", r->port);
 	}
 	if (r->decision != NULL) {
-		json_object_set_new(o, "decision", json_string(r->decision));
-		alog_set(o, "reason", r->reason ? r->reason : "");
+		alog_add_str(&l, "decision", r->decision);
+		alog_add_clean(&l, "reason", r->reason ? r->reason : "");
 	}
 	if (r->addr != NULL && r->addr[0] != '\0')
-		alog_set(o, "addr", r->addr);
+		alog_add_clean(&l, "addr", r->addr);
 	if (r->close) {
-		json_object_set_new(o, "bytes_up",
-		    json_integer((json_int_t)r->bytes_up));
-		json_object_set_new(o, "bytes_down",
-		    json_integer((json_int_t)r->bytes_down));
-		json_object_set_new(o, "ms", json_integer((json_int_t)r->ms));
+		alog_add_int(&l, "bytes_up", (long long)r->bytes_up);
+		alog_add_int(&l, "bytes_down", (long long)r->bytes_down);
+		alog_add_int(&l, "ms", (long long)r->ms);
 		if (r->end != NULL)
-			alog_set(o, "end", r->end);
+			alog_add_clean(&l, "end", r->end);
 	}
 	if (r->error != NULL)
-		alog_set(o, "error", r->error);
-	js = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	if (js == NULL)
-		return NULL;
-	len = strlen(js);
-	if ((line = malloc(len + 2)) != NULL) {
-		memcpy(line, js, len);
-		line[len] = '\n';
-		line[len + 1] = '\0';
-	}
-	free(js);
-	return line;
+		alog_add_clean(&l, "error", r->error);
+	alog_add(&l, "}\n", 2);
+	return l.p;
 }
 
 void

@@ -351,6 +351,7 @@ struct conn {
 	int			 splice_failed[2];
 	int			 pipefd[2][2];
 	size_t			 pipelen[2];	/* bytes in the pipe */
+	size_t			 pipesz[2];	/* the pipe's capacity */
 	int			 peeking;	/* TLS ClientHello peek */
 	int			 client_paused;	/* backpressure */
 	int			 upstream_paused;
@@ -410,6 +411,8 @@ void	 conn_fail(struct conn *, enum conn_err);
 #define RELAY_READ_MAX	(262144)
 /* A direction that has moved this much switches to splice(2). */
 #define RELAY_SPLICE_AFTER	(1024 * 1024)
+/* The pipe a spliced direction asks for (/proc/sys/fs/pipe-max-size). */
+#define RELAY_PIPE_MAX	(1024 * 1024)
 
 
 /* Both bufferevents exist: relay until both sides are done. */

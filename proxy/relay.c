@@ -365,16 +365,29 @@ relay_pending(struct conn *c, int d)
 static void
 relay_splice_on(struct conn *c, int s)
 {
-	int p[2];
+	int p[2], sz;
 
 	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == -1) {
 		c->splice_failed[s] = 1;
 		return;
 	}
-	(void)fcntl(p[1], F_SETPIPE_SZ, RELAY_HIGH);
+	/*
+	 * A large pipe moves more per splice(2) call and per wakeup.  Its
+	 * pages count against the user's pipe-user-pages-soft allowance;
+	 * once that is spent a pipe cannot grow (and starts at two pages,
+	 * which would crawl), so the direction stays on buffers then.
+	 */
+	if ((sz = fcntl(p[1], F_SETPIPE_SZ, RELAY_PIPE_MAX)) == -1 &&
+	    (sz = fcntl(p[1], F_SETPIPE_SZ, RELAY_HIGH)) == -1) {
+		close(p[0]);
+		close(p[1]);
+		c->splice_failed[s] = 1;
+		return;
+	}
 	c->pipefd[s][0] = p[0];
 	c->pipefd[s][1] = p[1];
 	c->pipelen[s] = 0;
+	c->pipesz[s] = (size_t)sz;
 	c->spliced[s] = 1;
 }
 
@@ -384,7 +397,7 @@ relay_splice_in(struct conn *c, int s)
 	int srcfd = bufferevent_getfd(s == 0 ? c->client : c->upstream);
 	ssize_t n;
 
-	n = splice(srcfd, NULL, c->pipefd[s][1], NULL, RELAY_HIGH,
+	n = splice(srcfd, NULL, c->pipefd[s][1], NULL, c->pipesz[s],
 	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 	if (n == 0) {
 		relay_eof(c, s);

@@ -141,6 +141,113 @@ test_close_and_escaping(void **state)
 	free(line);
 }
 
+/* json_object_set_new of cleaned text, as the jansson formatter did. */
+static void
+ref_set(json_t *o, const char *key, const char *val)
+{
+	char clean[1024];
+	size_t i;
+
+	for (i = 0; val[i] != '\0' && i + 1 < sizeof(clean); i++)
+		clean[i] = (val[i] >= 0x20 && val[i] < 0x7f) ? val[i] : '?';
+	clean[i] = '\0';
+	json_object_set_new(o, key, json_string(clean));
+}
+
+/* The record as the jansson-based formatter wrote it, for comparison. */
+static char *
+ref_format(const struct alog_rec *r, const char *ts)
+{
+	json_t *o = json_object();
+	char *js, *line;
+	size_t len;
+
+	json_object_set_new(o, "ts", json_string(ts));
+	json_object_set_new(o, "event", json_string(r->close ? "close" :
+	    "decision"));
+	json_object_set_new(o, "conn", json_integer((json_int_t)r->conn));
+	json_object_set_new(o, "proto", json_string(r->proto));
+	ref_set(o, "client", r->client ? r->client : "");
+	if (r->host != NULL) {
+		ref_set(o, "host", r->host);
+		json_object_set_new(o, "port", json_integer(r->port));
+	}
+	if (r->decision != NULL) {
+		json_object_set_new(o, "decision", json_string(r->decision));
+		ref_set(o, "reason", r->reason ? r->reason : "");
+	}
+	if (r->addr != NULL && r->addr[0] != '\0')
+		ref_set(o, "addr", r->addr);
+	if (r->close) {
+		json_object_set_new(o, "bytes_up",
+		    json_integer((json_int_t)r->bytes_up));
+		json_object_set_new(o, "bytes_down",
+		    json_integer((json_int_t)r->bytes_down));
+		json_object_set_new(o, "ms", json_integer((json_int_t)r->ms));
+		if (r->end != NULL)
+			ref_set(o, "end", r->end);
+	}
+	if (r->error != NULL)
+		ref_set(o, "error", r->error);
+	js = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	assert_non_null(js);
+	len = strlen(js);
+	line = malloc(len + 2);
+	assert_non_null(line);
+	memcpy(line, js, len);
+	memcpy(line + len, "\n", 2);
+	free(js);
+	return line;
+}
+
+/* The JSON formatter writes byte for byte what jansson wrote. */
+static void
+test_same_as_jansson(void **state)
+{
+	static char longtext[3000];
+	struct alog_rec r;
+	char *line, *ref, ts[32];
+	size_t i;
+
+	(void)state;
+	memset(longtext, 'x', sizeof(longtext) - 1);
+	longtext[100] = '"';
+	longtext[2000] = '\\';
+	for (i = 0; i < 8; i++) {
+		memset(&r, 0, sizeof(r));
+		r.close = i % 2;
+		r.conn = i == 7 ? UINT64_MAX : i * 1000003;
+		r.proto = i == 6 ? "a\"b\\c\n\t\x01\x1f/" : "connect";
+		r.client = i == 3 ? longtext : "127.0.0.1:4242";
+		if (i != 2) {
+			r.host = i == 4 ? "we\"ird\\\x7f\xc3\xa9" :
+			    "example.com";
+			r.port = i == 5 ? 65535 : 443;
+		}
+		if (i != 1) {
+			r.decision = i % 3 ? "allow" : "deny";
+			r.reason = i == 5 ? NULL : "allow-list:*.example.com";
+		}
+		r.addr = i == 0 ? "" : i == 4 ? NULL : "[::1]:443";
+		r.error = i % 3 == 2 ? "connect to 1.2.3.4:5: \"refused\"\r" :
+		    NULL;
+		r.end = i == 5 ? NULL : "eof";
+		r.bytes_up = i == 7 ? UINT64_MAX : i * 77;
+		r.bytes_down = (uint64_t)i << 40;
+		r.ms = i * 12345;
+		line = accesslog_format(&r, LOG_FORMAT_JSON);
+		assert_non_null(line);
+		assert_true(strncmp(line, "{\"ts\":\"", 7) == 0);
+		memcpy(ts, line + 7, 24);
+		ts[24] = '\0';
+		ref = ref_format(&r, ts);
+		assert_string_equal(line, ref);
+		free(line);
+		free(ref);
+	}
+}
+
 static void
 test_text(void **state)
 {
@@ -205,6 +312,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decision),
 		cmocka_unit_test(test_close_and_escaping),
+		cmocka_unit_test(test_same_as_jansson),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_write_file),
 	};
