@@ -61,6 +61,17 @@ int		 reviewer_enabled(const struct reviewer *);
 struct review	*review_start(struct reviewer *, const struct review_request *,
 		    review_cb, void *arg, enum review_result *now,
 		    const char **now_detail);
+/*
+ * review_start for a request object the caller built, of any type (a
+ * "host-ipc" review: type, operation, rule, command, cwd, workerId,
+ * warning).  The transports send it as it is, adding "version" and "id"
+ * (and "capability" on the socket); the tty shows it by its type.  The
+ * object is copied.
+ */
+struct json_t;
+struct review	*review_start_request(struct reviewer *,
+		    struct json_t *request, review_cb, void *arg,
+		    enum review_result *now, const char **now_detail);
 /* Cancel a review in flight; its callback will not run. */
 void		 review_cancel(struct review *);
 /* Access-log reason for a result: "review:allow", "no-reviewer", ... */
@@ -84,7 +95,6 @@ int		 review_reply_parse(const char *buf, size_t len,
 int		 review_id_new(char id[REVIEW_ID_LEN + 1]);
 
 /* socket.c: the supervisor's Unix-socket protocol, for any request type. */
-struct json_t;
 struct supervisor_call;
 
 enum supervisor_status {

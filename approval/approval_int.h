@@ -23,8 +23,9 @@ struct review {
 	TAILQ_ENTRY(review)	 entry;		/* r->reviews */
 	TAILQ_ENTRY(review)	 qentry;	/* r->tty_queue */
 	char			 id[REVIEW_ID_LEN + 1];
-	char			*host;
-	uint16_t		 port;
+	struct json_t		*req;		/* without version, id */
+	char			*host;		/* review_start only, */
+	uint16_t		 port;		/* for the tty question */
 	char			*protocol;
 	review_cb		 cb;
 	void			*arg;

@@ -191,8 +191,12 @@ command_start(struct review *rv, char *err, size_t errlen)
 	}
 	TAILQ_INSERT_TAIL(&r->children, c, entry);
 	rv->child = c;
-	log_debug("reviewer[%d]: started for %s:%u", (int)c->pid, rv->host,
-	    rv->port);
+	if (rv->host != NULL)
+		log_debug("reviewer[%d]: started for %s:%u", (int)c->pid,
+		    rv->host, rv->port);
+	else
+		log_debug("reviewer[%d]: started for a request object",
+		    (int)c->pid);
 	free(line);
 	return 0;
 

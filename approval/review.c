@@ -30,6 +30,9 @@ static void	 review_timeout_cb(evutil_socket_t, short, void *);
 static void	 review_abort(struct review *);
 static void	 review_free(struct review *);
 static void	 review_release(struct review *);
+static struct review *review_begin(struct reviewer *, json_t *,
+		    const struct review_request *, review_cb, void *,
+		    enum review_result *, const char **);
 static char	*review_strdup0(const char *);
 
 struct reviewer *
@@ -170,6 +173,41 @@ struct review *
 review_start(struct reviewer *r, const struct review_request *req,
     review_cb cb, void *arg, enum review_result *now, const char **detail)
 {
+	struct review	*rv;
+	json_t		*o;
+
+	o = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s}", "type", "network",
+	    "hostname", req->host, "port", (int)req->port,
+	    "protocol", req->protocol,
+	    "workerId", r != NULL ? r->worker_id : "",
+	    "cwd", r != NULL ? r->cwd : "");
+	rv = review_begin(r, o, req, cb, arg, now, detail);
+	json_decref(o);
+	return rv;
+}
+
+struct review *
+review_start_request(struct reviewer *r, json_t *request, review_cb cb,
+    void *arg, enum review_result *now, const char **detail)
+{
+	json_t		*o;
+	struct review	*rv;
+
+	o = json_is_object(request) ? json_deep_copy(request) : NULL;
+	rv = review_begin(r, o, NULL, cb, arg, now, detail);
+	json_decref(o);
+	return rv;
+}
+
+/*
+ * Start a review of the request object o (its own reference is taken);
+ * nreq, when set, is the network request it was built from, which the
+ * tty shows in its own words.
+ */
+static struct review *
+review_begin(struct reviewer *r, json_t *o, const struct review_request *nreq,
+    review_cb cb, void *arg, enum review_result *now, const char **detail)
+{
 	struct review	*rv = NULL;
 	char		 err[256];
 	int		 rc;
@@ -191,21 +229,23 @@ review_start(struct reviewer *r, const struct review_request *req,
 		    "too many reviews in flight (max %d)", r->max_inflight);
 		return NULL;
 	}
-	if ((rv = calloc(1, sizeof(*rv))) == NULL ||
-	    (rv->host = strdup(req->host)) == NULL ||
-	    (rv->protocol = strdup(req->protocol)) == NULL ||
+	if (o == NULL || (rv = calloc(1, sizeof(*rv))) == NULL ||
+	    (nreq != NULL && ((rv->host = strdup(nreq->host)) == NULL ||
+	    (rv->protocol = strdup(nreq->protocol)) == NULL)) ||
 	    (rv->timer = evtimer_new(r->base, review_timeout_cb, rv)) ==
 	    NULL) {
-		snprintf(r->detail, sizeof(r->detail), "out of memory");
+		snprintf(r->detail, sizeof(r->detail), o == NULL ?
+		    "cannot build the request" : "out of memory");
 		goto fail;
 	}
+	rv->req = json_incref(o);
 	if (review_id_new(rv->id) == -1) {
 		snprintf(r->detail, sizeof(r->detail),
 		    "no random bytes for a request id");
 		goto fail;
 	}
 	rv->r = r;
-	rv->port = req->port;
+	rv->port = nreq != NULL ? nreq->port : 0;
 	rv->cb = cb;
 	rv->arg = arg;
 
@@ -239,13 +279,8 @@ review_start(struct reviewer *r, const struct review_request *req,
 	r->inflight++;
 	return rv;
 fail:
-	if (rv != NULL) {
-		if (rv->timer != NULL)
-			event_free(rv->timer);
-		free(rv->host);
-		free(rv->protocol);
-		free(rv);
-	}
+	if (rv != NULL)
+		review_release(rv);
 	return NULL;
 }
 
@@ -337,7 +372,9 @@ review_free(struct review *rv)
 static void
 review_release(struct review *rv)
 {
-	event_free(rv->timer);
+	if (rv->timer != NULL)
+		event_free(rv->timer);
+	json_decref(rv->req);
 	free(rv->host);
 	free(rv->protocol);
 	free(rv);
@@ -388,13 +425,11 @@ review_request_line(const struct review *rv, int with_capability,
 	char	*s = NULL, *line = NULL;
 	size_t	 n;
 
-	o = json_pack("{s:i, s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
-	    "version", 1, "id", rv->id, "type", "network",
-	    "hostname", rv->host, "port", (int)rv->port,
-	    "protocol", rv->protocol, "workerId", rv->r->worker_id,
-	    "cwd", rv->r->cwd);
-	if (o == NULL)
-		return NULL;
+	/* The request object cannot override version, id or capability. */
+	o = json_pack("{s:i, s:s}", "version", 1, "id", rv->id);
+	if (o == NULL || json_object_update_missing(o, rv->req) == -1)
+		goto fail;
+	json_object_del(o, "capability");
 	if (with_capability && json_object_set_new(o, "capability",
 	    json_string(rv->r->capability)) == -1)
 		goto fail;

@@ -384,20 +384,11 @@ int
 socket_start(struct review *rv, char *err, size_t errlen)
 {
 	struct reviewer	*r = rv->r;
-	json_t		*req;
 	const char	*errstr;
 
-	req = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "type", "network",
-	    "workerId", r->worker_id, "cwd", r->cwd, "hostname", rv->host,
-	    "port", (int)rv->port, "protocol", rv->protocol);
-	if (req == NULL) {
-		snprintf(err, errlen, "cannot build the request");
-		return -1;
-	}
 	/* The review's own timer bounds the call. */
 	rv->call = supervisor_call(r->base, r->socket_path, r->capability,
-	    req, 0, socket_call_cb, rv, &errstr);
-	json_decref(req);
+	    rv->req, 0, socket_call_cb, rv, &errstr);
 	if (rv->call == NULL) {
 		snprintf(err, errlen, "%s", errstr);
 		return -1;

@@ -2,8 +2,7 @@
  * The supervisor protocol's two ends (docs/supervisor.md): the reference
  * server, pisbx-supervisor (supervisor.c), and the synchronous client
  * calls pisbx-run makes before and after its sandbox runs (supclient.c):
- * register, unregister, host-IPC reviews, and one-shot reviews through a
- * review command or the TTY.
+ * register, unregister, and host-IPC reviews waited for.
  */
 #ifndef PISBX_SUPERVISOR_H
 #define PISBX_SUPERVISOR_H
@@ -62,11 +61,13 @@ struct hostipc_request {
 struct json_t	*supclient_hostipc_request(const char *worker_id,
 		    const struct hostipc_request *);
 /*
- * Ask one review synchronously: over the supervisor socket (path and
- * capability set), else through the config's review command or TTY.  The
- * request object is sent as it is, plus version and id.  No reviewer,
- * a socket reviewer without a capability, and every failure are denies;
- * returns the result with the reason or error in reason.
+ * Ask one review and wait for it: over the supervisor socket (path and
+ * capability set), else through the config's review (command, TTY or
+ * socket).  approval's reviewer runs it (review_start_request) on a
+ * private event base.  The request object is sent as it is, plus version
+ * and id.  No reviewer, a socket reviewer without a capability, and every
+ * failure are denies; returns the result with the reason or error in
+ * reason.
  */
 enum review_result review_ask(const struct config *, const char *path,
 		    const char *capability, struct json_t *request,

@@ -10,13 +10,18 @@
  * discard typed-ahead input, and afterwards restore the modes, hand the
  * foreground back and SIGCONT that group (it may have stopped on SIGTTIN
  * while we held the terminal).  A question whose foreground was taken
- * from us while it was open is an error, never an answer.
+ * from us while it was open is an error, never an answer.  Processes
+ * sharing the terminal (a supervisor's reviews, each in a child) take
+ * turns under an exclusive flock on it: a question whose terminal is
+ * locked elsewhere waits at the head of the queue and is tried again.
  */
 #include <sys/types.h>
+#include <sys/file.h>
 #include <sys/queue.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +31,23 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 
 #include "log.h"
 #include "policy.h"
 #include "approval_int.h"
 
+#define TTY_LOCK_RETRY_MS	50	/* terminal locked by another process */
+
 static void	 tty_kick(struct reviewer *);
 static void	 tty_kick_cb(evutil_socket_t, short, void *);
-static int	 tty_ask(struct reviewer *, struct review *, char *, size_t);
+static int	 tty_open(char *, size_t);
+static int	 tty_ask(struct reviewer *, struct review *, int, char *,
+		    size_t);
+static char	*tty_question(const struct reviewer *, const struct review *);
+static void	 tty_field(FILE *, const char *, const json_t *,
+		    const char *);
+static int	 tty_write_all(int, const char *, size_t);
 static void	 tty_read_cb(evutil_socket_t, short, void *);
 static void	 tty_answer(struct reviewer *, enum review_result,
 		    const char *);
@@ -96,38 +110,65 @@ tty_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct reviewer	*r = arg;
 	struct review	*rv;
+	struct timeval	 tv = { 0, TTY_LOCK_RETRY_MS * 1000 };
 	char		 err[256];
+	int		 tfd;
 
 	(void)fd;
 	(void)what;
 	while (r->tty_active == NULL &&
 	    (rv = TAILQ_FIRST(&r->tty_queue)) != NULL) {
+		if ((tfd = tty_open(err, sizeof(err))) == -2) {
+			evtimer_add(r->tty_kick, &tv);
+			return;
+		}
 		TAILQ_REMOVE(&r->tty_queue, rv, qentry);
 		rv->queued = 0;
-		if (tty_ask(r, rv, err, sizeof(err)) == -1)
+		if (tfd == -1 || tty_ask(r, rv, tfd, err, sizeof(err)) == -1)
 			review_done(rv, REVIEW_RESULT_ERROR, err);
 	}
 }
 
-/* Open the terminal, take its foreground and show the question. */
+/*
+ * Open /dev/tty and lock it for one question: the fd, -2 when another
+ * process holds the lock, -1 with err set on failure.
+ */
 static int
-tty_ask(struct reviewer *r, struct review *rv, char *err, size_t errlen)
+tty_open(char *err, size_t errlen)
 {
-	struct sigaction	 ign, old;
-	struct termios		 t;
-	pid_t			 fg, me = getpgrp();
-	char			 q[2048], worker[256], cwd[1024];
-	int			 fd;
+	int	 fd;
 
-	r->tty_saved_pgrp = 0;
-	r->tty_saved_termios = 0;
-	r->tty_len = 0;
-	r->tty_overlong = 0;
 	fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
 	if (fd == -1) {
 		snprintf(err, errlen, "no terminal: %s", strerror(errno));
 		return -1;
 	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno == EWOULDBLOCK || errno == EINTR) {
+			close(fd);
+			return -2;
+		}
+		snprintf(err, errlen, "terminal: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Take the terminal's foreground and show the question on fd (now ours). */
+static int
+tty_ask(struct reviewer *r, struct review *rv, int fd, char *err,
+    size_t errlen)
+{
+	struct sigaction	 ign, old;
+	struct termios		 t;
+	pid_t			 fg, me = getpgrp();
+	char			*q = NULL;
+
+	r->tty_saved_pgrp = 0;
+	r->tty_saved_termios = 0;
+	r->tty_len = 0;
+	r->tty_overlong = 0;
 	r->tty_fd = fd;
 	r->tty_active = rv;
 
@@ -164,21 +205,13 @@ tty_ask(struct reviewer *r, struct review *rv, char *err, size_t errlen)
 	tcflush(fd, TCIFLUSH);
 	sigaction(SIGTTOU, &old, NULL);
 
-	review_printable(worker, sizeof(worker), r->worker_id);
-	review_printable(cwd, sizeof(cwd), r->cwd);
-	snprintf(q, sizeof(q),
-	    "\r\npisbx: %s%swants a network connection\r\n"
-	    "  host:     %s\r\n"
-	    "  port:     %u\r\n"
-	    "  protocol: %s\r\n"
-	    "  cwd:      %s\r\n"
-	    "Allow this connection once? [y/N] ",
-	    worker, worker[0] != '\0' ? " " : "", rv->host, rv->port,
-	    rv->protocol, cwd);
-	if (write(fd, q, strlen(q)) != (ssize_t)strlen(q)) {
+	if ((q = tty_question(r, rv)) == NULL ||
+	    tty_write_all(fd, q, strlen(q)) == -1) {
 		snprintf(err, errlen, "cannot write to the terminal");
 		goto fail_restore;
 	}
+	free(q);
+	q = NULL;
 	if ((r->tty_ev = event_new(r->base, fd, EV_READ | EV_PERSIST,
 	    tty_read_cb, r)) == NULL || event_add(r->tty_ev, NULL) == -1 ||
 	    review_arm_timer(rv) == -1) {
@@ -189,8 +222,116 @@ tty_ask(struct reviewer *r, struct review *rv, char *err, size_t errlen)
 fail:
 	sigaction(SIGTTOU, &old, NULL);
 fail_restore:
+	free(q);
 	tty_end(r, NULL);
 	return -1;
+}
+
+/*
+ * The question's text, malloc'ed: the proxy's own network review in its
+ * words, else the request object by its type -- a host-IPC command under
+ * the warning that it would run outside the sandbox.
+ */
+static char *
+tty_question(const struct reviewer *r, const struct review *rv)
+{
+	FILE		*f;
+	const char	*type;
+	char		*q = NULL, worker[256], cwd[1024];
+	size_t		 len;
+
+	if ((f = open_memstream(&q, &len)) == NULL)
+		return NULL;
+	type = json_string_value(json_object_get(rv->req, "type"));
+	if (rv->host != NULL) {
+		review_printable(worker, sizeof(worker), r->worker_id);
+		review_printable(cwd, sizeof(cwd), r->cwd);
+		fprintf(f, "\r\npisbx: %s%swants a network connection\r\n"
+		    "  host:     %s\r\n"
+		    "  port:     %u\r\n"
+		    "  protocol: %s\r\n"
+		    "  cwd:      %s\r\n"
+		    "Allow this connection once? [y/N] ",
+		    worker, worker[0] != '\0' ? " " : "", rv->host, rv->port,
+		    rv->protocol, cwd);
+	} else if (type != NULL && strcmp(type, "host-ipc") == 0) {
+		fprintf(f, "\r\npisbx: WARNING: this command would run on the "
+		    "host, OUTSIDE the sandbox,\r\n"
+		    "pisbx: with your own access to files, sockets and the "
+		    "network:\r\n");
+		tty_field(f, "command", rv->req, "command");
+		tty_field(f, "in", rv->req, "cwd");
+		tty_field(f, "rule", rv->req, "rule");
+		tty_field(f, "worker", rv->req, "workerId");
+		tty_field(f, "note", rv->req, "warning");
+		fprintf(f, "pisbx: run it on the host? [y/N] ");
+	} else {
+		fprintf(f, "\r\npisbx: a sandboxed command wants a connection "
+		    "no list allows:\r\n");
+		tty_field(f, "target", rv->req, "hostname");
+		fprintf(f, "pisbx:   %-8s %lld\r\n", "port", (long long)
+		    json_integer_value(json_object_get(rv->req, "port")));
+		tty_field(f, "protocol", rv->req, "protocol");
+		tty_field(f, "in", rv->req, "cwd");
+		tty_field(f, "worker", rv->req, "workerId");
+		fprintf(f, "pisbx: allow this one connection? [y/N] ");
+	}
+	if (ferror(f)) {
+		fclose(f);
+		free(q);
+		return NULL;
+	}
+	if (fclose(f) != 0) {
+		free(q);
+		return NULL;
+	}
+	return q;
+}
+
+/* One "pisbx:   name value" line, the value made printable; none if unset. */
+static void
+tty_field(FILE *f, const char *name, const json_t *req, const char *key)
+{
+	const char	*s;
+	char		*p;
+	size_t		 n;
+
+	if ((s = json_string_value(json_object_get(req, key))) == NULL)
+		return;
+	n = strlen(s) + 1;
+	if ((p = malloc(n)) == NULL) {
+		fprintf(f, "pisbx:   %-8s ?\r\n", name);
+		return;
+	}
+	review_printable(p, n, s);
+	fprintf(f, "pisbx:   %-8s %s\r\n", name, p);
+	free(p);
+}
+
+/* Write all of buf to the (non-blocking) terminal; -1 when it stalls. */
+static int
+tty_write_all(int fd, const char *buf, size_t len)
+{
+	struct pollfd	 pfd;
+	ssize_t		 n;
+
+	while (len > 0) {
+		n = write(fd, buf, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			pfd.fd = fd;
+			pfd.events = POLLOUT;
+			if (poll(&pfd, 1, 1000) <= 0)
+				return -1;
+			continue;
+		}
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 static void
