@@ -7,6 +7,8 @@
 #      vs direct: microseconds added per connection.
 #   3. RSS of the proxy with 1,000 idle CONNECT tunnels open.
 #   4. build/bench/bench_policy (policy evaluation), if built.
+#   5. bench/launcher.sh: pisbx-run -- true against unshare -n, bwrap and
+#      Anthropic's srt (BENCH_NO_SRT=1 skips srt's npm install).
 # For context, the same transfers through socat (a plain forking TCP relay
 # without CONNECT or policy) when socat is installed.
 # The proxy's own CPU time (from /proc/PID/stat) is printed as well: it
