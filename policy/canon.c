@@ -346,11 +346,51 @@ port_parse(const char *in, size_t len, uint16_t *out)
 }
 
 int
+target_split(const char *in, size_t len, size_t *hostlen,
+    const char **port, size_t *portlen, const char **errstr)
+{
+	const char	*colon, *close;
+
+	*port = NULL;
+	*portlen = 0;
+	if (len > 0 && in[0] == '[') {
+		close = memchr(in, ']', len);
+		if (close == NULL) {
+			*errstr = "unterminated '[' in IPv6 literal";
+			return -1;
+		}
+		*hostlen = (size_t)(close - in) + 1;
+		if (*hostlen < len && in[*hostlen] != ':') {
+			*errstr = "unexpected characters after ']' (expected "
+			    "':port')";
+			return -1;
+		}
+		colon = *hostlen < len ? in + *hostlen : NULL;
+	} else {
+		colon = memchr(in, ':', len);
+		/* Several colons: an unbracketed IPv6; host_canon says so. */
+		if (colon != NULL && memchr(colon + 1, ':',
+		    len - (size_t)(colon - in) - 1) != NULL)
+			colon = NULL;
+		*hostlen = colon != NULL ? (size_t)(colon - in) : len;
+	}
+	if (colon != NULL) {
+		*port = colon + 1;
+		*portlen = len - (size_t)(colon - in) - 1;
+		if (*portlen == 0) {
+			*errstr = "missing port after ':'";
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
 target_parse(const char *in, size_t len, uint16_t default_port,
     struct host *out, uint16_t *port, const char **errstr)
 {
-	const char	*colon, *close;
-	size_t		 hostlen;
+	const char	*portp;
+	size_t		 hostlen, portlen;
 
 	*port = 0;
 	*errstr = NULL;
@@ -359,35 +399,10 @@ target_parse(const char *in, size_t len, uint16_t default_port,
 		*errstr = "empty target";
 		return -1;
 	}
-	if (in[0] == '[') {
-		close = memchr(in, ']', len);
-		if (close == NULL) {
-			*errstr = "unterminated '[' in IPv6 literal";
-			return -1;
-		}
-		hostlen = (size_t)(close - in) + 1;
-		if (hostlen < len && in[hostlen] != ':') {
-			*errstr = "unexpected characters after ']' (expected "
-			    "':port')";
-			return -1;
-		}
-		colon = hostlen < len ? in + hostlen : NULL;
-	} else {
-		colon = memchr(in, ':', len);
-		/* Several colons: an unbracketed IPv6; host_canon says so. */
-		if (colon != NULL && memchr(colon + 1, ':',
-		    len - (size_t)(colon - in) - 1) != NULL)
-			colon = NULL;
-		hostlen = colon ? (size_t)(colon - in) : len;
-	}
-	if (colon != NULL) {
-		size_t plen = len - (size_t)(colon - in) - 1;
-
-		if (plen == 0) {
-			*errstr = "missing port after ':'";
-			return -1;
-		}
-		if (port_parse(colon + 1, plen, port) == -1) {
+	if (target_split(in, len, &hostlen, &portp, &portlen, errstr) == -1)
+		return -1;
+	if (portp != NULL) {
+		if (port_parse(portp, portlen, port) == -1) {
 			*errstr = "invalid port: must be 1-65535, decimal, "
 			    "without sign or leading zero";
 			return -1;

@@ -27,8 +27,8 @@ int
 pattern_parse(const char *in, size_t len, int deny_list, struct pattern *out,
     const char **errstr)
 {
-	const char	*colon, *close;
-	size_t		 hostlen, i;
+	const char	*portp;
+	size_t		 hostlen, portlen, i;
 	uint16_t	 port = 0;
 
 	*errstr = NULL;
@@ -63,31 +63,9 @@ pattern_parse(const char *in, size_t len, int deny_list, struct pattern *out,
 		return -1;
 	}
 
-	if (in[0] == '[') {
-		close = memchr(in, ']', len);
-		if (close == NULL) {
-			*errstr = "unterminated '[' in IPv6 literal";
-			return -1;
-		}
-		hostlen = (size_t)(close - in) + 1;
-		if (hostlen < len && in[hostlen] != ':') {
-			*errstr = "unexpected characters after ']' (expected "
-			    "':port')";
-			return -1;
-		}
-		colon = hostlen < len ? in + hostlen : NULL;
-	} else {
-		colon = memchr(in, ':', len);
-		if (colon != NULL && memchr(colon + 1, ':',
-		    len - (size_t)(colon - in) - 1) != NULL) {
-			*errstr = "write IPv6 in brackets, e.g. [::1] or "
-			    "[::1]:443";
-			return -1;
-		}
-		hostlen = colon ? (size_t)(colon - in) : len;
-	}
-	if (colon != NULL && port_parse(colon + 1,
-	    len - (size_t)(colon - in) - 1, &port) == -1) {
+	if (target_split(in, len, &hostlen, &portp, &portlen, errstr) == -1)
+		return -1;
+	if (portp != NULL && port_parse(portp, portlen, &port) == -1) {
 		*errstr = "invalid port: must be 1-65535, decimal, without "
 		    "sign or leading zero";
 		return -1;

@@ -56,6 +56,14 @@ int	 port_parse(const char *in, size_t len, uint16_t *out);
  */
 int	 target_parse(const char *in, size_t len, uint16_t default_port,
 	    struct host *out, uint16_t *port, const char **errstr);
+/*
+ * Split "host[:port]" / "[v6][:port]" into its host part (*hostlen octets
+ * from in) and its port text (*port, NULL when there is none).  An
+ * unbracketed host with several colons is left whole for host_canon to
+ * refuse.  The one splitter for requests and patterns alike.
+ */
+int	 target_split(const char *in, size_t len, size_t *hostlen,
+	    const char **port, size_t *portlen, const char **errstr);
 /* Fill a host from a binary address; IPv4-mapped/compatible v6 unwrap. */
 void	 host_from_in(struct host *, const struct in_addr *);
 void	 host_from_in6(struct host *, const struct in6_addr *);

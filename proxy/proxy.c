@@ -74,6 +74,7 @@ static void	 sa_format(const struct sockaddr *, char *, size_t);
 static int	 sa_parse(const char *, struct sockaddr_storage *,
 		    socklen_t *);
 static const char *proto_name(enum conn_proto);
+static void	 conn_record(struct conn *, struct alog_rec *);
 
 /* ---- config generations ---- */
 
@@ -753,19 +754,8 @@ conn_close(struct conn *c, const char *end)
 
 	event_base_gettimeofday_cached(px->base, &now);
 	timersub(&now, &c->start, &d);
-	memset(&r, 0, sizeof(r));
+	conn_record(c, &r);
 	r.close = 1;
-	r.conn = c->id;
-	r.proto = proto_name(c->proto);
-	r.client = c->client_name;
-	if (c->have_target) {
-		r.host = c->host.text;
-		r.port = c->port;
-	}
-	r.decision = c->decision;
-	r.reason = c->reason;
-	r.addr = c->addr;
-	r.error = c->error;
 	r.end = end;
 	r.bytes_up = c->bytes_up;
 	r.bytes_down = c->bytes_down;
@@ -796,6 +786,24 @@ conn_close(struct conn *c, const char *end)
 	free(c);
 }
 
+/* The fields a connection's decision and close records share. */
+static void
+conn_record(struct conn *c, struct alog_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->conn = c->id;
+	r->proto = proto_name(c->proto);
+	r->client = c->client_name;
+	if (c->have_target) {
+		r->host = c->host.text;
+		r->port = c->port;
+	}
+	r->decision = c->decision;
+	r->reason = c->reason;
+	r->addr = c->addr;
+	r->error = c->error;
+}
+
 void
 conn_decide(struct conn *c, int allow, const char *reason,
     const char *detail)
@@ -812,18 +820,7 @@ conn_log_decision(struct conn *c)
 {
 	struct alog_rec r;
 
-	memset(&r, 0, sizeof(r));
-	r.conn = c->id;
-	r.proto = proto_name(c->proto);
-	r.client = c->client_name;
-	if (c->have_target) {
-		r.host = c->host.text;
-		r.port = c->port;
-	}
-	r.decision = c->decision;
-	r.reason = c->reason;
-	r.addr = c->addr;
-	r.error = c->error;
+	conn_record(c, &r);
 	accesslog_write(c->px->alog, &r);
 	log_info("conn %llu: %s %s:%u %s (%s)", (unsigned long long)c->id,
 	    proto_name(c->proto), c->have_target ? c->host.text : "-",
