@@ -69,7 +69,7 @@ HELPER_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SRC
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all check unit integration fuzz demo bench install clean tests-build
+.PHONY: all check check-run unit integration fuzz demo demo-run bench bench-run install clean tests-build
 all: $(PROGS)
 
 $(BUILD)/gen/default_config.c: conf/default.json scripts/embed.sh
@@ -117,7 +117,13 @@ tests-build: $(PROGS) $(UNIT_BIN) $(HELPER_BIN)
 # The whole suite: unit tests, integration scenarios with real clients, and
 # a short run of every fuzz target over its seed corpus.  Ends with one
 # summary line "N passed, N failed".
-check: $(PROGS) $(UNIT_BIN) $(HELPER_BIN) $(if $(filter 1,$(SANITIZE)),,$(FUZZ_BIN))
+# check and demo first make sure the clients they drive are installed
+# (./bootstrap is quick when nothing is missing), then build and run.
+check:
+	@./bootstrap --test
+	@$(MAKE) --no-print-directory check-run
+
+check-run: $(PROGS) $(UNIT_BIN) $(HELPER_BIN) $(if $(filter 1,$(SANITIZE)),,$(FUZZ_BIN))
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) SANITIZE=$(SANITIZE) sh tests/run.sh
 
 unit: $(UNIT_BIN)
@@ -129,10 +135,18 @@ integration: $(PROGS) $(HELPER_BIN)
 fuzz: $(FUZZ_BIN)
 	@BUILD=$(BUILD) FUZZ_SECONDS=$${FUZZ_SECONDS:-60} sh tests/run.sh fuzz
 
-demo: $(PROGS) $(HELPER_BIN)
+demo:
+	@./bootstrap --demo
+	@$(MAKE) --no-print-directory demo-run
+
+demo-run: $(PROGS) $(HELPER_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh scripts/demo.sh
 
-bench: $(PROGS) $(HELPER_BIN) $(BUILD)/bench/bench_policy
+bench:
+	@./bootstrap --all
+	@$(MAKE) --no-print-directory bench-run
+
+bench-run: $(PROGS) $(HELPER_BIN) $(BUILD)/bench/bench_policy
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh bench/run.sh
 
 $(BUILD)/bench/%: bench/%.c $(LIBPISBX)
