@@ -75,19 +75,7 @@ SINK=$(cat "$T/sink.port")
 ECHO=$(cat "$T/echo.port")
 
 # A loopback dnsmasq so that no lookup leaves the machine.
-DNS=$(/usr/bin/python3 -c '
-import socket
-while True:
-    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    u.bind(("127.0.0.1", 0))
-    p = u.getsockname()[1]
-    t = socket.socket()
-    try:
-        t.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    print(p)
-    break')
+DNS=$(/usr/bin/python3 "$top/tests/lib/servers.py" dnsport)
 dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces \
     --listen-address=127.0.0.1 --port="$DNS" --user=root --pid-file= \
     --address=/bench.test/127.0.0.1 --address=/#/ 2>"$T/dnsmasq.err" &

@@ -60,19 +60,7 @@ dns_start() {
 	done
 	_try=0
 	while [ $_try -lt 5 ]; do
-		DNS_PORT=$($PY -c '
-import socket
-while True:
-    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    u.bind(("127.0.0.1", 0))
-    p = u.getsockname()[1]
-    t = socket.socket()
-    try:
-        t.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    print(p)
-    break')
+		DNS_PORT=$($PY "$SERVERS" dnsport)
 		# shellcheck disable=SC2086
 		spawn dnsmasq --keep-in-foreground --no-resolv --no-hosts \
 		    --bind-interfaces --listen-address=127.0.0.1 --port="$DNS_PORT" \

@@ -563,6 +563,25 @@ def cmd_sha(args):
     print(pattern_sha256(args.n))
 
 
+def cmd_dnsport(args):
+    """A port free on 127.0.0.1 for both UDP and TCP (for a dnsmasq)."""
+    while True:
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind(("127.0.0.1", 0))
+        port = u.getsockname()[1]
+        t = socket.socket()
+        try:
+            t.bind(("127.0.0.1", port))
+        except OSError:
+            u.close()
+            t.close()
+            continue
+        u.close()
+        t.close()
+        print(port)
+        return
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawTextHelpFormatter)
@@ -602,11 +621,12 @@ def main():
     sp.add_argument("--timeout", type=float, default=5.0)
     sp = sub.add_parser("sha")
     sp.add_argument("n", type=int)
+    sub.add_parser("dnsport")
     args = p.parse_args()
     {"http": cmd_http, "echo": cmd_echo, "blackhole": cmd_blackhole,
      "synhole": cmd_synhole, "certgen": cmd_certgen,
      "client": cmd_client, "socks5": cmd_socks5,
-     "sha": cmd_sha}[args.cmd](args)
+     "sha": cmd_sha, "dnsport": cmd_dnsport}[args.cmd](args)
 
 
 if __name__ == "__main__":
