@@ -83,6 +83,7 @@ struct pattern {
 	struct host	host;	/* EXACT: the host; WILDCARD: the suffix */
 	uint16_t	port;	/* 0: any port */
 	char		text[TARGET_TEXT_MAX + 2];	/* canonical spelling */
+	char	       *reason;	/* deny list: its deniedDomainReasons text */
 };
 
 /*
@@ -109,9 +110,20 @@ struct policy;
 
 struct policy	*policy_new(void);
 void		 policy_free(struct policy *);
-/* Add a parsed pattern: 0 added, 1 duplicate (ignored), -1 no memory. */
+/*
+ * Add a parsed pattern: 0 added, 1 duplicate (ignored), -1 no memory.
+ * Its reason is not copied: see policy_set_reason.
+ */
 int		 policy_add(struct policy *, enum policy_list,
 		    const struct pattern *);
+/*
+ * Give the deny entry equal to pat (same canonical text) the reason a
+ * refusal shows ("SSH to GitHub is closed; use an https remote"), which
+ * policy_eval's matched pattern then carries.  0 done, 1 no such deny
+ * entry, 2 that entry has a reason already, -1 no memory.
+ */
+int		 policy_set_reason(struct policy *, const struct pattern *,
+		    const char *reason);
 size_t		 policy_count(const struct policy *, enum policy_list);
 /*
  * Deny list, then allow list, then review.  *matched (may be NULL) gets
@@ -126,6 +138,36 @@ enum verdict	 policy_eval(const struct policy *, const struct host *,
 int		 policy_exact_allowed(const struct policy *,
 		    const struct host *, uint16_t port);
 const char	*verdict_name(enum verdict);
+
+/* glob.c */
+#define GLOB_MAX_COMPONENTS	256
+
+struct glob;
+
+/* Whether a configured path is a pattern: it holds '*', '?' or '['. */
+int		 glob_is_pattern(const char *);
+/*
+ * Compile a filesystem pattern: "~" / "~/..." is taken from home, any
+ * other relative pattern from cwd (both absolute, symlink-free).  NULL
+ * with *errstr on a malformed pattern.  The grammar is in glob.c and
+ * docs/config.md.
+ */
+struct glob	*glob_compile(const char *pattern, const char *cwd,
+		    const char *home, const char **errstr);
+/* Only the syntax of a pattern (the config loader's check). */
+int		 glob_check(const char *pattern, const char **errstr);
+/*
+ * Whether an absolute, normalised path (no "." or "..", no trailing
+ * slash) matches; is_dir tells whether it names a directory.
+ */
+int		 glob_match(const struct glob *, const char *path, int is_dir);
+/* Whether some path strictly below the directory dir could match. */
+int		 glob_match_below(const struct glob *, const char *dir);
+/* The literal directory a pattern's matches all lie below: "/a/b". */
+const char	*glob_base(const struct glob *);
+/* The anchored pattern as text, for messages. */
+const char	*glob_text(const struct glob *);
+void		 glob_free(struct glob *);
 
 /* addr.c */
 /*
