@@ -279,6 +279,12 @@ canon_name(const char *s, size_t len, struct host *out, const char **errstr)
 			*errstr = "label longer than 63 octets in host name";
 			return -1;
 		}
+		/* RFC 952/1123, and pi-sandbox's patterns: no edge hyphen. */
+		if (s[i - label] == '-' || s[i - 1] == '-') {
+			*errstr = "a label may not start or end with '-' "
+			    "(RFC 1123)";
+			return -1;
+		}
 		label = 0;
 	}
 	out->kind = HOST_NAME;

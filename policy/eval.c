@@ -211,9 +211,13 @@ policy_free(struct policy *p)
 		for (i = 0; i < p->list[l].cap; i++) {
 			if ((e = p->list[l].slot[i].e) == NULL)
 				continue;
-			for (j = 0; j < e->nport; j++)
+			for (j = 0; j < e->nport; j++) {
+				free(e->port[j]->reason);
 				free(e->port[j]);
+			}
 			free(e->port);
+			if (e->any != NULL)
+				free(e->any->reason);
 			free(e->any);
 			free(e);
 		}
@@ -244,6 +248,7 @@ policy_add(struct policy *p, enum policy_list list, const struct pattern *pat)
 	if ((copy = malloc(sizeof(*copy))) == NULL)
 		return -1;
 	*copy = *pat;
+	copy->reason = NULL;
 	if (pat->kind == PATTERN_ANY)
 		memset(&copy->host, 0, sizeof(copy->host));
 	if (pat->port == 0)
@@ -266,6 +271,37 @@ policy_add(struct policy *p, enum policy_list list, const struct pattern *pat)
 		e->nport++;
 	}
 	t->npattern++;
+	return 0;
+}
+
+int
+policy_set_reason(struct policy *p, const struct pattern *pat,
+    const char *reason)
+{
+	struct policy_table	*t = &p->list[0];
+	struct policy_entry	*e;
+	struct pattern		*m;
+	const char		*key = pat->host.text;
+	size_t			 keylen, i;
+
+	keylen = pat->kind == PATTERN_ANY ? 0 : strlen(key);
+	e = policy_find(t, policy_hash_key(policy_hash_text(key, keylen),
+	    pat->kind), pat->kind, key, keylen);
+	if (e == NULL)
+		return 1;
+	m = NULL;
+	if (pat->port == 0)
+		m = e->any;
+	else
+		for (i = 0; i < e->nport; i++)
+			if (e->port[i]->port == pat->port)
+				m = e->port[i];
+	if (m == NULL)
+		return 1;
+	if (m->reason != NULL)
+		return 2;
+	if ((m->reason = strdup(reason)) == NULL)
+		return -1;
 	return 0;
 }
 

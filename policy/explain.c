@@ -84,6 +84,10 @@ policy_explain(const struct policy *p, const char *target)
 		    json_string(verdict_name(v))) == -1 ||
 		    json_object_set_new(o, "reason", json_string(reason)) == -1)
 			goto fail;
+		if (v == VERDICT_DENY && m->reason != NULL &&
+		    json_object_set_new(o, "message",
+		    json_string(m->reason)) == -1)
+			goto fail;
 	}
 	out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
  fail:
