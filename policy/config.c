@@ -26,60 +26,15 @@
 #include <jansson.h>
 
 #include "policy.h"
+#include "config_int.h"
 
-#define CONFIG_MAX_SIZE		(4 * 1024 * 1024)
-#define CONFIG_MAX_ERRORS	100	/* stored; the rest are counted */
-#define CONFIG_JPATH_MAX	192	/* a JSON path in a message */
-#define CONFIG_VALUE_SHOWN	64	/* characters of a value in a message */
-#define CONFIG_QUOTE_MAX	(CONFIG_VALUE_SHOWN * 12 + 8)
-#define CONFIG_DEFAULT_NAME	"(embedded default)"
-#define CONFIG_BUFFER_NAME	"(buffer)"
-#define CONFIG_RELATIVE		"pisbx/config.json"
-#define CAPABILITY_ENV_DEFAULT	"PISBX_CAPABILITY"
-#define ENV_NAME_MAX		255
-#define RESOLVER_PORT_DEFAULT	53
-
-/* One load: where errors go and how many there were. */
-struct cfgctx {
-	const char		*name;
-	struct config_errors	*errs;
-	size_t			 nerr;	/* all errors, also those not stored */
-};
-
-/*
- * Validates one string-list entry and returns its stored form (malloc'ed),
- * or NULL after reporting an error.
- */
-struct item_check {
-	char	*(*fn)(struct cfgctx *, const char *, const char *, size_t,
-		    size_t);
-	int	  dedup;	/* drop entries equal to an earlier one */
-};
-
-static void	 cfg_err(struct cfgctx *, const char *, const char *, ...)
-		    __attribute__((format(printf, 3, 4)));
-static void	 cfg_nomem(struct cfgctx *, const char *);
+static void	 cfg_line(struct cfgctx *, struct config_errors *,
+		    const char *, const char *, va_list)
+		    __attribute__((format(printf, 4, 0)));
 static void	 cfg_finish(struct cfgctx *);
-static void	 quote(char *, size_t, const char *, size_t);
-static void	 describe(char *, size_t, const json_t *);
-static void	 jpath_key(char *, size_t, const char *, const char *);
-static void	 jpath_index(char *, size_t, const char *, size_t);
 static void	 jpath_trunc(char *, size_t, int);
 static json_t	*json_parse(struct cfgctx *, const char *, size_t);
-static int	 obj_check(struct cfgctx *, const char *, const json_t *,
-		    const char *const *);
-static int	 get_bool(struct cfgctx *, const char *, const json_t *,
-		    const char *, int *);
-static int	 get_int(struct cfgctx *, const char *, const json_t *,
-		    const char *, long long, long long, int *);
-static const char *get_string(struct cfgctx *, const char *,
-		    const json_t *, const char *, size_t *);
-static int	 get_strlist(struct cfgctx *, const char *, const json_t *,
-		    const char *, const struct item_check *, struct strlist *);
-static int	 strlist_add(struct strlist *, char *);
 static int	 strlist_has(const struct strlist *, const char *);
-static char	*item_path(struct cfgctx *, const char *, const char *, size_t,
-		    size_t);
 static char	*item_listen(struct cfgctx *, const char *, const char *,
 		    size_t, size_t);
 static char	*item_server(struct cfgctx *, const char *, const char *,
@@ -91,8 +46,6 @@ static char	*item_prefix(struct cfgctx *, const char *, const char *,
 static int	 port_text(const char *, size_t, int, uint16_t *);
 static int	 addr_port_parse(const char *, size_t, int, uint16_t, char *,
 		    size_t, const char **);
-static int	 abs_path_check(struct cfgctx *, const char *, const char *,
-		    size_t, size_t);
 static int	 env_name_valid(const char *, size_t);
 static void	 parse_patterns(struct cfgctx *, const char *, const json_t *,
 		    const char *, int, struct policy *);
@@ -110,20 +63,43 @@ static void	 parse_hostipc(struct cfgctx *, const json_t *,
 static struct config *config_new(struct cfgctx *, const char *);
 static char	*file_read(struct cfgctx *, const char *, size_t *);
 static char	*config_path_in(const char *, const char *);
+static char	*config_present(char *);
 
+/*
+ * Key lists.  Besides pisbx's own keys, every key of an srt settings file
+ * (Anthropic's sandbox-runtime) and of a pi-sandbox config is known: each
+ * is honoured, mapped, accepted without effect (with a note) or refused
+ * with the pisbx way to say it -- compat.c, and the table in
+ * docs/config.md.
+ */
 static const char *const keys_top[] = {
 	"$schema", "network", "filesystem", "proxy", "resolver", "review",
-	"hostIPC", NULL
+	"hostIPC",
+	/* srt */
+	"credentials", "ignoreViolations", "enableWeakerNestedSandbox",
+	"enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep",
+	"mandatoryDenySearchDepth", "allowPty", "seccomp", "bwrapPath",
+	"socatPath", "javaAgentJarPath", "windows", "git",
+	/* pi-sandbox */
+	"subagents", NULL
 };
 static const char *const keys_network[] = {
-	"allowedDomains", "deniedDomains", "allowAllUnixSockets", NULL
+	"allowedDomains", "deniedDomains", "allowAllUnixSockets",
+	/* srt */
+	"deniedDomainReasons", "strictAllowlist", "allowUnixSockets",
+	"allowLocalBinding", "allowMachLookup", "httpProxyPort",
+	"socksProxyPort", "mitmProxy", "filterRequest", "tlsTerminate",
+	"parentProxy", NULL
 };
 static const char *const keys_network_policy[] = {
 	"allowedDomains", "deniedDomains", NULL
 };
 static const char *const keys_filesystem[] = {
 	"denyRead", "allowRead", "allowWrite", "denyWrite", "allowGitConfig",
-	NULL
+	/* srt */
+	"disabled",
+	/* pi-sandbox */
+	"additionalAllowRead", NULL
 };
 static const char *const keys_proxy[] = {
 	"listen", "maxConnections", "connectTimeoutMs", "idleTimeoutMs",
@@ -140,27 +116,21 @@ static const char *const keys_hostipc[] = {
 	"mode", "preflightCommandPrefixes", "retryOnUnixSocketError", NULL
 };
 
-static const struct item_check check_path = { item_path, 1 };
+const struct item_check cfg_check_path = { cfg_item_path, 1 };
 static const struct item_check check_listen = { item_listen, 1 };
 static const struct item_check check_server = { item_server, 1 };
 static const struct item_check check_argv = { item_argv, 0 };
 static const struct item_check check_prefix = { item_prefix, 1 };
 
-/* Record one error "NAME: JPATH: message" (JPATH may be NULL). */
+/* Append "NAME: JPATH: message" (JPATH may be NULL) to a list. */
 static void
-cfg_err(struct cfgctx *ctx, const char *jpath, const char *fmt, ...)
+cfg_line(struct cfgctx *ctx, struct config_errors *e, const char *jpath,
+    const char *fmt, va_list ap)
 {
-	struct config_errors *e = ctx->errs;
 	char *msg = NULL, *line = NULL, **v;
-	va_list ap;
 	int r;
 
-	if (ctx->nerr++ >= CONFIG_MAX_ERRORS || e == NULL)
-		return;
-	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	if (r == -1)
+	if (vasprintf(&msg, fmt, ap) == -1)
 		return;
 	if (jpath != NULL)
 		r = asprintf(&line, "%s: %s: %s", ctx->name, jpath, msg);
@@ -177,7 +147,32 @@ cfg_err(struct cfgctx *ctx, const char *jpath, const char *fmt, ...)
 	e->msg[e->n++] = line;
 }
 
-static void
+/* Record one error; all are counted, the first 100 kept. */
+void
+cfg_err(struct cfgctx *ctx, const char *jpath, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->nerr++ >= CONFIG_MAX_ERRORS || ctx->errs == NULL)
+		return;
+	va_start(ap, fmt);
+	cfg_line(ctx, ctx->errs, jpath, fmt, ap);
+	va_end(ap);
+}
+
+void
+cfg_note(struct cfgctx *ctx, const char *jpath, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->notes == NULL || ctx->notes->n >= CONFIG_MAX_ERRORS)
+		return;
+	va_start(ap, fmt);
+	cfg_line(ctx, ctx->notes, jpath, fmt, ap);
+	va_end(ap);
+}
+
+void
 cfg_nomem(struct cfgctx *ctx, const char *jpath)
 {
 	cfg_err(ctx, jpath, "out of memory");
@@ -203,8 +198,8 @@ cfg_finish(struct cfgctx *ctx)
  * terminal escapes or bidi overrides on the user's screen; non-ASCII is
  * shown as \uXXXX (jansson has already checked it is valid UTF-8).
  */
-static void
-quote(char *out, size_t outlen, const char *s, size_t len)
+void
+cfg_quote(char *out, size_t outlen, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, o = 0, shown, tl;
@@ -267,14 +262,14 @@ quote(char *out, size_t outlen, const char *s, size_t len)
 }
 
 /* Describe a JSON value for a "got ..." message. */
-static void
-describe(char *out, size_t outlen, const json_t *v)
+void
+cfg_describe(char *out, size_t outlen, const json_t *v)
 {
 	char *d;
 
 	switch (json_typeof(v)) {
 	case JSON_STRING:
-		quote(out, outlen, json_string_value(v), json_string_length(v));
+		cfg_quote(out, outlen, json_string_value(v), json_string_length(v));
 		return;
 	case JSON_INTEGER:
 		snprintf(out, outlen, "%" JSON_INTEGER_FORMAT,
@@ -308,8 +303,8 @@ describe(char *out, size_t outlen, const json_t *v)
 }
 
 /* base.key, or base["key"] when the key is not a plain identifier. */
-static void
-jpath_key(char *out, size_t outlen, const char *base, const char *key)
+void
+cfg_jpath_key(char *out, size_t outlen, const char *base, const char *key)
 {
 	char q[CONFIG_QUOTE_MAX];
 	size_t i;
@@ -323,14 +318,14 @@ jpath_key(char *out, size_t outlen, const char *base, const char *key)
 	if (plain && i <= CONFIG_VALUE_SHOWN)
 		r = snprintf(out, outlen, "%s.%s", base, key);
 	else {
-		quote(q, sizeof(q), key, strlen(key));
+		cfg_quote(q, sizeof(q), key, strlen(key));
 		r = snprintf(out, outlen, "%s[%s]", base, q);
 	}
 	jpath_trunc(out, outlen, r);
 }
 
-static void
-jpath_index(char *out, size_t outlen, const char *base, size_t i)
+void
+cfg_jpath_index(char *out, size_t outlen, const char *base, size_t i)
 {
 	jpath_trunc(out, outlen, snprintf(out, outlen, "%s[%zu]", base, i));
 }
@@ -378,17 +373,17 @@ json_parse(struct cfgctx *ctx, const char *buf, size_t len)
  * Check that v is an object whose keys are all in keys[]; each unknown key
  * is one error.  Returns -1 when v is not an object at all.
  */
-static int
-obj_check(struct cfgctx *ctx, const char *jpath, const json_t *v,
+int
+cfg_obj_check(struct cfgctx *ctx, const char *jpath, const json_t *v,
     const char *const *keys)
 {
-	char got[CONFIG_QUOTE_MAX], p[CONFIG_JPATH_MAX], known[256];
+	char got[CONFIG_QUOTE_MAX], p[CONFIG_JPATH_MAX], known[1024];
 	const char *key;
 	json_t *val;
 	size_t i, o = 0;
 
 	if (!json_is_object(v)) {
-		describe(got, sizeof(got), v);
+		cfg_describe(got, sizeof(got), v);
 		cfg_err(ctx, jpath, "expected an object, got %s", got);
 		return -1;
 	}
@@ -403,15 +398,15 @@ obj_check(struct cfgctx *ctx, const char *jpath, const json_t *v,
 				break;
 		if (keys[i] != NULL)
 			continue;
-		jpath_key(p, sizeof(p), jpath, key);
+		cfg_jpath_key(p, sizeof(p), jpath, key);
 		cfg_err(ctx, p, "unknown key (known keys here: %s)", known);
 	}
 	return 0;
 }
 
 /* An optional boolean: 0 (absent or set), -1 on a wrong type. */
-static int
-get_bool(struct cfgctx *ctx, const char *base, const json_t *obj,
+int
+cfg_bool(struct cfgctx *ctx, const char *base, const json_t *obj,
     const char *key, int *out)
 {
 	char p[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
@@ -420,8 +415,8 @@ get_bool(struct cfgctx *ctx, const char *base, const json_t *obj,
 	if ((v = json_object_get(obj, key)) == NULL)
 		return 0;
 	if (!json_is_boolean(v)) {
-		jpath_key(p, sizeof(p), base, key);
-		describe(got, sizeof(got), v);
+		cfg_jpath_key(p, sizeof(p), base, key);
+		cfg_describe(got, sizeof(got), v);
 		cfg_err(ctx, p, "expected true or false, got %s", got);
 		return -1;
 	}
@@ -433,8 +428,8 @@ get_bool(struct cfgctx *ctx, const char *base, const json_t *obj,
  * An optional integer in [min, max].  Only JSON integers count: 1.5, 1.0,
  * 1e3, true and "5" are all rejected.
  */
-static int
-get_int(struct cfgctx *ctx, const char *base, const json_t *obj,
+int
+cfg_int(struct cfgctx *ctx, const char *base, const json_t *obj,
     const char *key, long long min, long long max, int *out)
 {
 	char p[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
@@ -445,8 +440,8 @@ get_int(struct cfgctx *ctx, const char *base, const json_t *obj,
 		return 0;
 	n = json_is_integer(v) ? json_integer_value(v) : 0;
 	if (!json_is_integer(v) || n < min || n > max) {
-		jpath_key(p, sizeof(p), base, key);
-		describe(got, sizeof(got), v);
+		cfg_jpath_key(p, sizeof(p), base, key);
+		cfg_describe(got, sizeof(got), v);
 		cfg_err(ctx, p, "expected an integer from %lld to %lld, got %s",
 		    min, max, got);
 		return -1;
@@ -459,8 +454,8 @@ get_int(struct cfgctx *ctx, const char *base, const json_t *obj,
  * An optional string: the value (its length in *len), or NULL when absent
  * or after reporting a wrong type (then *len is (size_t)-1).
  */
-static const char *
-get_string(struct cfgctx *ctx, const char *base, const json_t *obj,
+const char *
+cfg_string(struct cfgctx *ctx, const char *base, const json_t *obj,
     const char *key, size_t *len)
 {
 	char p[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
@@ -470,8 +465,8 @@ get_string(struct cfgctx *ctx, const char *base, const json_t *obj,
 	if ((v = json_object_get(obj, key)) == NULL)
 		return NULL;
 	if (!json_is_string(v)) {
-		jpath_key(p, sizeof(p), base, key);
-		describe(got, sizeof(got), v);
+		cfg_jpath_key(p, sizeof(p), base, key);
+		cfg_describe(got, sizeof(got), v);
 		cfg_err(ctx, p, "expected a string, got %s", got);
 		*len = (size_t)-1;
 		return NULL;
@@ -485,8 +480,8 @@ get_string(struct cfgctx *ctx, const char *base, const json_t *obj,
  * chk into out.  Returns 1 when the key was present, 0 when absent; errors
  * are reported, not returned.
  */
-static int
-get_strlist(struct cfgctx *ctx, const char *base, const json_t *obj,
+int
+cfg_strlist(struct cfgctx *ctx, const char *base, const json_t *obj,
     const char *key, const struct item_check *chk, struct strlist *out)
 {
 	char p[CONFIG_JPATH_MAX], ip[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
@@ -496,16 +491,16 @@ get_strlist(struct cfgctx *ctx, const char *base, const json_t *obj,
 
 	if ((v = json_object_get(obj, key)) == NULL)
 		return 0;
-	jpath_key(p, sizeof(p), base, key);
+	cfg_jpath_key(p, sizeof(p), base, key);
 	if (!json_is_array(v)) {
-		describe(got, sizeof(got), v);
+		cfg_describe(got, sizeof(got), v);
 		cfg_err(ctx, p, "expected an array of strings, got %s", got);
 		return 1;
 	}
 	json_array_foreach(v, i, item) {
-		jpath_index(ip, sizeof(ip), p, i);
+		cfg_jpath_index(ip, sizeof(ip), p, i);
 		if (!json_is_string(item)) {
-			describe(got, sizeof(got), item);
+			cfg_describe(got, sizeof(got), item);
 			cfg_err(ctx, ip, "expected a string, got %s", got);
 			continue;
 		}
@@ -517,7 +512,7 @@ get_strlist(struct cfgctx *ctx, const char *base, const json_t *obj,
 			free(s);
 			continue;
 		}
-		if (strlist_add(out, s) == -1) {
+		if (cfg_strlist_add(out, s) == -1) {
 			free(s);
 			cfg_nomem(ctx, ip);
 		}
@@ -526,8 +521,8 @@ get_strlist(struct cfgctx *ctx, const char *base, const json_t *obj,
 }
 
 /* Append s (taken over); the vector stays NULL-terminated for execv. */
-static int
-strlist_add(struct strlist *l, char *s)
+int
+cfg_strlist_add(struct strlist *l, char *s)
 {
 	char **v;
 
@@ -554,23 +549,38 @@ strlist_has(const struct strlist *l, const char *s)
  * A filesystem path: non-empty, no NUL, at most PATH_MAX - 1 bytes.
  * Relative paths and "~" are the launcher's to resolve.
  */
-static char *
-item_path(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
+char *
+cfg_item_path(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
     size_t idx)
 {
-	char *d;
+	char q[CONFIG_QUOTE_MAX], *d;
+	const char *why;
 
 	(void)idx;
 	if (len == 0) {
 		cfg_err(ctx, jpath, "expected a non-empty path, got \"\"");
 		return NULL;
 	}
+	cfg_quote(q, sizeof(q), s, len);
 	if (strlen(s) != len || len >= PATH_MAX) {
-		char q[CONFIG_QUOTE_MAX];
-
-		quote(q, sizeof(q), s, len);
 		cfg_err(ctx, jpath, "%s: %s", strlen(s) != len ?
 		    "path contains a NUL byte" : "path too long", q);
+		return NULL;
+	}
+	/*
+	 * A pattern ("**" + "/.env", "*.pem") taken as a path names nothing
+	 * that exists, and a path that does not exist protects nothing: the
+	 * secret would stay readable.  Until pisbx-run enforces patterns,
+	 * one is an error, never ignored.
+	 */
+	if (glob_is_pattern(s)) {
+		if (glob_check(s, &why) == -1)
+			cfg_err(ctx, jpath, "invalid pattern %s: %s", q, why);
+		else
+			cfg_err(ctx, jpath, "%s is a pattern, and pisbx-run "
+			    "does not enforce patterns in filesystem paths "
+			    "yet: list the paths it should cover (\".env\", "
+			    "\"sub/.env\")", q);
 		return NULL;
 	}
 	if ((d = strdup(s)) == NULL)
@@ -588,14 +598,14 @@ item_listen(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
 
 	(void)idx;
 	if (len > 0 && s[0] == '/') {
-		if (abs_path_check(ctx, jpath, s, len,
+		if (cfg_abs_path(ctx, jpath, s, len,
 		    sizeof(((struct sockaddr_un *)NULL)->sun_path)) == -1)
 			return NULL;
 		d = strdup(s);
 	} else {
 		if (addr_port_parse(s, len, 1, 0, buf, sizeof(buf), &why)
 		    == -1) {
-			quote(q, sizeof(q), s, len);
+			cfg_quote(q, sizeof(q), s, len);
 			cfg_err(ctx, jpath, "invalid listen address %s: %s "
 			    "(expected IPv4:PORT, [IPv6]:PORT or an absolute "
 			    "socket path)", q, why);
@@ -619,7 +629,7 @@ item_server(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
 	(void)idx;
 	if (addr_port_parse(s, len, 0, RESOLVER_PORT_DEFAULT, buf,
 	    sizeof(buf), &why) == -1) {
-		quote(q, sizeof(q), s, len);
+		cfg_quote(q, sizeof(q), s, len);
 		cfg_err(ctx, jpath, "invalid resolver address %s: %s "
 		    "(expected IPv4[:PORT], IPv6 or [IPv6]:PORT)", q, why);
 		return NULL;
@@ -636,7 +646,7 @@ item_argv(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
 {
 	char *d;
 
-	if (idx == 0 && abs_path_check(ctx, jpath, s, len, PATH_MAX) == -1)
+	if (idx == 0 && cfg_abs_path(ctx, jpath, s, len, PATH_MAX) == -1)
 		return NULL;
 	if ((d = strdup(s)) == NULL)
 		cfg_nomem(ctx, jpath);
@@ -660,7 +670,7 @@ item_prefix(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
 	if (b == e) {
 		char q[CONFIG_QUOTE_MAX];
 
-		quote(q, sizeof(q), s, len);
+		cfg_quote(q, sizeof(q), s, len);
 		cfg_err(ctx, jpath, "empty command prefix %s", q);
 		return NULL;
 	}
@@ -767,13 +777,13 @@ addr_port_parse(const char *s, size_t len, int listen, uint16_t default_port,
 }
 
 /* An absolute path shorter than max bytes, or an error. */
-static int
-abs_path_check(struct cfgctx *ctx, const char *jpath, const char *s,
+int
+cfg_abs_path(struct cfgctx *ctx, const char *jpath, const char *s,
     size_t len, size_t max)
 {
 	char q[CONFIG_QUOTE_MAX];
 
-	quote(q, sizeof(q), s, len);
+	cfg_quote(q, sizeof(q), s, len);
 	if (len == 0 || s[0] != '/') {
 		cfg_err(ctx, jpath, "expected an absolute path, got %s", q);
 		return -1;
@@ -822,15 +832,15 @@ parse_patterns(struct cfgctx *ctx, const char *base, const json_t *obj,
 
 	if ((v = json_object_get(obj, key)) == NULL)
 		return;
-	jpath_key(p, sizeof(p), base, key);
+	cfg_jpath_key(p, sizeof(p), base, key);
 	if (!json_is_array(v)) {
-		describe(got, sizeof(got), v);
+		cfg_describe(got, sizeof(got), v);
 		cfg_err(ctx, p, "expected an array of patterns, got %s", got);
 		return;
 	}
 	json_array_foreach(v, i, item) {
-		jpath_index(ip, sizeof(ip), p, i);
-		describe(got, sizeof(got), item);
+		cfg_jpath_index(ip, sizeof(ip), p, i);
+		cfg_describe(got, sizeof(got), item);
 		if (!json_is_string(item)) {
 			cfg_err(ctx, ip, "expected a pattern string, got %s",
 			    got);
@@ -858,14 +868,16 @@ static void
 parse_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
     struct config *conf, struct policy *pol)
 {
-	if (obj_check(ctx, jpath, v, conf != NULL ? keys_network :
+	if (cfg_obj_check(ctx, jpath, v, conf != NULL ? keys_network :
 	    keys_network_policy) == -1)
 		return;
 	parse_patterns(ctx, jpath, v, "allowedDomains", 0, pol);
 	parse_patterns(ctx, jpath, v, "deniedDomains", 1, pol);
-	if (conf != NULL)
-		get_bool(ctx, jpath, v, "allowAllUnixSockets",
-		    &conf->allow_all_unix_sockets);
+	if (conf == NULL)
+		return;
+	cfg_bool(ctx, jpath, v, "allowAllUnixSockets",
+	    &conf->allow_all_unix_sockets);
+	compat_network(ctx, jpath, v, conf);
 }
 
 static void
@@ -873,15 +885,16 @@ parse_filesystem(struct cfgctx *ctx, const json_t *v, struct config *conf)
 {
 	static const char jp[] = "$.filesystem";
 
-	if (obj_check(ctx, jp, v, keys_filesystem) == -1)
+	if (cfg_obj_check(ctx, jp, v, keys_filesystem) == -1)
 		return;
-	conf->fs_deny_read_set = get_strlist(ctx, jp, v, "denyRead",
-	    &check_path, &conf->deny_read);
-	get_strlist(ctx, jp, v, "allowRead", &check_path, &conf->allow_read);
-	conf->fs_allow_write_set = get_strlist(ctx, jp, v, "allowWrite",
-	    &check_path, &conf->allow_write);
-	get_strlist(ctx, jp, v, "denyWrite", &check_path, &conf->deny_write);
-	get_bool(ctx, jp, v, "allowGitConfig", &conf->allow_git_config);
+	conf->fs_deny_read_set = cfg_strlist(ctx, jp, v, "denyRead",
+	    &cfg_check_path, &conf->deny_read);
+	cfg_strlist(ctx, jp, v, "allowRead", &cfg_check_path, &conf->allow_read);
+	conf->fs_allow_write_set = cfg_strlist(ctx, jp, v, "allowWrite",
+	    &cfg_check_path, &conf->allow_write);
+	cfg_strlist(ctx, jp, v, "denyWrite", &cfg_check_path, &conf->deny_write);
+	cfg_bool(ctx, jp, v, "allowGitConfig", &conf->allow_git_config);
+	compat_filesystem(ctx, jp, v, conf);
 }
 
 static void
@@ -889,16 +902,16 @@ parse_proxy(struct cfgctx *ctx, const json_t *v, struct config *conf)
 {
 	static const char jp[] = "$.proxy";
 
-	if (obj_check(ctx, jp, v, keys_proxy) == -1)
+	if (cfg_obj_check(ctx, jp, v, keys_proxy) == -1)
 		return;
-	get_strlist(ctx, jp, v, "listen", &check_listen, &conf->listen);
-	get_int(ctx, jp, v, "maxConnections", 1, 1000000,
+	cfg_strlist(ctx, jp, v, "listen", &check_listen, &conf->listen);
+	cfg_int(ctx, jp, v, "maxConnections", 1, 1000000,
 	    &conf->max_connections);
-	get_int(ctx, jp, v, "connectTimeoutMs", 1, 600000,
+	cfg_int(ctx, jp, v, "connectTimeoutMs", 1, 600000,
 	    &conf->connect_timeout_ms);
-	get_int(ctx, jp, v, "idleTimeoutMs", 1, 86400000,
+	cfg_int(ctx, jp, v, "idleTimeoutMs", 1, 86400000,
 	    &conf->idle_timeout_ms);
-	get_int(ctx, jp, v, "headerTimeoutMs", 1, 600000,
+	cfg_int(ctx, jp, v, "headerTimeoutMs", 1, 600000,
 	    &conf->header_timeout_ms);
 }
 
@@ -910,17 +923,17 @@ parse_resolver(struct cfgctx *ctx, const json_t *v, struct config *conf)
 	const char *s;
 	size_t len;
 
-	if (obj_check(ctx, jp, v, keys_resolver) == -1)
+	if (cfg_obj_check(ctx, jp, v, keys_resolver) == -1)
 		return;
-	get_strlist(ctx, jp, v, "servers", &check_server,
+	cfg_strlist(ctx, jp, v, "servers", &check_server,
 	    &conf->resolver_servers);
-	if ((s = get_string(ctx, jp, v, "hostsFile", &len)) != NULL) {
-		jpath_key(p, sizeof(p), jp, "hostsFile");
-		if (abs_path_check(ctx, p, s, len, PATH_MAX) == 0 &&
+	if ((s = cfg_string(ctx, jp, v, "hostsFile", &len)) != NULL) {
+		cfg_jpath_key(p, sizeof(p), jp, "hostsFile");
+		if (cfg_abs_path(ctx, p, s, len, PATH_MAX) == 0 &&
 		    (conf->hosts_file = strdup(s)) == NULL)
 			cfg_nomem(ctx, p);
 	}
-	get_int(ctx, jp, v, "timeoutMs", 1, 600000,
+	cfg_int(ctx, jp, v, "timeoutMs", 1, 600000,
 	    &conf->resolver_timeout_ms);
 }
 
@@ -938,7 +951,7 @@ parse_review(struct cfgctx *ctx, const json_t *v, struct config *conf)
 	size_t len;
 	int n;
 
-	if (obj_check(ctx, jp, v, keys_review) == -1)
+	if (cfg_obj_check(ctx, jp, v, keys_review) == -1)
 		return;
 	cmd = json_object_get(v, "command");
 	sock = json_object_get(v, "socket");
@@ -950,8 +963,8 @@ parse_review(struct cfgctx *ctx, const json_t *v, struct config *conf)
 		    "or \"mode\", got %s", n == 0 ? "none" : "several");
 
 	if (cmd != NULL) {
-		jpath_key(p, sizeof(p), jp, "command");
-		get_strlist(ctx, jp, v, "command", &check_argv,
+		cfg_jpath_key(p, sizeof(p), jp, "command");
+		cfg_strlist(ctx, jp, v, "command", &check_argv,
 		    &conf->review_command);
 		if (json_is_array(cmd) && json_array_size(cmd) == 0)
 			cfg_err(ctx, p, "expected [\"/absolute/reviewer\", "
@@ -959,30 +972,30 @@ parse_review(struct cfgctx *ctx, const json_t *v, struct config *conf)
 		if (n == 1)
 			conf->review_mode = REVIEW_COMMAND;
 	}
-	if ((s = get_string(ctx, jp, v, "socket", &len)) != NULL) {
-		jpath_key(p, sizeof(p), jp, "socket");
-		if (abs_path_check(ctx, p, s, len,
+	if ((s = cfg_string(ctx, jp, v, "socket", &len)) != NULL) {
+		cfg_jpath_key(p, sizeof(p), jp, "socket");
+		if (cfg_abs_path(ctx, p, s, len,
 		    sizeof(((struct sockaddr_un *)NULL)->sun_path)) == 0 &&
 		    (conf->review_socket = strdup(s)) == NULL)
 			cfg_nomem(ctx, p);
 		if (n == 1)
 			conf->review_mode = REVIEW_SOCKET;
 	}
-	if ((s = get_string(ctx, jp, v, "mode", &len)) != NULL) {
-		jpath_key(p, sizeof(p), jp, "mode");
+	if ((s = cfg_string(ctx, jp, v, "mode", &len)) != NULL) {
+		cfg_jpath_key(p, sizeof(p), jp, "mode");
 		if (strlen(s) != len || strcmp(s, "tty") != 0) {
-			quote(q, sizeof(q), s, len);
+			cfg_quote(q, sizeof(q), s, len);
 			cfg_err(ctx, p, "expected \"tty\", got %s", q);
 		} else if (n == 1)
 			conf->review_mode = REVIEW_TTY;
 	}
 	if (cap != NULL) {
-		jpath_key(p, sizeof(p), jp, "capabilityEnv");
-		s = get_string(ctx, jp, v, "capabilityEnv", &len);
+		cfg_jpath_key(p, sizeof(p), jp, "capabilityEnv");
+		s = cfg_string(ctx, jp, v, "capabilityEnv", &len);
 		if (s != NULL && sock == NULL)
 			cfg_err(ctx, p, "only applies with \"socket\"");
 		else if (s != NULL && !env_name_valid(s, len)) {
-			quote(q, sizeof(q), s, len);
+			cfg_quote(q, sizeof(q), s, len);
 			cfg_err(ctx, p, "expected an environment variable "
 			    "name ([A-Za-z_][A-Za-z0-9_]*), got %s", q);
 		} else if (s != NULL) {
@@ -991,8 +1004,8 @@ parse_review(struct cfgctx *ctx, const json_t *v, struct config *conf)
 				cfg_nomem(ctx, p);
 		}
 	}
-	get_int(ctx, jp, v, "timeoutMs", 1, 3600000, &conf->review_timeout_ms);
-	get_int(ctx, jp, v, "maxInFlight", 1, 1024, &conf->review_max_inflight);
+	cfg_int(ctx, jp, v, "timeoutMs", 1, 3600000, &conf->review_timeout_ms);
+	cfg_int(ctx, jp, v, "maxInFlight", 1, 1024, &conf->review_max_inflight);
 }
 
 static void
@@ -1003,23 +1016,23 @@ parse_hostipc(struct cfgctx *ctx, const json_t *v, struct config *conf)
 	const char *s;
 	size_t len;
 
-	if (obj_check(ctx, jp, v, keys_hostipc) == -1)
+	if (cfg_obj_check(ctx, jp, v, keys_hostipc) == -1)
 		return;
-	if ((s = get_string(ctx, jp, v, "mode", &len)) != NULL) {
+	if ((s = cfg_string(ctx, jp, v, "mode", &len)) != NULL) {
 		if (strlen(s) == len && strcmp(s, "off") == 0)
 			conf->hostipc_mode = HOSTIPC_OFF;
 		else if (strlen(s) == len && strcmp(s, "ask") == 0)
 			conf->hostipc_mode = HOSTIPC_ASK;
 		else {
-			jpath_key(p, sizeof(p), jp, "mode");
-			quote(q, sizeof(q), s, len);
+			cfg_jpath_key(p, sizeof(p), jp, "mode");
+			cfg_quote(q, sizeof(q), s, len);
 			cfg_err(ctx, p, "expected \"off\" or \"ask\", got %s",
 			    q);
 		}
 	}
-	get_strlist(ctx, jp, v, "preflightCommandPrefixes", &check_prefix,
+	cfg_strlist(ctx, jp, v, "preflightCommandPrefixes", &check_prefix,
 	    &conf->hostipc_prefixes);
-	get_bool(ctx, jp, v, "retryOnUnixSocketError", &conf->hostipc_retry);
+	cfg_bool(ctx, jp, v, "retryOnUnixSocketError", &conf->hostipc_retry);
 }
 
 /* A config with every default filled in and an empty policy. */
@@ -1059,19 +1072,20 @@ config_load_buffer(const char *buf, size_t len, const char *name,
     struct config_errors *errs)
 {
 	struct cfgctx ctx = { name != NULL ? name : CONFIG_BUFFER_NAME, errs,
-	    0 };
+	    0, NULL };
 	struct config *conf = NULL;
 	json_t *root = NULL, *v;
 	size_t slen;
 
 	if ((root = json_parse(&ctx, buf, len)) == NULL)
 		goto fail;
-	if (obj_check(&ctx, "$", root, keys_top) == -1)
+	if (cfg_obj_check(&ctx, "$", root, keys_top) == -1)
 		goto fail;
 	if ((conf = config_new(&ctx, ctx.name)) == NULL)
 		goto fail;
+	ctx.notes = &conf->notes;
 	/* "$schema" is for editors; only its type is checked. */
-	get_string(&ctx, "$", root, "$schema", &slen);
+	cfg_string(&ctx, "$", root, "$schema", &slen);
 	if ((v = json_object_get(root, "network")) != NULL)
 		parse_network(&ctx, "$.network", v, conf, conf->policy);
 	if ((v = json_object_get(root, "filesystem")) != NULL)
@@ -1084,6 +1098,7 @@ config_load_buffer(const char *buf, size_t len, const char *name,
 		parse_review(&ctx, v, conf);
 	if ((v = json_object_get(root, "hostIPC")) != NULL)
 		parse_hostipc(&ctx, v, conf);
+	compat_top(&ctx, root, conf);
 	if (ctx.nerr > 0)
 		goto fail;
 	json_decref(root);
@@ -1174,7 +1189,7 @@ fail:
 struct config *
 config_load(const char *path, struct config_errors *errs)
 {
-	struct cfgctx ctx = { path, errs, 0 };
+	struct cfgctx ctx = { path, errs, 0, NULL };
 	struct config *conf;
 	char *buf;
 	size_t len;
@@ -1199,7 +1214,7 @@ config_network_policy(const char *json, size_t len, const char *name,
     struct config_errors *errs)
 {
 	struct cfgctx ctx = { name != NULL ? name : CONFIG_BUFFER_NAME, errs,
-	    0 };
+	    0, NULL };
 	struct policy *pol = NULL;
 	json_t *root;
 
@@ -1235,22 +1250,39 @@ config_path_in(const char *dir, const char *rel)
 	return p;
 }
 
+/* A per-user file if something is there (anything but ENOENT), or NULL. */
+static char *
+config_present(char *p)
+{
+	struct stat st;
+
+	/*
+	 * Anything there but ENOENT (a directory, a dangling link, no
+	 * permission) is returned, to be reported by config_load.
+	 */
+	if (p != NULL && lstat(p, &st) == -1 &&
+	    (errno == ENOENT || errno == ENOTDIR)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
 /*
  * The trust order.  An explicitly named config ($PISBX_CONFIG) is returned
  * even when missing, so that config_load reports it instead of silently
- * falling back to a weaker default; the per-user file is used only if it
- * exists.  Relative XDG_CONFIG_HOME/HOME values are ignored, as the XDG
- * spec says, so nothing is ever looked up in the current directory -- which
- * may be the sandboxed workspace.  Out of memory aborts: falling back to
- * the default policy would be the silent widening this function exists to
- * prevent.
+ * falling back to a weaker default; the per-user files are used only if
+ * they exist: pisbx's own, then srt's ~/.srt-settings.json.  Relative
+ * XDG_CONFIG_HOME/HOME values are ignored, as the XDG spec says, so
+ * nothing is ever looked up in the current directory -- which may be the
+ * sandboxed workspace.  Out of memory aborts: falling back to the default
+ * policy would be the silent widening this function exists to prevent.
  */
 char *
 config_find(const char *cli_path)
 {
 	const char *env, *home;
 	struct passwd *pw;
-	struct stat st;
 	char *p, *dir;
 
 	if (cli_path != NULL) {
@@ -1263,30 +1295,21 @@ config_find(const char *cli_path)
 			abort();
 		return p;
 	}
+	if ((home = getenv("HOME")) == NULL || home[0] != '/') {
+		pw = getpwuid(getuid());
+		home = pw != NULL ? pw->pw_dir : NULL;
+	}
 	env = getenv("XDG_CONFIG_HOME");
 	if (env != NULL && env[0] == '/')
 		p = config_path_in(env, CONFIG_RELATIVE);
-	else {
-		if ((home = getenv("HOME")) == NULL || home[0] != '/') {
-			pw = getpwuid(getuid());
-			home = pw != NULL ? pw->pw_dir : NULL;
-		}
-		if ((dir = config_path_in(home, ".config")) == NULL)
-			return NULL;
+	else if ((dir = config_path_in(home, ".config")) != NULL) {
 		p = config_path_in(dir, CONFIG_RELATIVE);
 		free(dir);
-	}
-	if (p == NULL)
-		return NULL;
-	/*
-	 * Anything there but ENOENT (a directory, a dangling link, no
-	 * permission) is returned, to be reported by config_load.
-	 */
-	if (lstat(p, &st) == -1 && (errno == ENOENT || errno == ENOTDIR)) {
-		free(p);
-		return NULL;
-	}
-	return p;
+	} else
+		p = NULL;
+	if ((p = config_present(p)) != NULL)
+		return p;
+	return config_present(config_path_in(home, CONFIG_SRT));
 }
 
 void
@@ -1322,6 +1345,8 @@ config_free(struct config *conf)
 	strlist_free(&conf->allow_write);
 	strlist_free(&conf->deny_write);
 	strlist_free(&conf->hostipc_prefixes);
+	strlist_free(&conf->allow_unix_sockets);
+	config_errors_clear(&conf->notes);
 	free(conf);
 }
 

@@ -203,12 +203,25 @@ enum hostipc_mode {
 	HOSTIPC_ASK
 };
 
+/* Every error found, each "FILE: $.json.path: message (value)". */
+struct config_errors {
+	char	**msg;
+	size_t	  n;
+};
+
 struct config {
 	char		*path;		/* file read, or "(embedded default)" */
 	struct policy	*policy;
+	/*
+	 * Remarks for --check -v, "FILE: $.path: ...": the srt and
+	 * pi-sandbox keys accepted without effect here, and why.
+	 */
+	struct config_errors notes;
 
 	/* network */
 	int		 allow_all_unix_sockets;
+	struct strlist	 allow_unix_sockets;	/* absolute socket paths */
+	int		 strict_allowlist;	/* srt: no review for others */
 
 	/* proxy */
 	struct strlist	 listen;	/* "127.0.0.1:3128", "[::1]:0", "/path" */
@@ -245,19 +258,14 @@ struct config {
 	int		 hostipc_retry;
 };
 
-/* Every error found, each "FILE: $.json.path: message (value)". */
-struct config_errors {
-	char	**msg;
-	size_t	  n;
-};
-
 /* The embedded default config (conf/default.json), NUL-terminated. */
 extern const char pisbx_default_config[];
 
 /*
  * Which config to trust: the --config argument, then $PISBX_CONFIG, then
- * $XDG_CONFIG_HOME/pisbx/config.json (or ~/.config/...) if it exists.
- * Returns a malloc'ed path, or NULL for the embedded default.
+ * $XDG_CONFIG_HOME/pisbx/config.json (or ~/.config/...) if it exists,
+ * then srt's ~/.srt-settings.json if it exists.  Returns a malloc'ed
+ * path, or NULL for the embedded default.
  */
 char		*config_find(const char *cli_path);
 /* Load a file, or the embedded default when path is NULL. */

@@ -53,7 +53,8 @@ static const struct bad_case bad_cases[] = {
 	{ "[]", "$", "expected an object, got an array" },
 	{ "\"x\"", "line 1, column 3", "invalid JSON" },
 	{ "{\"foo\": 1}", "$.foo", "unknown key (known keys here: $schema, "
-	    "network, filesystem, proxy, resolver, review, hostIPC)" },
+	    "network, filesystem, proxy, resolver, review, hostIPC, "
+	    "credentials, " },
 	{ "{\"Network\": {}}", "$.Network", "unknown key" },
 	{ "{\"a\\u001bb\": 1}", "$[\"a\\u001bb\"]", "unknown key" },
 	{ "{\"$schema\": 5}", "$.$schema", "expected a string, got 5" },
@@ -627,7 +628,7 @@ static void
 schema_keys_check(const json_t *props, const char *section)
 {
 	struct config_errors errs = { NULL, 0 };
-	char json[128], known[512], *p;
+	char json[128], known[1024], *p;
 	const char *key;
 	json_t *val;
 	size_t o = 0;
@@ -678,7 +679,8 @@ test_schema(void **state)
 	schema_keys_check(props, NULL);
 	json_object_foreach(props, key, sec) {
 		assert_non_null(json_object_get(sec, "description"));
-		if (strcmp(key, "$schema") == 0)
+		/* Sections with keys of their own; srt's others are leaves. */
+		if (json_object_get(sec, "properties") == NULL)
 			continue;
 		assert_true(json_is_false(json_object_get(sec,
 		    "additionalProperties")));
@@ -878,7 +880,10 @@ env_restore(void)
 	}
 }
 
-/* --config, then $PISBX_CONFIG, then the XDG file, then the default. */
+/*
+ * --config, then $PISBX_CONFIG, then the XDG file, then srt's
+ * ~/.srt-settings.json, then the default.
+ */
 static void
 test_find(void **state)
 {
@@ -988,6 +993,43 @@ test_find(void **state)
 	assert_non_null(p);
 	assert_string_equal(p, "/etc/pisbx/cli.json");
 	free(p);
+
+	/* srt's ~/.srt-settings.json: last, and only when it exists. */
+	unsetenv("PISBX_CONFIG");
+	unsetenv("XDG_CONFIG_HOME");
+	path_fmt(home, sizeof(home), "%s/home2", dir);
+	assert_int_equal(mkdir(home, 0700), 0);
+	setenv("HOME", home, 1);
+	assert_null(config_find(NULL));
+	path_fmt(f, sizeof(f), "%s/.srt-settings.json", home);
+	write_str(f, "{\"network\": {\"allowLocalBinding\": false}}");
+	p = config_find(NULL);
+	assert_non_null(p);
+	assert_string_equal(p, f);
+	free(p);
+	/* ... also with XDG_CONFIG_HOME set, when pisbx's own is missing */
+	setenv("XDG_CONFIG_HOME", xdg, 1);
+	path_fmt(want, sizeof(want), "%s/pisbx/config.json", xdg);
+	assert_int_equal(rmdir(want), 0);
+	p = config_find(NULL);
+	assert_non_null(p);
+	assert_string_equal(p, f);
+	free(p);
+	/* pisbx's own file wins over srt's. */
+	write_str(want, "{}");
+	p = config_find(NULL);
+	assert_non_null(p);
+	assert_string_equal(p, want);
+	free(p);
+	/* Never a relative HOME: the working directory's is not read. */
+	unsetenv("XDG_CONFIG_HOME");
+	assert_int_equal(chdir(home), 0);
+	setenv("HOME", ".", 1);
+	p = config_find(NULL);
+	if (p != NULL)
+		assert_true(strncmp(p, home, strlen(home)) != 0);
+	free(p);
+	assert_int_equal(chdir(cwd), 0);
 
 	rm_rf(dir);
 	free(dir);
