@@ -295,6 +295,8 @@ main(int argc, char *argv[])
 		free(config_path);
 		return EXIT_CONFIG;
 	}
+	for (i = 0; i < conf->notes.n; i++)
+		log_info("%s", conf->notes.msg[i]);
 
 	/* 2. The sandbox's description. */
 	if (getcwd(exe, sizeof(exe)) == NULL || realpath(exe, cwd) == NULL) {

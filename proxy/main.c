@@ -216,8 +216,19 @@ main(int argc, char *argv[])
 		rc = EX_CONFIG_;
 		goto out;
 	}
-	if (check)
+	if (check) {
 		printf("configuration OK\n");
+		fflush(stdout);
+		for (i = 0; verbose && i < conf->notes.n; i++)
+			fprintf(stderr, "%s\n", conf->notes.msg[i]);
+		if (!verbose && conf->notes.n > 0)
+			fprintf(stderr, "%zu note%s on keys accepted without "
+			    "effect here: --check -v shows %s\n",
+			    conf->notes.n, conf->notes.n == 1 ? "" : "s",
+			    conf->notes.n == 1 ? "it" : "them");
+	} else
+		for (i = 0; i < conf->notes.n; i++)
+			log_info("%s", conf->notes.msg[i]);
 	if (nexplain > 0) {
 		for (i = 0; i < nexplain; i++) {
 			char *line = policy_explain(conf->policy, explain[i]);
