@@ -361,6 +361,14 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		}
 		free(q);
 	}
+	/* srt's ~/.srt-settings.json, the last place config_find looks. */
+	if (home_real != NULL) {
+		if ((p = fs_join(home_real, ".srt-settings.json")) == NULL ||
+		    fs_set_add(&set, p, P_DENY_WRITE) == -1)
+			goto fail;
+		free(p);
+		p = NULL;
+	}
 
 	/* Writable roots, then the mandatory set inside each of them. */
 	for (i = 0; i < set.n; i++) {

@@ -208,6 +208,8 @@ test_defaults(void **state)
 	assert_true(has(plan.guarded, plan.nguarded, p));
 	snprintf(p, sizeof(p), "%s/.config/pisbx", home);
 	assert_true(has(plan.guarded, plan.nguarded, p));
+	snprintf(p, sizeof(p), "%s/.srt-settings.json", home);
+	assert_true(has(plan.guarded, plan.nguarded, p));
 	assert_true(has(plan.guarded, plan.nguarded, bin));
 	/* Nothing exists yet: no rule for the mandatory names. */
 	snprintf(p, sizeof(p), "%s/.bashrc", ws);
