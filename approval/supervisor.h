@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
-#include "policy.h"
-#include "approval.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
 
 struct event_base;
 struct json_t;
