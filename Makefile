@@ -42,11 +42,13 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 COMMON_SRC   := $(wildcard common/*.c)
 POLICY_SRC   := $(wildcard policy/*.c)
-APPROVAL_SRC := $(filter-out approval/supervisor_main.c,$(wildcard approval/*.c))
+APPROVAL_SRC := $(wildcard approval/*.c)
 PROXY_SRC    := $(filter-out proxy/main.c,$(wildcard proxy/*.c))
 LAUNCHER_SRC := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
+SUPERVISOR_SRC := $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
 GEN_SRC      := $(BUILD)/gen/default_config.c
-LIB_SRC      := $(COMMON_SRC) $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) $(LAUNCHER_SRC)
+LIB_SRC      := $(COMMON_SRC) $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) $(SUPERVISOR_SRC) \
+		$(LAUNCHER_SRC)
 
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/gen/default_config.o
 LIBPISBX := $(BUILD)/libpisbx.a
@@ -58,7 +60,7 @@ endif
 ifneq ($(wildcard launcher/main.c),)
 PROGS += $(BINDIR)/pisbx-run
 endif
-ifneq ($(wildcard approval/supervisor_main.c),)
+ifneq ($(wildcard supervisor/main.c),)
 PROGS += $(BINDIR)/pisbx-supervisor
 endif
 
@@ -92,7 +94,7 @@ $(BINDIR)/pisbx-run: $(BUILD)/launcher/main.o $(LIBPISBX)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-$(BINDIR)/pisbx-supervisor: $(BUILD)/approval/supervisor_main.o $(LIBPISBX)
+$(BINDIR)/pisbx-supervisor: $(BUILD)/supervisor/main.o $(LIBPISBX)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 

@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
-#include "approval/supervisor.h"
+#include "approval/supclient.h"
 
 struct call_state {
 	int		 done;

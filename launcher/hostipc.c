@@ -27,7 +27,7 @@
 #include "common/log.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
-#include "approval/supervisor.h"
+#include "approval/supclient.h"
 #include "launcher/supervise.h"
 
 #define EXIT_TIMEOUT_STATUS	124

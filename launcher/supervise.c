@@ -14,7 +14,7 @@
 #include "common/log.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
-#include "approval/supervisor.h"
+#include "approval/supclient.h"
 #include "launcher/supervise.h"
 #include "common/secmem.h"
 

@@ -12,7 +12,7 @@
 
 #include "policy/policy.h"
 #include "approval/approval.h"
-#include "approval/supervisor.h"
+#include "supervisor/supervisor.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -16,7 +16,8 @@
 
 #include "policy/policy.h"
 #include "approval/approval.h"
-#include "approval/supervisor.h"
+#include "approval/supclient.h"
+#include "supervisor/supervisor.h"
 #include "launcher/supervise.h"
 
 struct match_case {

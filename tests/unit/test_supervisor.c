@@ -16,7 +16,7 @@
 
 #include "policy/policy.h"
 #include "approval/approval.h"
-#include "approval/supervisor.h"
+#include "supervisor/supervisor.h"
 
 #define CAP	"s3cret"
 #define HEAD	"\"version\":1,\"capability\":\"" CAP "\",\"id\":\"r1\","

@@ -22,7 +22,8 @@
 #include "common/log.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
-#include "approval/supervisor.h"
+#include "approval/supclient.h"
+#include "supervisor/supervisor.h"
 
 #define CAPABILITY_BYTES	32
 

@@ -37,7 +37,8 @@
 #include "common/log.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
-#include "approval/supervisor.h"
+#include "approval/supclient.h"
+#include "supervisor/supervisor.h"
 
 #define CLIENTS_MAX		256	/* connections open at once */
 #define REVIEWERS_MAX		64	/* reviewer processes at once */
