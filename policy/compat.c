@@ -19,8 +19,8 @@
 
 #include <jansson.h>
 
-#include "policy.h"
-#include "config_int.h"
+#include "policy/policy.h"
+#include "policy/config_int.h"
 
 #define REASON_MAX	1000	/* bytes of one deniedDomainReasons text */
 

@@ -25,8 +25,8 @@
 
 #include <jansson.h>
 
-#include "policy.h"
-#include "config_int.h"
+#include "policy/policy.h"
+#include "policy/config_int.h"
 
 static void	 cfg_line(struct cfgctx *, struct config_errors *,
 		    const char *, const char *, va_list)

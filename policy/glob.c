@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define GLOB_WORDS	((GLOB_MAX_COMPONENTS + 1 + 63) / 64)
 

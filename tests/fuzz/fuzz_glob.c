@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define REF_MAX		48	/* bytes of pattern and path for the oracle */
 #define REF_COMPS	24

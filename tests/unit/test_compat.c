@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define NAME	"srt.json"
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define CWD	"/w"
 #define HOME	"/h"
