@@ -89,6 +89,7 @@ static int	 glob_comp_parse(struct glob_comp *, const char *, size_t,
 		    const char **);
 static int	 glob_set_parse(struct glob_tok *, const char *, size_t,
 		    size_t *, const char **);
+static struct glob_comp *glob_comp_slot(struct glob *, const char **);
 static int	 glob_comp_add(struct glob *, const char *, size_t,
 		    const char **);
 static int	 glob_comp_match(const struct glob_comp *, const char *,
@@ -248,6 +249,28 @@ glob_comp_parse(struct glob_comp *c, const char *in, size_t len,
 }
 
 /*
+ * Room for one more component: the new, zeroed slot past the last, not
+ * counted until the caller has filled it.
+ */
+static struct glob_comp *
+glob_comp_slot(struct glob *g, const char **errstr)
+{
+	struct glob_comp	*v;
+
+	if (g->ncomp >= GLOB_MAX_COMPONENTS) {
+		*errstr = "pattern has too many components";
+		return NULL;
+	}
+	if ((v = reallocarray(g->comp, g->ncomp + 1, sizeof(*v))) == NULL) {
+		*errstr = "out of memory";
+		return NULL;
+	}
+	g->comp = v;
+	memset(&v[g->ncomp], 0, sizeof(*v));
+	return &v[g->ncomp];
+}
+
+/*
  * Append one component.  "." is dropped; ".." removes the previous
  * literal component (never the root) and is an error after a wildcard,
  * where it would have to be resolved against names not known yet.
@@ -256,7 +279,7 @@ static int
 glob_comp_add(struct glob *g, const char *in, size_t len,
     const char **errstr)
 {
-	struct glob_comp	*c, *v;
+	struct glob_comp	*c;
 	size_t			 i;
 
 	if (len == 0 || (len == 1 && in[0] == '.'))
@@ -275,16 +298,8 @@ glob_comp_add(struct glob *g, const char *in, size_t len,
 		}
 		return 0;
 	}
-	if (g->ncomp >= GLOB_MAX_COMPONENTS) {
-		*errstr = "pattern has too many components";
+	if ((c = glob_comp_slot(g, errstr)) == NULL)
 		return -1;
-	}
-	if ((v = reallocarray(g->comp, g->ncomp + 1, sizeof(*v))) == NULL) {
-		*errstr = "out of memory";
-		return -1;
-	}
-	g->comp = v;
-	c = &g->comp[g->ncomp];
 	if (glob_comp_parse(c, in, len, errstr) == -1) {
 		free(c->text);
 		free(c->tok);
@@ -326,7 +341,7 @@ glob_build_text(const struct glob *g, size_t n)
 static int
 glob_lit_add(struct glob *g, const char *in, size_t len, const char **errstr)
 {
-	struct glob_comp	*v;
+	struct glob_comp	*c;
 
 	if (len == 0 || (len == 1 && in[0] == '.'))
 		return 0;
@@ -334,22 +349,14 @@ glob_lit_add(struct glob *g, const char *in, size_t len, const char **errstr)
 		*errstr = "the anchor directory is not normalised";
 		return -1;
 	}
-	if (g->ncomp >= GLOB_MAX_COMPONENTS) {
-		*errstr = "pattern has too many components";
+	if ((c = glob_comp_slot(g, errstr)) == NULL)
 		return -1;
-	}
-	if ((v = reallocarray(g->comp, g->ncomp + 1, sizeof(*v))) == NULL) {
+	if ((c->text = strndup(in, len)) == NULL) {
 		*errstr = "out of memory";
 		return -1;
 	}
-	g->comp = v;
-	memset(&v[g->ncomp], 0, sizeof(*v));
-	if ((v[g->ncomp].text = strndup(in, len)) == NULL) {
-		*errstr = "out of memory";
-		return -1;
-	}
-	v[g->ncomp].len = len;
-	v[g->ncomp].kind = GC_LITERAL;
+	c->len = len;
+	c->kind = GC_LITERAL;
 	g->ncomp++;
 	return 0;
 }
@@ -365,15 +372,9 @@ glob_trailing_star(struct glob *g, const char **errstr)
 
 	if (g->ncomp == 0 || g->comp[g->ncomp - 1].kind != GC_GLOBSTAR)
 		return 0;
-	if (g->ncomp >= GLOB_MAX_COMPONENTS) {
-		*errstr = "pattern has too many components";
+	if (glob_comp_slot(g, errstr) == NULL)
 		return -1;
-	}
-	if ((v = reallocarray(g->comp, g->ncomp + 1, sizeof(*v))) == NULL) {
-		*errstr = "out of memory";
-		return -1;
-	}
-	g->comp = v;
+	v = g->comp;
 	v[g->ncomp] = v[g->ncomp - 1];		/* the "**" moves last */
 	g->ncomp++;
 	if (glob_comp_parse(&v[g->ncomp - 2], "*", 1, errstr) == -1) {
