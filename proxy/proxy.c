@@ -33,6 +33,7 @@
 
 #include "approval/approval.h"
 #include "common/log.h"
+#include "common/sockaddr.h"
 #include "proxy/proxy_int.h"
 
 #define CONN_FLUSH_TIMEOUT_MS	5000
@@ -70,9 +71,6 @@ static void	 conn_connect_cb(evutil_socket_t, short, void *);
 static void	 conn_connected(struct conn *);
 static int	 proxy_own_addr(struct proxy *, const struct sockaddr *);
 static int	 addr_is_local(const struct sockaddr *);
-static void	 sa_format(const struct sockaddr *, char *, size_t);
-static int	 sa_parse(const char *, struct sockaddr_storage *,
-		    socklen_t *);
 static const char *proto_name(enum conn_proto);
 static void	 conn_record(struct conn *, struct alog_rec *);
 
@@ -227,79 +225,6 @@ proxy_free(struct proxy *px)
 
 /* ---- listeners ---- */
 
-/* Parse "ip:port" or "[v6]:port" (literals only, as inet_pton reads them). */
-static int
-sa_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-	char host[128];
-	const char *colon, *end;
-	char *ep;
-	unsigned long port;
-
-	memset(ss, 0, sizeof(*ss));
-	if (s[0] == '[') {
-		if ((end = strchr(s, ']')) == NULL || end[1] != ':')
-			return -1;
-		colon = end + 1;
-		if ((size_t)(end - s - 1) >= sizeof(host))
-			return -1;
-		memcpy(host, s + 1, end - s - 1);
-		host[end - s - 1] = '\0';
-	} else {
-		if ((colon = strrchr(s, ':')) == NULL ||
-		    (size_t)(colon - s) >= sizeof(host))
-			return -1;
-		memcpy(host, s, colon - s);
-		host[colon - s] = '\0';
-	}
-	errno = 0;
-	port = strtoul(colon + 1, &ep, 10);
-	if (colon[1] == '\0' || *ep != '\0' || errno != 0 || port > 65535)
-		return -1;
-	if (s[0] != '[' && inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-		*len = sizeof(*sin);
-		return 0;
-	}
-	if (s[0] == '[' && inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		*len = sizeof(*sin6);
-		return 0;
-	}
-	return -1;
-}
-
-static void
-sa_format(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char ip[INET6_ADDRSTRLEN];
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const void *)sa;
-
-		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
-		snprintf(buf, len, "%s:%u", ip, ntohs(sin->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const void *)sa;
-
-		inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
-		snprintf(buf, len, "[%s]:%u", ip, ntohs(sin6->sin6_port));
-	} else if (sa->sa_family == AF_UNIX) {
-		const struct sockaddr_un *sun = (const void *)sa;
-
-		if (sun->sun_path[0] != '\0')
-			snprintf(buf, len, "%.*s", (int)sizeof(sun->sun_path),
-			    sun->sun_path);
-		else
-			snprintf(buf, len, "unix");
-	} else
-		snprintf(buf, len, "?");
-}
-
 int
 proxy_listen(struct proxy *px, const char *addr, char *bound,
     size_t boundlen)
@@ -332,7 +257,7 @@ proxy_listen(struct proxy *px, const char *addr, char *bound,
 			goto fail_errno;
 		created = addr;
 	} else {
-		if (sa_parse(addr, &ss, &sslen) == -1) {
+		if (sockaddr_parse(addr, &ss, &sslen) == -1) {
 			log_warnx("listen %s: not an address: write "
 			    "127.0.0.1:PORT, [::1]:PORT or /path/to.sock",
 			    addr);
@@ -387,7 +312,7 @@ listener_add(struct proxy *px, int fd, const char *created)
 		log_warn("listener getsockname");
 		goto fail;
 	}
-	sa_format((struct sockaddr *)&l->ss, l->name, sizeof(l->name));
+	sockaddr_format((struct sockaddr *)&l->ss, l->name, sizeof(l->name));
 	{
 		int acc = 0;
 		socklen_t alen = sizeof(acc);
@@ -484,7 +409,7 @@ listener_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	}
 	if (conf->max_connections > 0 &&
 	    px->nconns >= (size_t)conf->max_connections) {
-		sa_format(sa, peer, sizeof(peer));
+		sockaddr_format(sa, peer, sizeof(peer));
 		log_warnx("refusing %s on %s: proxy.maxConnections (%d) "
 		    "reached", peer, l->name, conf->max_connections);
 		close(fd);
@@ -545,7 +470,7 @@ conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen)
 		snprintf(c->client_name, sizeof(c->client_name), "unix:%s",
 		    l->name);
 	else
-		sa_format(sa, c->client_name, sizeof(c->client_name));
+		sockaddr_format(sa, c->client_name, sizeof(c->client_name));
 	if (sa->sa_family != AF_UNIX)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->client = bufferevent_socket_new(px->base, fd,
@@ -986,7 +911,7 @@ conn_addr_ok(struct conn *c, const struct sockaddr *sa, char *why,
 	const char *cls;
 	char a[64];
 
-	sa_format(sa, a, sizeof(a));
+	sockaddr_format(sa, a, sizeof(a));
 	if (proxy_own_addr(c->px, sa)) {
 		snprintf(why, whylen, "%s is the proxy's own listener", a);
 		return 0;
@@ -1100,7 +1025,7 @@ conn_connect_next(struct conn *c)
 		sa = (struct sockaddr *)&c->addrs[c->addr_i++];
 		len = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
 		    sizeof(struct sockaddr_in6);
-		sa_format(sa, c->addr, sizeof(c->addr));
+		sockaddr_format(sa, c->addr, sizeof(c->addr));
 		fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0);
 		if (fd == -1) {
