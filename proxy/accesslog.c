@@ -19,7 +19,7 @@
 #include "common/io.h"
 #include "common/log.h"
 #include "common/time.h"
-#include "proxy/proxy_int.h"
+#include "proxy/accesslog.h"
 
 struct accesslog {
 	char		*path;		/* NULL: stdout */
