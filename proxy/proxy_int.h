@@ -48,7 +48,7 @@ struct dns_query *dns_lookup(struct dns *, const char *name, uint16_t port,
 		    dns_cb, void *arg);
 void		 dns_cancel(struct dns_query *);
 
-/* ---- proxy.c ---- */
+/* ---- proxy.c, listen.c, conn.c ---- */
 
 enum conn_state {
 	CONN_SNIFF,		/* waiting for the first byte */
@@ -181,6 +181,19 @@ struct proxy {
 	int			 stopping;
 };
 
+/* proxy.c */
+/* Drop a reference to a config generation; the last one frees it. */
+void	 pgen_unref(struct pgen *);
+
+/* listen.c */
+/* Stop serving a listener and free it (and its Unix socket file). */
+void	 listener_free(struct listener *);
+/* Whether sa is one of the proxy's own listening addresses. */
+int	 proxy_own_addr(struct proxy *, const struct sockaddr *);
+
+/* conn.c */
+/* A new client connection accepted on l: start reading its first bytes. */
+void	 conn_new(struct listener *, int fd, struct sockaddr *, socklen_t);
 /* Free everything the connection owns and write its close record. */
 void	 conn_close(struct conn *, const char *end);
 /* Write the connection's decision record. */
