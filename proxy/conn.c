@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,7 +181,7 @@ conn_sniff_cb(struct bufferevent *bev, void *arg)
 		socks5_start(c);
 	} else if (b == 0x04) {
 		/* SOCKS4: "request rejected or failed", then close. */
-		c->error = strdup("SOCKS4 is not supported; use SOCKS5");
+		conn_error(c, "SOCKS4 is not supported; use SOCKS5");
 		evbuffer_drain(in, evbuffer_get_length(in));
 		bufferevent_write(bev, socks4_reject, sizeof(socks4_reject));
 		conn_close_after_flush(c, "socks4-refused");
@@ -193,7 +194,7 @@ conn_sniff_cb(struct bufferevent *bev, void *arg)
 
 		snprintf(msg, sizeof(msg), "unknown protocol (first byte "
 		    "0x%02x)", b);
-		c->error = strdup(msg);
+		conn_error(c, "%s", msg);
 		log_info("conn %llu: %s", (unsigned long long)c->id, msg);
 		conn_close(c, "unknown-protocol");
 	}
@@ -378,8 +379,26 @@ conn_decide(struct conn *c, int allow, const char *reason,
 	c->decision = allow ? "allow" : "deny";
 	if (reason != c->reason)
 		snprintf(c->reason, sizeof(c->reason), "%s", reason);
+	if (detail != NULL)
+		conn_error(c, "%s", detail);
+	else {
+		free(c->error);
+		c->error = NULL;
+	}
+}
+
+void
+conn_error(struct conn *c, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		s = NULL;
+	va_end(ap);
 	free(c->error);
-	c->error = detail != NULL ? strdup(detail) : NULL;
+	c->error = s;
 }
 
 void
@@ -528,7 +547,7 @@ conn_review_cb(enum review_result res, const char *detail, void *arg)
 		    c->port);
 		conn_allowed(c, review_result_reason(res));
 		if (detail != NULL && c->error == NULL)
-			c->error = strdup(detail);
+			conn_error(c, "%s", detail);
 		return;
 	}
 	conn_deny(c, review_result_reason(res), detail, CERR_DENY);

@@ -198,6 +198,12 @@ void	 conn_new(struct listener *, int fd, struct sockaddr *, socklen_t);
 void	 conn_close(struct conn *, const char *end);
 /* Write the connection's decision record. */
 void	 conn_log_decision(struct conn *);
+/*
+ * The detail a connection's records and answers carry ("error"), from a
+ * printf format; it replaces any earlier one.
+ */
+void	 conn_error(struct conn *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
 /* Record a decision; reason is copied, detail (may be NULL) too. */
 void	 conn_decide(struct conn *, int allow, const char *reason,
 	    const char *detail);
