@@ -35,9 +35,6 @@
 #include "proxy/proxy_int.h"
 
 #define CONN_FLUSH_TIMEOUT_MS	5000
-#define DEFAULT_HEADER_MS	10000
-#define DEFAULT_CONNECT_MS	10000
-#define DEFAULT_IDLE_MS		300000
 #define CONN_EARLY_READ		4096
 
 static int	 conn_read_early(struct conn *);
@@ -132,8 +129,7 @@ conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen)
 	px->nconns++;
 	bufferevent_setcb(c->client, conn_sniff_cb, NULL, conn_event_cb, c);
 	bufferevent_enable(c->client, EV_READ);
-	conn_timer_set(c, conf->header_timeout_ms > 0 ?
-	    conf->header_timeout_ms : DEFAULT_HEADER_MS);
+	conn_timer_set(c, conf->header_timeout_ms);
 	if (conn_read_early(c))
 		conn_sniff_cb(c->client, c);	/* may close c */
 }
@@ -250,8 +246,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 			conn_close(c, "header-timeout");
 		break;
 	case CONN_RELAY:
-		idle = conf->idle_timeout_ms > 0 ? conf->idle_timeout_ms :
-		    DEFAULT_IDLE_MS;
+		idle = conf->idle_timeout_ms;
 		event_base_gettimeofday_cached(c->px->base, &now);
 		timersub(&now, &c->last_active, &d);
 		elapsed = d.tv_sec * 1000 + d.tv_usec / 1000;
@@ -680,8 +675,7 @@ conn_connect_next(struct conn *c)
 	char detail[128];
 
 	c->state = CONN_CONNECT;
-	ms = conf->connect_timeout_ms > 0 ? conf->connect_timeout_ms :
-	    DEFAULT_CONNECT_MS;
+	ms = conf->connect_timeout_ms;
 	while (c->addr_i < c->naddrs) {
 		sa = (struct sockaddr *)&c->addrs[c->addr_i++];
 		len = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :

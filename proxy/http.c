@@ -22,8 +22,6 @@
 #include "common/log.h"
 #include "proxy/proxy_int.h"
 
-#define DEFAULT_HEADER_MS	10000
-#define DEFAULT_IDLE_MS		300000
 #define CHUNK_PULL		(4096 + 2)
 
 enum http_state {
@@ -541,8 +539,7 @@ http_connected(struct conn *c)
 	evbuffer_add_buffer(bufferevent_get_output(c->upstream), h->req_head);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
-	conn_timer_set(c, conf->idle_timeout_ms > 0 ? conf->idle_timeout_ms :
-	    DEFAULT_IDLE_MS);
+	conn_timer_set(c, conf->idle_timeout_ms);
 	if (h->req.kind == BODY_NONE)
 		h->req.done = 1;
 	else
@@ -777,8 +774,7 @@ http_response_done(struct conn *c)
 	memset(&h->req, 0, sizeof(h->req));
 	c->client_paused = 0;
 	bufferevent_enable(c->client, EV_READ);
-	conn_timer_set(c, conf->header_timeout_ms > 0 ?
-	    conf->header_timeout_ms : DEFAULT_HEADER_MS);
+	conn_timer_set(c, conf->header_timeout_ms);
 	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
 		http_read_head(c);
 }
