@@ -463,7 +463,9 @@ conn_authorise(struct conn *c)
 	case VERDICT_DENY:
 		snprintf(reason, sizeof(reason), "deny-list:%s",
 		    pat != NULL ? pat->text : "?");
-		conn_deny(c, reason, NULL, CERR_DENY);
+		/* The entry's deniedDomainReasons text: 403 body and log. */
+		conn_deny(c, reason, pat != NULL ? pat->reason : NULL,
+		    CERR_DENY);
 		return;
 	case VERDICT_ALLOW:
 		snprintf(reason, sizeof(reason), "allow-list:%s",

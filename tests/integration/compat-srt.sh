@@ -2,7 +2,7 @@
 # srt settings files and pi-sandbox configs as users bring them: srt's
 # README example passes --check and -v names every key that has no effect
 # here; a pi-sandbox config with every key passes; a deniedDomains reason
-# shows in --explain; ~/.srt-settings.json is the last fallback, for
+# shows in --explain, the 403 and the access log; ~/.srt-settings.json is the last fallback, for
 # pisbx-proxy and pisbx-run alike, and a sandboxed command cannot plant
 # one; a pattern in denyRead stops pisbx-run instead of being taken as a
 # path that does not exist (which left the secret readable).
@@ -82,6 +82,15 @@ J
 out=$("$PROXY" --config "$T/reason.json" --explain github.com:22)
 contains "--explain carries the reason" "$out" \
     '"message":"SSH pushes to GitHub are blocked; use an https:// remote"'
+px_start "$T/reason.json"
+px_connect "github.com:22"
+eq "the deny entry refuses: 403" "$STATUS" 403
+contains "the 403 says why, in the entry's words" "$RESP" \
+    "denied: deny-list:github.com:22 (SSH pushes to GitHub are blocked; use an https:// remote)"
+check_log "the access log records the reason" event=decision \
+    host=github.com decision=deny reason=deny-list:github.com:22 \
+    "error=SSH pushes to GitHub are blocked; use an https:// remote"
+px_stop
 
 # 4. Keys pisbx cannot honour are errors that say what to do instead.
 bad() {
