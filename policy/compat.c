@@ -246,8 +246,8 @@ compat_subagents(struct cfgctx *ctx, const json_t *v)
 		if (strlen(s) != len || (strcmp(s, "builtin") != 0 &&
 		    strcmp(s, "pi-subagents") != 0 && strcmp(s, "off") != 0)) {
 			cfg_quote(q, sizeof(q), s, len);
-			cfg_err(ctx, p, "expected \"builtin\", \"pi-subagents\" "
-			    "or \"off\", got %s", q);
+			cfg_err(ctx, p, "expected \"builtin\", "
+			    "\"pi-subagents\" or \"off\", got %s", q);
 		} else
 			cfg_note(ctx, p, "no effect here: pi-sandbox's choice "
 			    "of subagent tool; pisbx sandboxes every command "
@@ -266,8 +266,8 @@ compat_subagents(struct cfgctx *ctx, const json_t *v)
 			    "wrapper that runs the worker under pisbx-run "
 			    "(PI_SUBAGENT_PI_BINARY)");
 		else
-			cfg_err(ctx, p, "expected \"off\" or \"enforce\", got %s",
-			    q);
+			cfg_err(ctx, p, "expected \"off\" or \"enforce\", "
+			    "got %s", q);
 	}
 }
 
@@ -287,8 +287,8 @@ compat_top(struct cfgctx *ctx, const json_t *root, struct config *conf)
 	 */
 	if (conf->strict_allowlist && json_object_get(root, "review") != NULL)
 		cfg_err(ctx, "$.network.strictAllowlist", "true contradicts "
-		    "\"review\": remove one (without a review hook pisbx denies "
-		    "what no list matches)");
+		    "\"review\": remove one (without a review hook pisbx "
+		    "denies what no list matches)");
 }
 
 /*
@@ -349,7 +349,8 @@ compat_reasons(struct cfgctx *ctx, const char *base, const json_t *obj,
 		cfg_quote(q, sizeof(q), key, strlen(key));
 		if (!json_is_string(r)) {
 			cfg_describe(got, sizeof(got), r);
-			cfg_err(ctx, p, "expected a reason string, got %s", got);
+			cfg_err(ctx, p, "expected a reason string, got %s",
+			    got);
 			continue;
 		}
 		if ((why = compat_reason_check(json_string_value(r),
@@ -367,8 +368,8 @@ compat_reasons(struct cfgctx *ctx, const char *base, const json_t *obj,
 		case 0:
 			break;
 		case 1:
-			cfg_err(ctx, p, "no deniedDomains entry is %s: a reason "
-			    "explains one of them", q);
+			cfg_err(ctx, p, "no deniedDomains entry is %s: a "
+			    "reason explains one of them", q);
 			break;
 		case 2:
 			cfg_err(ctx, p, "the entry %s has a reason already "

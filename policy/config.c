@@ -269,7 +269,8 @@ cfg_describe(char *out, size_t outlen, const json_t *v)
 
 	switch (json_typeof(v)) {
 	case JSON_STRING:
-		cfg_quote(out, outlen, json_string_value(v), json_string_length(v));
+		cfg_quote(out, outlen, json_string_value(v),
+		    json_string_length(v));
 		return;
 	case JSON_INTEGER:
 		snprintf(out, outlen, "%" JSON_INTEGER_FORMAT,
@@ -889,10 +890,12 @@ parse_filesystem(struct cfgctx *ctx, const json_t *v, struct config *conf)
 		return;
 	conf->fs_deny_read_set = cfg_strlist(ctx, jp, v, "denyRead",
 	    &cfg_check_path, &conf->deny_read);
-	cfg_strlist(ctx, jp, v, "allowRead", &cfg_check_path, &conf->allow_read);
+	cfg_strlist(ctx, jp, v, "allowRead", &cfg_check_path,
+	    &conf->allow_read);
 	conf->fs_allow_write_set = cfg_strlist(ctx, jp, v, "allowWrite",
 	    &cfg_check_path, &conf->allow_write);
-	cfg_strlist(ctx, jp, v, "denyWrite", &cfg_check_path, &conf->deny_write);
+	cfg_strlist(ctx, jp, v, "denyWrite", &cfg_check_path,
+	    &conf->deny_write);
 	cfg_bool(ctx, jp, v, "allowGitConfig", &conf->allow_git_config);
 	compat_filesystem(ctx, jp, v, conf);
 }

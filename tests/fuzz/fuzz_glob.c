@@ -222,7 +222,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The recursive oracle, on absolute patterns it can follow. */
 		dir_only = plen > 1 && pat[plen - 1] == '/';
 		if (pat[0] == '/' && plen <= REF_MAX && o <= REF_MAX &&
-		    ref_split(pat, &pc, 0) == 0 && ref_split(path, &sc, 1) == 0) {
+		    ref_split(pat, &pc, 0) == 0 &&
+		    ref_split(path, &sc, 1) == 0) {
 			m2 = ref_path(&pc, 0, &sc, 0) && (!dir_only || isdir);
 			if (m != m2)
 				abort();

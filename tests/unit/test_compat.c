@@ -217,7 +217,8 @@ static const struct key_case key_cases[] = {
 	    "$.subagents.protection", "unknown key" },
 	{ "{\"subagents\": []}", ERROR, "$.subagents", "expected an object" },
 	{ "{\"filesystem\": {\"additionalAllowRead\": [\"rel/bin\"]}}", ERROR,
-	    "$.filesystem.additionalAllowRead[0]", "expected an absolute path" },
+	    "$.filesystem.additionalAllowRead[0]",
+	    "expected an absolute path" },
 	{ "{\"filesystem\": {\"additionalAllowRead\": [\"/opt/*\"]}}", ERROR,
 	    "$.filesystem.additionalAllowRead[0]", "is a pattern" },
 	{ "{\"filesystem\": {\"disabled\": 0}}", ERROR,
@@ -617,7 +618,8 @@ test_all_at_once(void **state)
 	(void)state;
 	assert_null(load(json, &errs));
 	assert_int_equal(errs.n, 4);
-	assert_true(has_line(&errs, "$.network.httpProxyPort", "not supported"));
+	assert_true(has_line(&errs, "$.network.httpProxyPort",
+	    "not supported"));
 	assert_true(has_line(&errs, "$.network.tlsTerminate", "not supported"));
 	assert_true(has_line(&errs, "$.credentials", "not supported"));
 	assert_true(has_line(&errs, "$.filesystem.denyRead[0]", "pattern"));

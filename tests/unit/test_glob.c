@@ -25,7 +25,7 @@ struct glob_case {
 	const char	*pattern;
 	const char	*text;		/* glob_text */
 	const char	*base;		/* glob_base */
-	const char	*yes[8];	/* match; a trailing "/" is a directory */
+	const char	*yes[8];	/* trailing "/": a directory */
 	const char	*no[8];
 };
 
