@@ -56,7 +56,7 @@ ifneq ($(wildcard proxy/main.c),)
 PROGS += $(BINDIR)/pisbx-proxy
 endif
 ifneq ($(wildcard launcher/main.c),)
-PROGS += $(BINDIR)/pisbx-run
+PROGS += $(BINDIR)/pisbx-run $(BINDIR)/pisbx-sh
 endif
 ifneq ($(wildcard approval/supervisor_main.c),)
 PROGS += $(BINDIR)/pisbx-supervisor
@@ -91,6 +91,10 @@ $(BINDIR)/pisbx-proxy: $(BUILD)/proxy/main.o $(LIBPISBX)
 $(BINDIR)/pisbx-run: $(BUILD)/launcher/main.o $(LIBPISBX)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+# pisbx-sh is pisbx-run under a second name (it looks at argv[0]).
+$(BINDIR)/pisbx-sh: $(BINDIR)/pisbx-run
+	ln -sf pisbx-run $@
 
 $(BINDIR)/pisbx-supervisor: $(BUILD)/approval/supervisor_main.o $(LIBPISBX)
 	@mkdir -p $(dir $@)
@@ -155,7 +159,8 @@ $(BUILD)/bench/%: bench/%.c $(LIBPISBX)
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(filter-out %/pisbx-sh,$(PROGS)) $(DESTDIR)$(PREFIX)/bin/
+	ln -sf pisbx-run $(DESTDIR)$(PREFIX)/bin/pisbx-sh
 	for m in docs/*.1; do [ -f "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(PREFIX)/share/man/man1/; done; true
 
 clean:

@@ -367,7 +367,9 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		if (!(set.v[i].flags & P_ALLOW_WRITE) ||
 		    (set.v[i].flags & P_DENY_WRITE))
 			continue;
-		if (stat(set.v[i].path, &st) == -1 || !S_ISDIR(st.st_mode))
+		/* A single file is a writable root too (Landlock: file rights). */
+		if (stat(set.v[i].path, &st) == -1 ||
+		    !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 			continue;
 		if (fs_strv_add(&plan->writable, &plan->nwritable,
 		    set.v[i].path) == -1)
@@ -376,6 +378,9 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	nroots = plan->nwritable;
 	for (i = 0; i < nroots; i++) {
 		const char *root = plan->writable[i];
+
+		if (stat(root, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
 
 		for (j = 0; j < sizeof(fs_mandatory) / sizeof(*fs_mandatory);
 		    j++) {
@@ -462,6 +467,33 @@ fail:
 	free(home_real);
 	fs_plan_free(plan);
 	return -1;
+}
+
+int
+fs_plan_grant(struct fs_plan *plan, const char *path, int writable)
+{
+	struct fs_rule	*nv;
+	struct stat	 st;
+
+	if (path[0] != '/' || lstat(path, &st) == -1 ||
+	    !S_ISREG(st.st_mode) || fs_plan_guarded(plan, path, 1)) {
+		errno = EACCES;
+		return -1;
+	}
+	if ((nv = reallocarray(plan->rules, plan->nrules + 1,
+	    sizeof(*nv))) == NULL)
+		return -1;
+	plan->rules = nv;
+	if ((nv[plan->nrules].path = strdup(path)) == NULL)
+		return -1;
+	nv[plan->nrules].action = writable ? FS_EXPOSE_RW : FS_EXPOSE_RO;
+	nv[plan->nrules].is_dir = 0;
+	plan->nrules++;
+	if (writable && fs_strv_add(&plan->writable, &plan->nwritable,
+	    path) == -1)
+		return -1;
+	qsort(plan->rules, plan->nrules, sizeof(*plan->rules), fs_rule_cmp);
+	return 0;
 }
 
 void
