@@ -135,11 +135,12 @@ model_steps() {
 	wc -l <"$MODEL_REC" | tr -d ' '
 }
 
-# agent_env: a throwaway home $AHOME and an environment in which neither
-# agent phones anywhere but the scripted model (the network outside
-# loopback is closed here anyway; this keeps the runs from waiting on it).
+# agent_env [HOME]: a throwaway home $AHOME (default $T/ahome) and an
+# environment in which neither agent phones anywhere but the scripted
+# model (the network outside loopback is closed here anyway; this keeps
+# the runs from waiting on it).
 agent_env() {
-	AHOME=$T/ahome
+	AHOME=${1:-$T/ahome}
 	mkdir -p "$AHOME"
 	export HOME="$AHOME"
 	unset XDG_CONFIG_HOME PISBX_CONFIG PISBX_WORKSPACE CLAUDE_CONFIG_DIR \

@@ -1,0 +1,82 @@
+#!/bin/sh
+# The real Claude Code (pinned, from the npm registry) with pisbx wired in
+# as docs/agents.md says: CLAUDE_CODE_SHELL_PREFIX=<bindir>/pisbx-sh and
+# the config in PISBX_CONFIG.  A scripted model asks for Bash commands;
+# what the model was sent back, and what is on disk, is checked from
+# outside: an allowed host reached, a denied one refused with the reason
+# in the tool result, ~/.bashrc untouched, the workspace writable, the
+# snapshot's functions there, "cd sub" followed by the next command, the
+# project root still writable from sub, and a hook run in the sandbox.
+. "$(dirname "$0")/../lib/common.sh"
+. "$PISBX_TOP/tests/lib/proxy.sh"
+. "$PISBX_TOP/tests/lib/run.sh"
+. "$PISBX_TOP/tests/lib/agents.sh"
+
+agent_install claude
+
+srv_start http web
+WEB=$SRV_PORT
+HOSTS_NAMES="allowed.test denied.test" run_config --allow "allowed.test"
+"$PY" - "$CONF" "$T/alog" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["proxy"] = {"accessLog": sys.argv[2]}
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+
+# The project: a git work tree; the user's home with a shell function
+# (Claude Code snapshots it) and a PostToolUse hook.
+git -C "$WS" init -q
+echo 'pisbx_probe() { echo probe-ok; }' >"$FAKEHOME/.bashrc"
+cp "$FAKEHOME/.bashrc" "$T/bashrc.before"
+mkdir -p "$FAKEHOME/.claude" "$T/ctmp"
+chmod 700 "$T/ctmp"
+cat >"$FAKEHOME/.claude/settings.json" <<'EOF'
+{"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [
+  {"type": "command", "command": "echo hook-sandboxed=$PISBX_SANDBOX >>hook.log"}]}]}}
+EOF
+
+model_script "$T/script.json" \
+    "pisbx_probe; curl -sS http://allowed.test:$WEB/from-claude" \
+    "curl -sS http://denied.test:$WEB/secret" \
+    'echo evil >>~/.bashrc; echo written >in-workspace.txt' \
+    'mkdir -p sub && cd sub' \
+    'pwd; echo root >../at-root.txt'
+model_start "$T/script.json"
+
+agent_env "$FAKEHOME"
+export PISBX_CONFIG="$CONF" CLAUDE_CODE_TMPDIR="$T/ctmp"
+(cd "$WS" && ANTHROPIC_BASE_URL="$MODEL_URL" ANTHROPIC_API_KEY=sk-scripted \
+    IS_SANDBOX=1 CLAUDE_CODE_SHELL_PREFIX="$PISBX_BINDIR/pisbx-sh" \
+    timeout 180 "$CLAUDE_BIN" -p "run the scripted commands" \
+    --output-format json --dangerously-skip-permissions) \
+    >"$T/claude.json" 2>"$T/claude.err"
+rc=$?
+eq "claude -p exits 0" "$rc" 0
+[ $rc -eq 0 ] || { cat "$T/claude.err"; head -c 2000 "$T/claude.json"; }
+contains "claude finished the script" "$(cat "$T/claude.json")" '"result":"done"'
+eq "the model got every tool result" "$(model_steps)" 5
+
+r=$(model_result 0)
+contains "the snapshot's functions are there" "$r" "probe-ok"
+contains "an allowed host is reached" "$r" '"path": "/from-claude"'
+r=$(model_result 1)
+contains "a denied host is refused, the reason in the tool result" "$r" \
+    "request to denied.test:$WEB denied: no-reviewer"
+check "the access log names it" has_line "$T/alog" \
+    "\"host\":\"denied.test\".*\"decision\":\"deny\""
+r=$(model_result 2)
+check "~/.bashrc cannot be written" cmp -s "$T/bashrc.before" "$FAKEHOME/.bashrc"
+contains "and the model is told" "$r" "bashrc"
+eq "a file written in the workspace is there" \
+    "$(cat "$WS/in-workspace.txt" 2>&1)" "written"
+r=$(model_result 4)
+contains "after cd sub, the next command runs in sub" "$r" "$WS/sub"
+eq "and the project root is still writable" \
+    "$(cat "$WS/at-root.txt" 2>&1)" "root"
+check "the hook ran in the sandbox" has_line "$WS/hook.log" \
+    "^hook-sandboxed=1$"
+check "no cwd file is left in the temp dir" \
+    sh -c "! ls '$T/ctmp' | grep -q '^claude-....-cwd$'"
+
+done_testing
