@@ -33,8 +33,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #define AGENT_SNAPSHOT_PRE	"source "
 #define AGENT_SNAPSHOT_POST	" 2>/dev/null || true && "

@@ -33,8 +33,8 @@
 
 #include <jansson.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #define HOOK_INPUT_MAX	(4 * 1024 * 1024)
 #define HOOK_BLOCK	2
