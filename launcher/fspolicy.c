@@ -54,6 +54,8 @@ static int	 fs_depth(const char *);
 static int	 fs_rule_cmp(const void *, const void *);
 static int	 fs_worktree(struct fs_set *, const char *root);
 static char	*fs_join(const char *a, const char *b);
+static char	*fs_workspace(const struct fs_set *, const char *cwd,
+		    const char *home);
 
 /* "a" + "/" + "b", without doubling the slash after "/". */
 static char *
@@ -282,6 +284,72 @@ done:
 	return rc;
 }
 
+/*
+ * The default writable root: the top of the git work tree that contains
+ * cwd (so an agent's "cd src" keeps the project writable), unless that is
+ * the home directory, "/", or a tree holding a hidden (denyRead) path;
+ * else cwd.  $PISBX_WORKSPACE, an absolute directory that is neither the
+ * home directory nor "/", names it instead.  NULL: an error, said.
+ */
+static char *
+fs_workspace(const struct fs_set *set, const char *cwd, const char *home)
+{
+	char		*top, *dotgit, *slash, real[PATH_MAX];
+	const char	*env = getenv("PISBX_WORKSPACE");
+	struct stat	 st;
+	size_t		 i;
+
+	if (env != NULL && env[0] != '\0') {
+		if (env[0] != '/') {
+			log_warnx("PISBX_WORKSPACE=%s: not an absolute path",
+			    env);
+			return NULL;
+		}
+		if (realpath(env, real) == NULL ||
+		    stat(real, &st) == -1 || !S_ISDIR(st.st_mode)) {
+			log_warnx("PISBX_WORKSPACE=%s: not a directory", env);
+			return NULL;
+		}
+		if (strcmp(real, "/") == 0 || (home != NULL &&
+		    strcmp(real, home) == 0)) {
+			log_warnx("PISBX_WORKSPACE=%s: the home directory and "
+			    "/ cannot be the workspace (they hold what must "
+			    "stay hidden); name the project's directory", env);
+			return NULL;
+		}
+		return strdup(real);
+	}
+	if ((top = strdup(cwd)) == NULL)
+		return NULL;
+	for (;;) {
+		if ((dotgit = fs_join(top, ".git")) == NULL) {
+			free(top);
+			return NULL;
+		}
+		i = lstat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) ||
+		    S_ISREG(st.st_mode));
+		free(dotgit);
+		if (i)
+			break;
+		if ((slash = strrchr(top, '/')) == NULL || slash == top) {
+			/* No work tree (or "/" is one): the working dir. */
+			free(top);
+			return strdup(cwd);
+		}
+		*slash = '\0';
+	}
+	if (strcmp(top, "/") == 0 || (home != NULL && strcmp(top, home) == 0))
+		goto cwd;
+	for (i = 0; i < set->n; i++)
+		if ((set->v[i].flags & P_DENY_READ) &&
+		    fs_under(set->v[i].path, top))
+			goto cwd;
+	return top;
+cwd:
+	free(top);
+	return strdup(cwd);
+}
+
 int
 fs_plan_build(struct fs_plan *plan, const struct config *conf,
     const char *cwd, const char *home, const char *tmpdir,
@@ -315,13 +383,17 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	    fs_set_add(&set, exe_dir, P_ALLOW_READ | P_DENY_WRITE) == -1)
 		goto fail;
 
-	/* Writes. */
+	/* Writes: allowWrite, else the workspace. */
 	if (conf->fs_allow_write_set) {
 		if (fs_set_add_list(&set, &conf->allow_write, P_ALLOW_WRITE,
 		    cwd, home_real) == -1)
 			goto fail;
-	} else if (fs_set_add(&set, cwd, P_ALLOW_WRITE) == -1)
-		goto fail;
+	} else {
+		if ((plan->workspace = fs_workspace(&set, cwd, home_real)) ==
+		    NULL || fs_set_add(&set, plan->workspace, P_ALLOW_READ |
+		    P_ALLOW_WRITE) == -1)
+			goto fail;
+	}
 	if (fs_set_add(&set, tmpdir, P_ALLOW_WRITE) == -1)
 		goto fail;
 	if (fs_set_add_list(&set, &conf->deny_write, P_DENY_WRITE, cwd,
@@ -510,6 +582,7 @@ fs_plan_free(struct fs_plan *plan)
 	free(plan->rules);
 	free(plan->writable);
 	free(plan->guarded);
+	free(plan->workspace);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -540,6 +613,8 @@ fs_plan_dump(const struct fs_plan *plan)
 	static const char *const names[] = { "hide", "read-only", "writable" };
 	size_t	i;
 
+	if (plan->workspace != NULL)
+		log_info("fs: workspace %s", plan->workspace);
 	for (i = 0; i < plan->nrules; i++)
 		log_info("fs: %-9s %s", names[plan->rules[i].action],
 		    plan->rules[i].path);

@@ -52,6 +52,7 @@ struct fs_plan {
 	size_t		 nwritable;
 	char		**guarded;	/* never created, written or replaced */
 	size_t		 nguarded;
+	char		*workspace;	/* the default writable root, or NULL */
 };
 
 /* Everything the sandbox child needs, prepared by the parent. */

@@ -112,6 +112,45 @@ eq "a symlink in the cwd file's place is refused" \
     "$(cat "$FAKEHOME/.ssh/id_test")" "PRIVATE KEY MATERIAL"
 contains "and the refusal says why" "$out" "not letting the command write"
 
+# The workspace is the project: the top of the git work tree holding the
+# working directory, never the home directory or a tree holding a hidden
+# path; PISBX_WORKSPACE names it.
+run_config
+export PISBX_CONFIG="$CONF"
+mkdir -p "$T/proj/src/deep" "$T/plain/sub" "$T/other"
+git -C "$T/proj" init -q
+(cd "$T/proj/src/deep" && "$SH" -c 'echo top >../../top.txt && pwd') >"$T/out" 2>&1
+eq "from a subdirectory, the git work tree's top is writable" \
+    "$(cat "$T/proj/top.txt" 2>&1)" "top"
+(cd "$T/plain/sub" && "$SH" -c 'echo x >../above.txt') >/dev/null 2>&1
+check "without git, only the working directory" test ! -e "$T/plain/above.txt"
+(cd "$T/plain/sub" && "$SH" -c 'echo x >here.txt') >/dev/null 2>&1
+check "which is writable" test -e "$T/plain/sub/here.txt"
+git -C "$FAKEHOME" init -q
+mkdir -p "$FAKEHOME/proj"
+(cd "$FAKEHOME/proj" && "$SH" -c 'echo x >in-proj; echo x >../in-home') >/dev/null 2>&1
+check "a home that is a git work tree does not become the workspace" \
+    test ! -e "$FAKEHOME/in-home"
+check "the working directory in it does" test -e "$FAKEHOME/proj/in-proj"
+rm -rf "$FAKEHOME/.git"
+mkdir -p "$T/proj/secret"
+run_config --fs "{\"denyRead\": [\"$T/proj/secret\"]}"
+(cd "$T/proj/src" && "$SH" -c 'echo x >../hid.txt; echo x >here.txt') >/dev/null 2>&1
+check "a work tree holding a hidden path does not become the workspace" \
+    test ! -e "$T/proj/hid.txt"
+check "the working directory does" test -e "$T/proj/src/here.txt"
+run_config
+(cd "$T/plain/sub" && PISBX_WORKSPACE="$T/other" "$SH" -c 'echo x >'"$T/other/ws.txt") >/dev/null 2>&1
+check "PISBX_WORKSPACE names the workspace" test -e "$T/other/ws.txt"
+(cd "$T/plain/sub" && PISBX_WORKSPACE=other "$SH" -c true) >"$T/err" 2>&1
+eq "a relative PISBX_WORKSPACE is refused" "$?" 125
+contains "saying why" "$(cat "$T/err")" "PISBX_WORKSPACE=other: not an absolute path"
+(cd "$T/plain/sub" && PISBX_WORKSPACE="$FAKEHOME" "$SH" -c true) >"$T/err" 2>&1
+eq "PISBX_WORKSPACE=\$HOME is refused" "$?" 125
+contains "saying why" "$(cat "$T/err")" "cannot be the workspace"
+(cd "$T/proj/src" && "$RUN" -v -- true) >"$T/err" 2>&1
+contains "-v names the workspace" "$(cat "$T/err")" "fs: workspace $T/proj"
+
 # allowWrite naming a single file: writable (Landlock gives files the
 # file rights), its neighbours not.
 echo old >"$T/one-file"
