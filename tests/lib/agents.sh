@@ -86,6 +86,11 @@ EOF
 		;;
 	pi)
 		PI_BIN=$_dir/node_modules/.bin/pi
+		# Debian 12's own nodejs is 18: say so rather than fail inside pi.
+		_nv=$(node -p 'process.versions.node.split(".").map(Number)
+		    .reduce((a, v, i) => a + v * [1e6, 1e3, 1][i], 0)' 2>/dev/null)
+		[ "${_nv:-0}" -ge 20006000 ] ||
+		    skip "pi $PI_VERSION needs Node >= 20.6; node here: $(node --version 2>&1)"
 		;;
 	esac
 }
