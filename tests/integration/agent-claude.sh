@@ -6,7 +6,8 @@
 # outside: an allowed host reached, a denied one refused with the reason
 # in the tool result, ~/.bashrc untouched, the workspace writable, the
 # snapshot's functions there, "cd sub" followed by the next command, the
-# project root still writable from sub, and a hook run in the sandbox.
+# project root still writable from sub, a hook run in the sandbox; then
+# the PreToolUse hook (pisbx-run --hook claude-code) instead of the prefix.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -78,5 +79,23 @@ check "the hook ran in the sandbox" has_line "$WS/hook.log" \
     "^hook-sandboxed=1$"
 check "no cwd file is left in the temp dir" \
     sh -c "! ls '$T/ctmp' | grep -q '^claude-....-cwd$'"
+
+# The hook instead of the prefix: only the model's commands sandboxed.
+model_stop
+cat >"$FAKEHOME/.claude/settings.json" <<EOF
+{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+  {"type": "command", "command": "$RUN --hook claude-code"}]}]}}
+EOF
+model_script "$T/script2.json" \
+    'echo "sandboxed=$PISBX_SANDBOX"; curl -sS http://denied.test:'"$WEB"'/ 2>&1'
+model_start "$T/script2.json"
+(cd "$WS" && ANTHROPIC_BASE_URL="$MODEL_URL" ANTHROPIC_API_KEY=sk-scripted \
+    IS_SANDBOX=1 timeout 180 "$CLAUDE_BIN" -p "run the scripted commands" \
+    --output-format json --dangerously-skip-permissions) \
+    >"$T/claude2.json" 2>"$T/claude2.err"
+eq "claude -p with the hook exits 0" "$?" 0
+r=$(model_result 0)
+contains "--hook claude-code: the command ran in the sandbox" "$r" "sandboxed=1"
+contains "and its refusal reached the model" "$r" "denied: no-reviewer"
 
 done_testing
