@@ -6,7 +6,8 @@
 # outside: an allowed host reached, a denied one refused with the reason
 # in the tool result, ~/.bashrc untouched, the workspace writable, the
 # snapshot's functions there, "cd sub" followed by the next command, the
-# project root still writable from sub, a hook run in the sandbox; then
+# project root still writable from sub, a hook and a stdio MCP server
+# run in the sandbox; then
 # the PreToolUse hook (pisbx-run --hook claude-code) instead of the prefix.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
@@ -43,6 +44,17 @@ model_script "$T/script.json" \
     'echo evil >>~/.bashrc; echo written >in-workspace.txt' \
     'mkdir -p sub && cd sub' \
     'pwd; echo root >../at-root.txt'
+# Step 5: the tool of a stdio MCP server (started through the prefix).
+"$PY" - "$T/script.json" "$T/mcp.json" "$PY" \
+    "$PISBX_TOP/tests/lib/mcp_probe.py" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["commands"].append({"tool": "mcp__probe__probe", "input": {}})
+json.dump(s, open(sys.argv[1], "w"))
+json.dump({"mcpServers": {"probe": {"command": sys.argv[3],
+                                    "args": [sys.argv[4]]}}},
+          open(sys.argv[2], "w"))
+EOF
 model_start "$T/script.json"
 
 agent_env "$FAKEHOME"
@@ -50,13 +62,13 @@ export PISBX_CONFIG="$CONF" CLAUDE_CODE_TMPDIR="$T/ctmp"
 (cd "$WS" && ANTHROPIC_BASE_URL="$MODEL_URL" ANTHROPIC_API_KEY=sk-scripted \
     IS_SANDBOX=1 CLAUDE_CODE_SHELL_PREFIX="$PISBX_BINDIR/pisbx-sh" \
     timeout 180 "$CLAUDE_BIN" -p "run the scripted commands" \
-    --output-format json --dangerously-skip-permissions) \
-    >"$T/claude.json" 2>"$T/claude.err"
+    --output-format json --dangerously-skip-permissions \
+    --mcp-config "$T/mcp.json") >"$T/claude.json" 2>"$T/claude.err"
 rc=$?
 eq "claude -p exits 0" "$rc" 0
 [ $rc -eq 0 ] || { cat "$T/claude.err"; head -c 2000 "$T/claude.json"; }
 contains "claude finished the script" "$(cat "$T/claude.json")" '"result":"done"'
-eq "the model got every tool result" "$(model_steps)" 5
+eq "the model got every tool result" "$(model_steps)" 6
 
 r=$(model_result 0)
 contains "the snapshot's functions are there" "$r" "probe-ok"
@@ -77,6 +89,8 @@ eq "and the project root is still writable" \
     "$(cat "$WS/at-root.txt" 2>&1)" "root"
 check "the hook ran in the sandbox" has_line "$WS/hook.log" \
     "^hook-sandboxed=1$"
+contains "a stdio MCP server runs in the sandbox" "$(model_result 5)" \
+    "sandboxed=1"
 check "no cwd file is left in the temp dir" \
     sh -c "! ls '$T/ctmp' | grep -q '^claude-....-cwd$'"
 

@@ -7,7 +7,8 @@ script instead of thinking.
 
 The script is JSON: {"commands": ["CMD", ...], "final": "TEXT"}.  A request
 that offers a bash tool (Claude Code's "Bash", pi's "bash") is answered
-with the next step: step N is a call of that tool running commands[N],
+with the next step: step N is a call of that tool running commands[N]
+(or, for an entry {"tool": NAME, "input": {...}}, a call of that tool),
 where N is the number of tool calls already in the conversation; once
 they are all answered, a text message "final".  A request without a bash
 tool (an agent's side questions: titles, summaries) gets a short text.
@@ -190,6 +191,11 @@ class Handler(BaseHTTPRequestHandler):
                 with open(self.server.record, "a") as f:
                     f.write(json.dumps(rec) + "\n")
         step = len(calls)
+        if step < len(cmds) and isinstance(cmds[step], dict):
+            # {"tool": NAME, "input": {...}}: another tool (an MCP one).
+            return [{"type": "tool_use", "id": "toolu_%02d" % step,
+                     "name": cmds[step]["tool"],
+                     "input": cmds[step].get("input", {})}], "tool_use"
         if step < len(cmds):
             return [{"type": "tool_use", "id": "toolu_%02d" % step,
                      "name": tool,
