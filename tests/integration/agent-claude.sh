@@ -18,13 +18,8 @@ agent_install claude
 
 srv_start http web
 WEB=$SRV_PORT
-HOSTS_NAMES="allowed.test denied.test" run_config --allow "allowed.test"
-"$PY" - "$CONF" "$T/alog" <<'EOF'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["proxy"] = {"accessLog": sys.argv[2]}
-json.dump(c, open(sys.argv[1], "w"))
-EOF
+HOSTS_NAMES="allowed.test denied.test" run_config --allow "allowed.test" \
+    --proxy "{\"accessLog\": \"$T/alog\"}"
 
 # The project: a git work tree; the user's home with a shell function
 # (Claude Code snapshots it) and a PostToolUse hook.

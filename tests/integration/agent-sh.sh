@@ -14,13 +14,8 @@ SH=$PISBX_BINDIR/pisbx-sh
 
 srv_start http web
 WEB=$SRV_PORT
-HOSTS_NAMES="allowed.test denied.test" run_config --allow "allowed.test"
-"$PY" - "$CONF" "$T/alog" <<'EOF'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["proxy"] = {"accessLog": sys.argv[2]}
-json.dump(c, open(sys.argv[1], "w"))
-EOF
+HOSTS_NAMES="allowed.test denied.test" run_config --allow "allowed.test" \
+    --proxy "{\"accessLog\": \"$T/alog\"}"
 export PISBX_CONFIG="$CONF"
 
 # A shell path: -c LINE through bash, whatever $SHELL is.
