@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "common/log.h"
+#include "common/shell.h"
 #include "launcher/launcher.h"
 
 #define HOOK_INPUT_MAX	(4 * 1024 * 1024)
@@ -42,29 +43,15 @@
 static char	*hook_quote(const char *);
 static char	*hook_read(size_t *);
 
-/* s as one word for sh: '...' with each ' written '\''. */
+/* s as one word for sh (malloc'ed), or NULL. */
 static char *
 hook_quote(const char *s)
 {
-	const char	*p;
-	char		*out, *o;
-	size_t		 n = 3;
+	char	*out;
 
-	for (p = s; *p != '\0'; p++)
-		n += *p == '\'' ? 4 : 1;
-	if ((out = malloc(n)) == NULL)
+	if ((out = malloc(SHELL_QUOTE_SIZE(strlen(s)))) == NULL)
 		return NULL;
-	o = out;
-	*o++ = '\'';
-	for (p = s; *p != '\0'; p++) {
-		if (*p == '\'') {
-			memcpy(o, "'\\''", 4);
-			o += 4;
-		} else
-			*o++ = *p;
-	}
-	*o++ = '\'';
-	*o = '\0';
+	shell_quote(out, s);
 	return out;
 }
 
