@@ -54,12 +54,31 @@ static const struct guard_case guard_cases[] = {
 	{ ".git/HEAD", 0, 0 },
 	{ ".git", 0, 0 },
 	{ ".git", 1, 1 },	/* renaming a prepared tree to .git */
-	{ ".claude", 0, 0 },
+	{ ".claude", 0, 1 },
 	{ ".claude", 1, 1 },
 	{ ".claude/commands/x.md", 0, 1 },
-	{ ".claude/settings.json", 0, 0 },
+	{ ".claude/settings.json", 0, 1 },
+	{ ".claude/settings.local.json", 0, 1 },
+	{ ".claude/hooks/x.sh", 0, 1 },
+	{ ".claudex", 0, 0 },
 	{ ".pi/settings.json", 0, 1 },
-	{ ".pi/other.json", 0, 0 },
+	{ ".pi/other.json", 0, 1 },
+	{ ".git/commondir", 0, 1 },
+	{ ".git/config.worktree", 0, 1 },
+	{ ".zshenv", 0, 1 },
+	{ ".zlogin", 0, 1 },
+	{ ".bash_login", 0, 1 },
+	{ ".bash_logout", 0, 1 },
+	{ ".config/git/config", 0, 1 },
+	{ ".config/fish/config.fish", 0, 1 },
+	{ ".config/systemd/user/x.service", 0, 1 },
+	{ ".config/other", 0, 0 },
+	{ ".ssh/authorized_keys", 0, 1 },
+	{ ".cursor/mcp.json", 0, 1 },
+	{ ".codex/config.toml", 0, 1 },
+	{ ".local/bin/ls", 0, 1 },
+	{ ".local/share/x", 0, 0 },
+	{ ".husky/pre-commit", 0, 1 },
 	{ ".vscode/settings.json", 0, 1 },
 	{ ".mcp.json", 0, 1 },
 	{ "README.md", 0, 0 },
@@ -117,9 +136,14 @@ static void
 build(struct fs_plan *plan, const char *json)
 {
 	struct config	*c = conf_of(json);
+	struct fs_inputs in;
 
-	assert_int_equal(fs_plan_build(plan, c, ws, home, tmp, bin,
-	    NULL), 0);
+	memset(&in, 0, sizeof(in));
+	in.cwd = ws;
+	in.home = home;
+	in.tmpdir = tmp;
+	in.exe_dir = bin;
+	assert_int_equal(fs_plan_build(plan, c, &in), 0);
 	config_free(c);
 }
 
@@ -354,8 +378,8 @@ test_guarded(void **state)
 	build(&plan, "{}");
 	for (i = 0; i < sizeof(guard_cases) / sizeof(*guard_cases); i++) {
 		snprintf(p, sizeof(p), "%s/%s", ws, guard_cases[i].rel);
-		if (fs_plan_guarded(&plan, p, guard_cases[i].ancestors_too) !=
-		    guard_cases[i].want)
+		if ((fs_plan_guarded(&plan, p, guard_cases[i].ancestors_too) !=
+		    NULL) != guard_cases[i].want)
 			fail_msg("%s (ancestors %d): want %d", guard_cases[i].rel,
 			    guard_cases[i].ancestors_too, guard_cases[i].want);
 	}
