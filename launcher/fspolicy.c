@@ -76,10 +76,6 @@ static const struct fs_mandatory fs_mandatory[] = {
 	{ ".gitconfig", "git" }, { ".config/git", "git" },
 	{ ".gitmodules", "git" }, { ".git/hooks", "git" },
 	{ ".git/commondir", "git" }, { ".git/config.worktree", "git" },
-	{ ".husky", "husky (git hooks through core.hooksPath)" },
-	{ ".pre-commit-config.yaml", "pre-commit (run by a git hook)" },
-	{ "lefthook.yml", "lefthook (run by a git hook)" },
-	{ ".lefthook.yml", "lefthook (run by a git hook)" },
 	{ ".hgrc", "Mercurial" }, { ".hg/hgrc", "Mercurial" },
 	/* Login, desktop and per-user services. */
 	{ ".ssh", "ssh and sshd (authorized_keys, config, rc)" },
@@ -134,6 +130,18 @@ static const char *const fs_git_files[] = {
 	"config", "config.worktree", "commondir",
 };
 
+/*
+ * What git hook managers read at the top of a work tree, run by the
+ * hooks they install: protected in every work tree older than the run,
+ * like its core.hooksPath.
+ */
+static const struct fs_mandatory fs_hook_managers[] = {
+	{ ".husky", "husky (git hooks)" },
+	{ ".pre-commit-config.yaml", "pre-commit (a git hook)" },
+	{ "lefthook.yml", "lefthook (a git hook)" },
+	{ ".lefthook.yml", "lefthook (a git hook)" },
+};
+
 static char	*fs_resolve(const char *in, const char *cwd,
 		    const char *home);
 static int	 fs_set_add(struct fs_set *, const char *path, int flags,
@@ -145,7 +153,6 @@ static int	 fs_set_add_resolved(struct fs_set *, const char *path,
 		    const char *home);
 static void	 fs_set_free(struct fs_set *);
 static int	 fs_strv_add(char ***, size_t *, const char *);
-static int	 fs_under(const char *path, const char *root);
 static int	 fs_depth(const char *);
 static int	 fs_rule_cmp(const void *, const void *);
 static char	*fs_read_line(const char *file, const char *prefix);
@@ -154,10 +161,10 @@ static char	*fs_join(const char *a, const char *b);
 static const char *fs_root_of(const struct fs_plan *, const char *path);
 static int	 fs_mandatory_at(struct fs_set *, const char *dir,
 		    int allow_git_config);
-static int	 fs_hookspath(struct fs_set *, const char *cfgfile,
-		    const char *top, const char *home);
-static int	 fs_git_repo(struct fs_set *, const char *root,
-		    const char *home);
+static int	 fs_strlist_add(struct strlist *, const char *);
+static int	 fs_git_global(struct fs_plan *, const char *home);
+static int	 fs_git_repo(struct fs_set *, const struct fs_plan *,
+		    const char *root);
 static int	 fs_refuse_cwd(const struct fs_set *, const struct fs_plan *,
 		    const char *cwd, int deny_read_set);
 static int	 fs_trusted(struct fs_set *, const struct config *,
@@ -335,7 +342,7 @@ fs_strv_add(char ***v, size_t *n, const char *s)
 }
 
 /* Whether path is root or lies below it. */
-static int
+int
 fs_under(const char *path, const char *root)
 {
 	size_t	len = strlen(root);
@@ -479,14 +486,26 @@ fs_mandatory_at(struct fs_set *set, const char *dir, int allow_git_config)
 	return 0;
 }
 
-/*
- * core.hooksPath in one git config file: git runs the hooks there, so the
- * directory is protected.  A relative value is taken against the top of
- * the work tree, as git does.  include.path is not followed.
- */
 static int
-fs_hookspath(struct fs_set *set, const char *cfgfile, const char *top,
-    const char *home)
+fs_strlist_add(struct strlist *l, const char *v)
+{
+	char	**nv;
+
+	if ((nv = reallocarray(l->v, l->n + 1, sizeof(*nv))) == NULL)
+		return -1;
+	l->v = nv;
+	if ((nv[l->n] = strdup(v)) == NULL)
+		return -1;
+	l->n++;
+	return 0;
+}
+
+/*
+ * Append every core.hooksPath value of one git config file to out.  A
+ * missing file has none; include.path is not followed.
+ */
+int
+fs_git_hookspath(const char *cfgfile, struct strlist *out)
 {
 	char	 line[PATH_MAX + 64], *p, *q;
 	FILE	*f;
@@ -519,25 +538,133 @@ fs_hookspath(struct fs_set *set, const char *cfgfile, const char *top,
 		while (q > p && isspace((unsigned char)q[-1]))
 			*--q = '\0';
 		if (*p != '\0')
-			rc = fs_set_add_resolved(set, p, P_DENY_WRITE,
-			    "git (core.hooksPath)", top, home);
+			rc = fs_strlist_add(out, p);
 	}
 	fclose(f);
 	return rc;
 }
 
 /*
+ * The hooks of the work tree whose top is top: each core.hooksPath (its
+ * own config's, then the user's global ones), resolved as git does
+ * (relative to the top), and the hook managers' files there.  Appended to
+ * out; a top without a readable .git adds the managers' files only.
+ */
+int
+fs_git_hookdirs(const char *top, const struct strlist *global,
+    const char *home, struct strlist *out)
+{
+	struct strlist	 vals = { NULL, 0 };
+	char		*dotgit = NULL, *line = NULL, *gitdir = NULL;
+	char		*common = NULL, *p = NULL;
+	struct stat	 st;
+	size_t		 i;
+	int		 rc = -1;
+
+	if ((dotgit = fs_join(top, ".git")) == NULL)
+		goto done;
+	if (lstat(dotgit, &st) == 0 && S_ISDIR(st.st_mode))
+		gitdir = strdup(dotgit);
+	else if ((line = fs_read_line(dotgit, "gitdir:")) != NULL)
+		gitdir = fs_resolve(line, top, NULL);
+	if (gitdir != NULL) {
+		free(line);
+		if ((p = fs_join(gitdir, "commondir")) == NULL)
+			goto done;
+		if ((line = fs_read_line(p, NULL)) != NULL)
+			common = fs_resolve(line, gitdir, NULL);
+		else
+			common = strdup(gitdir);
+		free(p);
+		p = NULL;
+		if (common == NULL || (p = fs_join(common, "config")) == NULL ||
+		    fs_git_hookspath(p, &vals) == -1)
+			goto done;
+		free(p);
+		if ((p = fs_join(gitdir, "config.worktree")) == NULL ||
+		    fs_git_hookspath(p, &vals) == -1)
+			goto done;
+		free(p);
+		p = NULL;
+	}
+	for (i = 0; global != NULL && i < global->n; i++)
+		if (fs_strlist_add(&vals, global->v[i]) == -1)
+			goto done;
+	for (i = 0; i < vals.n; i++) {
+		if ((p = fs_resolve(vals.v[i], top, home)) == NULL ||
+		    fs_strlist_add(out, p) == -1)
+			goto done;
+		free(p);
+		p = NULL;
+	}
+	for (i = 0; i < sizeof(fs_hook_managers) / sizeof(*fs_hook_managers);
+	    i++) {
+		if ((p = fs_join(top, fs_hook_managers[i].name)) == NULL ||
+		    fs_strlist_add(out, p) == -1)
+			goto done;
+		free(p);
+		p = NULL;
+	}
+	rc = 0;
+done:
+	strlist_free(&vals);
+	free(dotgit);
+	free(line);
+	free(gitdir);
+	free(common);
+	free(p);
+	return rc;
+}
+
+/* Every core.hooksPath of the user's own git config (any repository). */
+static int
+fs_git_global(struct fs_plan *plan, const char *home)
+{
+	const char	*env;
+	char		*p = NULL;
+	int		 rc = -1;
+
+	if (getenv("GIT_CONFIG_NOSYSTEM") == NULL &&
+	    fs_git_hookspath("/etc/gitconfig", &plan->hookspaths) == -1)
+		return -1;
+	if ((env = getenv("GIT_CONFIG_GLOBAL")) != NULL && env[0] == '/' &&
+	    fs_git_hookspath(env, &plan->hookspaths) == -1)
+		return -1;
+	if ((env = getenv("XDG_CONFIG_HOME")) != NULL && env[0] == '/') {
+		if ((p = fs_join(env, "git/config")) == NULL ||
+		    fs_git_hookspath(p, &plan->hookspaths) == -1)
+			goto done;
+		free(p);
+		p = NULL;
+	}
+	if (home != NULL) {
+		if ((p = fs_join(home, ".config/git/config")) == NULL ||
+		    fs_git_hookspath(p, &plan->hookspaths) == -1)
+			goto done;
+		free(p);
+		if ((p = fs_join(home, ".gitconfig")) == NULL ||
+		    fs_git_hookspath(p, &plan->hookspaths) == -1)
+			goto done;
+	}
+	rc = 0;
+done:
+	free(p);
+	return rc;
+}
+
+/*
  * The git work tree the writable root lies in (its top at or above the
- * root): the hooks directory its config and the user's name in
- * core.hooksPath is protected like .git/hooks.
+ * root): its hooks (core.hooksPath, hook managers' files) are protected
+ * here as well as by the guard, so existing ones are bound read-only.
  */
 static int
-fs_git_repo(struct fs_set *set, const char *root, const char *home)
+fs_git_repo(struct fs_set *set, const struct fs_plan *plan,
+    const char *root)
 {
-	char		 top[PATH_MAX], *dotgit = NULL, *gitdir = NULL;
-	char		*common = NULL, *line = NULL, *p = NULL, *slash;
-	const char	*xdg;
+	struct strlist	 dirs = { NULL, 0 };
+	char		 top[PATH_MAX], *dotgit, *slash;
 	struct stat	 st;
+	size_t		 i;
 	int		 rc = -1;
 
 	if (strlen(root) >= sizeof(top))
@@ -546,66 +673,24 @@ fs_git_repo(struct fs_set *set, const char *root, const char *home)
 	for (;;) {
 		if ((dotgit = fs_join(top, ".git")) == NULL)
 			return -1;
-		if (lstat(dotgit, &st) == 0)
-			break;
+		rc = lstat(dotgit, &st);
 		free(dotgit);
-		dotgit = NULL;
+		if (rc == 0)
+			break;
 		if ((slash = strrchr(top, '/')) == NULL || top[1] == '\0')
 			return 0;
 		slash[slash == top ? 1 : 0] = '\0';
 	}
-	if (S_ISDIR(st.st_mode)) {
-		if ((gitdir = strdup(dotgit)) == NULL)
+	rc = -1;
+	if (fs_git_hookdirs(top, &plan->hookspaths, plan->home, &dirs) == -1)
+		goto done;
+	for (i = 0; i < dirs.n; i++)
+		if (fs_set_add(set, dirs.v[i], P_DENY_WRITE,
+		    "git (hooks)") == -1)
 			goto done;
-	} else if ((line = fs_read_line(dotgit, "gitdir:")) == NULL ||
-	    (gitdir = fs_resolve(line, top, NULL)) == NULL) {
-		rc = line == NULL ? 0 : -1;
-		goto done;
-	}
-	free(line);
-	if ((p = fs_join(gitdir, "commondir")) == NULL)
-		goto done;
-	if ((line = fs_read_line(p, NULL)) != NULL)
-		common = fs_resolve(line, gitdir, NULL);
-	else
-		common = strdup(gitdir);
-	free(p);
-	p = NULL;
-	if (common == NULL || (p = fs_join(common, "config")) == NULL ||
-	    fs_hookspath(set, p, top, home) == -1)
-		goto done;
-	free(p);
-	if ((p = fs_join(gitdir, "config.worktree")) == NULL ||
-	    fs_hookspath(set, p, top, home) == -1)
-		goto done;
-	free(p);
-	p = NULL;
-	/* The user's own config applies to every repository. */
-	if (fs_hookspath(set, "/etc/gitconfig", top, home) == -1)
-		goto done;
-	if ((xdg = getenv("XDG_CONFIG_HOME")) != NULL && xdg[0] == '/') {
-		if ((p = fs_join(xdg, "git/config")) == NULL ||
-		    fs_hookspath(set, p, top, home) == -1)
-			goto done;
-		free(p);
-		p = NULL;
-	}
-	if (home != NULL) {
-		if ((p = fs_join(home, ".config/git/config")) == NULL ||
-		    fs_hookspath(set, p, top, home) == -1)
-			goto done;
-		free(p);
-		if ((p = fs_join(home, ".gitconfig")) == NULL ||
-		    fs_hookspath(set, p, top, home) == -1)
-			goto done;
-	}
 	rc = 0;
 done:
-	free(dotgit);
-	free(gitdir);
-	free(common);
-	free(line);
-	free(p);
+	strlist_free(&dirs);
 	return rc;
 }
 
@@ -822,7 +907,11 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 
 	memset(plan, 0, sizeof(*plan));
 	if (in->home != NULL && in->home[0] == '/' &&
-	    (home_real = fs_resolve(in->home, cwd, NULL)) == NULL)
+	    ((home_real = fs_resolve(in->home, cwd, NULL)) == NULL ||
+	    (plan->home = strdup(home_real)) == NULL))
+		goto fail;
+	/* Read now: the sandbox will not see the home directory. */
+	if (fs_git_global(plan, home_real) == -1)
 		goto fail;
 
 	/* Reads. */
@@ -907,7 +996,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 
 		if (fs_mandatory_at(&set, root, conf->allow_git_config) ==
 		    -1 || fs_worktree(&set, root) == -1 ||
-		    fs_git_repo(&set, root, home_real) == -1)
+		    fs_git_repo(&set, plan, root) == -1)
 			goto fail;
 	}
 	if (home_real != NULL && fs_root_of(plan, home_real) != NULL &&
@@ -945,6 +1034,8 @@ fs_plan_free(struct fs_plan *plan)
 	free(plan->writable);
 	free(plan->guarded);
 	free(plan->guarded_why);
+	free(plan->home);
+	strlist_free(&plan->hookspaths);
 	memset(plan, 0, sizeof(*plan));
 }
 

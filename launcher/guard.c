@@ -86,6 +86,7 @@ struct guard {
 	struct guard_id		*made;		/* directories made, hashed */
 	size_t			 made_cap;
 	size_t			 nmade;
+	struct gitwork		*work;		/* work trees' hooks */
 	char			*repos[GUARD_MAXREPOS];	/* told the parent */
 	size_t			 nrepos;
 	int			 repos_full;
@@ -135,6 +136,7 @@ static int	guard_final(struct guard_req *, struct guard_path *,
 		    int follow);
 static size_t	guard_hash(dev_t, ino_t, size_t cap);
 static int	guard_made_has(const struct guard *, const struct stat *);
+static int	guard_made_cb(void *, const struct stat *);
 static void	guard_made_add(struct guard *, const struct stat *);
 static void	guard_made_at(struct guard *, int dirfd, const char *name);
 static int	guard_up(int fd, int levels);
@@ -501,6 +503,12 @@ guard_made_has(const struct guard *g, const struct stat *st)
  * or out of memory, it is not remembered: treated as older than the run,
  * which protects more, never less.
  */
+static int
+guard_made_cb(void *arg, const struct stat *st)
+{
+	return guard_made_has(arg, st);
+}
+
 static void
 guard_made_add(struct guard *g, const struct stat *st)
 {
@@ -652,6 +660,15 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 			    "FILESYSTEM)", verb, gp->full);
 		return -EACCES;
 	}
+	if (gp->parent != -1 && (gr->g->work == NULL ||
+	    gitwork_hooked(gr->g->work, gp->parent, gp->full, ancestors_too,
+	    guard_made_cb, gr->g))) {
+		log_warnx("refused to %s %s: protected path, a git hook "
+		    "(core.hooksPath, or a hook manager's file) of a work tree "
+		    "that existed before the run (see pisbx-run(1), "
+		    "FILESYSTEM)", verb, gp->full);
+		return -EACCES;
+	}
 	return 0;
 }
 
@@ -755,6 +772,8 @@ guard_created(struct guard_req *gr, const struct guard_path *gp,
 	slash[slash == dir ? 1 : 0] = '\0';
 	if (gp->name[0] == '.') {
 		guard_made_at(gr->g, gp->parent, gp->name);
+		if (gr->g->work != NULL)
+			gitwork_flush(gr->g->work);
 		guard_repo(gr->g, dir);
 	} else if (!head_before && !guard_dotgit_in(dir))
 		guard_repo(gr->g, dir);
@@ -789,6 +808,9 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 	if (fstatat(np->parent, np->name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
 	    !S_ISDIR(st.st_mode))
 		return;
+	/* Directories moved: which work tree holds what may have changed. */
+	if (g->work != NULL)
+		gitwork_flush(g->work);
 	if ((fd = openat(np->parent, np->name, O_PATH | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return;
@@ -942,8 +964,9 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 		rc = guard_install(gr, gp.parent, gp.name, flags, mode, 1);
 		goto done;
 	}
-	if ((rc = guard_check(gr, &gp, 0, flags & O_CREAT ? "create" :
-	    "write")) < 0)
+	if ((rc = guard_check(gr, &gp, 0, (flags & O_CREAT) && (gp.parent ==
+	    -1 || fstatat(gp.parent, gp.name, &st, AT_SYMLINK_NOFOLLOW) == -1) ?
+	    "create" : "write")) < 0)
 		goto done;
 	if (gp.magic != -1) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", gp.magic);
@@ -1261,6 +1284,9 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 	/* The private TMPDIR is the run's own: new repositories may go there. */
 	if (stat(sb->tmpdir, &st) == 0)
 		guard_made_add(&g, &st);
+	/* Without it every write is refused (guard_check): said once. */
+	if ((g.work = gitwork_new(&sb->plan)) == NULL)
+		log_warn("guard: out of memory; every write will be refused");
 	gr.g = &g;
 	signal(SIGCHLD, SIG_IGN);	/* FIFO openers reap themselves */
 	for (;;) {
@@ -1297,6 +1323,7 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 	for (i = 0; i < g.nrepos; i++)
 		free(g.repos[i]);
 	free(g.made);
+	gitwork_free(g.work);
 }
 
 struct guard_report *
@@ -1344,7 +1371,8 @@ guard_report_warn(struct guard_report *r)
 	char		*repos[GUARD_MAXREPOS], *s, buf[PATH_MAX];
 	const char	*p = r->buf, *end = r->buf + r->len, *a, *b;
 	struct stat	 st;
-	size_t		 n = 0, i, al, shown = 0;
+	size_t		 n = 0, i, j, al, shown = 0;
+	int		 kind[GUARD_MAXREPOS];
 	int		 full = 0, fd;
 
 	while (p < end) {
@@ -1380,25 +1408,35 @@ guard_report_warn(struct guard_report *r)
 			repos[i] = s;
 		}
 	}
+	/* 1: a repository (with a .git), 2: a bare one; 0: gone. */
 	for (i = 0; i < n; i++) {
-		int dotgit;
-
+		kind[i] = 0;
 		if ((fd = open(repos[i], O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
 		    -1)
 			continue;
-		dotgit = fstatat(fd, ".git", &st, 0) == 0;
-		if (dotgit || guard_shape(fd)) {
-			if (shown++ < 10)
-				log_warnx("the command made a git repository "
-				    "at %s: its config and hooks come from the "
-				    "sandbox and run code when git is used "
-				    "there, or in a repository that takes it in "
-				    "as a submodule; look at %s%s before you "
-				    "run git in it", repos[i], repos[i],
-				    dotgit ? "/.git/config and .git/hooks" :
-				    "/config and hooks");
-		}
+		if (fstatat(fd, ".git", &st, 0) == 0)
+			kind[i] = 1;
+		else if (guard_shape(fd))
+			kind[i] = 2;
 		close(fd);
+	}
+	for (i = 0; i < n; i++) {
+		if (kind[i] == 0)
+			continue;
+		/* One inside another is part of it (a clone's submodules). */
+		for (j = 0; j < n; j++)
+			if (j != i && kind[j] != 0 &&
+			    fs_under(repos[i], repos[j]) &&
+			    strcmp(repos[i], repos[j]) != 0)
+				break;
+		if (j < n || shown++ >= 10)
+			continue;
+		log_warnx("the command made a git repository at %s: its "
+		    "config and hooks come from the sandbox and run code when "
+		    "git is used there, or in a repository that takes it in "
+		    "as a submodule; look at %s%s before you run git in it",
+		    repos[i], repos[i], kind[i] == 1 ?
+		    "/.git/config and .git/hooks" : "/config and hooks");
 	}
 	if (shown > 10 || full)
 		log_warnx("the command made more git repositories than "

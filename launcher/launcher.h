@@ -9,11 +9,12 @@
 #define PISBX_LAUNCHER_H
 
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <signal.h>
 #include <stddef.h>
 
-struct config;
+#include "policy.h"
 
 #define SANDBOX_HTTP_PORT	3128
 #define SANDBOX_SOCKS_PORT	1080
@@ -53,6 +54,8 @@ struct fs_plan {
 	char		**guarded;	/* never created, written or replaced */
 	const char	**guarded_why;	/* who reads each (static strings) */
 	size_t		 nguarded;
+	char		*home;		/* resolved, or NULL */
+	struct strlist	 hookspaths;	/* the user's global core.hooksPath */
 };
 
 /* What fs_plan_build needs besides the config. */
@@ -152,6 +155,16 @@ const char *fs_plan_guarded(const struct fs_plan *, const char *path,
  */
 ssize_t	 fs_git_rule(const char *path, int ancestors_too, int allow_config,
 	    struct fs_git_q *q, size_t max);
+/* Whether path is root or lies below it (both absolute, clean). */
+int	 fs_under(const char *path, const char *root);
+/* Append the core.hooksPath values of one git config file. */
+int	 fs_git_hookspath(const char *cfgfile, struct strlist *out);
+/*
+ * Append the hooks of the work tree at top, resolved: its core.hooksPath
+ * and global's, and the files git hook managers read there.
+ */
+int	 fs_git_hookdirs(const char *top, const struct strlist *global,
+	    const char *home, struct strlist *out);
 void	 fs_plan_dump(const struct fs_plan *);
 
 /* mount.c */
@@ -197,6 +210,23 @@ struct guard_report *guard_report_new(void);
 int	 guard_report_read(struct guard_report *, int fd);
 void	 guard_report_warn(struct guard_report *);
 void	 guard_report_free(struct guard_report *);
+
+/* gitwork.c */
+/* The hooks of the git work tree around a path, for the guard. */
+struct gitwork;
+struct gitwork *gitwork_new(const struct fs_plan *);
+/* Forget every answer (a directory moved, a .git appeared). */
+void	 gitwork_flush(struct gitwork *);
+void	 gitwork_free(struct gitwork *);
+/*
+ * Whether path (its directory: dirfd) is, or with ancestors_too holds, a
+ * hook of the work tree around it -- core.hooksPath, a hook manager's
+ * file -- when that work tree is older than the run (made(arg, st) says
+ * whether its .git was made during the run).  Unsure: 1.
+ */
+int	 gitwork_hooked(struct gitwork *, int dirfd, const char *path,
+	    int ancestors_too, int (*made)(void *, const struct stat *),
+	    void *arg);
 
 /* sandbox.c */
 /* Clone the sandbox; the child never returns. */
