@@ -52,8 +52,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #define GUARD_MAXLINKS	40
 #define GUARD_MAXQ	16		/* git questions per path */

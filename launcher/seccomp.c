@@ -71,8 +71,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #ifndef AF_VSOCK
 #define AF_VSOCK	40

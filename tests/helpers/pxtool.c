@@ -39,6 +39,9 @@
 
 #include <openssl/evp.h>
 
+#include "common/io.h"
+#include "common/sockaddr.h"
+
 #define CHUNK		(256 * 1024)
 #define MAXEVENTS	64
 
@@ -64,11 +67,8 @@ struct sconn {
 };
 
 static void	 usage(void) __attribute__((noreturn));
-static int	 addr_parse(const char *, struct sockaddr_storage *,
-		    socklen_t *);
 static int	 dial(const char *);
 static int	 tunnel_open(const struct opts *);
-static int	 write_all(int, const void *, size_t);
 static double	 now_ms(void);
 static void	 hex(const unsigned char *, unsigned int, char *);
 static int	 cmd_serve(const struct opts *);
@@ -90,49 +90,6 @@ usage(void)
 	exit(2);
 }
 
-/* "1.2.3.4:port" or "[v6]:port" into a sockaddr. */
-static int
-addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len)
-{
-	char		 host[128];
-	const char	*colon;
-	size_t		 hl;
-	long		 port;
-	char		*end;
-
-	memset(ss, 0, sizeof(*ss));
-	colon = strrchr(s, ':');
-	if (colon == NULL)
-		return -1;
-	port = strtol(colon + 1, &end, 10);
-	if (*end != '\0' || port < 1 || port > 65535)
-		return -1;
-	hl = (size_t)(colon - s);
-	if (hl >= sizeof(host))
-		return -1;
-	memcpy(host, s, hl);
-	host[hl] = '\0';
-	if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-		host[hl - 1] = '\0';
-		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
-			return -1;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)port);
-		*len = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-
-		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
-			return -1;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)port);
-		*len = sizeof(*s4);
-	}
-	return 0;
-}
-
 /* A connected, blocking TCP socket with TCP_NODELAY, or -1. */
 static int
 dial(const char *addr)
@@ -141,7 +98,7 @@ dial(const char *addr)
 	socklen_t		len;
 	int			fd, one = 1;
 
-	if (addr_parse(addr, &ss, &len) == -1) {
+	if (sockaddr_parse(addr, &ss, &len) == -1) {
 		fprintf(stderr, "pxtool: bad address %s (IP:PORT only)\n",
 		    addr);
 		return -1;
@@ -179,7 +136,7 @@ tunnel_open(const struct opts *o)
 	len = snprintf(req, sizeof(req),
 	    "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", o->target, o->target);
 	if (len < 0 || (size_t)len >= sizeof(req) ||
-	    write_all(fd, req, (size_t)len) == -1)
+	    io_write_all(fd, req, (size_t)len, 0) == -1)
 		goto fail;
 	for (;;) {
 		if (got == sizeof(resp) - 1)
@@ -206,25 +163,6 @@ tunnel_open(const struct opts *o)
 fail:
 	close(fd);
 	return -1;
-}
-
-static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const char	*p = buf;
-	ssize_t		 n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static double
@@ -364,7 +302,7 @@ cmd_serve(const struct opts *o)
 					flags = fcntl(c->fd, F_GETFL);
 					fcntl(c->fd, F_SETFL,
 					    flags & ~O_NONBLOCK);
-					write_all(c->fd, line, strlen(line));
+					io_write_all(c->fd, line, strlen(line), 0);
 					fputs(line, stdout);
 					fflush(stdout);
 				}
@@ -439,7 +377,7 @@ cmd_send(const struct opts *o)
 		}
 		if (ctx != NULL)
 			EVP_DigestUpdate(ctx, buf, k);
-		if (write_all(fd, buf, k) == -1) {
+		if (io_write_all(fd, buf, k, 0) == -1) {
 			fprintf(stderr, "pxtool: write: %s after %llu bytes\n",
 			    strerror(errno), o->bytes - left);
 			return 1;
@@ -482,7 +420,7 @@ cmd_reqs(const struct opts *o)
 	for (i = 0; i < o->count; i++) {
 		if ((fd = tunnel_open(o)) == -1)
 			return 1;
-		if (write_all(fd, "ping\n", 5) == -1)
+		if (io_write_all(fd, "ping\n", 5, 0) == -1)
 			return 1;
 		for (got = 0; got < 5; got += (size_t)n)
 			if ((n = read(fd, b + got, 5 - got)) <= 0) {
@@ -524,7 +462,7 @@ cmd_idle(const struct opts *o)
 			fprintf(stderr, "pxtool: tunnel %ld failed\n", i);
 			return 1;
 		}
-		if (write_all(fds[i], "x", 1) == -1 ||
+		if (io_write_all(fds[i], "x", 1, 0) == -1 ||
 		    read(fds[i], &b, 1) != 1 || b != 'x') {
 			fprintf(stderr, "pxtool: tunnel %ld: no echo\n", i);
 			return 1;

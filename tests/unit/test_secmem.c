@@ -1,5 +1,5 @@
 /*
- * Unit tests for approval/secmem.c: the comparison sees every byte, the
+ * Unit tests for common/secmem.c: the comparison sees every byte, the
  * wipe zeroes exactly what it is given, randomness fills large buffers.
  */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "secmem.h"
+#include "common/secmem.h"
 
 static void
 test_cmp(void **state)
