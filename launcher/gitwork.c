@@ -22,8 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #define GITWORK_DIRS	16384	/* directories remembered */
 #define GITWORK_TREES	1024	/* work trees remembered */

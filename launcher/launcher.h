@@ -14,7 +14,7 @@
 #include <signal.h>
 #include <stddef.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define SANDBOX_HTTP_PORT	3128
 #define SANDBOX_SOCKS_PORT	1080
