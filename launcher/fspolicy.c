@@ -353,6 +353,23 @@ fs_under(const char *path, const char *root)
 	    (path[len] == '\0' || path[len] == '/');
 }
 
+/*
+ * fs_under, ignoring ASCII case: on a case-insensitive filesystem (vfat,
+ * exfat, CIFS, a casefolded ext4 directory) ".GIT/CONFIG" is
+ * ".git/config".  For protected names only: refusing a name nobody uses
+ * on a case-sensitive one costs nothing.
+ */
+int
+fs_under_ci(const char *path, const char *root)
+{
+	size_t	len = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return 1;
+	return strncasecmp(path, root, len) == 0 &&
+	    (path[len] == '\0' || path[len] == '/');
+}
+
 static int
 fs_depth(const char *p)
 {
@@ -1053,8 +1070,8 @@ fs_plan_guarded(const struct fs_plan *plan, const char *path,
 	size_t	i;
 
 	for (i = 0; i < plan->nguarded; i++) {
-		if (fs_under(path, plan->guarded[i]) ||
-		    (ancestors_too && fs_under(plan->guarded[i], path)))
+		if (fs_under_ci(path, plan->guarded[i]) ||
+		    (ancestors_too && fs_under_ci(plan->guarded[i], path)))
 			return plan->guarded_why[i];
 	}
 	return NULL;
@@ -1081,7 +1098,7 @@ fs_git_file(const char *name, int allow_config)
 	size_t	i;
 
 	for (i = 0; i < sizeof(fs_git_files) / sizeof(*fs_git_files); i++)
-		if (strcmp(name, fs_git_files[i]) == 0)
+		if (strcasecmp(name, fs_git_files[i]) == 0)
 			return !(allow_config && i == 0);
 	return 0;
 }
@@ -1100,19 +1117,19 @@ fs_git_tail(char *const *v, size_t n, int ancestors_too, int allow_config)
 
 	if (n == 0)
 		return ancestors_too;
-	if (strcmp(v[0], "hooks") == 0)
+	if (strcasecmp(v[0], "hooks") == 0)
 		return 1;
 	if (n == 1 && fs_git_file(v[0], allow_config))
 		return 1;
-	if (strcmp(v[0], "worktrees") == 0)
+	if (strcasecmp(v[0], "worktrees") == 0)
 		return n <= 2 ? ancestors_too :
 		    fs_git_tail(v + 2, n - 2, ancestors_too, allow_config);
-	if (strcmp(v[0], "modules") == 0) {
+	if (strcasecmp(v[0], "modules") == 0) {
 		/* Submodule names may hold slashes: any depth. */
 		if (ancestors_too || fs_git_file(v[n - 1], allow_config))
 			return 1;
 		for (i = 2; i < n; i++)
-			if (strcmp(v[i], "hooks") == 0)
+			if (strcasecmp(v[i], "hooks") == 0)
 				return 1;
 	}
 	return 0;
@@ -1152,7 +1169,7 @@ fs_git_rule(const char *path, int ancestors_too, int allow_config,
 		v[n++] = c;
 	}
 	for (i = 0; i < n; i++) {
-		if (strcmp(v[i], ".git") != 0)
+		if (strcasecmp(v[i], ".git") != 0)
 			continue;
 		if (i == n - 1) {
 			if (fs_git_ask(q, max, &nq, FS_GIT_DOTGIT, 0) == -1)
@@ -1165,12 +1182,12 @@ fs_git_rule(const char *path, int ancestors_too, int allow_config,
 	}
 	/* Git directories by another name: bare, worktrees/W, modules/M. */
 	for (i = 1; i < n; i++) {
-		if (strcmp(v[i - 1], ".git") == 0)
+		if (strcasecmp(v[i - 1], ".git") == 0)
 			continue;
-		if (strcmp(v[i], "hooks") == 0 ||
+		if (strcasecmp(v[i], "hooks") == 0 ||
 		    (i == n - 1 && fs_git_file(v[i], allow_config)) ||
-		    (ancestors_too && (strcmp(v[i], "worktrees") == 0 ||
-		    strcmp(v[i], "modules") == 0))) {
+		    (ancestors_too && (strcasecmp(v[i], "worktrees") == 0 ||
+		    strcasecmp(v[i], "modules") == 0))) {
 			if (fs_git_ask(q, max, &nq, FS_GIT_SHAPE,
 			    (int)(n - i)) == -1)
 				return -1;

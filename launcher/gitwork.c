@@ -233,7 +233,8 @@ gitwork_hooked(struct gitwork *w, int dirfd, const char *path,
 	for (i = 0; i < w->trees[tree].hooks.n; i++) {
 		const char *h = w->trees[tree].hooks.v[i];
 
-		if (fs_under(path, h) || (ancestors_too && fs_under(h, path)))
+		if (fs_under_ci(path, h) ||
+		    (ancestors_too && fs_under_ci(h, path)))
 			return 1;
 	}
 	return 0;

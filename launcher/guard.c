@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -345,6 +346,9 @@ guard_resolve(int base, const char *path, struct guard_path *gp)
 	if ((n = readlink(link, real, sizeof(real) - 1)) <= 0 ||
 	    real[0] != '/')
 		return -EACCES;
+	/* readlink(2) cuts a longer name silently: never check a prefix. */
+	if ((size_t)n == sizeof(real) - 1)
+		return -ENAMETOOLONG;
 	real[n] = '\0';
 	snprintf(clean, sizeof(clean), "%s", gp->name);
 	while (strlen(clean) > 1 && clean[strlen(clean) - 1] == '/')
@@ -647,7 +651,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		return -EACCES;
 	}
 	if (guard_git(gr, gp, ancestors_too)) {
-		if (strcmp(gp->name, ".git") == 0)
+		if (strcasecmp(gp->name, ".git") == 0)
 			log_warnx("refused to %s %s: protected path; a .git "
 			    "there would make git run its config and hooks in "
 			    "a directory that existed before the run (make "
@@ -707,7 +711,7 @@ guard_dotgit_in(const char *path)
 {
 	const char	*p = path;
 
-	while ((p = strstr(p, "/.git")) != NULL) {
+	while ((p = strcasestr(p, "/.git")) != NULL) {
 		if (p[5] == '/' || p[5] == '\0')
 			return 1;
 		p += 5;
@@ -745,7 +749,7 @@ guard_head_before(struct guard_req *gr, const struct guard_path *gp)
 {
 	struct stat	st;
 
-	if (strcmp(gp->name, "HEAD") != 0 || gp->parent == -1)
+	if (strcasecmp(gp->name, "HEAD") != 0 || gp->parent == -1)
 		return 0;
 	return fstat(gp->parent, &st) == 0 && !guard_made_has(gr->g, &st) &&
 	    guard_shape(gp->parent);
@@ -763,8 +767,8 @@ guard_created(struct guard_req *gr, const struct guard_path *gp,
 {
 	char	dir[PATH_MAX], *slash;
 
-	if (gp->parent == -1 || (strcmp(gp->name, ".git") != 0 &&
-	    strcmp(gp->name, "HEAD") != 0))
+	if (gp->parent == -1 || (strcasecmp(gp->name, ".git") != 0 &&
+	    strcasecmp(gp->name, "HEAD") != 0))
 		return;
 	snprintf(dir, sizeof(dir), "%s", gp->full);
 	if ((slash = strrchr(dir, '/')) == NULL)

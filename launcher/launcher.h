@@ -157,6 +157,8 @@ ssize_t	 fs_git_rule(const char *path, int ancestors_too, int allow_config,
 	    struct fs_git_q *q, size_t max);
 /* Whether path is root or lies below it (both absolute, clean). */
 int	 fs_under(const char *path, const char *root);
+/* The same, ignoring ASCII case (for protected names). */
+int	 fs_under_ci(const char *path, const char *root);
 /* Append the core.hooksPath values of one git config file. */
 int	 fs_git_hookspath(const char *cfgfile, struct strlist *out);
 /*

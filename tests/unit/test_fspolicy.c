@@ -101,6 +101,8 @@ static const struct guard_case guard_cases[] = {
 	{ ".mcp.json", 0, 1 },
 	{ "README.md", 0, 0 },
 	{ "README.md", 1, 0 },
+	{ ".BASHRC", 0, 1 },	/* case-insensitive filesystems */
+	{ ".Claude/Settings.json", 0, 1 },
 };
 
 static const struct git_case git_cases[] = {
@@ -153,6 +155,11 @@ static const struct git_case git_cases[] = {
 	{ "/w/src/config/db.yml", 0, 0, "" },
 	{ "/w/src/hooks/useThing.js", 0, 0, "S2" },
 	{ "/w/bare/worktrees", 1, 0, "S1" },
+	/* Another spelling on a case-insensitive filesystem. */
+	{ "/w/.GIT", 0, 0, "D0" },
+	{ "/w/.Git/CONFIG", 0, 0, "B1" },
+	{ "/w/sub/.GIT/Hooks/pre-commit", 0, 0, "B2" },
+	{ "/w/store.git/HOOKS/update", 0, 0, "S2" },
 	/* Several at once: nested repositories. */
 	{ "/w/.git/modules/x/.git", 0, 0, "D0" },
 	{ "/w/sub/.git/config", 0, 0, "B1" },
