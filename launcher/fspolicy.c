@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,8 @@ static int	 fs_set_add_resolved(struct fs_set *, const char *path,
 		    const char *home);
 static void	 fs_set_free(struct fs_set *);
 static int	 fs_strv_add(char ***, size_t *, const char *);
+static int	 fs_prefix(const char *path, const char *root,
+		    int (*)(const char *, const char *, size_t));
 static int	 fs_depth(const char *);
 static int	 fs_rule_cmp(const void *, const void *);
 static char	*fs_read_line(const char *file, const char *prefix);
@@ -161,7 +164,8 @@ static char	*fs_join(const char *a, const char *b);
 static const char *fs_root_of(const struct fs_plan *, const char *path);
 static int	 fs_mandatory_at(struct fs_set *, const char *dir,
 		    int allow_git_config);
-static int	 fs_strlist_add(struct strlist *, const char *);
+static int	 fs_git_dirs(const char *top, char **gitdir, char **common,
+		    int *isfile);
 static int	 fs_git_global(struct fs_plan *, const char *home);
 static int	 fs_git_repo(struct fs_set *, const struct fs_plan *,
 		    const char *root);
@@ -341,16 +345,33 @@ fs_strv_add(char ***v, size_t *n, const char *s)
 	return 0;
 }
 
-/* Whether path is root or lies below it. */
-int
-fs_under(const char *path, const char *root)
+/* Whether path is root or lies below it, by the given comparison. */
+static int
+fs_prefix(const char *path, const char *root,
+    int (*cmp)(const char *, const char *, size_t))
 {
 	size_t	len = strlen(root);
 
 	if (strcmp(root, "/") == 0)
 		return 1;
-	return strncmp(path, root, len) == 0 &&
+	return cmp(path, root, len) == 0 &&
 	    (path[len] == '\0' || path[len] == '/');
+}
+
+/* A hash of a file's identity, for the guard's tables. */
+size_t
+fs_id_hash(dev_t dev, ino_t ino)
+{
+	uint64_t	h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^
+			    (uint64_t)dev * 0xc2b2ae3d27d4eb4fULL;
+
+	return (size_t)(h >> 17);
+}
+
+int
+fs_under(const char *path, const char *root)
+{
+	return fs_prefix(path, root, strncmp);
 }
 
 /*
@@ -362,12 +383,7 @@ fs_under(const char *path, const char *root)
 int
 fs_under_ci(const char *path, const char *root)
 {
-	size_t	len = strlen(root);
-
-	if (strcmp(root, "/") == 0)
-		return 1;
-	return strncasecmp(path, root, len) == 0 &&
-	    (path[len] == '\0' || path[len] == '/');
+	return fs_prefix(path, root, strncasecmp);
 }
 
 static int
@@ -421,6 +437,52 @@ fs_read_line(const char *file, const char *prefix)
 }
 
 /*
+ * The git directory of the work tree at top (its .git, or what a .git
+ * file "gitdir: DIR" names) and its common directory (DIR/commondir, or
+ * DIR itself), malloc'ed; both NULL when top holds no .git.  *isfile
+ * says which kind of .git it was.
+ */
+static int
+fs_git_dirs(const char *top, char **gitdir, char **common, int *isfile)
+{
+	char		*dotgit, *line = NULL, *p = NULL;
+	struct stat	 st;
+	int		 rc = -1;
+
+	*gitdir = *common = NULL;
+	*isfile = 0;
+	if ((dotgit = fs_join(top, ".git")) == NULL)
+		return -1;
+	if (lstat(dotgit, &st) == 0 && S_ISDIR(st.st_mode))
+		*gitdir = strdup(dotgit);
+	else if ((line = fs_read_line(dotgit, "gitdir:")) != NULL) {
+		*isfile = 1;
+		*gitdir = fs_resolve(line, top, NULL);
+	} else {
+		rc = 0;		/* no repository here */
+		goto done;
+	}
+	if (*gitdir == NULL || (p = fs_join(*gitdir, "commondir")) == NULL)
+		goto done;
+	free(line);
+	if ((line = fs_read_line(p, NULL)) != NULL)
+		*common = fs_resolve(line, *gitdir, NULL);
+	else
+		*common = strdup(*gitdir);
+	if (*common != NULL)
+		rc = 0;
+done:
+	if (rc == -1) {
+		free(*gitdir);
+		*gitdir = NULL;
+	}
+	free(dotgit);
+	free(line);
+	free(p);
+	return rc;
+}
+
+/*
  * A git worktree's .git is a file "gitdir: DIR"; DIR and its common
  * directory (DIR/commondir) must stay readable so git works, and must not
  * become writable through the worktree: the main repository's hooks and
@@ -430,37 +492,27 @@ fs_read_line(const char *file, const char *prefix)
 static int
 fs_worktree(struct fs_set *set, const char *root)
 {
-	char	*dotgit = NULL, *line = NULL, *gitdir = NULL;
-	char	*common = NULL, *cdfile = NULL;
-	int	 rc = 0;
+	char	*dotgit = NULL, *gitdir = NULL, *common = NULL;
+	int	 isfile, rc = -1;
 
-	if ((dotgit = fs_join(root, ".git")) == NULL)
+	if (fs_git_dirs(root, &gitdir, &common, &isfile) == -1)
 		return -1;
-	if ((line = fs_read_line(dotgit, "gitdir:")) == NULL)
+	if (!isfile) {
+		rc = 0;
 		goto done;
-	if (fs_set_add(set, dotgit, P_DENY_WRITE, "git (the .git file)") ==
-	    -1 || (gitdir = fs_resolve(line, root, NULL)) == NULL ||
-	    fs_set_add(set, gitdir, P_ALLOW_READ | P_DENY_WRITE,
-	    "git (the worktree's git directory)") == -1)
-		goto fail;
-	free(line);
-	if ((cdfile = fs_join(gitdir, "commondir")) == NULL)
-		goto fail;
-	if ((line = fs_read_line(cdfile, NULL)) != NULL) {
-		if ((common = fs_resolve(line, gitdir, NULL)) == NULL ||
-		    fs_set_add(set, common, P_ALLOW_READ | P_DENY_WRITE,
-		    "git (the main repository)") == -1)
-			goto fail;
 	}
-	goto done;
-fail:
-	rc = -1;
+	if ((dotgit = fs_join(root, ".git")) == NULL ||
+	    fs_set_add(set, dotgit, P_DENY_WRITE, "git (the .git file)") ==
+	    -1 || fs_set_add(set, gitdir, P_ALLOW_READ | P_DENY_WRITE,
+	    "git (the worktree's git directory)") == -1 ||
+	    (strcmp(common, gitdir) != 0 && fs_set_add(set, common,
+	    P_ALLOW_READ | P_DENY_WRITE, "git (the main repository)") == -1))
+		goto done;
+	rc = 0;
 done:
-	free(line);
 	free(dotgit);
 	free(gitdir);
 	free(common);
-	free(cdfile);
 	return rc;
 }
 
@@ -503,20 +555,6 @@ fs_mandatory_at(struct fs_set *set, const char *dir, int allow_git_config)
 	return 0;
 }
 
-static int
-fs_strlist_add(struct strlist *l, const char *v)
-{
-	char	**nv;
-
-	if ((nv = reallocarray(l->v, l->n + 1, sizeof(*nv))) == NULL)
-		return -1;
-	l->v = nv;
-	if ((nv[l->n] = strdup(v)) == NULL)
-		return -1;
-	l->n++;
-	return 0;
-}
-
 /*
  * Append every core.hooksPath value of one git config file to out.  A
  * missing file has none; include.path is not followed.
@@ -555,7 +593,7 @@ fs_git_hookspath(const char *cfgfile, struct strlist *out)
 		while (q > p && isspace((unsigned char)q[-1]))
 			*--q = '\0';
 		if (*p != '\0')
-			rc = fs_strlist_add(out, p);
+			rc = fs_strv_add(&out->v, &out->n, p);
 	}
 	fclose(f);
 	return rc;
@@ -572,29 +610,14 @@ fs_git_hookdirs(const char *top, const struct strlist *global,
     const char *home, struct strlist *out)
 {
 	struct strlist	 vals = { NULL, 0 };
-	char		*dotgit = NULL, *line = NULL, *gitdir = NULL;
-	char		*common = NULL, *p = NULL;
-	struct stat	 st;
+	char		*gitdir = NULL, *common = NULL, *p = NULL;
 	size_t		 i;
-	int		 rc = -1;
+	int		 isfile, rc = -1;
 
-	if ((dotgit = fs_join(top, ".git")) == NULL)
+	if (fs_git_dirs(top, &gitdir, &common, &isfile) == -1)
 		goto done;
-	if (lstat(dotgit, &st) == 0 && S_ISDIR(st.st_mode))
-		gitdir = strdup(dotgit);
-	else if ((line = fs_read_line(dotgit, "gitdir:")) != NULL)
-		gitdir = fs_resolve(line, top, NULL);
 	if (gitdir != NULL) {
-		free(line);
-		if ((p = fs_join(gitdir, "commondir")) == NULL)
-			goto done;
-		if ((line = fs_read_line(p, NULL)) != NULL)
-			common = fs_resolve(line, gitdir, NULL);
-		else
-			common = strdup(gitdir);
-		free(p);
-		p = NULL;
-		if (common == NULL || (p = fs_join(common, "config")) == NULL ||
+		if ((p = fs_join(common, "config")) == NULL ||
 		    fs_git_hookspath(p, &vals) == -1)
 			goto done;
 		free(p);
@@ -605,11 +628,11 @@ fs_git_hookdirs(const char *top, const struct strlist *global,
 		p = NULL;
 	}
 	for (i = 0; global != NULL && i < global->n; i++)
-		if (fs_strlist_add(&vals, global->v[i]) == -1)
+		if (fs_strv_add(&vals.v, &vals.n, global->v[i]) == -1)
 			goto done;
 	for (i = 0; i < vals.n; i++) {
 		if ((p = fs_resolve(vals.v[i], top, home)) == NULL ||
-		    fs_strlist_add(out, p) == -1)
+		    fs_strv_add(&out->v, &out->n, p) == -1)
 			goto done;
 		free(p);
 		p = NULL;
@@ -617,7 +640,7 @@ fs_git_hookdirs(const char *top, const struct strlist *global,
 	for (i = 0; i < sizeof(fs_hook_managers) / sizeof(*fs_hook_managers);
 	    i++) {
 		if ((p = fs_join(top, fs_hook_managers[i].name)) == NULL ||
-		    fs_strlist_add(out, p) == -1)
+		    fs_strv_add(&out->v, &out->n, p) == -1)
 			goto done;
 		free(p);
 		p = NULL;
@@ -625,8 +648,6 @@ fs_git_hookdirs(const char *top, const struct strlist *global,
 	rc = 0;
 done:
 	strlist_free(&vals);
-	free(dotgit);
-	free(line);
 	free(gitdir);
 	free(common);
 	free(p);

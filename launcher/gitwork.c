@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,9 +94,7 @@ gitwork_free(struct gitwork *w)
 static size_t
 gitwork_slot(const struct gitwork *w, dev_t dev, ino_t ino)
 {
-	uint64_t	h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^
-			    (uint64_t)dev * 0xc2b2ae3d27d4eb4fULL;
-	size_t		i = (size_t)(h >> 17) & (GITWORK_DIRS - 1);
+	size_t	i = fs_id_hash(dev, ino) & (GITWORK_DIRS - 1);
 
 	while (w->dirs[i].tree != -2 &&
 	    (w->dirs[i].dev != dev || w->dirs[i].ino != ino))

@@ -135,7 +135,6 @@ static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
 static int	guard_magic(struct guard_req *, struct guard_path *);
 static int	guard_final(struct guard_req *, struct guard_path *,
 		    int follow);
-static size_t	guard_hash(dev_t, ino_t, size_t cap);
 static int	guard_made_has(const struct guard *, const struct stat *);
 static int	guard_made_cb(void *, const struct stat *);
 static void	guard_made_add(struct guard *, const struct stat *);
@@ -479,15 +478,6 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow)
 	}
 }
 
-static size_t
-guard_hash(dev_t dev, ino_t ino, size_t cap)
-{
-	uint64_t	h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^
-			    (uint64_t)dev * 0xc2b2ae3d27d4eb4fULL;
-
-	return (size_t)(h >> 17) & (cap - 1);
-}
-
 static int
 guard_made_has(const struct guard *g, const struct stat *st)
 {
@@ -495,7 +485,7 @@ guard_made_has(const struct guard *g, const struct stat *st)
 
 	if (g->made_cap == 0)
 		return 0;
-	for (i = guard_hash(st->st_dev, st->st_ino, g->made_cap);
+	for (i = fs_id_hash(st->st_dev, st->st_ino) & (g->made_cap - 1);
 	    g->made[i].used; i = (i + 1) & (g->made_cap - 1))
 		if (g->made[i].dev == st->st_dev && g->made[i].ino == st->st_ino)
 			return 1;
@@ -530,8 +520,8 @@ guard_made_add(struct guard *g, const struct stat *st)
 
 			if (!g->made[i].used)
 				continue;
-			for (j = guard_hash(g->made[i].dev, g->made[i].ino,
-			    ncap); nv[j].used; j = (j + 1) & (ncap - 1))
+			for (j = fs_id_hash(g->made[i].dev, g->made[i].ino) &
+			    (ncap - 1); nv[j].used; j = (j + 1) & (ncap - 1))
 				;
 			nv[j] = g->made[i];
 		}
@@ -539,7 +529,7 @@ guard_made_add(struct guard *g, const struct stat *st)
 		g->made = nv;
 		g->made_cap = ncap;
 	}
-	for (i = guard_hash(st->st_dev, st->st_ino, g->made_cap);
+	for (i = fs_id_hash(st->st_dev, st->st_ino) & (g->made_cap - 1);
 	    g->made[i].used; i = (i + 1) & (g->made_cap - 1))
 		;
 	g->made[i].dev = st->st_dev;

@@ -159,6 +159,8 @@ ssize_t	 fs_git_rule(const char *path, int ancestors_too, int allow_config,
 int	 fs_under(const char *path, const char *root);
 /* The same, ignoring ASCII case (for protected names). */
 int	 fs_under_ci(const char *path, const char *root);
+/* A hash of a file's identity (device, inode), for the guard's tables. */
+size_t	 fs_id_hash(dev_t, ino_t);
 /* Append the core.hooksPath values of one git config file. */
 int	 fs_git_hookspath(const char *cfgfile, struct strlist *out);
 /*

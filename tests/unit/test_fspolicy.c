@@ -43,8 +43,6 @@ struct git_case {
 static char	 top[128], ws[256], home[256], tmp[256], bin[256];
 
 static void	 mk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void	 touch(const char *fmt, ...)
-		    __attribute__((format(printf, 1, 2)));
 static struct config *conf_of(const char *json);
 static void	 build(struct fs_plan *, const char *json);
 static int	 build_in(struct fs_plan *, const char *json,
@@ -181,21 +179,6 @@ mk(const char *fmt, ...)
 		*s = '/';
 	}
 	mkdir(p, 0755);
-}
-
-static void
-touch(const char *fmt, ...)
-{
-	char	 p[PATH_MAX];
-	FILE	*f;
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(p, sizeof(p), fmt, ap);
-	va_end(ap);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	fclose(f);
 }
 
 static struct config *
@@ -376,8 +359,8 @@ test_existing_names(void **state)
 
 	(void)state;
 	mk("%s/.git/hooks", ws);
-	touch("%s/.git/config", ws);
-	touch("%s/.bashrc", ws);
+	write_file("", "%s/.git/config", ws);
+	write_file("", "%s/.bashrc", ws);
 	build(&plan, "{}");
 	snprintf(p, sizeof(p), "%s/.bashrc", ws);
 	assert_non_null(r = rule_at(&plan, p));
@@ -686,8 +669,8 @@ test_trusted(void **state)
 	char			 json[4 * PATH_MAX], p[PATH_MAX];
 
 	(void)state;
-	touch("%s/hosts", ws);
-	touch("%s/reviewer.sh", bin);
+	write_file("", "%s/hosts", ws);
+	write_file("", "%s/reviewer.sh", bin);
 	snprintf(json, sizeof(json), "{\"resolver\": {\"hostsFile\": "
 	    "\"%s/hosts\"}, \"review\": {\"command\": [\"%s/reviewer.sh\", "
 	    "\"-v\", \"relative.txt\"]}}", ws, bin);
