@@ -155,7 +155,7 @@ static void	guard_moved(struct guard_req *, const struct guard_path *op,
 		    const struct guard_path *np);
 static int	guard_head_before(struct guard_req *, const struct guard_path *);
 static void	guard_umask(struct guard_req *);
-static unsigned long guard_ttynr(pid_t);
+static int	guard_ttynr(pid_t, pid_t *session, unsigned long *tty);
 static int	guard_tty(struct guard_req *, int flags, mode_t mode);
 static int	guard_open(struct guard_req *, int dfd, uint64_t path,
 		    int flags, mode_t mode);
@@ -836,42 +836,51 @@ done:
 	umask(m & 0777);
 }
 
-/* The controlling terminal of pid (tty_nr of proc(5)), 0 for none. */
-static unsigned long
-guard_ttynr(pid_t pid)
+/*
+ * The session and controlling terminal (tty_nr of proc(5), 0 for none)
+ * of pid.
+ */
+static int
+guard_ttynr(pid_t pid, pid_t *session, unsigned long *tty)
 {
 	char		 p[64], line[1024], *s;
 	FILE		*f;
-	unsigned long	 tty = 0;
-	int		 nr;
+	int		 sid, nr, rc = -1;
 
 	snprintf(p, sizeof(p), "/proc/%ld/stat", (long)pid);
 	if ((f = fopen(p, "re")) == NULL)
-		return 0;
+		return -1;
 	if (fgets(line, sizeof(line), f) != NULL &&
 	    (s = strrchr(line, ')')) != NULL &&
-	    sscanf(s + 1, " %*c %*d %*d %*d %d", &nr) == 1)
-		tty = (unsigned int)nr;
+	    sscanf(s + 1, " %*c %*d %*d %d %d", &sid, &nr) == 2) {
+		*session = sid;
+		*tty = (unsigned int)nr;
+		rc = 0;
+	}
 	fclose(f);
-	return tty;
+	return rc;
 }
 
 /*
  * /dev/tty names the opener's controlling terminal, and the guard opens
- * it for the command: open the command's own (none: ENXIO, as the kernel
- * says; a pty it made: that pty).
+ * it for the command: open the command's own.  None: ENXIO, as the
+ * kernel says.  In the guard's session it is the guard's; in another, a
+ * pty the command made (the sandbox's devpts numbers its ptys like the
+ * host's, so only the session tells them apart).
  */
 static int
 guard_tty(struct guard_req *gr, int flags, mode_t mode)
 {
-	unsigned long	 theirs = guard_ttynr(gr->pid);
-	unsigned int	 maj = (theirs >> 8) & 0xfff;
-	unsigned int	 min = (theirs & 0xff) | ((theirs >> 12) & 0xfff00);
+	unsigned long	 theirs;
+	unsigned int	 maj, min;
+	pid_t		 sid;
 	char		 p[64];
 
-	if (theirs == 0)
+	if (guard_ttynr(gr->pid, &sid, &theirs) == -1 || theirs == 0)
 		return -ENXIO;
-	if (theirs == guard_ttynr(getpid()))
+	maj = (theirs >> 8) & 0xfff;
+	min = (theirs & 0xff) | ((theirs >> 12) & 0xfff00);
+	if (sid == getsid(0))
 		snprintf(p, sizeof(p), "/dev/tty");
 	else if (maj >= GUARD_PTS_MAJOR && maj < GUARD_PTS_MAJOR + 8)
 		snprintf(p, sizeof(p), "/dev/pts/%u",
