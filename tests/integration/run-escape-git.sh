@@ -52,6 +52,9 @@ cat >"$T/attack.sh" <<'EOF'
 W=$1 P=$2
 evil="touch $P/\$(basename \$(pwd))-ran; false"
 try() { ( "$@" ) >/dev/null 2>&1 && echo "PASSED: $*"; }
+# plant FILE: append core.fsmonitor to a git config; hook FILE: a script.
+plant() { try sh -c "printf '[core]\\n\\tfsmonitor = \"%s\"\\n' '$evil' >>'$1'"; }
+hook() { try sh -c "printf '#!/bin/sh\\n%s\\n' '$evil' >'$1' && chmod +x '$1'"; }
 # A copy of .git with core.fsmonitor, then commondir pointing at it.
 cp -r "$W/.git" "$W/evil"
 git config -f "$W/evil/config" core.fsmonitor "$evil"
@@ -69,23 +72,23 @@ if libc.renameat2(-100, b'$W/evil', -100, b'$W/.git', 2) != 0:
 try sh -c "echo '[core] fsmonitor = x' >'$W/.git/config.worktree'"
 try mkdir -p "$W/.git/worktrees/w/hooks"
 try sh -c "echo ../.. >'$W/.git/worktrees/w/commondir'"
-try sh -c "printf '[core]\\n\\tfsmonitor = \"%s\"\\n' '$evil' >>'$W/.git/modules/mod/config'"
-try sh -c "echo '#!/bin/sh' >'$W/.git/modules/mod/hooks/post-checkout'"
+plant "$W/.git/modules/mod/config"
+hook "$W/.git/modules/mod/hooks/post-checkout"
 try mkdir -p "$W/.git/modules/new/hooks"
 try mv "$W/.git/modules/mod" "$W/.git/modules/mod2"
 # A repository at depth: config and hooks, every way of writing.
 N=$W/lib/deep/nested/.git
-try sh -c "printf '[core]\\n\\tfsmonitor = \"%s\"\\n' '$evil' >>'$N/config'"
+plant "$N/config"
 try truncate -s 0 "$N/config"
 try ln "$N/config" "$W/cfg-link"
 try sh -c "exec 3<'$N/config'; echo '[core] fsmonitor = x' >>/proc/self/fd/3"
-try sh -c "echo '#!/bin/sh' >'$N/hooks/pre-commit'"
+hook "$N/hooks/pre-commit"
 try mv "$N" "$W/lib/deep/nested/git-away"
 # The submodule's .git file, a bare repository, core.hooksPath.
 try sh -c "echo 'gitdir: ../evil' >'$W/mod/.git'"
-try sh -c "printf '[core]\\n\\tfsmonitor = \"%s\"\\n' '$evil' >>'$W/store.git/config'"
-try sh -c "echo '#!/bin/sh' >'$W/store.git/hooks/post-update'"
-try sh -c "printf '#!/bin/sh\\n%s\\n' '$evil' >'$W/hooked/githooks/pre-commit'"
+plant "$W/store.git/config"
+hook "$W/store.git/hooks/post-update"
+hook "$W/hooked/githooks/pre-commit"
 try mkdir -p "$W/hooked/.husky"
 try mv "$W/hooked/githooks" "$W/hooked/githooks.old"
 # A new .git in a directory that existed before the run.
