@@ -24,12 +24,15 @@ check "the graph has approval -> policy" \
 check "the graph has no approval -> proxy edge" \
     sh -c '! printf "%s\n" "$1" | grep -q "^approval -> proxy "' _ "$out"
 
-# A copy of the sources with LINE added to FILE (created if missing).
+# The C sources once; each case gets a copy with LINE added to FILE
+# (created if missing).
+mkdir "$T/base"
+(cd "$PISBX_TOP" && find . \( -name build -o -name 'build-*' -o -name bin \
+    -o -name .git \) -prune -o \( -name '*.c' -o -name '*.h' \) -type f \
+    -print0 | xargs -0 cp --parents -t "$T/base")
 tree_with() {
 	dst=$(mktemp -d "$T/tree.XXXXXX")
-	(cd "$PISBX_TOP" && find common policy approval proxy supervisor \
-	    launcher tests bench \( -name '*.c' -o -name '*.h' \) -type f \
-	    -exec cp --parents {} "$dst" \;)
+	cp -a "$T/base/." "$dst"
 	mkdir -p "$dst/$(dirname "$1")"
 	printf '%s\n' "$2" >>"$dst/$1"
 	echo "$dst"
