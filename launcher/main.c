@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
@@ -35,6 +36,8 @@ struct run_state {
 	int			 timed_out;
 	int			 aborted;	/* a stop signal was passed on */
 	double			 timeout;
+	struct guard_report	*report;	/* from the creation guard */
+	struct event		*repev;
 };
 
 /* What to run and how: from pisbx-run's options, or pisbx-sh's. */
@@ -56,6 +59,7 @@ static void	usage(FILE *, int) __attribute__((noreturn));
 static void	sh_usage(const char *) __attribute__((noreturn));
 static void	run_signal_cb(evutil_socket_t, short, void *);
 static void	run_timeout_cb(evutil_socket_t, short, void *);
+static void	run_report_cb(evutil_socket_t, short, void *);
 static char	*run_home(void);
 static const char *run_bash(void);
 static char	**run_shell_argv(const struct run_opts *);
@@ -240,6 +244,18 @@ run_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	rs->timed_out = 1;
 	/* The PID namespace's init: every process in it dies with it. */
 	kill(rs->run.pid, SIGKILL);
+}
+
+/* The guard said something: keep it for the warnings at exit. */
+static void
+run_report_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct run_state	*rs = arg;
+
+	(void)ev;
+	/* At EOF the guard is gone; what is left is read at exit. */
+	if (guard_report_read(rs->report, fd) != 1)
+		event_del(rs->repev);
 }
 
 int
@@ -431,6 +447,7 @@ run(const struct run_opts *o)
 	struct proxy		*proxy = NULL;
 	struct event		*sigev = NULL, *tmev = NULL;
 	struct agent_files	 af;
+	struct fs_inputs	 fin;
 	const char		*env;
 	char			*config_path = NULL, *home = NULL;
 	char			*access_log = NULL;
@@ -440,6 +457,7 @@ run(const struct run_opts *o)
 	struct timeval		 tv;
 	size_t			 i;
 	int			 ch, depth = 0, sfd = -1;
+	int			 report[2] = { -1, -1 };
 	enum log_format		 fmt = o->fmt;
 	/* Supervisor mode and the host-IPC fallback (supervise.h). */
 	struct supervise	 sup;
@@ -457,7 +475,7 @@ run(const struct run_opts *o)
 	rs.timeout = o->timeout;
 	rs.run.pid = -1;
 	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
-	sb.host_dev_fd = sb.host_pts_fd = -1;
+	sb.host_dev_fd = sb.host_pts_fd = sb.report_fd = -1;
 	log_init(NULL, o->verbose);
 
 	/*
@@ -481,7 +499,21 @@ run(const struct run_opts *o)
 		return EXIT_SETUP;
 	}
 
-	/* 1. The trusted config: fail before anything starts. */
+	/*
+	 * 1. The trusted config: fail before anything starts.  An environment
+	 * variable outlives the directory it was set in: relative, it would
+	 * name a file in each run's working directory, which earlier
+	 * sandboxed commands could write.
+	 */
+	if (o->cli_config == NULL && (env = getenv("PISBX_CONFIG")) != NULL &&
+	    env[0] != '\0' && env[0] != '/') {
+		log_warnx("PISBX_CONFIG=%s: not an absolute path; a relative "
+		    "one is looked up in each run's working directory, which "
+		    "sandboxed commands can write; set it to an absolute path "
+		    "(nothing was run)", env);
+		supervise_clear(&sup);
+		return EXIT_CONFIG;
+	}
 	config_path = config_find(o->cli_config);
 	if ((conf = config_load(config_path, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
@@ -499,6 +531,48 @@ run(const struct run_opts *o)
 	/* 2. The sandbox's description. */
 	if (getcwd(exe, sizeof(exe)) == NULL || realpath(exe, cwd) == NULL) {
 		log_warn("getcwd");
+		goto fail;
+	}
+	/*
+	 * The access log: the command line's, else the config's (absolute:
+	 * the loader says so).  Known now, so the policy protects it.
+	 */
+	if (o->access_log != NULL) {
+		if (strcmp(o->access_log, "-") == 0 ||
+		    o->access_log[0] == '/')
+			access_log = strdup(o->access_log);
+		else if (asprintf(&access_log, "%s/%s", cwd,
+		    o->access_log) == -1)
+			access_log = NULL;
+		if (access_log == NULL) {
+			log_warn("--access-log");
+			goto fail;
+		}
+	} else if (conf->access_log != NULL) {
+		if ((access_log = strdup(conf->access_log)) == NULL) {
+			log_warn("proxy.accessLog");
+			goto fail;
+		}
+		if (!o->fmt_set)
+			fmt = conf->access_log_text ? LOG_FORMAT_TEXT :
+			    LOG_FORMAT_JSON;
+	}
+	/*
+	 * What pisbx-run starts on the host (the reviewer) runs in /, never
+	 * in the workspace: a relative file name in review.command must not
+	 * find a file a sandboxed command wrote.  Everything below names
+	 * paths absolutely.
+	 */
+	if (config_path != NULL && config_path[0] != '/') {
+		if (asprintf(&end, "%s/%s", cwd, config_path) == -1) {
+			log_warn("--config");
+			goto fail;
+		}
+		free(config_path);
+		config_path = end;
+	}
+	if (chdir("/") == -1) {
+		log_warn("chdir /");
 		goto fail;
 	}
 	if (realpath("/proc/self/exe", exe) == NULL) {
@@ -529,6 +603,7 @@ run(const struct run_opts *o)
 	sb.gid = getgid();
 	sb.userns = geteuid() != 0;
 	sb.allow_all_unix = conf->allow_all_unix_sockets;
+	sb.allow_git_config = conf->allow_git_config;
 	sb.verbose = o->verbose;
 	if (o->line != NULL) {
 		if ((shargv = run_shell_argv(o)) == NULL) {
@@ -542,8 +617,32 @@ run(const struct run_opts *o)
 		log_warn("cannot create the private run directory");
 		goto fail;
 	}
-	if (fs_plan_build(&sb.plan, conf, cwd, home, sb.tmpdir, exe_dir,
-	    config_path) == -1) {
+	/*
+	 * The access log exists before the policy is built, so the sandbox
+	 * sees it bound read-only: it can neither write nor remove it.
+	 */
+	if (access_log != NULL && strcmp(access_log, "-") != 0) {
+		if ((ch = open(access_log, O_WRONLY | O_APPEND | O_CREAT |
+		    O_CLOEXEC, 0640)) == -1) {
+			log_warn("access log %s", access_log);
+			goto fail;
+		}
+		close(ch);
+	}
+	memset(&fin, 0, sizeof(fin));
+	fin.cwd = cwd;
+	fin.home = home;
+	fin.tmpdir = sb.tmpdir;
+	fin.exe_dir = exe_dir;
+	fin.config_path = config_path;
+	fin.access_log = access_log;
+	fin.supervisor_socket = sup.socket;
+	fin.path = getenv("PATH");
+	if ((ch = fs_plan_build(&sb.plan, conf, &fin)) != 0) {
+		if (ch > 0) {
+			rs.status = ch;
+			goto done;
+		}
 		log_warnx("cannot resolve the filesystem policy");
 		goto fail;
 	}
@@ -576,15 +675,7 @@ run(const struct run_opts *o)
 	}
 	snprintf(label, sizeof(label), "pisbx-run-%ld", (long)getpid());
 	memset(&popts, 0, sizeof(popts));
-	/* The command line's access log, else the config's. */
-	if (o->access_log == NULL && conf->access_log != NULL) {
-		if ((access_log = strdup(conf->access_log)) == NULL)
-			goto fail;
-		if (!o->fmt_set)
-			fmt = conf->access_log_text ? LOG_FORMAT_TEXT :
-			    LOG_FORMAT_JSON;
-	}
-	popts.access_log = access_log != NULL ? access_log : o->access_log;
+	popts.access_log = access_log;
 	popts.log_format = fmt;
 	popts.label = label;
 	popts.cwd = cwd;
@@ -615,8 +706,19 @@ run(const struct run_opts *o)
 		log_warn("signalfd");
 		goto fail;
 	}
+	/* The guard's reports of repositories made during the run. */
+	if (pipe2(report, O_CLOEXEC) == -1 ||
+	    fcntl(report[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    (rs.report = guard_report_new()) == NULL) {
+		log_warn("pipe");
+		goto fail;
+	}
+	sb.report_fd = report[1];
 	started_ms = hostipc_clock_ms();
-	if (sandbox_start(&sb, &rs.run) == -1)
+	ch = sandbox_start(&sb, &rs.run);
+	close(report[1]);
+	sb.report_fd = report[1] = -1;
+	if (ch == -1)
 		goto fail;
 	proxy = proxy_new(rs.base, conf, &popts);
 	conf = NULL;
@@ -647,6 +749,10 @@ run(const struct run_opts *o)
 	sigev = event_new(rs.base, sfd, EV_READ | EV_PERSIST, run_signal_cb,
 	    &rs);
 	if (sigev == NULL || event_add(sigev, NULL) == -1)
+		goto fail;
+	rs.repev = event_new(rs.base, report[0], EV_READ | EV_PERSIST,
+	    run_report_cb, &rs);
+	if (rs.repev == NULL || event_add(rs.repev, NULL) == -1)
 		goto fail;
 	if (rs.timeout > 0) {
 		tv.tv_sec = (time_t)rs.timeout;
@@ -700,6 +806,8 @@ done:
 		close(rs.run.sock);
 	if (sigev != NULL)
 		event_free(sigev);
+	if (rs.repev != NULL)
+		event_free(rs.repev);
 	if (tmev != NULL)
 		event_free(tmev);
 	if (rs.base != NULL)
@@ -707,6 +815,18 @@ done:
 	if (sfd != -1)
 		close(sfd);
 	rundir_remove(sb.rundir);
+	/* After the private TMPDIR went: repositories there are gone too. */
+	if (report[0] != -1) {
+		/* Every writer went with the sandbox: the rest is there. */
+		if (rs.report != NULL) {
+			(void)guard_report_read(rs.report, report[0]);
+			guard_report_warn(rs.report);
+		}
+		close(report[0]);
+	}
+	if (report[1] != -1)
+		close(report[1]);
+	guard_report_free(rs.report);
 	config_free(conf);
 	fs_plan_free(&sb.plan);
 	env_free(sb.envp);

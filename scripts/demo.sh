@@ -228,7 +228,7 @@ if [ -x "$SH" ] && command -v git >/dev/null 2>&1; then
 	git -C "$T/proj" init -q
 	cmd="cd src && curl -sS http://demo.test:$WEB/ -o /dev/null -w \"allowed -> %{http_code}\\n\" && curl -sS https://uploads.github.com/ 2>&1 | head -n 1; echo built >../build.log"
 	line="{ shopt -u extglob || setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL; } >/dev/null 2>&1 || true && eval '$cmd' < /dev/null && pwd -P >| $T/ctmp/claude-1a2b-cwd"
-	show "cd project && PISBX_CONFIG=demo.json pisbx-sh \"\$LINE\"   # as Claude Code calls its prefix"
+	show "cd project && PISBX_CONFIG=\$PWD/../demo.json pisbx-sh \"\$LINE\"   # as Claude Code calls its prefix (PISBX_CONFIG absolute)"
 	printf '   | %s\n' "$line" | sed "s|$T/||g"
 	out=$(cd "$T/proj" && PISBX_CONFIG="$T/demo.json" CLAUDE_CODE_TMPDIR="$T/ctmp" \
 	    "$SH" "$line" 2>&1); rc=$?

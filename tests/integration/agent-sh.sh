@@ -106,6 +106,18 @@ out=$(csh "$WS" "$(claude_line 'true' "$CTMP/claude-a776-cwd")" 2>&1)
 eq "a symlink in the cwd file's place is refused" \
     "$(cat "$FAKEHOME/.ssh/id_test")" "PRIVATE KEY MATERIAL"
 contains "and the refusal says why" "$out" "not letting the command write"
+# The grant opens the mount and Landlock to that one file; the creation
+# guard still checks every write by name.  A temp dir among an existing
+# repository's hooks: the cwd file there is never written.
+mkdir -p "$WS/nested"
+git -C "$WS/nested" init -q
+out=$(cd "$WS" && CLAUDE_CONFIG_DIR="$CCFG" \
+    CLAUDE_CODE_TMPDIR="$WS/nested/.git/hooks" \
+    "$SH" "$(claude_line 'true' "$WS/nested/.git/hooks/claude-a777-cwd")" 2>&1)
+contains "a cwd file among a repository's hooks: the guard refuses it" "$out" \
+    "refused to write $WS/nested/.git/hooks/claude-a777-cwd"
+check "and nothing is left there" test ! -e "$WS/nested/.git/hooks/claude-a777-cwd"
+rm -rf "$WS/nested"
 
 # The workspace is the project: the top of the git work tree holding the
 # working directory, never the home directory or a tree holding a hidden
@@ -117,6 +129,15 @@ git -C "$T/proj" init -q
 (cd "$T/proj/src/deep" && "$SH" -c 'echo top >../../top.txt && pwd') >"$T/out" 2>&1
 eq "from a subdirectory, the git work tree's top is writable" \
     "$(cat "$T/proj/top.txt" 2>&1)" "top"
+# The mandatory set still holds at the working directory (an agent or an
+# editor started there reads its .claude, .vscode), and at the top.
+(cd "$T/proj/src" && "$SH" -c 'mkdir -p .claude .vscode ../.vscode;
+    echo x >.claude/settings.json; echo x >.vscode/tasks.json;
+    echo x >.bashrc; echo x >../.vscode/tasks.json') >/dev/null 2>&1
+check "no .claude, .vscode or .bashrc planted in the working directory" \
+    test ! -e "$T/proj/src/.claude/settings.json" \
+    -a ! -e "$T/proj/src/.vscode/tasks.json" -a ! -e "$T/proj/src/.bashrc"
+check "nor at the workspace's top" test ! -e "$T/proj/.vscode/tasks.json"
 (cd "$T/plain/sub" && "$SH" -c 'echo x >../above.txt') >/dev/null 2>&1
 check "without git, only the working directory" test ! -e "$T/plain/above.txt"
 (cd "$T/plain/sub" && "$SH" -c 'echo x >here.txt') >/dev/null 2>&1
@@ -127,7 +148,11 @@ mkdir -p "$FAKEHOME/proj"
 check "a home that is a git work tree does not become the workspace" \
     test ! -e "$FAKEHOME/in-home"
 check "the working directory in it does" test -e "$FAKEHOME/proj/in-proj"
-rm -rf "$FAKEHOME/.git"
+(cd "$FAKEHOME" && "$SH" -c 'echo x >in-home') >"$T/err" 2>&1
+eq "run in that home itself: refused (the home is hidden)" "$?" 125
+contains "saying why" "$(cat "$T/err")" "refusing to run in $FAKEHOME"
+check "nothing written" test ! -e "$FAKEHOME/in-home"
+rm -rf "$FAKEHOME/.git" "$FAKEHOME/proj"
 mkdir -p "$T/proj/secret"
 run_config --fs "{\"denyRead\": [\"$T/proj/secret\"]}"
 (cd "$T/proj/src" && "$SH" -c 'echo x >../hid.txt; echo x >here.txt') >/dev/null 2>&1
@@ -143,6 +168,22 @@ contains "saying why" "$(cat "$T/err")" "PISBX_WORKSPACE=other: not an absolute 
 (cd "$T/plain/sub" && PISBX_WORKSPACE="$FAKEHOME" "$SH" -c true) >"$T/err" 2>&1
 eq "PISBX_WORKSPACE=\$HOME is refused" "$?" 125
 contains "saying why" "$(cat "$T/err")" "cannot be the workspace"
+(cd "$T/plain/sub" && PISBX_WORKSPACE=/ "$SH" -c "echo x >$T/slash.txt") >"$T/err" 2>&1
+eq "PISBX_WORKSPACE=/ is refused" "$?" 125
+contains "saying why" "$(cat "$T/err")" "refusing to run with / as a writable directory"
+check "nothing written" test ! -e "$T/slash.txt"
+# Like the home as working directory: with only the secrets hidden, the
+# home can be the workspace; they stay hidden, its mandatory set holds.
+run_config --fs '{"denyRead": ["~/.ssh"]}'
+(cd "$T/plain/sub" && PISBX_WORKSPACE="$FAKEHOME" "$SH" -c \
+    'echo x >"$HOME/notes.txt"; echo x >"$HOME/.bashrc"; cat "$HOME/.ssh/id_test"') \
+    >"$T/out" 2>&1
+check "PISBX_WORKSPACE=\$HOME with denyRead [~/.ssh]: the home is written" \
+    test -e "$FAKEHOME/notes.txt"
+check "its .bashrc is not" test ! -e "$FAKEHOME/.bashrc"
+check "~/.ssh stays hidden" sh -c "! grep -q PRIVATE '$T/out'"
+rm -f "$FAKEHOME/notes.txt"
+run_config
 (cd "$T/proj/src" && "$RUN" -v -- true) >"$T/err" 2>&1
 contains "-v names the workspace" "$(cat "$T/err")" "fs: workspace $T/proj"
 
@@ -154,6 +195,21 @@ out=$(cd "$WS" && "$RUN" --config "$CONF" -v -- /bin/sh -c "echo new >$T/one-fil
 eq "a single allowWrite file is written" "$(cat "$T/one-file")" "new"
 check "its neighbour is not" test ! -e "$T/neighbour"
 contains "-v lists it writable" "$out" "writable  $T/one-file"
+# A single file is held to the mandatory set and $PATH like a directory's
+# contents: naming one is a config error, not a way around the set.
+mkdir -p "$T/bin"
+for f in "$FAKEHOME/.npmrc" "$T/bin/tool" "$WS/.bashrc"; do
+	echo keep >"$f"
+	run_config --fs "{\"allowWrite\": [\".\", \"$f\"]}"
+	(cd "$T/plain/sub" && PATH="$T/bin:$PATH" "$RUN" --config "$CONF" -- \
+	    /bin/sh -c "echo evil >$f") >"$T/err" 2>&1
+	eq "allowWrite naming $f: a config error" "$?" 78
+	contains "naming the file" "$(cat "$T/err")" \
+	    "filesystem.allowWrite names $f, which is protected"
+	eq "which is unchanged" "$(cat "$f")" keep
+	rm -f "$f"
+done
+run_config
 
 # --hook claude-code: the Bash command comes back wrapped in pisbx-sh,
 # every other field kept; the wrapped line runs the command unchanged.
