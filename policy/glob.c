@@ -106,6 +106,7 @@ static char	*glob_build_text(const struct glob *, size_t);
 static int	 glob_lit_add(struct glob *, const char *, size_t,
 		    const char **);
 static int	 glob_trailing_star(struct glob *, const char **);
+static int	 glob_comp_star(const struct glob_comp *);
 
 static inline void
 set_add(struct glob_set *s, size_t i)
@@ -672,5 +673,46 @@ glob_match_below(const struct glob *g, const char *dir)
 	for (i = 0; i < g->ncomp; i++)
 		if (set_has(&s, i))
 			return 1;
+	return 0;
+}
+
+/* A component that is one "*" and nothing else. */
+static int
+glob_comp_star(const struct glob_comp *c)
+{
+	return c->kind == GC_WILD && c->ntok == 1 &&
+	    c->tok[0].kind == GT_STAR;
+}
+
+/*
+ * Whether every path strictly below the directory dir matches: a position
+ * reached from which the rest of the pattern is "**" at least once and "*"
+ * at most once ("dir/" + "**", "**" + "/secrets/" + "**" past a secrets
+ * directory); two "*" would need two components.
+ * The walk then takes dir as a whole instead of each entry in it.
+ */
+int
+glob_match_all_below(const struct glob *g, const char *dir)
+{
+	struct glob_set	 s;
+	size_t		 i, j, stars, globstars;
+
+	if (g->dir_only || glob_run(g, dir, &s) == -1)
+		return 0;
+	for (i = 0; i < g->ncomp; i++) {
+		if (!set_has(&s, i))
+			continue;
+		stars = globstars = 0;
+		for (j = i; j < g->ncomp; j++) {
+			if (g->comp[j].kind == GC_GLOBSTAR)
+				globstars++;
+			else if (glob_comp_star(&g->comp[j]))
+				stars++;
+			else
+				break;
+		}
+		if (j == g->ncomp && stars <= 1 && globstars > 0)
+			return 1;
+	}
 	return 0;
 }

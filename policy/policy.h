@@ -163,6 +163,11 @@ int		 glob_check(const char *pattern, const char **errstr);
 int		 glob_match(const struct glob *, const char *path, int is_dir);
 /* Whether some path strictly below the directory dir could match. */
 int		 glob_match_below(const struct glob *, const char *dir);
+/*
+ * Whether every path strictly below the directory dir matches ("dir/" +
+ * "**"): then dir can be taken as a whole.
+ */
+int		 glob_match_all_below(const struct glob *, const char *dir);
 /* The literal directory a pattern's matches all lie below: "/a/b". */
 const char	*glob_base(const struct glob *);
 /* The anchored pattern as text, for messages. */

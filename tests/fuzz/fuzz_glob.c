@@ -1,11 +1,13 @@
 /*
- * libFuzzer target for glob_compile / glob_match / glob_match_below.
+ * libFuzzer target for glob_compile / glob_match / glob_match_below /
+ * glob_match_all_below.
  * Input: PATTERN "\n" PATH.  Invariants: a refused pattern has a message;
  * glob_check accepts what glob_compile accepts; the NFA matcher agrees with a
  * plain recursive matcher written from the grammar (on small inputs,
  * where the recursion is cheap); every ancestor of a matching path says
- * something below it can match; the anchored text compiles back to a
- * pattern that matches the same path.
+ * something below it can match; a path below a directory said to match
+ * whole matches; the anchored text compiles back to a pattern that
+ * matches the same path.
  */
 
 #include <stdint.h>
@@ -228,6 +230,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (m != m2)
 				abort();
 		}
+		/* Below a directory taken whole, everything matches. */
+		if ((dir = strdup(path)) == NULL)
+			abort();
+		while (strcmp(dir, "/") != 0 &&
+		    (slash = strrchr(dir, '/')) != NULL) {
+			slash[slash == dir ? 1 : 0] = '\0';
+			if (glob_match_all_below(g, dir) && !m)
+				abort();
+		}
+		free(dir);
 		if (!m)
 			continue;
 		/* Every ancestor can still lead to a match. */

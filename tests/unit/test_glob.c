@@ -1,8 +1,9 @@
 /*
- * glob_compile, glob_match, glob_match_below, glob_base, glob_text: a
- * table of patterns with paths that match and paths that do not, the
- * errors malformed patterns get, and the walk-pruning answers.  The
- * working directory is /w and the home directory /h throughout.
+ * glob_compile, glob_match, glob_match_below, glob_match_all_below,
+ * glob_base, glob_text: a table of patterns with paths that match and
+ * paths that do not, the errors malformed patterns get, and the
+ * walk-pruning answers.  The working directory is /w and the home
+ * directory /h throughout.
  */
 
 #include <setjmp.h>
@@ -262,6 +263,54 @@ test_glob_below(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/*
+ * Whether everything below a directory matches, so the walk takes the
+ * directory whole: only a "*" once and "**" at least once may remain.
+ */
+static void
+test_glob_all_below(void **state)
+{
+	static const struct {
+		const char	*pattern;
+		const char	*dir;
+		int		 all;
+	} cases[] = {
+		{ "dir/**", "/w/dir", 1 },
+		{ "dir/**", "/w/dir/a", 1 },
+		{ "dir/**", "/w", 0 },
+		{ "dir/**", "/w/other", 0 },
+		{ "**/secrets/**", "/w/a/b/secrets", 1 },
+		{ "**/secrets/**", "/w/a/b", 0 },
+		{ "**/secrets/**", "/w/secretsx", 0 },
+		{ "dir/**/*", "/w/dir", 1 },
+		{ "dir/*", "/w/dir", 0 },		/* one level only */
+		{ "dir/*/**", "/w/dir", 0 },		/* two or more */
+		{ "dir/*/**", "/w/dir/a", 1 },
+		{ "dir/**/", "/w/dir", 0 },		/* directories only */
+		{ "dir/**/*.pem", "/w/dir", 0 },
+		{ "**", "/w", 1 },
+		{ "**", "/x", 0 },
+		{ "~/**", "/h", 1 },
+	};
+	struct glob	*g;
+	const char	*err;
+	size_t		 i;
+	int		 bad = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		g = glob_compile(cases[i].pattern, CWD, HOME, &err);
+		assert_non_null(g);
+		if (glob_match_all_below(g, cases[i].dir) != cases[i].all) {
+			print_error("%s all below %s: want %d\n",
+			    cases[i].pattern, cases[i].dir, cases[i].all);
+			bad++;
+		}
+		glob_free(g);
+	}
+	assert_int_equal(bad, 0);
+}
+
 /* What is and is not a pattern; relative paths never match. */
 static void
 test_glob_misc(void **state)
@@ -298,6 +347,7 @@ main(void)
 		cmocka_unit_test(test_glob_table),
 		cmocka_unit_test(test_glob_errors),
 		cmocka_unit_test(test_glob_below),
+		cmocka_unit_test(test_glob_all_below),
 		cmocka_unit_test(test_glob_misc),
 	};
 
