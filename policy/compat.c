@@ -411,12 +411,11 @@ compat_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 	cfg_bool(ctx, jpath, v, "strictAllowlist", &conf->strict_allowlist);
 	cfg_strlist(ctx, jpath, v, "allowUnixSockets", &check_socket,
 	    &conf->allow_unix_sockets);
-	if (conf->allow_unix_sockets.n > 0) {
+	/* Enforced by pisbx-run's guard; moot when every socket is allowed. */
+	if (conf->allow_unix_sockets.n > 0 && conf->allow_all_unix_sockets) {
 		cfg_jpath_key(p, sizeof(p), jpath, "allowUnixSockets");
-		cfg_note(ctx, p, "no effect here yet: pisbx-run refuses every "
-		    "Unix socket the command creates, as srt does on Linux "
-		    "(allowAllUnixSockets: true allows all of them; hostIPC "
-		    "runs a reviewed command on the host)");
+		cfg_note(ctx, p, "no effect here: allowAllUnixSockets is true, "
+		    "so every Unix socket is reachable");
 	}
 }
 

@@ -43,6 +43,8 @@ static char	*item_argv(struct cfgctx *, const char *, const char *,
 		    size_t, size_t);
 static char	*item_prefix(struct cfgctx *, const char *, const char *,
 		    size_t, size_t);
+static char	*item_write_path(struct cfgctx *, const char *, const char *,
+		    size_t, size_t);
 static int	 port_text(const char *, size_t, int, uint16_t *);
 static int	 addr_port_parse(const char *, size_t, int, uint16_t, char *,
 		    size_t, const char **);
@@ -121,6 +123,7 @@ static const struct item_check check_listen = { item_listen, 1 };
 static const struct item_check check_server = { item_server, 1 };
 static const struct item_check check_argv = { item_argv, 0 };
 static const struct item_check check_prefix = { item_prefix, 1 };
+static const struct item_check check_write_path = { item_write_path, 1 };
 
 /* Append "NAME: JPATH: message" (JPATH may be NULL) to a list. */
 static void
@@ -548,7 +551,9 @@ strlist_has(const struct strlist *l, const char *s)
 
 /*
  * A filesystem path: non-empty, no NUL, at most PATH_MAX - 1 bytes.
- * Relative paths and "~" are the launcher's to resolve.
+ * Relative paths and "~" are the launcher's to resolve.  A pattern
+ * ("**" + "/.env", "*.pem") must be well formed: pisbx-run matches it
+ * against the files there at start and the names created during the run.
  */
 char *
 cfg_item_path(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
@@ -568,25 +573,51 @@ cfg_item_path(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
 		    "path contains a NUL byte" : "path too long", q);
 		return NULL;
 	}
-	/*
-	 * A pattern ("**" + "/.env", "*.pem") taken as a path names nothing
-	 * that exists, and a path that does not exist protects nothing: the
-	 * secret would stay readable.  Until pisbx-run enforces patterns,
-	 * one is an error, never ignored.
-	 */
-	if (glob_is_pattern(s)) {
-		if (glob_check(s, &why) == -1)
-			cfg_err(ctx, jpath, "invalid pattern %s: %s", q, why);
-		else
-			cfg_err(ctx, jpath, "%s is a pattern, and pisbx-run "
-			    "does not enforce patterns in filesystem paths "
-			    "yet: list the paths it should cover (\".env\", "
-			    "\"sub/.env\")", q);
+	if (glob_is_pattern(s) && glob_check(s, &why) == -1) {
+		cfg_err(ctx, jpath, "invalid pattern %s: %s", q, why);
 		return NULL;
 	}
 	if ((d = strdup(s)) == NULL)
 		cfg_nomem(ctx, jpath);
 	return d;
+}
+
+/*
+ * An allowWrite entry: a path, or a directory's contents ("dir/" + "**",
+ * stored as "dir": the same writable root).  Any other pattern is an
+ * error: a file created later under a matching name needs its directory
+ * writable, and Landlock and the read-only mounts can only make the whole
+ * directory writable, every other name in it too.
+ */
+static char *
+item_write_path(struct cfgctx *ctx, const char *jpath, const char *s,
+    size_t len, size_t idx)
+{
+	char q[CONFIG_QUOTE_MAX], *d;
+	size_t n;
+
+	if ((d = cfg_item_path(ctx, jpath, s, len, idx)) == NULL ||
+	    !glob_is_pattern(d))
+		return d;
+	n = strlen(d);
+	if (strcmp(d, "**") == 0) {
+		free(d);
+		if ((d = strdup(".")) == NULL)
+			cfg_nomem(ctx, jpath);
+		return d;
+	}
+	if (n > 3 && strcmp(d + n - 3, "/**") == 0) {
+		d[n - 3] = '\0';
+		if (!glob_is_pattern(d))
+			return d;
+	}
+	cfg_quote(q, sizeof(q), s, len);
+	cfg_err(ctx, jpath, "%s: allowWrite takes directories, not patterns: "
+	    "a file created under a matching name would need its directory "
+	    "writable, with every other name in it; name the directories "
+	    "(\"logs\", or \"logs/**\" for everything in logs)", q);
+	free(d);
+	return NULL;
 }
 
 /* A listen address: "IPv4:PORT", "[IPv6]:PORT" (port 0 = any) or a path. */
@@ -893,7 +924,7 @@ parse_filesystem(struct cfgctx *ctx, const json_t *v, struct config *conf)
 	cfg_strlist(ctx, jp, v, "allowRead", &cfg_check_path,
 	    &conf->allow_read);
 	conf->fs_allow_write_set = cfg_strlist(ctx, jp, v, "allowWrite",
-	    &cfg_check_path, &conf->allow_write);
+	    &check_write_path, &conf->allow_write);
 	cfg_strlist(ctx, jp, v, "denyWrite", &cfg_check_path,
 	    &conf->deny_write);
 	cfg_bool(ctx, jp, v, "allowGitConfig", &conf->allow_git_config);

@@ -2,10 +2,11 @@
 # srt settings files and pi-sandbox configs as users bring them: srt's
 # README example passes --check and -v names every key that has no effect
 # here; a pi-sandbox config with every key passes; a deniedDomains reason
-# shows in --explain, the 403 and the access log; ~/.srt-settings.json is the last fallback, for
-# pisbx-proxy and pisbx-run alike, and a sandboxed command cannot plant
-# one; a pattern in denyRead stops pisbx-run instead of being taken as a
-# path that does not exist (which left the secret readable).
+# shows in --explain, the 403 and the access log; ~/.srt-settings.json is
+# the last fallback, for pisbx-proxy and pisbx-run alike, and a sandboxed
+# command cannot plant one; a pattern in denyRead hides the matching
+# secret and refuses a new one (taken as a path that does not exist, it
+# left the secret readable).
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -46,9 +47,9 @@ out=$("$PROXY" --config "$T/srt.json" --check 2>&1); rc=$?
 eq "srt README example: --check exits 0" "$rc" 0
 contains "srt README example: configuration OK" "$out" "configuration OK"
 contains "without -v: says there are notes" "$out" \
-    "5 notes on keys accepted without effect here: --check -v shows them"
+    "4 notes on keys accepted without effect here: --check -v shows them"
 out=$("$PROXY" --config "$T/srt.json" --check -v 2>&1)
-for k in network.allowUnixSockets network.allowLocalBinding ignoreViolations \
+for k in network.allowLocalBinding ignoreViolations \
     enableWeakerNetworkIsolation allowAppleEvents; do
 	contains "--check -v: \$.$k has no effect here" "$out" \
 	    "$T/srt.json: \$.$k: no effect here"
@@ -106,18 +107,22 @@ bad "srt tlsTerminate" '{"network": {"tlsTerminate": {}}}' \
 bad "srt filesystem.disabled" '{"filesystem": {"disabled": true}}' \
     'widen the policy instead'
 
-# 5. A pattern in denyRead: the run stops, the secret stays unread.
+# 5. A pattern in denyRead, as srt users write it: the secret below the
+#    working directory stays unread (srt blocks it too; taken as a path
+#    that does not exist it was printed), and a new one cannot be made.
 mkdir -p "$WS/sub"
 echo "SECRET-IN-DOTENV" >"$WS/sub/.env"
 run_config --fs '{"denyRead": ["**/.env"]}'
-sbx -- /bin/cat sub/.env >"$T/out" 2>&1
-rc=$?
-eq "denyRead [\"**/.env\"]: pisbx-run exits 78" "$rc" 78
+sbx -- /bin/sh -c 'cat sub/.env; echo made >new.env; echo x >.env' \
+    >"$T/out" 2>&1
 check "denyRead [\"**/.env\"]: the secret is not printed" \
     sh -c "! grep -q SECRET-IN-DOTENV '$T/out'"
-contains "denyRead [\"**/.env\"]: says why" "$(cat "$T/out")" \
-    '"**/.env" is a pattern'
-rm -rf "$WS/sub"
+contains "denyRead [\"**/.env\"]: a new .env is refused, with the pattern" \
+    "$(cat "$T/out")" "refused to create $WS/.env: the name matches filesystem.denyRead pattern $WS/**/.env"
+eq "denyRead [\"**/.env\"]: other files are written" "$(cat "$WS/new.env")" made
+eq "denyRead [\"**/.env\"]: the secret is intact on disk" \
+    "$(cat "$WS/sub/.env")" SECRET-IN-DOTENV
+rm -rf "$WS/sub" "$WS/new.env"
 
 # 6. ~/.srt-settings.json: read when no pisbx config exists.
 printf '%s\n' '{"filesystem": {"disabled": true}}' >"$FAKEHOME/.srt-settings.json"

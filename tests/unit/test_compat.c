@@ -3,8 +3,9 @@
  * examples of srt's README, a pi-sandbox config with every key, and each
  * srt and pi-sandbox key honoured, mapped, accepted with a note or refused
  * with the pisbx way -- never ignored.  Also deniedDomainReasons carried
- * to the deciding pattern, and filesystem patterns refused until
- * pisbx-run enforces them (a pattern taken as a path protects nothing).
+ * to the deciding pattern, and filesystem patterns: well formed in
+ * denyRead, allowRead and denyWrite (pisbx-run enforces them), a
+ * directory's contents ("dir/" + "**") the only one in allowWrite.
  */
 
 #include <limits.h>
@@ -96,6 +97,8 @@ static const char *const srt_examples_ok[] = {
 	"{\"network\": {\"allowedDomains\": [], \"deniedDomains\": []}, "
 	    "\"filesystem\": {\"denyRead\": [\"/Users\"], \"allowRead\": "
 	    "[\".\"], \"allowWrite\": [\".\"], \"denyWrite\": []}}",
+	/* Path syntax: a pattern in denyRead */
+	"{\"filesystem\": {\"denyRead\": [\"**/build/**\"]}}",
 };
 
 /* srt README examples pisbx refuses, each with the way it says so. */
@@ -111,11 +114,9 @@ static const struct key_case srt_examples_refused[] = {
 	    "[\"internal-mtls.example.net\"], \"extraCaCertPaths\": "
 	    "[\"/etc/internal-mtls-roots.pem\"]}}}", ERROR,
 	    "$.network.tlsTerminate", "pisbx never terminates TLS" },
-	/* Path syntax: patterns, until pisbx-run enforces them */
+	/* Path syntax: a pattern in allowWrite */
 	{ "{\"filesystem\": {\"allowWrite\": [\"src/**/*.ts\"]}}", ERROR,
-	    "$.filesystem.allowWrite[0]", "is a pattern" },
-	{ "{\"filesystem\": {\"denyRead\": [\"**/build/**\"]}}", ERROR,
-	    "$.filesystem.denyRead[0]", "is a pattern" },
+	    "$.filesystem.allowWrite[0]", "allowWrite takes directories" },
 };
 
 /* Every srt and pi-sandbox key that is not pisbx's own. */
@@ -136,10 +137,13 @@ static const struct key_case key_cases[] = {
 	    NULL, NULL },
 	{ "{\"filesystem\": {\"disabled\": false}}", QUIET, NULL, NULL },
 	{ "{\"enableWeakerNestedSandbox\": false}", QUIET, NULL, NULL },
-	/* accepted without effect, with a note */
 	{ "{\"network\": {\"allowUnixSockets\": [\"/var/run/docker.sock\"]}}",
-	    NOTE, "$.network.allowUnixSockets", "as srt does on Linux" },
+	    QUIET, NULL, NULL },
 	{ "{\"network\": {\"allowUnixSockets\": []}}", QUIET, NULL, NULL },
+	/* accepted without effect, with a note */
+	{ "{\"network\": {\"allowAllUnixSockets\": true, \"allowUnixSockets\": "
+	    "[\"/var/run/docker.sock\"]}}", NOTE, "$.network.allowUnixSockets",
+	    "no effect here: allowAllUnixSockets is true" },
 	{ "{\"network\": {\"allowLocalBinding\": true}}", NOTE,
 	    "$.network.allowLocalBinding", "own network namespace" },
 	{ "{\"network\": {\"allowMachLookup\": [\"com.x.*\"]}}", NOTE,
@@ -219,8 +223,10 @@ static const struct key_case key_cases[] = {
 	{ "{\"filesystem\": {\"additionalAllowRead\": [\"rel/bin\"]}}", ERROR,
 	    "$.filesystem.additionalAllowRead[0]",
 	    "expected an absolute path" },
-	{ "{\"filesystem\": {\"additionalAllowRead\": [\"/opt/*\"]}}", ERROR,
-	    "$.filesystem.additionalAllowRead[0]", "is a pattern" },
+	{ "{\"filesystem\": {\"additionalAllowRead\": [\"/opt/*\"]}}", QUIET,
+	    NULL, NULL },
+	{ "{\"filesystem\": {\"additionalAllowRead\": [\"/opt/[\"]}}", ERROR,
+	    "$.filesystem.additionalAllowRead[0]", "invalid pattern" },
 	{ "{\"filesystem\": {\"disabled\": 0}}", ERROR,
 	    "$.filesystem.disabled", "expected true or false" },
 };
@@ -267,25 +273,35 @@ static const struct key_case reason_cases[] = {
 };
 
 /*
- * Filesystem patterns are refused in every key that takes paths: taken
- * as a path, "**" + "/.env" names no file and so protects none, while
- * srt hides every .env below the working directory.
+ * Filesystem patterns: accepted when well formed in denyRead, allowRead
+ * and denyWrite; in allowWrite only a directory's contents ("dir/" +
+ * "**", stored as the directory), since a file created under a matching
+ * name would need its whole directory writable.
  */
 static const struct key_case glob_cases[] = {
-	{ "{\"filesystem\": {\"denyRead\": [\"**/.env\"]}}", ERROR,
-	    "$.filesystem.denyRead[0]", "\"**/.env\" is a pattern" },
-	{ "{\"filesystem\": {\"denyRead\": [\".\", \"*.pem\"]}}", ERROR,
-	    "$.filesystem.denyRead[1]", "is a pattern" },
-	{ "{\"filesystem\": {\"denyWrite\": [\".env.*\"]}}", ERROR,
-	    "$.filesystem.denyWrite[0]", "is a pattern" },
-	{ "{\"filesystem\": {\"allowRead\": [\"~/.config/?\"]}}", ERROR,
-	    "$.filesystem.allowRead[0]", "is a pattern" },
+	{ "{\"filesystem\": {\"denyRead\": [\"**/.env\"]}}", QUIET, NULL,
+	    NULL },
+	{ "{\"filesystem\": {\"denyRead\": [\".\", \"*.pem\"]}}", QUIET,
+	    NULL, NULL },
+	{ "{\"filesystem\": {\"denyWrite\": [\".env.*\"]}}", QUIET, NULL,
+	    NULL },
+	{ "{\"filesystem\": {\"allowRead\": [\"~/.config/?\"]}}", QUIET,
+	    NULL, NULL },
+	{ "{\"filesystem\": {\"allowWrite\": [\"build/**\", \"**\"]}}",
+	    QUIET, NULL, NULL },
 	{ "{\"filesystem\": {\"allowWrite\": [\"build[0-9]\"]}}", ERROR,
-	    "$.filesystem.allowWrite[0]", "is a pattern" },
+	    "$.filesystem.allowWrite[0]", "\"build[0-9]\": allowWrite takes "
+	    "directories, not patterns" },
+	{ "{\"filesystem\": {\"allowWrite\": [\"*/**\"]}}", ERROR,
+	    "$.filesystem.allowWrite[0]", "allowWrite takes directories" },
+	{ "{\"filesystem\": {\"allowWrite\": [\"/**\"]}}", ERROR,
+	    "$.filesystem.allowWrite[0]", "allowWrite takes directories" },
 	{ "{\"filesystem\": {\"denyRead\": [\"a**b\"]}}", ERROR,
 	    "$.filesystem.denyRead[0]", "invalid pattern \"a**b\": '**' only" },
 	{ "{\"filesystem\": {\"denyWrite\": [\"[x\"]}}", ERROR,
 	    "$.filesystem.denyWrite[0]", "unclosed '['" },
+	{ "{\"filesystem\": {\"allowWrite\": [\"a/[x/**\"]}}", ERROR,
+	    "$.filesystem.allowWrite[0]", "unclosed '['" },
 	/* "]" alone is no pattern: a literal path */
 	{ "{\"filesystem\": {\"denyWrite\": [\"a]b\"]}}", QUIET, NULL, NULL },
 };
@@ -394,7 +410,7 @@ static void
 test_srt_full(void **state)
 {
 	static const char *const noted[] = {
-		"$.network.allowUnixSockets", "$.network.allowLocalBinding",
+		"$.network.allowLocalBinding",
 		"$.ignoreViolations", "$.enableWeakerNetworkIsolation",
 		"$.allowAppleEvents",
 	};
@@ -597,11 +613,26 @@ test_reasons(void **state)
 }
 
 static void
-test_globs_refused(void **state)
+test_globs(void **state)
 {
+	static const char json[] = "{\"filesystem\": {\"allowWrite\": "
+	    "[\"build/**\", \"**\", \"~/**\", \"lit\"], \"denyRead\": "
+	    "[\"**/.env\"]}}";
+	struct config_errors	 errs = { NULL, 0 };
+	struct config		*conf;
+
 	(void)state;
 	assert_int_equal(run_cases(glob_cases,
 	    sizeof(glob_cases) / sizeof(*glob_cases)), 0);
+	/* A directory's contents is the directory; patterns stay as written. */
+	assert_non_null(conf = load(json, &errs));
+	assert_int_equal(conf->allow_write.n, 4);
+	assert_string_equal(conf->allow_write.v[0], "build");
+	assert_string_equal(conf->allow_write.v[1], ".");
+	assert_string_equal(conf->allow_write.v[2], "~");
+	assert_string_equal(conf->allow_write.v[3], "lit");
+	assert_string_equal(conf->deny_read.v[0], "**/.env");
+	config_free(conf);
 }
 
 /* Errors and notes of a file with many keys are all reported at once. */
@@ -611,8 +642,8 @@ test_all_at_once(void **state)
 	static const char json[] =
 	    "{\"network\": {\"httpProxyPort\": 1, \"tlsTerminate\": {}, "
 	    "\"allowLocalBinding\": true}, \"credentials\": {}, "
-	    "\"allowPty\": false, \"filesystem\": {\"denyRead\": "
-	    "[\"**/.env\"]}}";
+	    "\"allowPty\": false, \"filesystem\": {\"allowWrite\": "
+	    "[\"**/*.log\"]}}";
 	struct config_errors	 errs = { NULL, 0 };
 
 	(void)state;
@@ -622,7 +653,7 @@ test_all_at_once(void **state)
 	    "not supported"));
 	assert_true(has_line(&errs, "$.network.tlsTerminate", "not supported"));
 	assert_true(has_line(&errs, "$.credentials", "not supported"));
-	assert_true(has_line(&errs, "$.filesystem.denyRead[0]", "pattern"));
+	assert_true(has_line(&errs, "$.filesystem.allowWrite[0]", "pattern"));
 	config_errors_clear(&errs);
 }
 
@@ -635,7 +666,7 @@ main(void)
 		cmocka_unit_test(test_pi_sandbox),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_reasons),
-		cmocka_unit_test(test_globs_refused),
+		cmocka_unit_test(test_globs),
 		cmocka_unit_test(test_all_at_once),
 	};
 
