@@ -43,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stddef.h>
@@ -1268,6 +1269,7 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 {
 	struct seccomp_notif		*req = NULL;
 	struct seccomp_notif_resp	*resp = NULL;
+	struct pollfd			 pfd;
 	struct guard			 g;
 	struct guard_req		 gr;
 	struct stat			 st;
@@ -1295,10 +1297,19 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 	for (;;) {
 		/* The kernel refuses a receive buffer that is not zeroed. */
 		memset(req, 0, sizeof(*req));
-		if ((rc = seccomp_notify_receive(notify_fd, req)) != 0) {
-			if (rc == -EINTR)
+		/*
+		 * ENOENT is both "the caller was interrupted before we took
+		 * its call" and "every process of the command is gone": only
+		 * the second hangs the listener up.  (libseccomp's
+		 * seccomp_notify_receive says ECANCELED for either.)
+		 */
+		if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req) == -1) {
+			pfd.fd = notify_fd;
+			pfd.events = POLLIN;
+			if ((errno == EINTR || errno == ENOENT) &&
+			    !(poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP)))
 				continue;
-			break;	/* every process of the command is gone */
+			break;
 		}
 		gr.pid = (pid_t)req->pid;
 		gr.id = req->id;
