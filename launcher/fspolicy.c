@@ -29,6 +29,7 @@
 #define P_ALLOW_READ	0x02
 #define P_ALLOW_WRITE	0x04
 #define P_DENY_WRITE	0x08
+#define P_PATTERN	0x10	/* covered by a pattern, not named */
 
 #define FS_GIT_MAXDEPTH	256	/* path components fs_git_rule looks at */
 
@@ -143,8 +144,6 @@ static const struct fs_mandatory fs_hook_managers[] = {
 	{ ".lefthook.yml", "lefthook (a git hook)" },
 };
 
-static char	*fs_resolve(const char *in, const char *cwd,
-		    const char *home);
 static int	 fs_set_add(struct fs_set *, const char *path, int flags,
 		    const char *why);
 static int	 fs_set_add_list(struct fs_set *, const struct strlist *,
@@ -183,14 +182,18 @@ static int	 fs_reviewer(const struct config *, const struct fs_plan *,
 		    const char *cwd, const char *home);
 static int	 fs_path_dirs(struct fs_set *, const struct fs_plan *,
 		    const struct strlist *pathdirs);
+static int	 fs_entry_cmp(const void *, const void *);
 static int	 fs_rules(struct fs_plan *, const struct fs_set *);
 static int	 fs_git_file(const char *name, int allow_config);
 static int	 fs_git_tail(char *const *v, size_t n, int ancestors_too,
 		    int allow_config);
 static int	 fs_git_ask(struct fs_git_q *, size_t max, size_t *n,
 		    enum fs_git_ask, int up);
-static int	 fs_workspace(const struct fs_set *, const char *cwd,
-		    const char *home, char **ws);
+static int	 fs_project(const char *cwd, const char *home, char **dir);
+static int	 fs_workspace(const struct fs_set *, const char *project,
+		    const char *cwd, char **ws);
+static int	 fs_glob_hit(void *, const char *path, enum fs_glob_kind,
+		    const char *pattern);
 
 /* "a" + "/" + "b", without doubling the slash after "/". */
 static char *
@@ -212,7 +215,7 @@ fs_join(const char *a, const char *b)
  * prefix goes through realpath(3) so a path that does not exist yet is
  * still named the way the kernel will see it once created.
  */
-static char *
+char *
 fs_resolve(const char *in, const char *cwd, const char *home)
 {
 	char	*abs = NULL, *res = NULL, *cut, real[PATH_MAX];
@@ -313,6 +316,8 @@ fs_set_add_list(struct fs_set *set, const struct strlist *l, int flags,
 	size_t	 i;
 
 	for (i = 0; i < l->n; i++) {
+		if (glob_is_pattern(l->v[i]))
+			continue;	/* fsglob.c */
 		if (fs_set_add_resolved(set, l->v[i], flags,
 		    flags & P_DENY_WRITE ? "filesystem.denyWrite" : NULL,
 		    cwd, home) == -1) {
@@ -805,21 +810,21 @@ done:
 }
 
 /*
- * The default writable root: the top of the git work tree that contains
- * cwd (so an agent's "cd src" keeps the project writable), unless that is
- * the home directory, "/", or a tree holding a hidden (denyRead) path;
- * else cwd.  $PISBX_WORKSPACE, an existing absolute directory, names it
- * instead (fs_refuse_cwd then holds it to the working directory's rules).
- * Returns 0 (*ws set), -1 on no memory, EXIT_SETUP (said why).
+ * The project directory, where relative paths and patterns of the config
+ * start -- what srt calls its working directory, the directory the agent
+ * was started in: $PISBX_WORKSPACE, an existing absolute directory, when
+ * set; else the top of the git work tree that contains cwd (so "**" +
+ * "/.env" means the project's whatever subdirectory a command runs in),
+ * unless that is the home directory or "/"; else cwd.  Returns 0 (*dir
+ * set), -1 on no memory, EXIT_SETUP (said why).
  */
 static int
-fs_workspace(const struct fs_set *set, const char *cwd, const char *home,
-    char **ws)
+fs_project(const char *cwd, const char *home, char **dir)
 {
 	char		*top, *dotgit, *slash, real[PATH_MAX];
 	const char	*env = getenv("PISBX_WORKSPACE");
 	struct stat	 st;
-	size_t		 i;
+	int		 found;
 
 	if (env != NULL && env[0] != '\0') {
 		if (env[0] != '/') {
@@ -832,7 +837,7 @@ fs_workspace(const struct fs_set *set, const char *cwd, const char *home,
 			log_warnx("PISBX_WORKSPACE=%s: not a directory", env);
 			return EXIT_SETUP;
 		}
-		return (*ws = strdup(real)) == NULL ? -1 : 0;
+		return (*dir = strdup(real)) == NULL ? -1 : 0;
 	}
 	if ((top = strdup(cwd)) == NULL)
 		return -1;
@@ -841,10 +846,10 @@ fs_workspace(const struct fs_set *set, const char *cwd, const char *home,
 			free(top);
 			return -1;
 		}
-		i = lstat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) ||
+		found = lstat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) ||
 		    S_ISREG(st.st_mode));
 		free(dotgit);
-		if (i)
+		if (found)
 			break;
 		if ((slash = strrchr(top, '/')) == NULL || slash == top)
 			goto cwd;	/* no work tree (or "/" is one) */
@@ -852,15 +857,34 @@ fs_workspace(const struct fs_set *set, const char *cwd, const char *home,
 	}
 	if (strcmp(top, "/") == 0 || (home != NULL && strcmp(top, home) == 0))
 		goto cwd;
-	for (i = 0; i < set->n; i++)
-		if ((set->v[i].flags & P_DENY_READ) &&
-		    fs_under(set->v[i].path, top))
-			goto cwd;
-	*ws = top;
+	*dir = top;
 	return 0;
 cwd:
 	free(top);
-	return (*ws = strdup(cwd)) == NULL ? -1 : 0;
+	return (*dir = strdup(cwd)) == NULL ? -1 : 0;
+}
+
+/*
+ * The default writable root: the project directory (fs_project), unless
+ * it is a git work tree holding a hidden (denyRead) path; else cwd.
+ * $PISBX_WORKSPACE is taken as it is (fs_refuse_cwd then holds it to the
+ * working directory's rules).  Returns 0 (*ws set) or -1 on no memory.
+ */
+static int
+fs_workspace(const struct fs_set *set, const char *project, const char *cwd,
+    char **ws)
+{
+	const char	*env = getenv("PISBX_WORKSPACE");
+	const char	*top = project;
+	size_t		 i;
+
+	if (env == NULL || env[0] == '\0') {
+		for (i = 0; i < set->n; i++)
+			if ((set->v[i].flags & P_DENY_READ) &&
+			    fs_under(set->v[i].path, project))
+				top = cwd;
+	}
+	return (*ws = strdup(top)) == NULL ? -1 : 0;
 }
 
 /*
@@ -1022,51 +1046,102 @@ fs_path_dirs(struct fs_set *set, const struct fs_plan *plan,
 	return 0;
 }
 
-/* One rule per existing path that changes what the sandbox sees. */
+/* A path a pattern covers (fs_glob_expand): one more entry of the set. */
+static int
+fs_glob_hit(void *arg, const char *path, enum fs_glob_kind kind,
+    const char *pattern)
+{
+	static const int	flags[] = {
+		P_DENY_READ, P_ALLOW_READ, P_DENY_WRITE
+	};
+
+	(void)pattern;
+	return fs_set_add(arg, path, flags[kind] | P_PATTERN,
+	    kind == FS_GLOB_DENY_WRITE ? "filesystem.denyWrite" : NULL);
+}
+
+/* Set entries by depth, shallow first: the order rules apply in. */
+static int
+fs_entry_cmp(const void *a, const void *b)
+{
+	const struct fs_entry *const *ea = a, *const *eb = b;
+	int	da = fs_depth((*ea)->path), db = fs_depth((*eb)->path);
+
+	if (da != db)
+		return da < db ? -1 : 1;
+	return strcmp((*ea)->path, (*eb)->path);
+}
+
+/*
+ * One rule per existing path that changes what the sandbox sees, made
+ * shallow first so each path knows what the deepest rule above it did:
+ * below a hidden directory there is nothing to hide again (and nothing to
+ * mount on), and a path a pattern write-protects stays hidden there.
+ */
 static int
 fs_rules(struct fs_plan *plan, const struct fs_set *set)
 {
-	struct stat	 st;
-	size_t		 i, j;
-	int		 f;
+	const struct fs_entry	**ord;
+	struct stat		  st;
+	size_t			  i, j, k;
+	int			  f, rc = -1;
 
-	for (i = 0; i < set->n; i++) {
+	if ((ord = reallocarray(NULL, set->n + 1, sizeof(*ord))) == NULL)
+		return -1;
+	for (i = 0; i < set->n; i++)
+		ord[i] = &set->v[i];
+	qsort(ord, set->n, sizeof(*ord), fs_entry_cmp);
+	for (k = 0; k < set->n; k++) {
 		struct fs_rule	*r, *nv;
-		const char	*path = set->v[i].path;
+		const char	*path = ord[k]->path;
 		int		 hidden_above = 0, writable_above = 0;
+		int		 hidden_at = 0;
 
-		f = set->v[i].flags;
+		f = ord[k]->flags;
 		if (f & P_DENY_WRITE) {
 			const char **wv;
 
 			if (fs_strv_add(&plan->guarded, &plan->nguarded,
 			    path) == -1)
-				return -1;
+				goto done;
 			if ((wv = reallocarray(plan->guarded_why,
 			    plan->nguarded, sizeof(*wv))) == NULL)
-				return -1;
+				goto done;
 			plan->guarded_why = wv;
-			wv[plan->nguarded - 1] = set->v[i].why != NULL ?
-			    set->v[i].why : "pisbx";
+			wv[plan->nguarded - 1] = ord[k]->why != NULL ?
+			    ord[k]->why : "pisbx";
 		}
 		if (lstat(path, &st) == -1)
 			continue;
 		for (j = 0; j < set->n; j++) {
-			if (j == i || !fs_under(path, set->v[j].path))
+			if (&set->v[j] == ord[k] ||
+			    !fs_under(path, set->v[j].path))
 				continue;
 			if (set->v[j].flags & P_DENY_READ)
 				hidden_above = 1;
 			if (set->v[j].flags & P_ALLOW_WRITE)
 				writable_above = 1;
 		}
+		/* The deepest rule above: made last among them. */
+		for (i = plan->nrules; i-- > 0;) {
+			if (fs_under(path, plan->rules[i].path) &&
+			    strcmp(path, plan->rules[i].path) != 0) {
+				hidden_at = plan->rules[i].action == FS_HIDE;
+				break;
+			}
+		}
 		if ((nv = reallocarray(plan->rules, plan->nrules + 1,
 		    sizeof(*nv))) == NULL)
-			return -1;
+			goto done;
 		plan->rules = nv;
 		r = &nv[plan->nrules];
 		if (f & P_DENY_WRITE) {
-			if ((f & P_DENY_READ) && !(f & P_ALLOW_READ))
+			if ((f & P_DENY_READ) && !(f & P_ALLOW_READ)) {
+				if (hidden_at)
+					continue;
 				r->action = FS_HIDE;
+			} else if ((f & P_PATTERN) && hidden_at)
+				continue;
 			else if (writable_above || hidden_above)
 				r->action = FS_EXPOSE_RO;
 			else
@@ -1077,17 +1152,22 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 			if (!hidden_above)
 				continue;
 			r->action = FS_EXPOSE_RO;
-		} else if (f & P_DENY_READ)
+		} else if (f & P_DENY_READ) {
+			if (hidden_at)
+				continue;
 			r->action = FS_HIDE;
-		else
+		} else
 			continue;
 		if ((r->path = strdup(path)) == NULL)
-			return -1;
+			goto done;
 		r->is_dir = S_ISDIR(st.st_mode);
 		plan->nrules++;
 	}
 	qsort(plan->rules, plan->nrules, sizeof(*plan->rules), fs_rule_cmp);
-	return 0;
+	rc = 0;
+done:
+	free(ord);
+	return rc;
 }
 
 int
@@ -1098,7 +1178,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	struct strlist	 pathdirs = { NULL, 0 };
 	struct stat	 st;
 	char		*p = NULL, *home_real = NULL;
-	const char	*env, *cwd = in->cwd;
+	const char	*env, *cwd = in->cwd, *proj;
 	size_t		 i, nroots;
 	int		 rc = -1;
 
@@ -1110,17 +1190,21 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	/* Read now: the sandbox will not see the home directory. */
 	if (fs_git_global(plan, home_real) == -1)
 		goto fail;
+	if ((rc = fs_project(cwd, home_real, &plan->project)) != 0)
+		goto fail;
+	rc = -1;
+	proj = plan->project;
 
 	/* Reads. */
 	if (conf->fs_deny_read_set) {
-		if (fs_set_add_list(&set, &conf->deny_read, P_DENY_READ, cwd,
+		if (fs_set_add_list(&set, &conf->deny_read, P_DENY_READ, proj,
 		    home_real) == -1)
 			goto fail;
 	} else if (home_real != NULL && strcmp(home_real, "/") != 0) {
 		if (fs_set_add(&set, home_real, P_DENY_READ, NULL) == -1)
 			goto fail;
 	}
-	if (fs_set_add_list(&set, &conf->allow_read, P_ALLOW_READ, cwd,
+	if (fs_set_add_list(&set, &conf->allow_read, P_ALLOW_READ, proj,
 	    home_real) == -1)
 		goto fail;
 	if (fs_set_add(&set, cwd, P_ALLOW_READ, NULL) == -1 ||
@@ -1131,22 +1215,39 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	/* Writes: allowWrite, else the workspace. */
 	if (conf->fs_allow_write_set) {
 		if (fs_set_add_list(&set, &conf->allow_write, P_ALLOW_WRITE,
-		    cwd, home_real) == -1)
+		    proj, home_real) == -1)
 			goto fail;
 	} else {
-		if ((rc = fs_workspace(&set, cwd, home_real,
-		    &plan->workspace)) != 0)
-			goto fail;
-		rc = -1;
-		if (fs_set_add(&set, plan->workspace, P_ALLOW_READ |
+		if (fs_workspace(&set, proj, cwd, &plan->workspace) == -1 ||
+		    fs_set_add(&set, plan->workspace, P_ALLOW_READ |
 		    P_ALLOW_WRITE, NULL) == -1)
 			goto fail;
 	}
 	if (fs_set_add(&set, in->tmpdir, P_ALLOW_WRITE, NULL) == -1)
 		goto fail;
-	if (fs_set_add_list(&set, &conf->deny_write, P_DENY_WRITE, cwd,
+	if (fs_set_add_list(&set, &conf->deny_write, P_DENY_WRITE, proj,
 	    home_real) == -1)
 		goto fail;
+
+	/*
+	 * The Unix sockets the command may reach (the guard compares real
+	 * paths), visible even in a hidden directory.
+	 */
+	for (i = 0; i < conf->allow_unix_sockets.n; i++) {
+		if ((p = fs_resolve(conf->allow_unix_sockets.v[i], cwd,
+		    home_real)) == NULL ||
+		    fs_strv_add(&plan->unix_sockets, &plan->nunix, p) == -1 ||
+		    fs_set_add(&set, p, P_ALLOW_READ, NULL) == -1)
+			goto fail;
+		free(p);
+		p = NULL;
+	}
+
+	/* Patterns: what they cover now becomes paths like the above. */
+	if ((rc = fs_glob_compile(plan, conf, proj, home_real)) != 0 ||
+	    (rc = fs_glob_expand(plan, fs_glob_hit, &set)) != 0)
+		goto fail;
+	rc = -1;
 
 	/* The trusted config, and every place the next run looks for one. */
 	if (in->config_path != NULL && fs_set_add_resolved(&set,
@@ -1257,7 +1358,8 @@ fs_plan_grant(struct fs_plan *plan, const char *path, int writable)
 	struct stat	 st;
 
 	if (path[0] != '/' || lstat(path, &st) == -1 ||
-	    !S_ISREG(st.st_mode) || fs_plan_guarded(plan, path, 1) != NULL) {
+	    !S_ISREG(st.st_mode) || fs_plan_guarded(plan, path, 1) != NULL ||
+	    fs_glob_denied(plan, path) != NULL) {
 		errno = EACCES;
 		return -1;
 	}
@@ -1288,12 +1390,17 @@ fs_plan_free(struct fs_plan *plan)
 		free(plan->writable[i]);
 	for (i = 0; i < plan->nguarded; i++)
 		free(plan->guarded[i]);
+	for (i = 0; i < plan->nunix; i++)
+		free(plan->unix_sockets[i]);
+	free(plan->unix_sockets);
 	free(plan->rules);
 	free(plan->writable);
 	free(plan->guarded);
 	free(plan->guarded_why);
 	free(plan->home);
 	free(plan->workspace);
+	free(plan->project);
+	fs_glob_free(plan);
 	strlist_free(&plan->hookspaths);
 	memset(plan, 0, sizeof(*plan));
 }
@@ -1327,6 +1434,10 @@ fs_plan_dump(const struct fs_plan *plan)
 
 	if (plan->workspace != NULL)
 		log_info("fs: workspace %s", plan->workspace);
+	for (i = 0; i < plan->nglobs; i++)
+		log_info("fs: pattern   %s (%s): %zu existing path%s",
+		    glob_text(plan->globs[i].g), fs_glob_key(&plan->globs[i]),
+		    plan->globs[i].found, plan->globs[i].found == 1 ? "" : "s");
 	for (i = 0; i < plan->nrules; i++)
 		log_info("fs: %-9s %s", names[plan->rules[i].action],
 		    plan->rules[i].path);

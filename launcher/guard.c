@@ -10,7 +10,10 @@
  * lives at any depth of the workspace.  So every system call that
  * creates a name or writes a file by name (open with O_CREAT, O_WRONLY,
  * O_RDWR or O_TRUNC, creat, truncate, mkdir, mknod, symlink, link,
- * rename, bind) stops in the kernel and this process decides.
+ * rename, bind) stops in the kernel and this process decides.  The same
+ * goes for names that match a denyRead or denyWrite pattern (fsglob.c),
+ * and, with network.allowUnixSockets, for every connect and send that
+ * names an address (see "Unix sockets named by address" below).
  *
  * To be free of time-of-check/time-of-use races, the guard never lets
  * the kernel re-read the command's arguments: it reads each path once
@@ -37,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/vfs.h>
 
@@ -44,6 +48,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stddef.h>
@@ -61,6 +66,7 @@
 #define GUARD_MAXQ	16		/* git questions per path */
 #define GUARD_MAXREPOS	256		/* repositories followed */
 #define GUARD_MAXMADE	(1U << 22)	/* directories remembered */
+#define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
@@ -81,6 +87,14 @@ struct guard_id {
 	int	used;
 };
 
+/* A Unix socket file the command bound: its identity (see guard_sock_id). */
+struct guard_sock {
+	dev_t		dev;
+	ino_t		ino;
+	int64_t		btime_sec;	/* birth time, where there is one */
+	uint32_t	btime_nsec;
+};
+
 /* The guard's state across notifications. */
 struct guard {
 	const struct sandbox	*sb;
@@ -92,6 +106,8 @@ struct guard {
 	char			*repos[GUARD_MAXREPOS];	/* told the parent */
 	size_t			 nrepos;
 	int			 repos_full;
+	struct guard_sock	*socks;		/* Unix sockets bound */
+	size_t			 nsocks;
 };
 
 struct guard_path {
@@ -144,6 +160,10 @@ static int	guard_up(int fd, int levels);
 static int	guard_shape(int dirfd);
 static int	guard_git(struct guard_req *, const struct guard_path *,
 		    int ancestors_too);
+static void	guard_glob_refused(const char *verb, const char *path,
+		    const char *inside, const struct fs_glob *);
+static int	guard_glob_moved(struct guard_req *, const struct guard_path *,
+		    const struct guard_path *, const char *verb);
 static int	guard_check(struct guard_req *, const struct guard_path *,
 		    int ancestors_too, const char *verb);
 static void	guard_send(struct guard *, char tag, const char *a,
@@ -162,6 +182,9 @@ static int	guard_open(struct guard_req *, int dfd, uint64_t path,
 		    int flags, mode_t mode);
 static int	guard_truncate(struct guard_req *, uint64_t path, off_t len);
 static int	guard_getfd(struct guard_req *, int fd);
+static int	guard_sock_id(int dirfd, const char *name, struct guard_sock *);
+static void	guard_sock_made(struct guard *, int dirfd, const char *name);
+static int	guard_sock_ours(const struct guard *, int fd);
 static int	guard_bind(struct guard_req *, int sockfd, uint64_t addr,
 		    int len);
 static int	guard_link(struct guard_req *, const __u64 *a, int at);
@@ -169,6 +192,34 @@ static int	guard_install(struct guard_req *, int parent,
 		    const char *name, int flags, mode_t mode, int follow);
 static int	guard_install_now(struct guard_req *, int parent,
 		    const char *name, int flags, mode_t mode);
+struct guard_op;
+static void	guard_op_free(struct guard_op *);
+static int	guard_op_new(struct guard_req *, int sockfd,
+		    struct guard_op **);
+static int	guard_unix_target(struct guard_req *, const char *path,
+		    const char *verb);
+static int	guard_op_name(struct guard_req *, struct guard_op *,
+		    const void *name, socklen_t, const char *verb);
+static ssize_t	guard_op_send(struct guard_op *, int extra);
+static void	guard_sigpipe(const struct guard_op *, int err);
+static int	guard_op_lenout(const struct guard_op *, unsigned int);
+static void	*guard_worker(void *);
+static int	guard_spawn(struct guard_op *);
+static int	guard_op_finish(struct guard_op *,
+		    struct seccomp_notif_resp *);
+static int	guard_connect(struct guard_req *, int sockfd, uint64_t addr,
+		    int len);
+static int	guard_op_control(struct guard_req *, struct guard_op *);
+static int	guard_op_msg(struct guard_req *, int sockfd,
+		    const struct msghdr *, int flags, struct guard_op **);
+static int	guard_read_msghdr(struct guard_req *, uint64_t addr,
+		    struct msghdr *, struct iovec **);
+static int	guard_sendto(struct guard_req *, const __u64 *,
+		    struct seccomp_notif_resp *);
+static int	guard_sendmsg(struct guard_req *, const __u64 *,
+		    struct seccomp_notif_resp *);
+static int	guard_sendmmsg(struct guard_req *, const __u64 *,
+		    struct seccomp_notif_resp *);
 static int	guard_handle(struct guard_req *, const struct seccomp_notif *,
 		    struct seccomp_notif_resp *);
 
@@ -623,6 +674,63 @@ guard_git(struct guard_req *gr, const struct guard_path *gp,
 }
 
 /*
+ * Say why a name matching a denyRead or denyWrite pattern was refused:
+ * path itself, or (inside, for a renamed directory) a name in it.
+ */
+static void
+guard_glob_refused(const char *verb, const char *path, const char *inside,
+    const struct fs_glob *fg)
+{
+	int	read = fg->kind == FS_GLOB_DENY_READ;
+
+	log_warnx("refused to %s %s: %s%s matches filesystem.%s pattern %s "
+	    "(%s; see pisbx-run(1), FILESYSTEM)", verb, path,
+	    inside != NULL ? inside : "the name",
+	    inside != NULL ? " would be there and" : "", fs_glob_key(fg),
+	    glob_text(fg->g), read ? "what is made there would be readable: "
+	    "pisbx-run hides matching files when it starts, and refuses new "
+	    "ones" : "such files are write-protected, new ones included");
+}
+
+/*
+ * A directory renamed from op to np: refused (-EACCES, said) when a name
+ * in it would match a deny pattern where it lands, or when there are too
+ * many names to check.
+ */
+static int
+guard_glob_moved(struct guard_req *gr, const struct guard_path *op,
+    const struct guard_path *np, const char *verb)
+{
+	const struct fs_glob	*fg;
+	struct stat		 st;
+	char			 hit[PATH_MAX];
+	int			 fd, rc;
+
+	if (gr->g->sb->plan.nglobs == 0 || op->parent == -1 ||
+	    fstatat(op->parent, op->name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    !S_ISDIR(st.st_mode))
+		return 0;
+	if ((fd = openat(op->parent, op->name, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -errno;
+	rc = fs_glob_moved(&gr->g->sb->plan, fd, op->full, np->full, hit,
+	    sizeof(hit), &fg);
+	close(fd);
+	if (rc == 1) {
+		guard_glob_refused(verb, op->full, hit, fg);
+		return -EACCES;
+	}
+	if (rc == -1) {
+		log_warnx("refused to %s %s: the names in it cannot all be "
+		    "checked against the filesystem patterns (%s; at %s); "
+		    "move fewer files at once", verb, op->full,
+		    errno == E2BIG ? "too many" : strerror(errno), hit);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/*
  * Whether to refuse creating, writing or replacing gp: -EACCES (said on
  * stderr, with who reads the name) or 0.
  */
@@ -630,7 +738,8 @@ static int
 guard_check(struct guard_req *gr, const struct guard_path *gp,
     int ancestors_too, const char *verb)
 {
-	const char	*why;
+	const struct fs_glob	*fg;
+	const char		*why;
 
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
 		return 0;
@@ -639,6 +748,10 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		log_warnx("refused to %s %s: protected path, read by %s "
 		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", verb,
 		    gp->full, why);
+		return -EACCES;
+	}
+	if ((fg = fs_glob_denied(&gr->g->sb->plan, gp->full)) != NULL) {
+		guard_glob_refused(verb, gp->full, NULL, fg);
 		return -EACCES;
 	}
 	if (guard_git(gr, gp, ancestors_too)) {
@@ -1054,6 +1167,63 @@ guard_getfd(struct guard_req *gr, int fd)
 }
 
 /*
+ * The identity of a socket file: device, inode and, where the filesystem
+ * keeps one, birth time (an inode number freed and reused for another
+ * socket is then told apart).  0, or -1.
+ */
+static int
+guard_sock_id(int dirfd, const char *name, struct guard_sock *id)
+{
+	struct statx	stx;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | (name[0] == '\0' ?
+	    AT_EMPTY_PATH : 0), STATX_INO | STATX_TYPE | STATX_BTIME,
+	    &stx) == -1 || !S_ISSOCK(stx.stx_mode))
+		return -1;
+	memset(id, 0, sizeof(*id));
+	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	id->ino = stx.stx_ino;
+	if (stx.stx_mask & STATX_BTIME) {
+		id->btime_sec = stx.stx_btime.tv_sec;
+		id->btime_nsec = stx.stx_btime.tv_nsec;
+	}
+	return 0;
+}
+
+/*
+ * Remember a socket the command bound: the sandbox serves it, so with
+ * allowUnixSockets it is reachable like a listed one.  Past
+ * GUARD_MAXSOCKS it is not remembered, and not reachable.
+ */
+static void
+guard_sock_made(struct guard *g, int dirfd, const char *name)
+{
+	struct guard_sock	id, *nv;
+
+	if (g->nsocks >= GUARD_MAXSOCKS ||
+	    guard_sock_id(dirfd, name, &id) == -1 ||
+	    (nv = reallocarray(g->socks, g->nsocks + 1, sizeof(*nv))) == NULL)
+		return;
+	g->socks = nv;
+	g->socks[g->nsocks++] = id;
+}
+
+/* Whether the socket file fd is one the command bound. */
+static int
+guard_sock_ours(const struct guard *g, int fd)
+{
+	struct guard_sock	id;
+	size_t			i;
+
+	if (guard_sock_id(fd, "", &id) == -1)
+		return 0;
+	for (i = 0; i < g->nsocks; i++)
+		if (memcmp(&g->socks[i], &id, sizeof(id)) == 0)
+			return 1;
+	return 0;
+}
+
+/*
  * bind(2): a Unix socket path is a new file, checked like any other; the
  * guard binds the command's socket itself (borrowed with pidfd_getfd),
  * so the address is read once.  Any other address is bound as given.
@@ -1102,8 +1272,10 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	guard_umask(gr);
 	rc = bind(sock, (struct sockaddr *)&local, sizeof(local)) == -1 ?
 	    -errno : 0;
-	if (rc == 0)
+	if (rc == 0) {
 		guard_created(gr, &gp, 0);
+		guard_sock_made(gr->g, gp.parent, gp.name);
+	}
 done:
 	close(sock);
 	guard_path_clear(&gp);
@@ -1156,6 +1328,664 @@ done:
 	return rc;
 }
 
+/*
+ * Unix sockets named by address (network.allowUnixSockets).  With the
+ * list set, every connect, sendmsg, sendmmsg and sendto with an address
+ * stops here: seccomp sees neither the socket's family behind an fd
+ * number nor the address behind a pointer, and letting the kernel
+ * continue would have it read both again, after another thread changed
+ * them.  So the guard performs each call itself, on a copy of the
+ * command's socket (pidfd_getfd: the same open socket), with the address
+ * and data it read once:
+ *
+ *   an AF_UNIX path is resolved as the kernel would (symlinks followed,
+ *   one hop at a time), the socket file opened O_PATH, and the call made
+ *   to "/proc/self/fd/N" -- that very file, whatever the name is by then
+ *   -- when its real path is in the list; any other path, and every
+ *   abstract address, is refused (EACCES, said on stderr);
+ *
+ *   any other address (TCP to the proxy, a UDP send, a netlink request)
+ *   is used as given: the socket is the command's, in the sandbox's own
+ *   network namespace.
+ *
+ * A call that would block (a blocking socket, a full buffer or backlog)
+ * is finished by a worker thread, which answers the notification itself,
+ * so the guard goes on serving.  What differs from the kernel doing it:
+ * the peer sees the guard's process id (SO_PEERCRED, SCM_CREDENTIALS;
+ * same user, same sandbox), a send is at most GUARD_SEND_MAX bytes, and a
+ * call the kernel restarts after a signal may have been performed once
+ * already.
+ */
+#define GUARD_SEND_MAX		(1U << 20)	/* bytes per send */
+#define GUARD_CONTROL_MAX	65536		/* ancillary data per send */
+#define GUARD_MAXWORKERS	64		/* blocking calls at once */
+
+/* One connect or send the guard performs for the command. */
+struct guard_op {
+	struct guard		*g;
+	uint64_t		 id;
+	pid_t			 tid;		/* the caller */
+	int			 is_connect;	/* else a send */
+	int			 domain;	/* the socket's family */
+	int			 stream;	/* a partial send goes on */
+	int			 waits;		/* connect may wait (a backlog) */
+	int			 sock;		/* the command's socket */
+	int			 target;	/* O_PATH: the allowed socket */
+	struct sockaddr_storage	 addr;
+	socklen_t		 alen;
+	char			*data;
+	size_t			 len;
+	size_t			 sent;		/* before a worker took over */
+	char			*control;
+	size_t			 controllen;
+	int			*fds;		/* SCM_RIGHTS copies */
+	size_t			 nfds;
+	int			 flags;
+	uint64_t		 lenaddr;	/* sendmmsg: its msg_len */
+};
+
+static int	guard_workers;	/* running, counted atomically */
+
+static void
+guard_op_free(struct guard_op *op)
+{
+	size_t	i;
+
+	if (op == NULL)
+		return;
+	if (op->sock != -1)
+		close(op->sock);
+	if (op->target != -1)
+		close(op->target);
+	for (i = 0; i < op->nfds; i++)
+		close(op->fds[i]);
+	free(op->fds);
+	free(op->data);
+	free(op->control);
+	free(op);
+}
+
+/* A copy of the command's socket sockfd, as a new operation. */
+static int
+guard_op_new(struct guard_req *gr, int sockfd, struct guard_op **out)
+{
+	struct guard_op	*op;
+	socklen_t	 sl = sizeof(int);
+	int		 type;
+
+	if ((op = calloc(1, sizeof(*op))) == NULL)
+		return -ENOMEM;
+	op->g = gr->g;
+	op->id = gr->id;
+	op->tid = gr->pid;
+	op->target = -1;
+	if ((op->sock = guard_getfd(gr, sockfd)) < 0) {
+		int rc = op->sock;
+
+		op->sock = -1;
+		guard_op_free(op);
+		return rc;
+	}
+	if (getsockopt(op->sock, SOL_SOCKET, SO_TYPE, &type, &sl) == -1 ||
+	    getsockopt(op->sock, SOL_SOCKET, SO_DOMAIN, &op->domain,
+	    &sl) == -1) {
+		int err = errno;
+
+		guard_op_free(op);
+		return -err;
+	}
+	op->stream = type == SOCK_STREAM;
+	op->waits = type == SOCK_STREAM || type == SOCK_SEQPACKET;
+	*out = op;
+	return 0;
+}
+
+/*
+ * The Unix socket a path names, as the kernel would find it, opened
+ * O_PATH: its fd when its real path is one of allowUnixSockets, else
+ * -errno (a refusal is said on stderr).
+ */
+static int
+guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
+{
+	const struct fs_plan	*plan = &gr->g->sb->plan;
+	struct guard_path	 gp;
+	struct stat		 st;
+	char			 link[64], real[PATH_MAX];
+	ssize_t			 n;
+	size_t			 i;
+	int			 fd = -1, rc;
+
+	guard_path_init(&gp);
+	if ((rc = guard_at_str(gr, AT_FDCWD, path, &gp)) < 0 ||
+	    (rc = guard_final(gr, &gp, 1)) < 0)
+		goto done;
+	if (gp.magic != -1)
+		fd = fcntl(gp.magic, F_DUPFD_CLOEXEC, 3);
+	else if (gp.parent != -1)
+		fd = openat(gp.parent, gp.name, O_PATH | O_NOFOLLOW |
+		    O_CLOEXEC);
+	else
+		errno = ENOENT;
+	if (fd == -1 || fstat(fd, &st) == -1) {
+		rc = -errno;
+		goto done;
+	}
+	/* Not a socket (a symlink planted since): what the kernel says. */
+	if (!S_ISSOCK(st.st_mode)) {
+		rc = -ECONNREFUSED;
+		goto done;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, real, sizeof(real) - 1)) <= 0 ||
+	    (size_t)n == sizeof(real) - 1) {
+		rc = -EACCES;
+		goto done;
+	}
+	real[n] = '\0';
+	for (i = 0; i < plan->nunix; i++)
+		if (strcmp(real, plan->unix_sockets[i]) == 0)
+			break;
+	if (i == plan->nunix && !guard_sock_ours(gr->g, fd)) {
+		log_warnx("refused to %s the Unix socket %s: only those in "
+		    "network.allowUnixSockets, and those the command bound, "
+		    "are reachable (see pisbx-run(1), SECCOMP)", verb, real);
+		rc = -EACCES;
+		goto done;
+	}
+	rc = fd;
+	fd = -1;
+done:
+	if (fd != -1)
+		close(fd);
+	guard_path_clear(&gp);
+	return rc;
+}
+
+/*
+ * The address of a connect or send, as the command wrote it (len bytes at
+ * name): a Unix socket path becomes the allowed socket's own file, any
+ * other address is kept.  0, or -errno.
+ */
+static int
+guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
+    socklen_t len, const char *verb)
+{
+	const struct sockaddr_un	*sun = name;
+	struct sockaddr_un		*to;
+	char				 path[sizeof(sun->sun_path) + 1];
+	size_t				 off = offsetof(struct sockaddr_un,
+					    sun_path);
+	int				 fd;
+
+	memcpy(&op->addr, name, len);
+	op->alen = len;
+	/*
+	 * Only an AF_UNIX socket looks a path up; any other refuses an
+	 * AF_UNIX address before that, and a short one is EINVAL.
+	 */
+	if (op->domain != AF_UNIX || len <= off || sun->sun_family != AF_UNIX)
+		return 0;
+	if (sun->sun_path[0] == '\0') {
+		log_warnx("refused to %s an abstract Unix socket: only the "
+		    "socket paths in network.allowUnixSockets are reachable "
+		    "(see pisbx-run(1), SECCOMP)", verb);
+		return -EACCES;
+	}
+	memcpy(path, sun->sun_path, len - off);
+	path[len - off] = '\0';
+	if ((fd = guard_unix_target(gr, path, verb)) < 0)
+		return fd;
+	op->target = fd;
+	to = (struct sockaddr_un *)&op->addr;
+	memset(to, 0, sizeof(*to));
+	to->sun_family = AF_UNIX;
+	snprintf(to->sun_path, sizeof(to->sun_path), "/proc/self/fd/%d", fd);
+	op->alen = (socklen_t)(off + strlen(to->sun_path) + 1);
+	return 0;
+}
+
+/* One sendmsg(2) of what is left, with extra flags. */
+static ssize_t
+guard_op_send(struct guard_op *op, int extra)
+{
+	struct msghdr	m;
+	struct iovec	iov;
+
+	memset(&m, 0, sizeof(m));
+	iov.iov_base = op->data + op->sent;
+	iov.iov_len = op->len - op->sent;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (op->alen > 0) {
+		m.msg_name = &op->addr;
+		m.msg_namelen = op->alen;
+	}
+	/* The ancillary data goes with the first byte only. */
+	if (op->sent == 0 && op->control != NULL) {
+		m.msg_control = op->control;
+		m.msg_controllen = op->controllen;
+	}
+	return sendmsg(op->sock, &m, op->flags | extra | MSG_NOSIGNAL);
+}
+
+/* The SIGPIPE the kernel would have sent the caller of a failed send. */
+static void
+guard_sigpipe(const struct guard_op *op, int err)
+{
+	char	 p[64], line[128];
+	FILE	*f;
+	long	 tgid = op->tid;
+
+	if (err != EPIPE || (op->flags & MSG_NOSIGNAL) || op->is_connect)
+		return;
+	snprintf(p, sizeof(p), "/proc/%ld/status", (long)op->tid);
+	if ((f = fopen(p, "re")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "Tgid:", 5) == 0)
+				tgid = strtol(line + 5, NULL, 10);
+		fclose(f);
+	}
+	(void)syscall(SYS_tgkill, tgid, (long)op->tid, SIGPIPE);
+}
+
+/* Write a sendmmsg's msg_len into the command's memory. */
+static int
+guard_op_lenout(const struct guard_op *op, unsigned int n)
+{
+	char	p[64];
+	int	fd, rc;
+
+	snprintf(p, sizeof(p), "/proc/%ld/mem", (long)op->tid);
+	if ((fd = open(p, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	rc = pwrite(fd, &n, sizeof(n), (off_t)op->lenaddr) == sizeof(n) ?
+	    0 : -1;
+	close(fd);
+	return rc;
+}
+
+/*
+ * Finish a call that waits (a blocking connect, a send into a full
+ * buffer) and answer the notification.  Run by a worker thread.
+ */
+static void *
+guard_worker(void *arg)
+{
+	struct guard_op			*op = arg;
+	struct seccomp_notif_resp	 resp;
+	ssize_t				 n;
+
+	memset(&resp, 0, sizeof(resp));
+	resp.id = op->id;
+	if (op->is_connect) {
+		if (connect(op->sock, (struct sockaddr *)&op->addr,
+		    op->alen) == -1)
+			resp.error = -errno;
+	} else {
+		do {
+			if ((n = guard_op_send(op, 0)) == -1)
+				break;
+			op->sent += (size_t)n;
+		} while (op->stream && op->sent < op->len);
+		if (n == -1 && op->sent == 0) {
+			resp.error = -errno;
+			guard_sigpipe(op, errno);
+		} else if (op->lenaddr != 0) {
+			resp.val = guard_op_lenout(op,
+			    (unsigned int)op->sent) == -1 ? 0 : 1;
+			if (resp.val == 0)
+				resp.error = -EFAULT;
+		} else
+			resp.val = (int64_t)op->sent;
+	}
+	(void)seccomp_notify_respond(op->g->notify_fd, &resp);
+	guard_op_free(op);
+	__atomic_sub_fetch(&guard_workers, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * Hand a call that waits to a worker thread, which answers: 1.  Past
+ * GUARD_MAXWORKERS the guard waits for it itself.
+ */
+static int
+guard_spawn(struct guard_op *op)
+{
+	pthread_attr_t	attr;
+	pthread_t	t;
+	int		rc = -1;
+
+	if (__atomic_add_fetch(&guard_workers, 1, __ATOMIC_SEQ_CST) <=
+	    GUARD_MAXWORKERS && pthread_attr_init(&attr) == 0) {
+		(void)pthread_attr_setdetachstate(&attr,
+		    PTHREAD_CREATE_DETACHED);
+		(void)pthread_attr_setstacksize(&attr, 256 * 1024);
+		rc = pthread_create(&t, &attr, guard_worker, op);
+		pthread_attr_destroy(&attr);
+	}
+	if (rc != 0)
+		guard_worker(op);
+	return 1;
+}
+
+/*
+ * A send, read and resolved: tried at once without waiting; when the
+ * caller would wait (a blocking socket, a full buffer), a worker
+ * finishes it.  0 with resp->val set, 1 (a worker answers), or -errno.
+ */
+static int
+guard_op_finish(struct guard_op *op, struct seccomp_notif_resp *resp)
+{
+	ssize_t	n;
+	int	fl, waits, err;
+
+	fl = fcntl(op->sock, F_GETFL);
+	waits = !(op->flags & MSG_DONTWAIT) && fl != -1 && !(fl & O_NONBLOCK);
+	if ((n = guard_op_send(op, MSG_DONTWAIT)) >= 0) {
+		op->sent = (size_t)n;
+		if (!waits || !op->stream || op->sent >= op->len) {
+			resp->val = n;
+			guard_op_free(op);
+			return 0;
+		}
+		return guard_spawn(op);
+	}
+	err = errno;
+	if (waits && (err == EAGAIN || err == EWOULDBLOCK))
+		return guard_spawn(op);
+	guard_sigpipe(op, err);
+	guard_op_free(op);
+	return -err;
+}
+
+/* connect(2) through the guard. */
+static int
+guard_connect(struct guard_req *gr, int sockfd, uint64_t addr, int len)
+{
+	struct sockaddr_storage	 ss;
+	struct guard_op		*op;
+	int			 fl, rc;
+
+	if (len < 0 || (size_t)len > sizeof(ss))
+		return -EINVAL;
+	memset(&ss, 0, sizeof(ss));
+	if (len > 0 && guard_read_mem(gr, addr, &ss, (size_t)len) < 0)
+		return -EFAULT;
+	if ((rc = guard_op_new(gr, sockfd, &op)) < 0)
+		return rc;
+	op->is_connect = 1;
+	if ((rc = guard_op_name(gr, op, &ss, (socklen_t)len,
+	    "connect to")) < 0)
+		goto done;
+	fl = fcntl(op->sock, F_GETFL);
+	if (op->waits && fl != -1 && !(fl & O_NONBLOCK))
+		return guard_spawn(op);
+	rc = connect(op->sock, (struct sockaddr *)&op->addr, op->alen) ==
+	    -1 ? -errno : 0;
+done:
+	guard_op_free(op);
+	return rc;
+}
+
+/*
+ * Copy the command's SCM_RIGHTS descriptors (the guard sends its own
+ * copies of the same files) and put the guard's pid in SCM_CREDENTIALS
+ * (the kernel takes no other from it).  0, or -errno.
+ */
+static int
+guard_op_control(struct guard_req *gr, struct guard_op *op)
+{
+	struct msghdr	 m;
+	struct cmsghdr	*c;
+	struct ucred	 cr;
+	size_t		 i, n;
+	int		 fd, *nv;
+
+	memset(&m, 0, sizeof(m));
+	m.msg_control = op->control;
+	m.msg_controllen = op->controllen;
+	for (c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_len < CMSG_LEN(0) || c->cmsg_len >
+		    op->controllen - (size_t)((char *)c - op->control))
+			return -EINVAL;
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(cr))) {
+			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+			cr.pid = getpid();
+			memcpy(CMSG_DATA(c), &cr, sizeof(cr));
+			continue;
+		}
+		if (c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
+			    sizeof(fd));
+			if ((nv = reallocarray(op->fds, op->nfds + 1,
+			    sizeof(*nv))) == NULL)
+				return -ENOMEM;
+			op->fds = nv;
+			if ((fd = guard_getfd(gr, fd)) < 0)
+				return fd;
+			op->fds[op->nfds++] = fd;
+			memcpy(CMSG_DATA(c) + i * sizeof(int), &fd,
+			    sizeof(fd));
+		}
+	}
+	return 0;
+}
+
+/*
+ * A send of the command's: um as it wrote it, except that um->msg_iov is
+ * the guard's copy of its iovec array (the buffers are still the
+ * command's).  The address, the data (at most GUARD_SEND_MAX bytes: a
+ * stream takes what fits, a larger datagram is EMSGSIZE) and the
+ * ancillary data are read once.
+ */
+static int
+guard_op_msg(struct guard_req *gr, int sockfd, const struct msghdr *um,
+    int flags, struct guard_op **out)
+{
+	struct sockaddr_storage	 ss;
+	struct guard_op		*op;
+	const struct iovec	*iov = um->msg_iov;
+	socklen_t		 nl = um->msg_namelen;
+	size_t			 i, total = 0, take;
+	int			 rc;
+
+	*out = NULL;
+	if ((rc = guard_op_new(gr, sockfd, &op)) < 0)
+		return rc;
+	op->flags = flags;
+	if (um->msg_name != NULL && nl > 0) {
+		if (nl > sizeof(ss))
+			nl = sizeof(ss);	/* as the kernel does */
+		memset(&ss, 0, sizeof(ss));
+		if (guard_read_mem(gr, (uint64_t)(uintptr_t)um->msg_name, &ss,
+		    nl) < 0) {
+			rc = -EFAULT;
+			goto fail;
+		}
+		if ((rc = guard_op_name(gr, op, &ss, nl, "send to")) < 0)
+			goto fail;
+	}
+	for (i = 0; i < um->msg_iovlen; i++) {
+		if (iov[i].iov_len > SSIZE_MAX - total) {
+			rc = -EINVAL;
+			goto fail;
+		}
+		total += iov[i].iov_len;
+	}
+	if (total > GUARD_SEND_MAX) {
+		if (!op->stream) {
+			rc = -EMSGSIZE;
+			goto fail;
+		}
+		total = GUARD_SEND_MAX;
+	}
+	if ((op->data = malloc(total > 0 ? total : 1)) == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < um->msg_iovlen && op->len < total; i++) {
+		take = iov[i].iov_len;
+		if (take > total - op->len)
+			take = total - op->len;
+		if (take > 0 && guard_read_mem(gr,
+		    (uint64_t)(uintptr_t)iov[i].iov_base, op->data + op->len,
+		    take) < 0) {
+			rc = -EFAULT;
+			goto fail;
+		}
+		op->len += take;
+	}
+	if (um->msg_control != NULL && um->msg_controllen > 0) {
+		if (um->msg_controllen > GUARD_CONTROL_MAX) {
+			rc = -ENOBUFS;
+			goto fail;
+		}
+		op->controllen = um->msg_controllen;
+		if ((op->control = malloc(op->controllen)) == NULL) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		if (guard_read_mem(gr, (uint64_t)(uintptr_t)um->msg_control,
+		    op->control, op->controllen) < 0) {
+			rc = -EFAULT;
+			goto fail;
+		}
+		if ((rc = guard_op_control(gr, op)) < 0)
+			goto fail;
+	}
+	*out = op;
+	return 0;
+fail:
+	guard_op_free(op);
+	return rc;
+}
+
+/*
+ * A struct msghdr of the command's at addr, with its iovec array copied
+ * into *iov (malloc'ed, the caller frees).  0, or -errno.
+ */
+static int
+guard_read_msghdr(struct guard_req *gr, uint64_t addr, struct msghdr *um,
+    struct iovec **iov)
+{
+	*iov = NULL;
+	if (guard_read_mem(gr, addr, um, sizeof(*um)) < 0)
+		return -EFAULT;
+	if (um->msg_iovlen > UIO_MAXIOV)
+		return -EMSGSIZE;
+	if (um->msg_iovlen == 0)
+		return 0;
+	if ((*iov = calloc(um->msg_iovlen, sizeof(**iov))) == NULL)
+		return -ENOMEM;
+	if (guard_read_mem(gr, (uint64_t)(uintptr_t)um->msg_iov, *iov,
+	    um->msg_iovlen * sizeof(**iov)) < 0)
+		return -EFAULT;
+	um->msg_iov = *iov;
+	return 0;
+}
+
+/* sendto(2) with an address: one sendmsg. */
+static int
+guard_sendto(struct guard_req *gr, const __u64 *a,
+    struct seccomp_notif_resp *resp)
+{
+	struct msghdr	 um;
+	struct iovec	 iov;
+	struct guard_op	*op;
+	int		 rc;
+
+	if ((int)a[5] < 0 || (size_t)(int)a[5] >
+	    sizeof(struct sockaddr_storage))
+		return -EINVAL;
+	memset(&um, 0, sizeof(um));
+	iov.iov_base = (void *)(uintptr_t)a[1];
+	iov.iov_len = (size_t)a[2];
+	um.msg_iov = &iov;
+	um.msg_iovlen = 1;
+	um.msg_name = (void *)(uintptr_t)a[4];
+	um.msg_namelen = (socklen_t)(int)a[5];
+	if ((rc = guard_op_msg(gr, (int)a[0], &um, (int)a[3], &op)) < 0)
+		return rc;
+	return guard_op_finish(op, resp);
+}
+
+/* sendmsg(2). */
+static int
+guard_sendmsg(struct guard_req *gr, const __u64 *a,
+    struct seccomp_notif_resp *resp)
+{
+	struct msghdr	 um;
+	struct iovec	*iov;
+	struct guard_op	*op;
+	int		 rc;
+
+	if ((rc = guard_read_msghdr(gr, a[1], &um, &iov)) == 0)
+		rc = guard_op_msg(gr, (int)a[0], &um, (int)a[2], &op);
+	free(iov);
+	if (rc < 0)
+		return rc;
+	return guard_op_finish(op, resp);
+}
+
+/*
+ * sendmmsg(2): each message as a sendmsg that does not wait, its msg_len
+ * written back; the count sent, or the first message's error.  When the
+ * first would wait on a blocking socket, a worker sends it and answers 1.
+ */
+static int
+guard_sendmmsg(struct guard_req *gr, const __u64 *a,
+    struct seccomp_notif_resp *resp)
+{
+	struct mmsghdr	 mm;
+	struct iovec	*iov;
+	struct guard_op	*op;
+	unsigned int	 vlen = (unsigned int)a[2], i, sent;
+	uint64_t	 at;
+	ssize_t		 n;
+	int		 flags = (int)a[3], fl, rc = 0, err;
+
+	if (vlen > UIO_MAXIOV)
+		vlen = UIO_MAXIOV;	/* as the kernel does */
+	for (i = 0; i < vlen; i++) {
+		at = a[1] + (uint64_t)i * sizeof(mm);
+		if ((rc = guard_read_msghdr(gr, at, &mm.msg_hdr, &iov)) == 0)
+			rc = guard_op_msg(gr, (int)a[0], &mm.msg_hdr, flags,
+			    &op);
+		free(iov);
+		if (rc < 0)
+			break;
+		op->lenaddr = at + offsetof(struct mmsghdr, msg_len);
+		if ((n = guard_op_send(op, MSG_DONTWAIT)) == -1) {
+			err = errno;
+			fl = fcntl(op->sock, F_GETFL);
+			if (i == 0 && (err == EAGAIN || err == EWOULDBLOCK) &&
+			    !(flags & MSG_DONTWAIT) && fl != -1 &&
+			    !(fl & O_NONBLOCK))
+				return guard_spawn(op);
+			guard_sigpipe(op, err);
+			guard_op_free(op);
+			rc = -err;
+			break;
+		}
+		sent = (unsigned int)n;
+		rc = guard_op_lenout(op, sent) == -1 ? -EFAULT : 0;
+		guard_op_free(op);
+		if (rc < 0)
+			break;
+	}
+	if (i == 0)
+		return rc;
+	resp->val = i;
+	return 0;
+}
+
 static int
 guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
     struct seccomp_notif_resp *resp)
@@ -1186,6 +2016,16 @@ guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
 		}
 		return guard_open(gr, dfd, path, flags, mode);
 	}
+
+	/* Unix sockets by address (allowUnixSockets): answered in full. */
+	if (nr == SCMP_SYS(connect))
+		return guard_connect(gr, (int)a[0], a[1], (int)a[2]);
+	if (nr == SCMP_SYS(sendto))
+		return guard_sendto(gr, a, resp);
+	if (nr == SCMP_SYS(sendmsg))
+		return guard_sendmsg(gr, a, resp);
+	if (nr == SCMP_SYS(sendmmsg))
+		return guard_sendmmsg(gr, a, resp);
 
 	if (nr == SCMP_SYS(truncate))
 		rc = guard_truncate(gr, a[0], (off_t)a[1]);
@@ -1245,7 +2085,10 @@ guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
 		/* RENAME_EXCHANGE moves the target onto the source's name. */
 		if ((rc = guard_check(gr, &np, 1, "replace")) < 0 ||
 		    (rc = guard_check(gr, &op,
-		    (flags & RENAME_EXCHANGE) != 0, "move")) < 0)
+		    (flags & RENAME_EXCHANGE) != 0, "move")) < 0 ||
+		    (rc = guard_glob_moved(gr, &op, &np, "move")) < 0 ||
+		    ((flags & RENAME_EXCHANGE) &&
+		    (rc = guard_glob_moved(gr, &np, &op, "move")) < 0))
 			goto done;
 		head = guard_head_before(gr, &np);
 		rc = renameat2(op.parent, op.name, np.parent, np.name,
@@ -1337,6 +2180,7 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 	for (i = 0; i < g.nrepos; i++)
 		free(g.repos[i]);
 	free(g.made);
+	free(g.socks);
 	gitwork_free(g.work);
 }
 

@@ -40,6 +40,19 @@ struct fs_rule {
 	int		 is_dir;
 };
 
+/* The config's filesystem patterns, compiled (fsglob.c). */
+enum fs_glob_kind {
+	FS_GLOB_DENY_READ,
+	FS_GLOB_ALLOW_READ,
+	FS_GLOB_DENY_WRITE
+};
+
+struct fs_glob {
+	struct glob		*g;	/* anchored, on real paths */
+	enum fs_glob_kind	 kind;
+	size_t			 found;	/* existing paths it covered */
+};
+
 /*
  * The resolved filesystem policy: mount rules applied shallow-first, the
  * writable roots (Landlock), and the paths whose creation is refused
@@ -55,6 +68,11 @@ struct fs_plan {
 	const char	**guarded_why;	/* who reads each (static strings) */
 	size_t		 nguarded;
 	char		*workspace;	/* the default writable root, or NULL */
+	char		*project;	/* relative config paths start here */
+	struct fs_glob	*globs;		/* denyRead/allowRead/denyWrite */
+	size_t		 nglobs;
+	char		**unix_sockets;	/* allowUnixSockets, resolved */
+	size_t		 nunix;
 	char		*home;		/* resolved, or NULL */
 	struct strlist	 hookspaths;	/* the user's global core.hooksPath */
 };
@@ -133,6 +151,11 @@ struct sandbox_run {
 
 /* fspolicy.c */
 /*
+ * Absolute, symlink-free form of a configured path: "~" from home, a
+ * relative path from dir; the longest existing prefix resolved.
+ */
+char	*fs_resolve(const char *in, const char *dir, const char *home);
+/*
  * Resolve the config's filesystem section into a plan: ~ expanded,
  * relative paths against cwd, symlinks resolved; adds the working
  * directory, the private TMPDIR, the mandatory write-deny set, git
@@ -176,6 +199,32 @@ int	 fs_git_hookspath(const char *cfgfile, struct strlist *out);
 int	 fs_git_hookdirs(const char *top, const struct strlist *global,
 	    const char *home, struct strlist *out);
 void	 fs_plan_dump(const struct fs_plan *);
+
+/* fsglob.c */
+/* Compile the patterns of the lists, anchored at dir ("~": home). */
+int	 fs_glob_compile(struct fs_plan *, const struct config *,
+	    const char *dir, const char *home);
+/*
+ * Walk the files that exist, bounded, and hand every path a pattern
+ * covers to add(arg, path, kind, pattern).  0; -1 on error; EXIT_CONFIG
+ * past a bound (said why).
+ */
+int	 fs_glob_expand(struct fs_plan *, int (*add)(void *, const char *,
+	    enum fs_glob_kind, const char *), void *arg);
+/* The denyRead or denyWrite pattern a name matches, or NULL. */
+const struct fs_glob *fs_glob_denied(const struct fs_plan *,
+	    const char *path);
+/*
+ * Whether renaming the directory dirfd from "from" to "to" puts a name
+ * matching a deny pattern in place: 1 (hit and *fg set), 0, or -1 (not
+ * checked: errno; E2BIG past the bound).
+ */
+int	 fs_glob_moved(const struct fs_plan *, int dirfd, const char *from,
+	    const char *to, char *hit, size_t hitlen,
+	    const struct fs_glob **fg);
+/* "denyRead", "allowRead" or "denyWrite". */
+const char *fs_glob_key(const struct fs_glob *);
+void	 fs_glob_free(struct fs_plan *);
 
 /* mount.c */
 /* Build the mount namespace's view (runs in the sandbox child). */

@@ -138,7 +138,11 @@ reaper_nop_cb(int sig)
 __attribute__((noreturn)) static void
 reaper_exec(struct sandbox *sb, int ctl)
 {
-	int	gsk[2], nfd, err, none;
+	struct {
+		pid_t	pid;
+		int	fd;
+	}	hand;
+	int	gsk[2], nfd, err, none, pidfd;
 	pid_t	guard;
 	size_t	i;
 	char	tag;
@@ -157,20 +161,41 @@ reaper_exec(struct sandbox *sb, int ctl)
 	    NULL, NULL);
 	if (guard == -1)
 		reaper_fail("cannot start the creation guard");
+	/*
+	 * The guard takes the notification fd itself (pidfd_getfd, as it
+	 * takes a socket to bind): once the filter is in, a sendmsg of ours
+	 * may be one the guard must answer (allowUnixSockets), and it is not
+	 * listening yet.  write(2) and read(2) never stop.
+	 */
 	if (guard == 0) {
 		close(ctl);
 		close(gsk[0]);
-		if (net_recv_fds(gsk[1], &tag, &nfd, 1) != 1 ||
-		    tag != CTL_NOTIFY)
+		if (read(gsk[1], &hand, sizeof(hand)) != sizeof(hand) ||
+		    (pidfd = (int)syscall(SYS_pidfd_open, hand.pid, 0)) == -1 ||
+		    (nfd = (int)syscall(SYS_pidfd_getfd, pidfd, hand.fd,
+		    0)) == -1)
+			_exit(0);
+		close(pidfd);
+		tag = CTL_NOTIFY;
+		if (write(gsk[1], &tag, 1) != 1)
 			_exit(0);
 		close(gsk[1]);
 		guard_serve(sb, nfd);
 		_exit(0);
 	}
 	close(gsk[1]);
+	/*
+	 * Open to the guard (the reaper made us undumpable; exec makes the
+	 * command dumpable again anyway): nothing else runs in here yet.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1)
+		reaper_fail("dumpable");
 	if ((nfd = seccomp_apply(sb)) == -1)
 		reaper_fail("seccomp");
-	if (net_send_fds(gsk[0], CTL_NOTIFY, &nfd, 1) == -1)
+	hand.pid = getpid();
+	hand.fd = nfd;
+	if (write(gsk[0], &hand, sizeof(hand)) != sizeof(hand) ||
+	    read(gsk[0], &tag, 1) != 1 || tag != CTL_NOTIFY)
 		reaper_fail("cannot hand the guard its notifications");
 	close(nfd);
 	close(gsk[0]);

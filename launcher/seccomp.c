@@ -16,10 +16,13 @@
  *       NETLINK_ROUTE (getifaddrs(3), getaddrinfo's AI_ADDRCONFIG and
  *       ip(8) read the sandbox's own interfaces): AF_UNIX paths are a way
  *       around the network namespace (docker.sock, agent sockets; allowed
- *       with network.allowAllUnixSockets), AF_VSOCK reaches the
- *       hypervisor, AF_PACKET, AF_ALG, AF_BLUETOOTH... are kernel attack
- *       surface no build uses.  EPERM.
- *   socketpair(2) other than AF_UNIX: the only family it exists for.
+ *       with network.allowAllUnixSockets, and with allowUnixSockets
+ *       through the guard), AF_VSOCK reaches the hypervisor, AF_PACKET,
+ *       AF_ALG, AF_BLUETOOTH... are kernel attack surface no build uses.
+ *       EPERM.
+ *   socketpair(2) other than AF_UNIX: the only family it exists for; and
+ *       an AF_UNIX datagram pair, unless Unix sockets are allowed: it
+ *       sends to any datagram socket by path.
  *   clone(2)/unshare(2) with CLONE_NEWUSER: a new user namespace is where
  *       most local privilege escalations start.  EPERM.
  *   clone3: its flags sit in a struct the filter cannot read (ENOSYS: libc
@@ -56,7 +59,9 @@
  * decides on the resolved path and performs the call itself: every open
  * that can create, write or truncate (O_CREAT, O_WRONLY, O_RDWR,
  * O_TRUNC), creat, truncate, mkdir, mknod, symlink, link, rename, and
- * bind (a Unix socket path is a new file).
+ * bind (a Unix socket path is a new file); with allowUnixSockets also
+ * connect, sendmsg, sendmmsg and sendto with an address (the guard
+ * checks a Unix socket's path and performs the call).
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -87,6 +92,8 @@
 #define SECCOMP_NR_MAX	512
 /* uretprobe: called only from the kernel's own trampoline. */
 #define SECCOMP_NR_URETPROBE	335
+/* The kernel's SOCK_TYPE_MASK: a socket type below its flags. */
+#define SECCOMP_SOCK_TYPE_MASK	0xfu
 
 struct seccomp_refusal {
 	const char	*name;
@@ -222,11 +229,12 @@ seccomp_rules(scmp_filter_ctx ctx, const struct sandbox *sb)
 	/*
 	 * socket(int domain, int type, int protocol): an allow-list on the
 	 * low 32 bits of the domain (AF_UNIX, last in families, only with
-	 * allowAllUnixSockets), and for AF_NETLINK (domain compared on its
-	 * low 32 bits) of the protocol.
+	 * allowAllUnixSockets or allowUnixSockets), and for AF_NETLINK
+	 * (domain compared on its low 32 bits) of the protocol.
 	 */
 	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 0,
-	    families, sb->allow_all_unix ? 4 : 3, NULL) != 0)
+	    families, sb->allow_all_unix || sb->plan.nunix > 0 ? 4 : 3,
+	    NULL) != 0)
 		return -1;
 	netlink = SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_NETLINK);
 	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
@@ -235,6 +243,41 @@ seccomp_rules(scmp_filter_ctx ctx, const struct sandbox *sb)
 	/* socketpair(int domain, ...): the same allow-list, AF_UNIX only. */
 	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 0,
 	    pair_families, 1, NULL) != 0)
+		return -1;
+
+	/*
+	 * Unix sockets by address.  allowAllUnixSockets: nothing to see.
+	 * allowUnixSockets: socket(AF_UNIX) is allowed above, and every call
+	 * that names where a socket goes is the guard's (which socket an fd
+	 * is, and what an address says, are out of the filter's sight; the
+	 * guard decides on the resolved path).  sendto(int, void *, size_t,
+	 * int, struct sockaddr *addr, int): a pointer, NULL exactly when all
+	 * 64 bits are 0, as the kernel reads it; send(2) is sendto with NULL.
+	 * Neither: no socket(AF_UNIX), and a socket pair's connected stream
+	 * or seqpacket sockets can neither connect again (EISCONN) nor send
+	 * to an address; a datagram pair could do both, to /dev/log, the
+	 * journal or any datagram socket in sight: refused.  socketpair(int
+	 * domain, int type, ...): the type's low 32 bits under
+	 * SOCK_TYPE_MASK, as the kernel reads them (SOCK_NONBLOCK and
+	 * SOCK_CLOEXEC sit above the mask).
+	 */
+	if (sb->allow_all_unix)
+		;
+	else if (sb->plan.nunix > 0) {
+		if (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect),
+		    0) != 0 ||
+		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg),
+		    0) != 0 ||
+		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmmsg),
+		    0) != 0 ||
+		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
+		    SCMP_A4(SCMP_CMP_NE, 0)) != 0)
+			return -1;
+	} else if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+	    SCMP_SYS(socketpair), 2,
+	    SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_UNIX),
+	    SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_SOCK_TYPE_MASK,
+	    SOCK_DGRAM)) != 0)
 		return -1;
 
 	/*

@@ -122,6 +122,7 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 	free(conf->review_socket);
 	conf->review_socket = path;
 	conf->allow_all_unix_sockets = 0;
+	strlist_free(&conf->allow_unix_sockets);
 	return 0;
 }
 
