@@ -5,12 +5,15 @@
  * writable root and at a writable home (allowGitConfig), git worktrees
  * and hooks (core.hooksPath), the files the config names, $PATH, the
  * working directories no sound policy exists for, the workspace (git
- * top, PISBX_WORKSPACE), single writable files, and the guard's two
- * questions: fs_plan_guarded and fs_git_rule, as tables.  Real files in a
- * temporary directory.
+ * top, PISBX_WORKSPACE), single writable files, path patterns (what
+ * they cover at start, anchored at the project, and fs_glob_denied /
+ * fs_glob_moved for the guard), nested hidden directories, and the
+ * guard's two questions: fs_plan_guarded and fs_git_rule, as tables.
+ * Real files in a temporary directory.
  */
 #include <sys/stat.h>
 
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -824,11 +827,149 @@ test_file_roots(void **state)
 	}
 }
 
+/*
+ * Patterns: anchored at the project (the git top, from a subdirectory),
+ * what matches at start hidden or write-protected -- a directory whose
+ * contents all match taken whole, a matching symlink's target --, and
+ * what the guard asks later.
+ */
+static void
+test_patterns(void **state)
+{
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	const struct fs_rule	*r;
+	const struct fs_glob	*fg;
+	char			 cwd[PATH_MAX], p[PATH_MAX], q[PATH_MAX];
+	char			 hit[PATH_MAX];
+	size_t			 i;
+	int			 fd;
+
+	(void)state;
+	mk("%s/.git", ws);
+	mk("%s/sub/deep", ws);
+	mk("%s/vault/inner", ws);
+	mk("%s/outside", ws);
+	write_file("s", "%s/.env", ws);
+	write_file("s", "%s/sub/deep/.env", ws);
+	write_file("s", "%s/vault/inner/x", ws);
+	write_file("s", "%s/outside/real", ws);
+	write_file("s", "%s/secret.txt", ws);
+	write_file("s", "%s/run.sh", ws);
+	write_file("s", "%s/sub/ok.txt", ws);
+	snprintf(p, sizeof(p), "%s/outside/real", ws);
+	snprintf(q, sizeof(q), "%s/sub/linked.key", ws);
+	assert_int_equal(symlink(p, q), 0);
+	snprintf(cwd, sizeof(cwd), "%s/sub", ws);
+	defaults(&in);
+	in.cwd = cwd;
+	assert_int_equal(build_in(&plan, "{\"filesystem\": {\"denyRead\": "
+	    "[\"**/.env\", \"vault/**\", \"**/*.key\"], "
+	    "\"denyWrite\": [\"*.sh\"]}}", &in), 0);
+	assert_string_equal(plan.project, ws);
+	assert_string_equal(plan.workspace, ws);
+	assert_int_equal(plan.nglobs, 4);
+	snprintf(p, sizeof(p), "%s/**/.env", ws);
+	assert_string_equal(glob_text(plan.globs[0].g), p);
+	assert_int_equal(plan.globs[0].found, 2);
+	for (i = 0; i < 3; i++) {
+		static const char *const hidden[] = {
+			".env", "sub/deep/.env", "outside/real"
+		};
+
+		snprintf(p, sizeof(p), "%s/%s", ws, hidden[i]);
+		assert_non_null(r = rule_at(&plan, p));
+		assert_int_equal(r->action, FS_HIDE);
+		assert_false(r->is_dir);
+	}
+	snprintf(p, sizeof(p), "%s/vault", ws);
+	assert_non_null(r = rule_at(&plan, p));
+	assert_int_equal(r->action, FS_HIDE);
+	assert_true(r->is_dir);
+	snprintf(p, sizeof(p), "%s/vault/inner/x", ws);
+	assert_null(rule_at(&plan, p));		/* the directory covers it */
+	snprintf(p, sizeof(p), "%s/run.sh", ws);
+	assert_non_null(r = rule_at(&plan, p));
+	assert_int_equal(r->action, FS_EXPOSE_RO);
+	assert_true(guarded(&plan, "%s/run.sh", ws));
+	snprintf(p, sizeof(p), "%s/sub/ok.txt", ws);
+	assert_null(rule_at(&plan, p));
+
+	/* What the guard asks about names made later. */
+	snprintf(p, sizeof(p), "%s/new/dir/.env", ws);
+	assert_non_null(fg = fs_glob_denied(&plan, p));
+	assert_int_equal(fg->kind, FS_GLOB_DENY_READ);
+	snprintf(p, sizeof(p), "%s/vault/new", ws);
+	assert_non_null(fs_glob_denied(&plan, p));
+	snprintf(p, sizeof(p), "%s/sub/new.sh", ws);	/* "*.sh": the top's */
+	assert_null(fs_glob_denied(&plan, p));
+	snprintf(p, sizeof(p), "%s/new.sh", ws);
+	assert_non_null(fg = fs_glob_denied(&plan, p));
+	assert_int_equal(fg->kind, FS_GLOB_DENY_WRITE);
+	snprintf(p, sizeof(p), "%s/vault", ws);		/* not inside it */
+	assert_null(fs_glob_denied(&plan, p));
+
+	/* A directory renamed: what lands in vault/ matches there. */
+	mk("%s/m/n", ws);
+	write_file("k", "%s/m/n/key", ws);
+	snprintf(p, sizeof(p), "%s/m", ws);
+	assert_true((fd = open(p, O_RDONLY | O_DIRECTORY)) != -1);
+	snprintf(q, sizeof(q), "%s/vault/m", ws);
+	assert_int_equal(fs_glob_moved(&plan, fd, p, q, hit, sizeof(hit),
+	    &fg), 1);
+	snprintf(q, sizeof(q), "%s/vault/m/n", ws);
+	assert_string_equal(hit, q);
+	snprintf(q, sizeof(q), "%s/elsewhere", ws);
+	assert_int_equal(fs_glob_moved(&plan, fd, p, q, hit, sizeof(hit),
+	    &fg), 0);
+	close(fd);
+	fs_plan_free(&plan);
+
+	/* A relative path starts at the project too, not at cwd. */
+	assert_int_equal(build_in(&plan, "{\"filesystem\": {\"denyRead\": "
+	    "[\"secret.txt\"]}}", &in), 0);
+	snprintf(p, sizeof(p), "%s/secret.txt", ws);
+	assert_non_null(r = rule_at(&plan, p));
+	assert_int_equal(r->action, FS_HIDE);
+	fs_plan_free(&plan);
+}
+
+/*
+ * Hidden directories inside hidden directories: the inner one has
+ * nothing to hide any more (it failed: a mount point inside the empty
+ * tmpfs); re-exposed in between, it is hidden again.
+ */
+static void
+test_nested_hide(void **state)
+{
+	struct fs_plan	 plan;
+	char		 json[3 * PATH_MAX], p[PATH_MAX];
+
+	(void)state;
+	mk("%s/a/b/c/d", ws);
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"denyRead\": "
+	    "[\"%s/a\", \"%s/a/b\", \"%s/a/b/c/d\"], \"allowRead\": "
+	    "[\"%s/a/b/c\"]}}", ws, ws, ws, ws);
+	build(&plan, json);
+	snprintf(p, sizeof(p), "%s/a", ws);
+	assert_int_equal(rule_at(&plan, p)->action, FS_HIDE);
+	snprintf(p, sizeof(p), "%s/a/b", ws);
+	assert_null(rule_at(&plan, p));
+	snprintf(p, sizeof(p), "%s/a/b/c", ws);
+	assert_int_equal(rule_at(&plan, p)->action, FS_EXPOSE_RO);
+	snprintf(p, sizeof(p), "%s/a/b/c/d", ws);
+	assert_int_equal(rule_at(&plan, p)->action, FS_HIDE);
+	fs_plan_free(&plan);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_patterns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nested_hide, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_existing_names, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_paths, setup, teardown),
