@@ -1341,8 +1341,10 @@ done:
  *   an AF_UNIX path is resolved as the kernel would (symlinks followed,
  *   one hop at a time), the socket file opened O_PATH, and the call made
  *   to "/proc/self/fd/N" -- that very file, whatever the name is by then
- *   -- when its real path is in the list; any other path, and every
- *   abstract address, is refused (EACCES, said on stderr);
+ *   -- when its real path is in the list (or the command bound it); any
+ *   other path, and every abstract address, is refused with EPERM, as
+ *   the filter refuses socket(AF_UNIX) without the list (hostIPC's retry
+ *   knows it), and said on stderr;
  *
  *   any other address (TCP to the proxy, a UDP send, a netlink request)
  *   is used as given: the socket is the command's, in the sandbox's own
@@ -1490,7 +1492,7 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 		log_warnx("refused to %s the Unix socket %s: only those in "
 		    "network.allowUnixSockets, and those the command bound, "
 		    "are reachable (see pisbx-run(1), SECCOMP)", verb, real);
-		rc = -EACCES;
+		rc = -EPERM;
 		goto done;
 	}
 	rc = fd;
@@ -1530,7 +1532,7 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 		log_warnx("refused to %s an abstract Unix socket: only the "
 		    "socket paths in network.allowUnixSockets are reachable "
 		    "(see pisbx-run(1), SECCOMP)", verb);
-		return -EACCES;
+		return -EPERM;
 	}
 	memcpy(path, sun->sun_path, len - off);
 	path[len - off] = '\0';

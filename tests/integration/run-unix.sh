@@ -59,15 +59,15 @@ run_config --net "{\"allowUnixSockets\": [\"$S/allowed.sock\", \"$S/dgram.sock\"
 eq "listed socket: connect reaches it" \
     "$(probe connect "$S/allowed.sock")" "connect ok allowed"
 eq "another socket: refused" "$(probe connect "$S/blocked.sock")" \
-    "connect EACCES"
+    "connect EPERM"
 contains "the refusal names the socket and the key" "$(cat "$T/err")" \
     "refused to connect to the Unix socket $S/blocked.sock: only those in network.allowUnixSockets"
 eq "a symlink in the workspace to the listed socket: reaches it" \
     "$(probe connect link.sock)" "connect ok allowed"
 eq "a symlink to another socket: refused" "$(probe connect badlink.sock)" \
-    "connect EACCES"
+    "connect EPERM"
 eq "an abstract socket: refused" "$(probe abstract pisbx-test)" \
-    "abstract EACCES"
+    "abstract EPERM"
 contains "the abstract refusal says why" "$(cat "$T/err")" \
     "refused to connect to an abstract Unix socket"
 for how in sendto sendmsg sendmmsg dgconnect; do
@@ -75,14 +75,14 @@ for how in sendto sendmsg sendmmsg dgconnect; do
 	    "$(probe $how "$S/dgram.sock" "via-$how")" "$how ok"
 	logged "the listed datagram socket got it ($how)" "dgram via-$how"
 	eq "datagram by $how to another socket: refused" \
-	    "$(probe $how "$S/blocked-dgram.sock" "bad-$how")" "$how EACCES"
+	    "$(probe $how "$S/blocked-dgram.sock" "bad-$how")" "$how EPERM"
 	notlogged "the other datagram socket got nothing ($how)" "bad-$how"
 done
 eq "with the list, a datagram pair may exist; it reaches the listed socket" \
     "$(probe pair-dgram "$S/dgram.sock" pair-ok)" "pair-dgram ok"
 logged "the pair's datagram arrived" "dgram pair-ok"
 eq "and not another one" \
-    "$(probe pair-dgram "$S/blocked-dgram.sock" pair-bad)" "pair-dgram EACCES"
+    "$(probe pair-dgram "$S/blocked-dgram.sock" pair-bad)" "pair-dgram EPERM"
 notlogged "the pair's refused datagram did not arrive" pair-bad
 eq "descriptor passing through the guard's sendmsg" "$(probe pair-rights)" \
     "pair-rights ok"
