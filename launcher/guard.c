@@ -209,6 +209,7 @@ static int	guard_op_finish(struct guard_op *,
 		    struct seccomp_notif_resp *);
 static int	guard_connect(struct guard_req *, int sockfd, uint64_t addr,
 		    int len);
+static int	guard_connected(struct guard_op *, int ms);
 static int	guard_op_control(struct guard_req *, struct guard_op *);
 static int	guard_op_msg(struct guard_req *, int sockfd,
 		    const struct msghdr *, int flags, struct guard_op **);
@@ -1368,6 +1369,7 @@ struct guard_op {
 	uint64_t		 id;
 	pid_t			 tid;		/* the caller */
 	int			 is_connect;	/* else a send */
+	int			 inprogress;	/* connect: under way already */
 	int			 domain;	/* the socket's family */
 	int			 stream;	/* a partial send goes on */
 	int			 waits;		/* connect may wait (a backlog) */
@@ -1620,7 +1622,9 @@ guard_worker(void *arg)
 
 	memset(&resp, 0, sizeof(resp));
 	resp.id = op->id;
-	if (op->is_connect) {
+	if (op->inprogress)
+		resp.error = guard_connected(op, -1);
+	else if (op->is_connect) {
 		if (connect(op->sock, (struct sockaddr *)&op->addr,
 		    op->alen) == -1)
 			resp.error = -errno;
@@ -1721,13 +1725,54 @@ guard_connect(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	    "connect to")) < 0)
 		goto done;
 	fl = fcntl(op->sock, F_GETFL);
-	if (op->waits && fl != -1 && !(fl & O_NONBLOCK))
-		return guard_spawn(op);
+	if (!op->waits || fl == -1 || (fl & O_NONBLOCK)) {
+		rc = connect(op->sock, (struct sockaddr *)&op->addr,
+		    op->alen) == -1 ? -errno : 0;
+		goto done;
+	}
+	/*
+	 * A blocking connect, tried without waiting first: O_NONBLOCK for
+	 * this one call (the socket is not connected yet, so nothing else of
+	 * the command's uses it).  A Unix socket connects at once, a TCP
+	 * handshake on loopback is done by the time the call returns; only
+	 * a full backlog or a slow handshake goes to a worker.
+	 */
+	(void)fcntl(op->sock, F_SETFL, fl | O_NONBLOCK);
 	rc = connect(op->sock, (struct sockaddr *)&op->addr, op->alen) ==
 	    -1 ? -errno : 0;
+	(void)fcntl(op->sock, F_SETFL, fl);
+	if (rc == -EINPROGRESS) {
+		op->inprogress = 1;
+		if ((rc = guard_connected(op, 0)) == -EINPROGRESS)
+			return guard_spawn(op);
+	} else if (rc == -EAGAIN)
+		return guard_spawn(op);
 done:
 	guard_op_free(op);
 	return rc;
+}
+
+/*
+ * How a connect under way ended, waiting up to ms (-1: as long as it
+ * takes): 0, -errno, or -EINPROGRESS when it has not yet.
+ */
+static int
+guard_connected(struct guard_op *op, int ms)
+{
+	struct pollfd	pfd;
+	socklen_t	sl = sizeof(int);
+	int		err, n;
+
+	pfd.fd = op->sock;
+	pfd.events = POLLOUT;
+	while ((n = poll(&pfd, 1, ms)) == -1 && errno == EINTR)
+		;
+	if (n == 0)
+		return -EINPROGRESS;
+	if (n == -1 || getsockopt(op->sock, SOL_SOCKET, SO_ERROR, &err,
+	    &sl) == -1)
+		return -errno;
+	return -err;
 }
 
 /*
