@@ -9,6 +9,10 @@
  *	lines to DIR/log.  Prints "ready" once they exist, serves until
  *	killed.
  *
+ *   unixprobe serve-slow SOCK MARKER
+ *	Outside: a stream socket with no backlog that accepts nothing until
+ *	the file MARKER exists, then answers "slow".  Prints "ready".
+ *
  *   unixprobe CASE ARG...
  *	Inside: one line "CASE ok [REPLY]" or "CASE ERRNO" per case.
  *	connect PATH		stream connect, read the server's name
@@ -25,6 +29,8 @@
  *				blocked=m refused=k")
  *	race-path LINK N	N connects to LINK (flipped from outside):
  *				the same counts
+ *	fill PATH N		N blocking connects kept open (the later
+ *				ones wait for the backlog): "fill ok N"
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -54,6 +60,8 @@ static int	 unaddr(struct sockaddr_un *, const char *path, int abstract);
 static const char *errname(int);
 static void	 report(const char *name, int rc, int err, const char *reply);
 static int	 serve(const char *dir);
+static int	 serve_slow(const char *path, const char *marker);
+static void	 c_fill(const char *path, int n);
 static int	 c_connect(const char *path, int abstract, char *reply,
 		    size_t len);
 static int	 c_send(const char *how, const char *path, const char *msg);
@@ -160,6 +168,52 @@ serve(const char *dir)
 			(void)write(logfd, line, strlen(line));
 		}
 	}
+}
+
+/* A socket that keeps its callers waiting until marker exists. */
+static int
+serve_slow(const char *path, const char *marker)
+{
+	struct sockaddr_un	sun;
+	struct stat		st;
+	int			s, c, len;
+
+	unlink(path);
+	if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+	    (len = unaddr(&sun, path, 0)) == -1 ||
+	    bind(s, (struct sockaddr *)&sun, (socklen_t)len) == -1 ||
+	    chmod(path, 0777) == -1 || listen(s, 0) == -1) {
+		perror(path);
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	signal(SIGPIPE, SIG_IGN);
+	while (stat(marker, &st) == -1)
+		usleep(10000);
+	while ((c = accept(s, NULL, NULL)) != -1) {
+		(void)write(c, "slow\n", 5);
+		close(c);
+	}
+	return 0;
+}
+
+/* n blocking connects, kept open until all are made. */
+static void
+c_fill(const char *path, int n)
+{
+	struct sockaddr_un	sun;
+	int			i, s, al;
+
+	al = unaddr(&sun, path, 0);
+	for (i = 0; i < n; i++) {
+		if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+		    connect(s, (struct sockaddr *)&sun, (socklen_t)al) == -1) {
+			printf("fill %s\n", errname(errno));
+			return;
+		}
+	}
+	printf("fill ok %d\n", n);
 }
 
 /* A stream connect; the server's first line in reply.  0 or -1. */
@@ -394,6 +448,8 @@ main(int argc, char **argv)
 		goto usage;
 	if (strcmp(argv[1], "serve") == 0 && argc == 3)
 		return serve(argv[2]);
+	if (strcmp(argv[1], "serve-slow") == 0 && argc == 4)
+		return serve_slow(argv[2], argv[3]);
 	if ((strcmp(argv[1], "connect") == 0 ||
 	    strcmp(argv[1], "abstract") == 0) && argc == 3) {
 		rc = c_connect(argv[2], argv[1][0] == 'a', reply,
@@ -415,6 +471,8 @@ main(int argc, char **argv)
 		c_race_mem(argv[2], argv[3], atoi(argv[4]));
 	else if (strcmp(argv[1], "race-path") == 0 && argc == 4)
 		c_race_path(argv[2], atoi(argv[3]));
+	else if (strcmp(argv[1], "fill") == 0 && argc == 4)
+		c_fill(argv[2], atoi(argv[3]));
 	else
 		goto usage;
 	return 0;

@@ -137,6 +137,18 @@ out=$(sbx -- "$PY" "$T/mp.py" 2>&1)
 eq "Python multiprocessing (forkserver, spawn, fork)" "$out" \
     "$(printf 'forkserver 285\nspawn 285\nfork 285')"
 
+# A connect that waits (the backlog full) waits in a worker of the
+# guard: the guard goes on serving, so the command can create the file
+# the server waits for before it accepts.
+spawn "$UP" serve-slow "$T/slow.sock" "$WS/marker" >"$T/slow.out" 2>&1
+wait_file "$T/slow.out" || { not_ok "slow socket server did not start"; done_testing; }
+run_config --net "{\"allowUnixSockets\": [\"$T/slow.sock\"]}"
+out=$(sbx -- timeout 20 /bin/sh -c "\"$UP\" fill \"$T/slow.sock\" 3 & p=\$!
+    sleep 0.3; : >marker; wait \$p" 2>&1)
+eq "a connect waiting for the backlog does not stop the guard" "$out" \
+    "fill ok 3"
+rm -f "$WS/marker"
+
 # A caller killed while its call waits for the guard: the guard goes on
 # (it used to take the kernel's ENOENT for "every process is gone", and
 # every later creation, connect or send failed with ENOSYS).
