@@ -242,12 +242,19 @@ const char *sandbox_ns_hint(int err);
 __attribute__((noreturn)) void reaper_main(struct sandbox *, int ctl);
 
 /* env.c */
+struct env_inputs {
+	const char	*tmpdir;	/* the run's private TMPDIR */
+	const char	*self_exe;	/* pisbx-run, for --connect-proxy */
+	const char	*git_proxy;	/* GIT_PROXY_COMMAND, or NULL */
+	const char	*capability_env;	/* never passed on, or NULL */
+	int		 depth;		/* PISBX_DEPTH of the caller */
+};
 /*
  * The command's environment: the caller's minus capabilities, plus the
- * proxy variables, TMPDIR, PISBX_SANDBOX and PISBX_DEPTH.
+ * proxy variables every client family reads, TMPDIR, PISBX_SANDBOX and
+ * PISBX_DEPTH.
  */
-char	**env_build(char **environ_in, const char *tmpdir,
-	    const char *self_exe, const char *capability_env, int depth);
+char	**env_build(char **environ_in, const struct env_inputs *);
 void	 env_free(char **);
 
 /* connect.c */
@@ -260,6 +267,12 @@ int	 connect_proxy_main(const char *proxy, const char *host,
 int	 rundir_create(struct sandbox *);
 /* Create rundir/empty, bound over denied files. */
 int	 rundir_empty(const struct sandbox *);
+/*
+ * Create rundir/git-proxy, git's GIT_PROXY_COMMAND (git:// URLs): a
+ * script that runs "self_exe --connect-proxy HOST PORT".  Its path,
+ * malloc'ed, or NULL.
+ */
+char	*rundir_git_proxy(const struct sandbox *, const char *self_exe);
 /* Remove it and everything the command left in it. */
 void	 rundir_remove(const char *);
 /* Remove per-run dirs of pisbx-run processes that no longer exist. */

@@ -185,10 +185,11 @@ main(int argc, char *argv[])
 	struct proxy		*proxy = NULL;
 	struct event		*sigev = NULL, *tmev = NULL;
 	struct fs_inputs	 fin;
+	struct env_inputs	 ein;
 	const char		*cli_config = NULL, *access_log = NULL;
 	const char		*shell_cmd = NULL, *env;
 	char			*config_path = NULL, *home = NULL;
-	char			*access_log_abs = NULL;
+	char			*access_log_abs = NULL, *git_proxy = NULL;
 	char			 cwd[PATH_MAX], exe[PATH_MAX], exe_dir[PATH_MAX];
 	char			 label[64], *shargv[4], *end;
 	enum log_format		 fmt = LOG_FORMAT_JSON;
@@ -443,8 +444,17 @@ main(int argc, char *argv[])
 			break;
 		}
 	}
-	if ((sb.envp = env_build(environ, sb.tmpdir, exe,
-	    conf->review_capability_env, depth)) == NULL) {
+	memset(&ein, 0, sizeof(ein));
+	ein.tmpdir = sb.tmpdir;
+	ein.self_exe = exe;
+	ein.capability_env = conf->review_capability_env;
+	ein.depth = depth;
+	if ((git_proxy = rundir_git_proxy(&sb, exe)) == NULL) {
+		log_warn("cannot create %s/git-proxy", sb.rundir);
+		goto fail;
+	}
+	ein.git_proxy = git_proxy;
+	if ((sb.envp = env_build(environ, &ein)) == NULL) {
 		log_warn("environment");
 		goto fail;
 	}
@@ -606,6 +616,7 @@ done:
 	config_free(conf);
 	fs_plan_free(&sb.plan);
 	env_free(sb.envp);
+	free(git_proxy);
 	free(sb.rundir);
 	free(sb.tmpdir);
 	free(sb.empty);

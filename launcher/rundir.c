@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
+#include "common/shell.h"
 #include "launcher/launcher.h"
 
 #define RUNDIR_PREFIX	"pisbx-run."
@@ -76,6 +78,47 @@ rundir_empty(const struct sandbox *sb)
 		return -1;
 	close(fd);
 	return 0;
+}
+
+/*
+ * git runs GIT_PROXY_COMMAND as one program with HOST PORT, never through
+ * a shell, so "pisbx-run --connect-proxy" needs a script of its own.  It
+ * lies in the run directory, outside the command's TMPDIR: the sandbox
+ * sees it read-only.
+ */
+char *
+rundir_git_proxy(const struct sandbox *sb, const char *self_exe)
+{
+	char	*path = NULL, *text = NULL, *q = NULL;
+	int	 fd = -1, len;
+
+	if (asprintf(&path, "%s/git-proxy", sb->rundir) == -1) {
+		path = NULL;
+		goto fail;
+	}
+	if ((q = malloc(SHELL_QUOTE_SIZE(strlen(self_exe)))) == NULL)
+		goto fail;
+	shell_quote(q, self_exe);
+	if ((len = asprintf(&text, "#!/bin/sh\n"
+	    "# git:// through the sandbox's proxy (GIT_PROXY_COMMAND)\n"
+	    "exec %s --connect-proxy \"$1\" \"$2\"\n", q)) == -1) {
+		text = NULL;
+		goto fail;
+	}
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0555)) == -1 || io_write_all(fd, text, (size_t)len, 0) == -1)
+		goto fail;
+	close(fd);
+	free(text);
+	free(q);
+	return path;
+fail:
+	if (fd != -1)
+		close(fd);
+	free(text);
+	free(q);
+	free(path);
+	return NULL;
 }
 
 /* Make every directory searchable and writable so its entries go. */

@@ -95,7 +95,9 @@ static int	 abs_path_check(struct cfgctx *, const char *, const char *,
 		    size_t, size_t);
 static int	 env_name_valid(const char *, size_t);
 static void	 parse_patterns(struct cfgctx *, const char *, const json_t *,
-		    const char *, int, struct policy *);
+		    const char *, int, struct policy *, struct strlist *);
+static void	 pattern_warn(struct cfgctx *, const char *, const char *,
+		    const struct pattern *, struct strlist *);
 static void	 parse_network(struct cfgctx *, const char *, const json_t *,
 		    struct config *, struct policy *);
 static void	 parse_filesystem(struct cfgctx *, const json_t *,
@@ -810,9 +812,40 @@ env_name_valid(const char *s, size_t len)
  * allowedDomains / deniedDomains: each entry parsed by pattern_parse and
  * added to the policy; entries equal after canonicalisation collapse.
  */
+/*
+ * An allow entry for the loopback can only ever be used by clients that
+ * ignore NO_PROXY: every other client goes to its own loopback directly
+ * (in pisbx-run, the sandbox's).  Say so, and what reaches the host.
+ */
+static void
+pattern_warn(struct cfgctx *ctx, const char *jpath, const char *got,
+    const struct pattern *pat, struct strlist *warn)
+{
+	char *msg, port[8] = "PORT";
+
+	if (warn == NULL || pat->kind == PATTERN_ANY ||
+	    !host_is_loopback(&pat->host))
+		return;
+	if (pat->port != 0)
+		snprintf(port, sizeof(port), "%u", pat->port);
+	if (asprintf(&msg, "%s: %s: %s names the loopback, which clients "
+	    "that honour NO_PROXY (pisbx-run sets localhost,127.0.0.1,::1) "
+	    "reach directly, never through the proxy; inside pisbx-run that "
+	    "is the sandbox's own loopback.  To reach a service on this "
+	    "machine from a sandbox, allow \"%s:%s\" and use that name",
+	    ctx->name, jpath, got, HOST_LOOPBACK_NAME, port) == -1) {
+		cfg_nomem(ctx, jpath);
+		return;
+	}
+	if (strlist_add(warn, msg) == -1) {
+		free(msg);
+		cfg_nomem(ctx, jpath);
+	}
+}
+
 static void
 parse_patterns(struct cfgctx *ctx, const char *base, const json_t *obj,
-    const char *key, int deny, struct policy *pol)
+    const char *key, int deny, struct policy *pol, struct strlist *warn)
 {
 	char p[CONFIG_JPATH_MAX], ip[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
 	const json_t *v, *item;
@@ -844,6 +877,15 @@ parse_patterns(struct cfgctx *ctx, const char *base, const json_t *obj,
 			cfg_err(ctx, ip, "invalid pattern %s: %s", got, why);
 			continue;
 		}
+		if (!deny && pat.kind == PATTERN_EXACT && pat.port == 0 &&
+		    host_is_loopback_name(&pat.host)) {
+			cfg_err(ctx, ip, "%s reaches this machine's own "
+			    "services: name the one port to open (\"%s:PORT\")",
+			    got, HOST_LOOPBACK_NAME);
+			continue;
+		}
+		if (!deny)
+			pattern_warn(ctx, ip, got, &pat, warn);
 		if (pol != NULL && policy_add(pol, deny ? POLICY_DENY :
 		    POLICY_ALLOW, &pat) == -1)
 			cfg_nomem(ctx, ip);
@@ -861,8 +903,9 @@ parse_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 	if (obj_check(ctx, jpath, v, conf != NULL ? keys_network :
 	    keys_network_policy) == -1)
 		return;
-	parse_patterns(ctx, jpath, v, "allowedDomains", 0, pol);
-	parse_patterns(ctx, jpath, v, "deniedDomains", 1, pol);
+	parse_patterns(ctx, jpath, v, "allowedDomains", 0, pol,
+	    conf != NULL ? &conf->warnings : NULL);
+	parse_patterns(ctx, jpath, v, "deniedDomains", 1, pol, NULL);
 	if (conf != NULL)
 		get_bool(ctx, jpath, v, "allowAllUnixSockets",
 		    &conf->allow_all_unix_sockets);
@@ -1176,7 +1219,7 @@ config_load(const char *path, struct config_errors *errs)
 {
 	struct cfgctx ctx = { path, errs, 0 };
 	struct config *conf;
-	char *buf;
+	char *buf, *abs, cwd[PATH_MAX];
 	size_t len;
 
 	if (path != NULL && path[0] == '\0') {
@@ -1191,6 +1234,20 @@ config_load(const char *path, struct config_errors *errs)
 		return NULL;
 	conf = config_load_buffer(buf, len, path, errs);
 	free(buf);
+	/*
+	 * Messages name the file as given; the config names itself
+	 * absolutely, for hints read later from another directory.
+	 */
+	if (conf != NULL && path[0] != '/' &&
+	    getcwd(cwd, sizeof(cwd)) != NULL) {
+		if (asprintf(&abs, "%s/%s", cwd, path) == -1) {
+			cfg_nomem(&ctx, NULL);
+			config_free(conf);
+			return NULL;
+		}
+		free(conf->path);
+		conf->path = abs;
+	}
 	return conf;
 }
 
@@ -1248,10 +1305,9 @@ config_path_in(const char *dir, const char *rel)
 char *
 config_find(const char *cli_path)
 {
-	const char *env, *home;
-	struct passwd *pw;
+	const char *env;
 	struct stat st;
-	char *p, *dir;
+	char *p;
 
 	if (cli_path != NULL) {
 		if ((p = strdup(cli_path)) == NULL)
@@ -1263,6 +1319,26 @@ config_find(const char *cli_path)
 			abort();
 		return p;
 	}
+	if ((p = config_user_path()) == NULL)
+		return NULL;
+	/*
+	 * Anything there but ENOENT (a directory, a dangling link, no
+	 * permission) is returned, to be reported by config_load.
+	 */
+	if (lstat(p, &st) == -1 && (errno == ENOENT || errno == ENOTDIR)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+char *
+config_user_path(void)
+{
+	const char *env, *home;
+	struct passwd *pw;
+	char *p, *dir;
+
 	env = getenv("XDG_CONFIG_HOME");
 	if (env != NULL && env[0] == '/')
 		p = config_path_in(env, CONFIG_RELATIVE);
@@ -1275,16 +1351,6 @@ config_find(const char *cli_path)
 			return NULL;
 		p = config_path_in(dir, CONFIG_RELATIVE);
 		free(dir);
-	}
-	if (p == NULL)
-		return NULL;
-	/*
-	 * Anything there but ENOENT (a directory, a dangling link, no
-	 * permission) is returned, to be reported by config_load.
-	 */
-	if (lstat(p, &st) == -1 && (errno == ENOENT || errno == ENOTDIR)) {
-		free(p);
-		return NULL;
 	}
 	return p;
 }
@@ -1309,6 +1375,7 @@ config_free(struct config *conf)
 	if (conf == NULL)
 		return;
 	free(conf->path);
+	free(conf->policy_from);
 	if (conf->policy != NULL)
 		policy_free(conf->policy);
 	strlist_free(&conf->listen);
@@ -1322,6 +1389,7 @@ config_free(struct config *conf)
 	strlist_free(&conf->allow_write);
 	strlist_free(&conf->deny_write);
 	strlist_free(&conf->hostipc_prefixes);
+	strlist_free(&conf->warnings);
 	free(conf);
 }
 

@@ -50,6 +50,7 @@ static void	 conn_watch_gone(struct conn *);
 static void	 conn_gone_cb(evutil_socket_t, short, void *);
 static void	 conn_allowed(struct conn *, const char *);
 static void	 conn_resolve(struct conn *);
+static size_t	 conn_loopback_addrs(struct conn *, char *, size_t);
 static void	 conn_dns_cb(const struct sockaddr_storage *, size_t,
 		    const char *, void *);
 static int	 conn_addr_ok(struct conn *, const struct sockaddr *,
@@ -425,13 +426,28 @@ conn_fail(struct conn *c, enum conn_err err)
 	}
 }
 
-/* Deny, log and answer. */
+/* Deny, log, tell whoever asked to know, and answer. */
 static void
 conn_deny(struct conn *c, const char *reason, const char *detail,
     enum conn_err err)
 {
+	struct proxy_refusal	 r;
+	char			 hint[1400];
+
 	conn_decide(c, 0, reason, detail);
 	conn_log_decision(c);
+	if (err == CERR_DENY && c->px->refused != NULL && c->have_target) {
+		memset(&r, 0, sizeof(r));
+		r.host = c->host.text;
+		r.port = c->port;
+		r.proto = proto_name(c->proto);
+		r.reason = c->reason;
+		r.detail = c->error;
+		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
+		    hint, sizeof(hint)) == 0)
+			r.hint = hint;
+		c->px->refused(&r, c->px->refused_arg);
+	}
 	conn_fail(c, err);
 }
 
@@ -461,8 +477,14 @@ conn_authorise(struct conn *c)
 	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
 	switch (v) {
 	case VERDICT_DENY:
-		snprintf(reason, sizeof(reason), "deny-list:%s",
-		    pat != NULL ? pat->text : "?");
+		if (pat == NULL) {
+			/* The loopback name, without its exact entry. */
+			conn_deny(c, "host-loopback", HOST_LOOPBACK_NAME
+			    " is this machine's own loopback: only an exact "
+			    "allow entry with its port reaches it", CERR_DENY);
+			return;
+		}
+		snprintf(reason, sizeof(reason), "deny-list:%s", pat->text);
 		conn_deny(c, reason, NULL, CERR_DENY);
 		return;
 	case VERDICT_ALLOW:
@@ -600,6 +622,14 @@ conn_resolve(struct conn *c)
 	c->addr_i = 0;
 	c->connect_errno = 0;
 	c->connect_timedout = 0;
+	if (host_is_loopback_name(&c->host)) {
+		if (conn_loopback_addrs(c, why, sizeof(why)) == 0) {
+			conn_deny(c, "non-public-address", why, CERR_DENY);
+			return;
+		}
+		conn_connect_next(c);
+		return;
+	}
 	if (c->host.kind == HOST_NAME) {
 		/* Names go to c-ares; literals never do (it mishandles them). */
 		c->dnsq = dns_lookup(c->px->dns, c->host.text, c->port,
@@ -629,6 +659,35 @@ conn_resolve(struct conn *c)
 	}
 	c->naddrs = 1;
 	conn_connect_next(c);
+}
+
+/*
+ * HOST_LOOPBACK_NAME is never looked up: it is the proxy's own loopback,
+ * 127.0.0.1 then [::1].  policy_eval let it through only with its exact
+ * entry, which is also what conn_addr_ok asks; the proxy's own listeners
+ * stay refused there.  Returns how many addresses are left to dial.
+ */
+static size_t
+conn_loopback_addrs(struct conn *c, char *why, size_t whylen)
+{
+	struct sockaddr_in	*sin;
+	struct sockaddr_in6	*sin6;
+
+	memset(&c->addrs[0], 0, sizeof(c->addrs[0]) * 2);
+	sin = (struct sockaddr_in *)&c->addrs[0];
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin->sin_port = htons(c->port);
+	sin6 = (struct sockaddr_in6 *)&c->addrs[1];
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_addr = in6addr_loopback;
+	sin6->sin6_port = htons(c->port);
+	c->naddrs = 0;
+	if (conn_addr_ok(c, (struct sockaddr *)&c->addrs[0], why, whylen))
+		c->naddrs++;
+	if (conn_addr_ok(c, (struct sockaddr *)&c->addrs[1], why, whylen))
+		c->addrs[c->naddrs++] = c->addrs[1];
+	return c->naddrs;
 }
 
 static void

@@ -58,6 +58,10 @@ proxy_new(struct event_base *base, struct config *conf,
 	TAILQ_INIT(&px->listeners);
 	TAILQ_INIT(&px->conns);
 	px->log_format = opts != NULL ? opts->log_format : LOG_FORMAT_JSON;
+	if (opts != NULL) {
+		px->refused = opts->refused;
+		px->refused_arg = opts->refused_arg;
+	}
 	if (opts != NULL && opts->access_log != NULL &&
 	    (px->access_log = strdup(opts->access_log)) == NULL)
 		goto fail;

@@ -174,6 +174,9 @@ struct proxy {
 	char			*label;
 	char			*cwd;
 	char			*capability;
+	void			(*refused)(const struct proxy_refusal *,
+				    void *);
+	void			*refused_arg;
 	TAILQ_HEAD(listener_head, listener) listeners;
 	TAILQ_HEAD(, conn)	 conns;
 	size_t			 nconns;
