@@ -16,6 +16,7 @@
 
 #include "policy/policy.h"
 
+#define RUNDIR_SSH_CONFIG	"/etc/ssh/ssh_config"
 #define SANDBOX_HTTP_PORT	3128
 #define SANDBOX_SOCKS_PORT	1080
 
@@ -111,6 +112,7 @@ struct sandbox {
 	char		*rundir;	/* private per-run dir on the host */
 	char		*tmpdir;	/* rundir/tmp: the command's TMPDIR */
 	char		*empty;		/* rundir/empty: hides denied files */
+	char		*ssh_config;	/* rundir/ssh_config, or NULL */
 	int		 host_dev_fd;	/* O_PATH: the host's /dev and devpts, */
 	int		 host_pts_fd;	/* where inherited terminals live */
 	sigset_t	 sigmask;	/* the caller's, for the command */
@@ -273,6 +275,12 @@ int	 rundir_empty(const struct sandbox *);
  * malloc'ed, or NULL.
  */
 char	*rundir_git_proxy(const struct sandbox *, const char *self_exe);
+/*
+ * Create rundir/ssh_config: RUNDIR_SSH_CONFIG and a last block with
+ * "ProxyCommand self_exe --connect-proxy %h %p", bound over it in the
+ * sandbox.  Its path, malloc'ed, or NULL (errno ENOENT: no ssh here).
+ */
+char	*rundir_ssh_config(const struct sandbox *, const char *self_exe);
 /* Remove it and everything the command left in it. */
 void	 rundir_remove(const char *);
 /* Remove per-run dirs of pisbx-run processes that no longer exist. */

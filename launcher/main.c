@@ -329,6 +329,10 @@ main(int argc, char *argv[])
 		return EXIT_CONFIG;
 	}
 
+	/* Valid but unable to do what they seem to: with -v. */
+	for (i = 0; verbose && i < conf->warnings.n; i++)
+		log_warnx("warning: %s", conf->warnings.v[i]);
+
 	/* 2. The sandbox's description. */
 	if (getcwd(exe, sizeof(exe)) == NULL || realpath(exe, cwd) == NULL) {
 		log_warn("getcwd");
@@ -454,6 +458,11 @@ main(int argc, char *argv[])
 		goto fail;
 	}
 	ein.git_proxy = git_proxy;
+	if ((sb.ssh_config = rundir_ssh_config(&sb, exe)) == NULL &&
+	    errno != ENOENT) {
+		log_warn("cannot create %s/ssh_config", sb.rundir);
+		goto fail;
+	}
 	if ((sb.envp = env_build(environ, &ein)) == NULL) {
 		log_warn("environment");
 		goto fail;
@@ -617,6 +626,7 @@ done:
 	fs_plan_free(&sb.plan);
 	env_free(sb.envp);
 	free(git_proxy);
+	free(sb.ssh_config);
 	free(sb.rundir);
 	free(sb.tmpdir);
 	free(sb.empty);

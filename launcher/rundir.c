@@ -24,6 +24,7 @@
 #include "launcher/launcher.h"
 
 #define RUNDIR_PREFIX	"pisbx-run."
+#define RUNDIR_SSH_CONFIG_MAX	(256 * 1024)
 
 static const char *rundir_base(void);
 static int	 rundir_chmod_cb(const char *, const struct stat *, int,
@@ -78,6 +79,60 @@ rundir_empty(const struct sandbox *sb)
 		return -1;
 	close(fd);
 	return 0;
+}
+
+/*
+ * The system's ssh_config with a last block that sends every connection
+ * through the sandbox's proxy: plain ssh, scp, sftp and rsync -e ssh read
+ * no variable for it.  ssh takes the first value it finds for an option,
+ * so a ProxyCommand or ProxyJump of the command line or of a user config
+ * still wins (and GIT_SSH_COMMAND's is the same one).
+ */
+char *
+rundir_ssh_config(const struct sandbox *sb, const char *self_exe)
+{
+	struct stat	 st;
+	char		*path = NULL, *q = NULL, *buf = NULL;
+	ssize_t		 n;
+	int		 in = -1, fd = -1;
+
+	if ((in = open(RUNDIR_SSH_CONFIG, O_RDONLY | O_CLOEXEC |
+	    O_NONBLOCK)) == -1)
+		return NULL;
+	if (fstat(in, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size > RUNDIR_SSH_CONFIG_MAX) {
+		errno = EINVAL;
+		goto fail;
+	}
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL ||
+	    (n = read(in, buf, (size_t)st.st_size)) == -1)
+		goto fail;
+	if (asprintf(&path, "%s/ssh_config", sb->rundir) == -1) {
+		path = NULL;
+		goto fail;
+	}
+	if ((q = malloc(SHELL_QUOTE_SIZE(strlen(self_exe)))) == NULL)
+		goto fail;
+	shell_quote(q, self_exe);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0444)) == -1 || io_write_all(fd, buf, (size_t)n, 0) == -1 ||
+	    dprintf(fd, "\n# pisbx-run: the sandbox's only way out\n"
+	    "Match all\n\tProxyCommand %s --connect-proxy %%h %%p\n", q) < 0)
+		goto fail;
+	close(fd);
+	close(in);
+	free(buf);
+	free(q);
+	return path;
+fail:
+	if (fd != -1)
+		close(fd);
+	if (in != -1)
+		close(in);
+	free(buf);
+	free(q);
+	free(path);
+	return NULL;
 }
 
 /*

@@ -2,7 +2,8 @@
 # Clients that do not read HTTP_PROXY reach the sandbox's one way out too,
 # each through its own spelling (launcher/env.c): Node's own fetch()
 # (NODE_USE_ENV_PROXY), the JVM (JAVA_TOOL_OPTIONS: java, Maven), npm over
-# a project .npmrc's proxy, pip into a venv, git:// (GIT_PROXY_COMMAND).
+# a project .npmrc's proxy, pip into a venv, git:// (GIT_PROXY_COMMAND),
+# plain ssh (ssh's system config).
 # host.pisbx.internal reaches a service on the host's loopback through
 # its exact name:port entry and nothing else; every 403 says which file
 # and entry would allow it.
@@ -214,7 +215,52 @@ else
 	not_ok "git daemon did not start"
 fi
 
-# 7. host.pisbx.internal: the host's dev server through its exact entry.
+# 7. Plain ssh (and scp, sftp, rsync -e ssh): ssh's system config in the
+#    sandbox ends with the proxy's ProxyCommand.
+SSHD=/usr/sbin/sshd
+if [ -x "$SSHD" ] && command -v ssh-keygen >/dev/null; then
+	mkdir -p "$T/ssh"
+	ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/hostkey" >/dev/null
+	SSH_PORT=$(free_port)
+	cat >"$T/ssh/sshd_config" <<EOF
+Port $SSH_PORT
+ListenAddress 127.0.0.1
+HostKey $T/ssh/hostkey
+PidFile none
+UsePAM no
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+AuthorizedKeysFile none
+EOF
+	if [ "$(id -u)" -eq 0 ]; then
+		chown -R 65534:65534 "$T/ssh"
+		spawn setpriv --reuid=65534 --regid=65534 --clear-groups \
+		    "$SSHD" -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log"
+	else
+		spawn "$SSHD" -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log"
+	fi
+	if wait_port 127.0.0.1 "$SSH_PORT" 100; then
+		sbx -- /bin/sh -c "ssh -o BatchMode=yes \
+		    -o StrictHostKeyChecking=no -o UserKnownHostsFile=\$TMPDIR/kh \
+		    -p $SSH_PORT git@allowed.test true; cat \$TMPDIR/kh" \
+		    >"$T/ssh.out" 2>&1
+		contains "plain ssh goes through the proxy (sshd's host key)" \
+		    "$(cat "$T/ssh.out")" "$(cut -d' ' -f2 "$T/ssh/hostkey.pub")"
+		check_log "plain ssh's tunnel is logged" event=decision \
+		    proto=connect host=allowed.test port="$SSH_PORT" \
+		    decision=allow
+	else
+		echo "# sshd did not start: $(head -c 300 "$T/sshd.log")"
+	fi
+else
+	echo "# plain ssh case skipped: no sshd"
+fi
+check "ssh's system config is read-only in the sandbox" \
+    sh -c "cd '$WS' && ! '$RUN' --config '$CONF' -- sh -c \
+    'echo x >>/etc/ssh/ssh_config' 2>/dev/null"
+
+# 8. host.pisbx.internal: the host's dev server through its exact entry.
 body=$(sbx -- curl -s -m 10 "http://host.pisbx.internal:$DEV/dev")
 contains "host.pisbx.internal:PORT reaches the host's loopback" "$body" \
     '"path": "/dev"'
@@ -262,7 +308,7 @@ check "... the reviewer was asked about another host" grep -q other.test \
 check "... and never about host.pisbx.internal" \
     sh -c "! grep -q host.pisbx.internal '$T/asked'"
 
-# 8. Every 403 says what would allow it, naming the config file.
+# 9. Every 403 says what would allow it, naming the config file.
 run_config --allow "allowed.test" --deny "denied.test"
 sbx -- curl -s -m 10 "http://other.test:$WEB/" >"$T/b3"
 contains "no-reviewer 403: the entry and the file" "$(cat "$T/b3")" \
