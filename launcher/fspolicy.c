@@ -302,16 +302,41 @@ static int
 fs_set_add_list(struct fs_set *set, const struct strlist *l, int flags,
     const char *cwd, const char *home)
 {
-	size_t	 i;
+	struct stat	 st;
+	const char	*key, *what;
+	char		*p;
+	size_t		 i;
+	int		 rc;
 
+	if (flags & P_DENY_READ) {
+		key = "denyRead";
+		what = "nothing to hide";
+	} else if (flags & P_ALLOW_READ) {
+		key = "allowRead";
+		what = "nothing to show";
+	} else if (flags & P_ALLOW_WRITE) {
+		key = "allowWrite";
+		what = "nothing is made writable (create it before the run "
+		    "to let commands write there)";
+	} else {
+		key = "denyWrite";
+		what = "commands cannot create it";
+	}
 	for (i = 0; i < l->n; i++) {
-		if (fs_set_add_resolved(set, l->v[i], flags,
-		    flags & P_DENY_WRITE ? "filesystem.denyWrite" : NULL,
-		    cwd, home) == -1) {
+		if ((p = fs_resolve(l->v[i], cwd, home)) == NULL) {
 			log_warnx("filesystem path %s: cannot resolve "
 			    "(no home directory?)", l->v[i]);
 			return -1;
 		}
+		/* A path for another machine, or a tool not yet installed. */
+		if (lstat(p, &st) == -1 && errno == ENOENT)
+			log_info("warning: filesystem.%s[%zu]: %s (%s) does "
+			    "not exist: %s", key, i, l->v[i], p, what);
+		rc = fs_set_add(set, p, flags, flags & P_DENY_WRITE ?
+		    "filesystem.denyWrite" : NULL);
+		free(p);
+		if (rc == -1)
+			return -1;
 	}
 	return 0;
 }
@@ -528,6 +553,9 @@ fs_root_of(const struct fs_plan *plan, const char *path)
 	return NULL;
 }
 
+/* Who reads a repository's config; the guard names allowGitConfig. */
+const char fs_why_git_config[] = "git";
+
 /* The mandatory set at the top of dir. */
 static int
 fs_mandatory_at(struct fs_set *set, const char *dir, int allow_git_config)
@@ -547,7 +575,7 @@ fs_mandatory_at(struct fs_set *set, const char *dir, int allow_git_config)
 	if (!allow_git_config) {
 		if ((p = fs_join(dir, ".git/config")) == NULL)
 			return -1;
-		rc = fs_set_add(set, p, P_DENY_WRITE, "git");
+		rc = fs_set_add(set, p, P_DENY_WRITE, fs_why_git_config);
 		free(p);
 		if (rc == -1)
 			return -1;

@@ -143,6 +143,8 @@ static int	guard_up(int fd, int levels);
 static int	guard_shape(int dirfd);
 static int	guard_git(struct guard_req *, const struct guard_path *,
 		    int ancestors_too);
+static void	guard_refuse_config(struct guard_req *,
+		    const struct guard_path *, const char *verb);
 static int	guard_check(struct guard_req *, const struct guard_path *,
 		    int ancestors_too, const char *verb);
 static void	guard_send(struct guard *, char tag, const char *a,
@@ -621,6 +623,18 @@ guard_git(struct guard_req *gr, const struct guard_path *gp,
 	return 0;
 }
 
+/* A repository's config refused: the one key that would allow it. */
+static void
+guard_refuse_config(struct guard_req *gr, const struct guard_path *gp,
+    const char *verb)
+{
+	log_warnx("refused to %s %s: protected path, the git configuration "
+	    "of a repository that existed before the run (git runs the "
+	    "commands it names); to let commands change it, set "
+	    "filesystem.allowGitConfig to true in %s", verb, gp->full,
+	    gr->g->sb->config_file);
+}
+
 /*
  * Whether to refuse creating, writing or replacing gp: -EACCES (said on
  * stderr, with who reads the name) or 0.
@@ -629,12 +643,17 @@ static int
 guard_check(struct guard_req *gr, const struct guard_path *gp,
     int ancestors_too, const char *verb)
 {
+	struct fs_git_q	 q[1];
 	const char	*why;
 
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
 		return 0;
 	if ((why = fs_plan_guarded(&gr->g->sb->plan, gp->full,
-	    ancestors_too)) != NULL) {
+	    ancestors_too)) == fs_why_git_config) {
+		guard_refuse_config(gr, gp, verb);
+		return -EACCES;
+	}
+	if (why != NULL) {
 		log_warnx("refused to %s %s: protected path, read by %s "
 		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", verb,
 		    gp->full, why);
@@ -647,6 +666,10 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 			    "a directory that existed before the run (make "
 			    "new repositories in a new directory; see "
 			    "pisbx-run(1), FILESYSTEM)", verb, gp->full);
+		else if (!gr->g->sb->allow_git_config &&
+		    fs_git_rule(gp->full, ancestors_too, 1, q, 1) == 0)
+			/* Only allowGitConfig stands in the way. */
+			guard_refuse_config(gr, gp, verb);
 		else
 			log_warnx("refused to %s %s: protected path, git "
 			    "configuration or hooks of a repository that "

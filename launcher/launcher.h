@@ -108,6 +108,7 @@ struct sandbox {
 	int		 allow_all_unix;
 	struct fs_plan	 plan;
 	int		 allow_git_config;
+	const char	*config_file;	/* to name in refusals (policy_hint_file) */
 	int		 report_fd;	/* guard -> parent: repositories made */
 	char		*rundir;	/* private per-run dir on the host */
 	char		*tmpdir;	/* rundir/tmp: the command's TMPDIR */
@@ -172,6 +173,12 @@ int	 fs_git_hookspath(const char *cfgfile, struct strlist *out);
 int	 fs_git_hookdirs(const char *top, const struct strlist *global,
 	    const char *home, struct strlist *out);
 void	 fs_plan_dump(const struct fs_plan *);
+/*
+ * The reader fs_plan_guarded names for a repository's .git/config (the
+ * same text as git's other files; compared by address): the one refusal
+ * filesystem.allowGitConfig lifts.
+ */
+extern const char fs_why_git_config[];
 
 /* mount.c */
 /* Build the mount namespace's view (runs in the sandbox child). */

@@ -191,6 +191,7 @@ main(int argc, char *argv[])
 	char			*config_path = NULL, *home = NULL;
 	char			*access_log_abs = NULL, *git_proxy = NULL;
 	char			 cwd[PATH_MAX], exe[PATH_MAX], exe_dir[PATH_MAX];
+	char			 config_file[PATH_MAX + 128];
 	char			 label[64], *shargv[4], *end;
 	enum log_format		 fmt = LOG_FORMAT_JSON;
 	sigset_t		 mask;
@@ -394,6 +395,8 @@ main(int argc, char *argv[])
 	sb.userns = geteuid() != 0;
 	sb.allow_all_unix = conf->allow_all_unix_sockets;
 	sb.allow_git_config = conf->allow_git_config;
+	policy_hint_file(conf, config_file, sizeof(config_file));
+	sb.config_file = config_file;
 	sb.verbose = verbose;
 	if (shell_cmd != NULL) {
 		shargv[0] = (char *)run_shell();

@@ -13,14 +13,12 @@
 
 #define HINT_DEFAULT_NAME	"(embedded default)"
 
-static void	 hint_file(const struct config *, char *, size_t);
-
 /*
  * The file a person edits: the config that decided, or, when the embedded
  * default did, the per-user file pisbx would read next time.
  */
-static void
-hint_file(const struct config *conf, char *buf, size_t len)
+void
+policy_hint_file(const struct config *conf, char *buf, size_t len)
 {
 	char	*user;
 
@@ -70,7 +68,7 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 		    "it can allow this", conf->policy_from);
 		return 0;
 	}
-	hint_file(conf, file, sizeof(file));
+	policy_hint_file(conf, file, sizeof(file));
 	if (strncmp(reason, "deny-list:", 10) == 0) {
 		snprintf(buf, len, "\"%s\" in network.deniedDomains of %s "
 		    "refuses it, whatever network.allowedDomains says",

@@ -167,6 +167,11 @@ struct config;
  */
 int	 policy_hint(const struct config *, const struct host *,
 	    uint16_t port, const char *reason, char *buf, size_t len);
+/*
+ * The config file a person edits to change what conf decided: its path,
+ * or the per-user file to create when the embedded default decided.
+ */
+void	 policy_hint_file(const struct config *, char *buf, size_t len);
 /* The allow entry to suggest for host:port (the name alone on 80, 443). */
 void	 policy_hint_entry(const struct host *, uint16_t port, char *buf,
 	    size_t len);
