@@ -820,6 +820,9 @@ fs_trusted(struct fs_set *set, const struct config *conf,
 	    fs_set_add_resolved(set, in->access_log, P_DENY_WRITE,
 	    "the proxy (--access-log)", in->cwd, home) == -1)
 		return -1;
+	if (in->report != NULL && fs_set_add_resolved(set, in->report,
+	    P_DENY_WRITE, "pisbx-run (--report)", in->cwd, home) == -1)
+		return -1;
 	return 0;
 }
 

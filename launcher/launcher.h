@@ -13,6 +13,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "policy/policy.h"
 
@@ -67,6 +68,7 @@ struct fs_inputs {
 	const char	*exe_dir;	/* where the pisbx executables are */
 	const char	*config_path;	/* the trusted config, or NULL */
 	const char	*access_log;	/* --access-log, or NULL */
+	const char	*report;	/* --report, or NULL */
 	const char	*supervisor_socket;	/* or NULL */
 	const char	*path;		/* the command's $PATH, or NULL */
 };
@@ -216,12 +218,13 @@ void	 guard_serve(const struct sandbox *, int notify_fd);
 /*
  * The parent's side of report_fd: collect what the guard says (call with
  * the readable end until EOF), then warn about every git repository made
- * during the run that still exists.
+ * during the run that still exists, and hand its refusals to a summary.
  */
 struct guard_report;
+struct summary;
 struct guard_report *guard_report_new(void);
 int	 guard_report_read(struct guard_report *, int fd);
-void	 guard_report_warn(struct guard_report *);
+void	 guard_report_warn(struct guard_report *, struct summary *);
 void	 guard_report_free(struct guard_report *);
 
 /* gitwork.c */
@@ -249,6 +252,33 @@ const char *sandbox_ns_hint(int err);
 
 /* reaper.c */
 __attribute__((noreturn)) void reaper_main(struct sandbox *, int ctl);
+
+/* summary.c */
+enum summary_kind {
+	SUMMARY_NET,		/* a destination the proxy refused */
+	SUMMARY_FILE		/* a path the creation guard refused */
+};
+struct summary;
+struct summary *summary_new(void);
+void	 summary_free(struct summary *);
+/* A refused destination (the proxy's refusal callback). */
+void	 summary_net(struct summary *, const char *host, unsigned int port,
+	    const char *proto, const char *reason, const char *detail,
+	    const char *hint);
+/* A refused creation or write: verb ("create"), path, who reads it. */
+void	 summary_file(struct summary *, const char *verb, const char *path,
+	    const char *why);
+/* Some refusals were not reported (the guard's bound). */
+void	 summary_more(struct summary *);
+/* Distinct refusals (those past the bound too). */
+size_t	 summary_count(const struct summary *);
+/*
+ * The stderr summary, deduplicated and capped; nothing when nothing was
+ * refused.  report: the --report file to point at, or NULL.
+ */
+void	 summary_print(const struct summary *, FILE *, const char *report);
+/* Every refusal as a JSON array, one object per line.  0 or -1. */
+int	 summary_json(const struct summary *, FILE *);
 
 /* env.c */
 struct env_inputs {

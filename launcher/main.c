@@ -45,6 +45,8 @@ static void	run_signal_cb(evutil_socket_t, short, void *);
 static void	run_timeout_cb(evutil_socket_t, short, void *);
 static void	run_report_cb(evutil_socket_t, short, void *);
 static char	*run_home(void);
+static void	run_refused_cb(const struct proxy_refusal *, void *);
+static void	run_report_write(const struct summary *, int, const char *);
 static const char *run_shell(void);
 
 static void
@@ -52,7 +54,8 @@ usage(FILE *f, int code)
 {
 	fprintf(f,
 "usage: pisbx-run [--config FILE] [--timeout SECONDS] [--access-log PATH]\n"
-"                 [--log-format json|text] [-v] -- COMMAND [ARG...]\n"
+"                 [--log-format json|text] [--quiet] [--report FILE] [-v]\n"
+"                 -- COMMAND [ARG...]\n"
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
 "\n"
@@ -65,6 +68,8 @@ usage(FILE *f, int code)
 "  --timeout SECONDS    kill the whole sandbox after SECONDS (exit 124)\n"
 "  --access-log PATH    one record per proxy decision and close ('-': stdout)\n"
 "  --log-format FMT     json (default) or text\n"
+"  --quiet, -q          no summary of what was refused at exit\n"
+"  --report FILE        every refusal of the run as JSON, written at exit\n"
 "  -c STRING            run STRING with $SHELL -c (or /bin/sh)\n"
 "  -v                   more diagnostics (twice: debug)\n"
 "  --connect-proxy H P  relay stdin/stdout to H:P through the sandbox's\n"
@@ -74,6 +79,32 @@ usage(FILE *f, int code)
 "125 the sandbox could not be built; 126/127 command not executable/found;\n"
 "78 bad config; 2 usage.  See pisbx-run(1).\n");
 	exit(code);
+}
+
+/* The proxy refused a connection: keep it for the summary. */
+static void
+run_refused_cb(const struct proxy_refusal *r, void *arg)
+{
+	summary_net(arg, r->host, r->port, r->proto, r->reason, r->detail,
+	    r->hint);
+}
+
+/* --report: every refusal as JSON, through the descriptor opened first. */
+static void
+run_report_write(const struct summary *sum, int fd, const char *path)
+{
+	FILE	*f;
+	int	 dfd;
+
+	if ((dfd = dup(fd)) == -1 || ftruncate(dfd, 0) == -1 ||
+	    lseek(dfd, 0, SEEK_SET) == -1 || (f = fdopen(dfd, "w")) == NULL) {
+		log_warn("--report %s", path);
+		if (dfd != -1)
+			close(dfd);
+		return;
+	}
+	if (summary_json(sum, f) == -1 || fclose(f) == EOF)
+		log_warnx("--report %s: cannot write every refusal", path);
 }
 
 static char *
@@ -173,6 +204,8 @@ main(int argc, char *argv[])
 		{ "access-log",		required_argument, NULL, 'a' },
 		{ "log-format",		required_argument, NULL, 'f' },
 		{ "connect-proxy",	no_argument,	   NULL, 'P' },
+		{ "quiet",		no_argument,	   NULL, 'q' },
+		{ "report",		required_argument, NULL, 'r' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -198,6 +231,10 @@ main(int argc, char *argv[])
 	struct timeval		 tv;
 	size_t			 i;
 	int			 ch, verbose = 0, connect_mode = 0, depth = 0;
+	int			 quiet = 0, report_fd = -1;
+	const char		*report_path = NULL;
+	char			*report_abs = NULL;
+	struct summary		*sum = NULL;
 	int			 sfd = -1, report[2] = { -1, -1 };
 	/* Supervisor mode and the host-IPC fallback (supervise.h). */
 	struct supervise	 sup;
@@ -216,7 +253,7 @@ main(int argc, char *argv[])
 	sb.host_dev_fd = sb.host_pts_fd = sb.report_fd = -1;
 	log_init("pisbx-run", 0);
 
-	while ((ch = getopt_long(argc, argv, "+c:vhV", longopts,
+	while ((ch = getopt_long(argc, argv, "+c:qvhV", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'C':
@@ -248,6 +285,12 @@ main(int argc, char *argv[])
 			break;
 		case 'P':
 			connect_mode = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'r':
+			report_path = optarg;
 			break;
 		case 'c':
 			shell_cmd = optarg;
@@ -353,6 +396,13 @@ main(int argc, char *argv[])
 		}
 		access_log = access_log_abs;
 	}
+	if (report_path != NULL && report_path[0] != '/') {
+		if (asprintf(&report_abs, "%s/%s", cwd, report_path) == -1) {
+			log_warn("--report");
+			goto fail;
+		}
+		report_path = report_abs;
+	}
 	if (config_path != NULL && config_path[0] != '/') {
 		if (asprintf(&end, "%s/%s", cwd, config_path) == -1) {
 			log_warn("--config");
@@ -422,8 +472,24 @@ main(int argc, char *argv[])
 		}
 		close(ch);
 	}
+	/*
+	 * The report too, and it is written through this descriptor: a
+	 * name the command could have replaced (a symlink to ~/.bashrc) is
+	 * never opened again.
+	 */
+	if (report_path != NULL && (report_fd = open(report_path,
+	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	    0644)) == -1) {
+		log_warn("--report %s", report_path);
+		goto fail;
+	}
+	if ((sum = summary_new()) == NULL) {
+		log_warn("summary");
+		goto fail;
+	}
 	memset(&fin, 0, sizeof(fin));
 	fin.cwd = cwd;
+	fin.report = report_path;
 	fin.home = home;
 	fin.tmpdir = sb.tmpdir;
 	fin.exe_dir = exe_dir;
@@ -482,6 +548,8 @@ main(int argc, char *argv[])
 	popts.log_format = fmt;
 	popts.label = label;
 	popts.cwd = cwd;
+	popts.refused = run_refused_cb;
+	popts.refused_arg = sum;
 	if (sup.registered) {
 		popts.label = sup.worker_id;
 		popts.capability = sup.capability;
@@ -618,13 +686,22 @@ done:
 		/* Every writer went with the sandbox: the rest is there. */
 		if (rs.report != NULL) {
 			(void)guard_report_read(rs.report, report[0]);
-			guard_report_warn(rs.report);
+			guard_report_warn(rs.report, sum);
 		}
 		close(report[0]);
 	}
 	if (report[1] != -1)
 		close(report[1]);
 	guard_report_free(rs.report);
+	/* What was refused, and how to allow it: the agent reads this. */
+	if (sum != NULL && !quiet)
+		summary_print(sum, stderr, report_path);
+	if (sum != NULL && report_fd != -1)
+		run_report_write(sum, report_fd, report_path);
+	if (report_fd != -1)
+		close(report_fd);
+	summary_free(sum);
+	free(report_abs);
 	config_free(conf);
 	fs_plan_free(&sb.plan);
 	env_free(sb.envp);

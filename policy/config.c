@@ -1219,7 +1219,7 @@ config_load(const char *path, struct config_errors *errs)
 {
 	struct cfgctx ctx = { path, errs, 0 };
 	struct config *conf;
-	char *buf, *abs, cwd[PATH_MAX];
+	char *buf, *abs, cwd[PATH_MAX], real[PATH_MAX];
 	size_t len;
 
 	if (path != NULL && path[0] == '\0') {
@@ -1240,7 +1240,11 @@ config_load(const char *path, struct config_errors *errs)
 	 */
 	if (conf != NULL && path[0] != '/' &&
 	    getcwd(cwd, sizeof(cwd)) != NULL) {
-		if (asprintf(&abs, "%s/%s", cwd, path) == -1) {
+		if (realpath(path, real) != NULL)
+			abs = strdup(real);
+		else if (asprintf(&abs, "%s/%s", cwd, path) == -1)
+			abs = NULL;
+		if (abs == NULL) {
 			cfg_nomem(&ctx, NULL);
 			config_free(conf);
 			return NULL;
