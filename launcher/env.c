@@ -58,6 +58,34 @@ static const char *const env_ours[] = {
 	"TMPDIR", "TMP", "TEMP", "PISBX_DEPTH",
 };
 
+/*
+ * filesystem.caches: each tool's cache in its own directory under the
+ * run's cache directory (~/.cache/pisbx), which the host's own tools
+ * never read.  The caller's value is replaced: it names a place the
+ * sandbox cannot write, or one the host's tools read.
+ */
+static const struct env_cache {
+	enum fs_cache	 which;
+	const char	*name;
+	const char	*sub;
+} env_caches[] = {
+	{ CACHE_NPM, "npm_config_cache", "npm" },
+	{ CACHE_YARN, "YARN_CACHE_FOLDER", "yarn" },		/* yarn 1 */
+	{ CACHE_YARN, "YARN_GLOBAL_FOLDER", "yarn-berry" },	/* yarn 2+ */
+	{ CACHE_PIP, "PIP_CACHE_DIR", "pip" },
+	{ CACHE_UV, "UV_CACHE_DIR", "uv" },
+	/* The toolchain stays where it is (~/.cargo/bin on PATH, rustup). */
+	{ CACHE_CARGO, "CARGO_HOME", "cargo" },
+	{ CACHE_GO, "GOPATH", "go" },		/* modules: GOPATH/pkg/mod */
+	{ CACHE_GO, "GOMODCACHE", "go/pkg/mod" },
+	{ CACHE_GO, "GOCACHE", "go-build" },
+	{ CACHE_GRADLE, "GRADLE_USER_HOME", "gradle" },
+	{ CACHE_BUN, "BUN_INSTALL_CACHE_DIR", "bun" },
+	{ CACHE_DENO, "DENO_DIR", "deno" },
+	/* node-gyp, pre-commit, ruff, mypy... anything XDG */
+	{ CACHE_XDG, "XDG_CACHE_HOME", "xdg" },
+};
+
 static int	env_named(const char *entry, const char *name);
 static int	env_add(char ***, size_t *, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
@@ -95,7 +123,7 @@ env_add(char ***v, size_t *n, const char *fmt, ...)
 char **
 env_build(char **in, const struct env_inputs *ei)
 {
-	const char	*java = NULL;
+	const char	*java = NULL, *maven = NULL;
 	char		**v = NULL;
 	size_t		  n = 0, i, j;
 	int		  skip, rc = 0;
@@ -112,8 +140,17 @@ env_build(char **in, const struct env_inputs *ei)
 		for (j = 0; j < sizeof(env_ours) / sizeof(*env_ours); j++)
 			if (env_named(in[i], env_ours[j]))
 				skip = 1;
+		for (j = 0; ei->cache_dir != NULL &&
+		    j < sizeof(env_caches) / sizeof(*env_caches); j++)
+			if ((ei->caches & (1U << env_caches[j].which)) &&
+			    env_named(in[i], env_caches[j].name))
+				skip = 1;
 		if (env_named(in[i], "JAVA_TOOL_OPTIONS"))
 			java = strchr(in[i], '=') + 1;
+		if (env_named(in[i], "MAVEN_OPTS")) {
+			maven = strchr(in[i], '=') + 1;
+			skip = 1;
+		}
 		if (!skip)
 			rc |= env_add(&v, &n, "%s", in[i]);
 	}
@@ -123,6 +160,18 @@ env_build(char **in, const struct env_inputs *ei)
 	rc |= env_add(&v, &n, "JAVA_TOOL_OPTIONS=%s%s%s",
 	    java != NULL ? java : "", java != NULL && java[0] != '\0' ?
 	    " " : "", ENV_JAVA);
+	for (j = 0; ei->cache_dir != NULL &&
+	    j < sizeof(env_caches) / sizeof(*env_caches); j++)
+		if (ei->caches & (1U << env_caches[j].which))
+			rc |= env_add(&v, &n, "%s=%s/%s", env_caches[j].name,
+			    ei->cache_dir, env_caches[j].sub);
+	/* Maven reads its local repository from a system property. */
+	if (ei->cache_dir != NULL && (ei->caches & (1U << CACHE_MAVEN)))
+		rc |= env_add(&v, &n, "MAVEN_OPTS=%s%s-Dmaven.repo.local=%s/"
+		    "maven", maven != NULL ? maven : "", maven != NULL &&
+		    maven[0] != '\0' ? " " : "", ei->cache_dir);
+	else if (maven != NULL)
+		rc |= env_add(&v, &n, "MAVEN_OPTS=%s", maven);
 	/* ssh runs ProxyCommand through the shell: quote the path. */
 	rc |= env_add(&v, &n, "GIT_SSH_COMMAND=ssh -o "
 	    "ProxyCommand=\"'%s' --connect-proxy %%h %%p\"", ei->self_exe);

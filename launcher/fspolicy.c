@@ -143,6 +143,81 @@ static const struct fs_mandatory fs_hook_managers[] = {
 	{ ".lefthook.yml", "lefthook (a git hook)" },
 };
 
+/*
+ * filesystem.toolchains: where toolchains and their non-secret settings
+ * live in the home directory, re-exposed read-only while the home stays
+ * hidden (docs/filesystem.md gives the reason for each).  Only what is
+ * there, only inside a hidden tree, never over the user's own denyRead.
+ */
+static const struct fs_home {
+	enum fs_toolchain	 which;
+	const char		*rel;		/* below the home directory */
+} fs_toolchain_paths[] = {
+	{ TOOLCHAIN_RUSTUP, ".rustup" },
+	{ TOOLCHAIN_CARGO, ".cargo/bin" },
+	{ TOOLCHAIN_PYENV, ".pyenv" },
+	{ TOOLCHAIN_NVM, ".nvm" },
+	{ TOOLCHAIN_VOLTA, ".volta" },
+	{ TOOLCHAIN_BUN, ".bun" },
+	{ TOOLCHAIN_DENO, ".deno" },
+	{ TOOLCHAIN_GO, "go/bin" },
+	{ TOOLCHAIN_GO, "sdk" },
+	{ TOOLCHAIN_GO, ".config/go/env" },
+	{ TOOLCHAIN_LOCAL, ".local/bin" },
+	{ TOOLCHAIN_LOCAL, ".local/lib" },
+	{ TOOLCHAIN_LOCAL, ".local/share/pipx" },
+	{ TOOLCHAIN_LOCAL, ".local/share/uv/tools" },
+	{ TOOLCHAIN_LOCAL, ".local/share/uv/python" },
+	{ TOOLCHAIN_MISE, ".local/share/mise" },
+	{ TOOLCHAIN_MISE, ".config/mise" },
+	{ TOOLCHAIN_MISE, ".tool-versions" },
+	{ TOOLCHAIN_ASDF, ".asdf" },
+	{ TOOLCHAIN_ASDF, ".asdfrc" },
+	{ TOOLCHAIN_ASDF, ".tool-versions" },
+	{ TOOLCHAIN_SDKMAN, ".sdkman" },
+	{ TOOLCHAIN_GIT, ".gitconfig" },
+	{ TOOLCHAIN_GIT, ".config/git/config" },
+	{ TOOLCHAIN_GIT, ".config/git/ignore" },
+	{ TOOLCHAIN_GIT, ".config/git/attributes" },
+};
+
+/*
+ * Secret stores: hidden wherever they would be readable -- under a parent
+ * the config re-exposes (allowRead "~", the home as the workspace) --
+ * unless the config names the store itself, or a path inside it.
+ */
+static const char *const fs_secrets[] = {
+	/* keys, cloud and cluster credentials */
+	".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube",
+	".docker/config.json", ".config/containers/auth.json", ".oci",
+	".vault-token", ".terraform.d/credentials.tfrc.json",
+	".config/rclone", ".s3cfg", ".boto", ".pgpass", ".my.cnf",
+	/* forges and registries */
+	".netrc", ".git-credentials", ".config/git/credentials",
+	".config/gh", ".config/hub", ".config/glab-cli", ".npmrc",
+	".yarnrc.yml", ".pypirc", ".cargo/credentials",
+	".cargo/credentials.toml", ".gem/credentials",
+	".local/share/uv/credentials", ".m2/settings.xml",
+	".m2/settings-security.xml", ".gradle/gradle.properties",
+	/* shell and interpreter histories */
+	".bash_history", ".zsh_history", ".zhistory", ".histfile",
+	".local/share/fish/fish_history", ".python_history",
+	".node_repl_history", ".psql_history", ".mysql_history",
+	".sqlite_history", ".irb_history", ".rediscli_history", ".lesshst",
+	/* browser profiles */
+	".mozilla", ".config/google-chrome", ".config/chromium",
+	".config/BraveSoftware", ".config/microsoft-edge", ".config/vivaldi",
+	".config/opera", ".var/app", "snap",
+	/* keyrings and password stores */
+	".local/share/keyrings", ".password-store", ".pki", ".config/op",
+	/* agents' credentials */
+	".claude/.credentials.json", ".pi/agent/auth.json",
+	".codex/auth.json", ".gemini/oauth_creds.json",
+};
+
+/* The writable caches, below the home directory. */
+#define FS_CACHE_DIR	".cache/pisbx"
+
 static char	*fs_resolve(const char *in, const char *cwd,
 		    const char *home);
 static int	 fs_set_add(struct fs_set *, const char *path, int flags,
@@ -184,6 +259,15 @@ static int	 fs_reviewer(const struct config *, const struct fs_plan *,
 static int	 fs_path_dirs(struct fs_set *, const struct fs_plan *,
 		    const struct strlist *pathdirs);
 static int	 fs_rules(struct fs_plan *, const struct fs_set *);
+static int	 fs_visible(const struct fs_set *, const char *path);
+static int	 fs_named_in(const struct strlist *, const char *path,
+		    const char *cwd, const char *home);
+static int	 fs_toolchains(struct fs_set *, const struct config *,
+		    const char *home, const char *cwd);
+static int	 fs_caches(struct fs_set *, struct fs_plan *,
+		    const struct config *, const char *home);
+static int	 fs_secrets_hide(struct fs_set *, const struct config *,
+		    const char *home, const char *cwd);
 static int	 fs_git_file(const char *name, int allow_config);
 static int	 fs_git_tail(char *const *v, size_t n, int ancestors_too,
 		    int allow_config);
@@ -1054,6 +1138,148 @@ fs_path_dirs(struct fs_set *set, const struct fs_plan *plan,
 }
 
 /* One rule per existing path that changes what the sandbox sees. */
+/*
+ * Whether path would be readable by the set so far: the deepest entry at
+ * or above it that says anything about reading says so (at one path,
+ * allowing beats denying, as in fs_rules).
+ */
+static int
+fs_visible(const struct fs_set *set, const char *path)
+{
+	size_t	 i, best = 0, len;
+	int	 f, vis = 1;
+
+	for (i = 0; i < set->n; i++) {
+		f = set->v[i].flags;
+		if (!(f & (P_DENY_READ | P_ALLOW_READ | P_ALLOW_WRITE)) ||
+		    !fs_under(path, set->v[i].path))
+			continue;
+		len = strlen(set->v[i].path);
+		if (len < best)
+			continue;
+		best = len;
+		vis = (f & (P_ALLOW_READ | P_ALLOW_WRITE)) != 0;
+	}
+	return vis;
+}
+
+/* Whether a config list names path, or a path inside it. */
+static int
+fs_named_in(const struct strlist *l, const char *path, const char *cwd,
+    const char *home)
+{
+	char	*p;
+	size_t	 i;
+	int	 hit;
+
+	for (i = 0; i < l->n; i++) {
+		if ((p = fs_resolve(l->v[i], cwd, home)) == NULL)
+			continue;
+		hit = fs_under(p, path);
+		free(p);
+		if (hit)
+			return 1;
+	}
+	return 0;
+}
+
+/* filesystem.toolchains: each existing place, read-only, where hidden. */
+static int
+fs_toolchains(struct fs_set *set, const struct config *conf,
+    const char *home, const char *cwd)
+{
+	struct stat	 st;
+	char		*p, *r;
+	size_t		 i;
+	int		 rc = 0;
+
+	for (i = 0; i < sizeof(fs_toolchain_paths) /
+	    sizeof(*fs_toolchain_paths) && rc == 0; i++) {
+		if (!(conf->fs_toolchains & (1U << fs_toolchain_paths[i].which)))
+			continue;
+		if ((p = fs_join(home, fs_toolchain_paths[i].rel)) == NULL)
+			return -1;
+		r = lstat(p, &st) == 0 ? fs_resolve(p, cwd, NULL) : NULL;
+		free(p);
+		if (r == NULL)
+			continue;
+		/* The user's own denyRead at it or inside it wins. */
+		if (!fs_visible(set, r) && !(conf->fs_deny_read_set &&
+		    fs_named_in(&conf->deny_read, r, cwd, home)))
+			rc = fs_set_add(set, r, P_ALLOW_READ, NULL);
+		free(r);
+	}
+	return rc;
+}
+
+/*
+ * filesystem.caches: one writable directory, ~/.cache/pisbx, made here
+ * when missing; env.c points each tool at its own directory in it.  It
+ * must be a real directory of ours: a link there (planted by an earlier
+ * run that could write the home) would make its target writable.
+ */
+static int
+fs_caches(struct fs_set *set, struct fs_plan *plan, const struct config *conf,
+    const char *home)
+{
+	struct stat	 st;
+	char		*p;
+
+	if (conf->fs_caches == 0)
+		return 0;
+	if ((p = fs_join(home, ".cache")) == NULL)
+		return -1;
+	if (mkdir(p, 0700) == -1 && errno != EEXIST) {
+		log_warn("caches: %s", p);
+		free(p);
+		return 0;
+	}
+	free(p);
+	if ((p = fs_join(home, FS_CACHE_DIR)) == NULL)
+		return -1;
+	if ((mkdir(p, 0700) == -1 && errno != EEXIST) ||
+	    lstat(p, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != getuid()) {
+		log_warnx("caches: %s is not a directory of ours: no tool "
+		    "caches this run", p);
+		free(p);
+		return 0;
+	}
+	if (fs_set_add(set, p, P_ALLOW_READ | P_ALLOW_WRITE, NULL) == -1) {
+		free(p);
+		return -1;
+	}
+	plan->cache_dir = p;
+	return 0;
+}
+
+/* Secret stores: hidden where readable, unless named themselves. */
+static int
+fs_secrets_hide(struct fs_set *set, const struct config *conf,
+    const char *home, const char *cwd)
+{
+	struct stat	 st;
+	char		*p, *r;
+	size_t		 i;
+	int		 rc = 0;
+
+	for (i = 0; i < sizeof(fs_secrets) / sizeof(*fs_secrets) && rc == 0;
+	    i++) {
+		if ((p = fs_join(home, fs_secrets[i])) == NULL)
+			return -1;
+		r = lstat(p, &st) == 0 ? fs_resolve(p, cwd, NULL) : NULL;
+		free(p);
+		if (r == NULL)
+			continue;
+		if (fs_visible(set, r) &&
+		    !fs_named_in(&conf->allow_read, r, cwd, home) &&
+		    !fs_named_in(&conf->allow_write, r, cwd, home))
+			rc = fs_set_add(set, r, P_DENY_READ, NULL);
+		free(r);
+	}
+	return rc;
+}
+
 static int
 fs_rules(struct fs_plan *plan, const struct fs_set *set)
 {
@@ -1179,6 +1405,12 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	    home_real) == -1)
 		goto fail;
 
+	/* Toolchains seen, caches writable, in a home that is not "/". */
+	if (home_real != NULL && strcmp(home_real, "/") != 0 &&
+	    (fs_toolchains(&set, conf, home_real, cwd) == -1 ||
+	    fs_caches(&set, plan, conf, home_real) == -1))
+		goto fail;
+
 	/* The trusted config, and every place the next run looks for one. */
 	if (in->config_path != NULL && fs_set_add_resolved(&set,
 	    in->config_path, P_DENY_WRITE, "pisbx (the trusted config)", cwd,
@@ -1202,6 +1434,10 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		rc = -1;
 	}
 	if (fs_trusted(&set, conf, in, home_real) == -1)
+		goto fail;
+	/* Last: whatever re-exposed a parent, secret stores stay hidden. */
+	if (home_real != NULL && strcmp(home_real, "/") != 0 &&
+	    fs_secrets_hide(&set, conf, home_real, cwd) == -1)
 		goto fail;
 
 	/* Writable roots. */
@@ -1315,6 +1551,7 @@ fs_plan_free(struct fs_plan *plan)
 	free(plan->guarded);
 	free(plan->guarded_why);
 	free(plan->home);
+	free(plan->cache_dir);
 	free(plan->workspace);
 	strlist_free(&plan->hookspaths);
 	memset(plan, 0, sizeof(*plan));

@@ -58,6 +58,7 @@ struct fs_plan {
 	size_t		 nguarded;
 	char		*workspace;	/* the default writable root, or NULL */
 	char		*home;		/* resolved, or NULL */
+	char		*cache_dir;	/* ~/.cache/pisbx (writable), or NULL */
 	struct strlist	 hookspaths;	/* the user's global core.hooksPath */
 };
 
@@ -292,6 +293,8 @@ struct env_inputs {
 	const char	*self_exe;	/* pisbx-run, for --connect-proxy */
 	const char	*git_proxy;	/* GIT_PROXY_COMMAND, or NULL */
 	const char	*capability_env;	/* never passed on, or NULL */
+	const char	*cache_dir;	/* ~/.cache/pisbx, or NULL: no caches */
+	unsigned int	 caches;	/* 1 << enum fs_cache: wired */
 	int		 depth;		/* PISBX_DEPTH of the caller */
 };
 /*

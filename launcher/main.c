@@ -740,6 +740,8 @@ run(const struct run_opts *o)
 	ein.tmpdir = sb.tmpdir;
 	ein.self_exe = exe;
 	ein.capability_env = conf->review_capability_env;
+	ein.cache_dir = sb.plan.cache_dir;
+	ein.caches = conf->fs_caches;
 	ein.depth = depth;
 	if ((git_proxy = rundir_git_proxy(&sb, exe)) == NULL) {
 		log_warn("cannot create %s/git-proxy", sb.rundir);

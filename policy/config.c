@@ -70,6 +70,8 @@ static int	 obj_check(struct cfgctx *, const char *, const json_t *,
 		    const char *const *);
 static int	 get_bool(struct cfgctx *, const char *, const json_t *,
 		    const char *, int *);
+static void	 get_flags(struct cfgctx *, const char *, const json_t *,
+		    const char *, const char *const *, unsigned int *);
 static int	 get_int(struct cfgctx *, const char *, const json_t *,
 		    const char *, long long, long long, int *);
 static const char *get_string(struct cfgctx *, const char *,
@@ -125,7 +127,24 @@ static const char *const keys_network_policy[] = {
 };
 static const char *const keys_filesystem[] = {
 	"denyRead", "allowRead", "allowWrite", "denyWrite", "allowGitConfig",
-	NULL
+	"toolchains", "caches", NULL
+};
+
+const char *const config_toolchain_names[] = {
+	[TOOLCHAIN_RUSTUP] = "rustup", [TOOLCHAIN_CARGO] = "cargo",
+	[TOOLCHAIN_PYENV] = "pyenv", [TOOLCHAIN_NVM] = "nvm",
+	[TOOLCHAIN_VOLTA] = "volta", [TOOLCHAIN_BUN] = "bun",
+	[TOOLCHAIN_DENO] = "deno", [TOOLCHAIN_GO] = "go",
+	[TOOLCHAIN_LOCAL] = "local", [TOOLCHAIN_MISE] = "mise",
+	[TOOLCHAIN_ASDF] = "asdf", [TOOLCHAIN_SDKMAN] = "sdkman",
+	[TOOLCHAIN_GIT] = "git", [TOOLCHAIN_MAX] = NULL
+};
+const char *const config_cache_names[] = {
+	[CACHE_NPM] = "npm", [CACHE_YARN] = "yarn", [CACHE_PIP] = "pip",
+	[CACHE_UV] = "uv", [CACHE_CARGO] = "cargo", [CACHE_GO] = "go",
+	[CACHE_MAVEN] = "maven", [CACHE_GRADLE] = "gradle",
+	[CACHE_BUN] = "bun", [CACHE_DENO] = "deno", [CACHE_XDG] = "xdg",
+	[CACHE_MAX] = NULL
 };
 static const char *const keys_proxy[] = {
 	"listen", "maxConnections", "connectTimeoutMs", "idleTimeoutMs",
@@ -429,6 +448,61 @@ get_bool(struct cfgctx *ctx, const char *base, const json_t *obj,
 	}
 	*out = json_is_true(v);
 	return 0;
+}
+
+/*
+ * An optional set of named switches, all on by default: true (all),
+ * false (none), or an object turning single names on or off; the rest
+ * keep their default.  An unknown name is an error listing the known.
+ */
+static void
+get_flags(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key, const char *const *names, unsigned int *out)
+{
+	char p[CONFIG_JPATH_MAX], ip[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
+	char known[256];
+	const json_t *v, *item;
+	const char *name;
+	size_t i, o = 0;
+
+	if ((v = json_object_get(obj, key)) == NULL)
+		return;
+	jpath_key(p, sizeof(p), base, key);
+	if (json_is_boolean(v)) {
+		*out = json_is_true(v) ? ~0U : 0;
+		return;
+	}
+	if (!json_is_object(v)) {
+		describe(got, sizeof(got), v);
+		cfg_err(ctx, p, "expected true, false or an object of names "
+		    "with true or false, got %s", got);
+		return;
+	}
+	known[0] = '\0';
+	for (i = 0; names[i] != NULL && o < sizeof(known); i++)
+		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s",
+		    i > 0 ? ", " : "", names[i]);
+	/* The cast: jansson's iteration API takes a non-const object. */
+	json_object_foreach((json_t *)v, name, item) {
+		jpath_key(ip, sizeof(ip), p, name);
+		for (i = 0; names[i] != NULL; i++)
+			if (strcmp(names[i], name) == 0)
+				break;
+		if (names[i] == NULL) {
+			cfg_err(ctx, ip, "unknown name (known names here: %s)",
+			    known);
+			continue;
+		}
+		if (!json_is_boolean(item)) {
+			describe(got, sizeof(got), item);
+			cfg_err(ctx, ip, "expected true or false, got %s", got);
+			continue;
+		}
+		if (json_is_true(item))
+			*out |= 1U << i;
+		else
+			*out &= ~(1U << i);
+	}
 }
 
 /*
@@ -925,6 +999,9 @@ parse_filesystem(struct cfgctx *ctx, const json_t *v, struct config *conf)
 	    &check_path, &conf->allow_write);
 	get_strlist(ctx, jp, v, "denyWrite", &check_path, &conf->deny_write);
 	get_bool(ctx, jp, v, "allowGitConfig", &conf->allow_git_config);
+	get_flags(ctx, jp, v, "toolchains", config_toolchain_names,
+	    &conf->fs_toolchains);
+	get_flags(ctx, jp, v, "caches", config_cache_names, &conf->fs_caches);
 }
 
 static void
@@ -1100,6 +1177,8 @@ config_new(struct cfgctx *ctx, const char *name)
 	    == NULL)
 		goto fail;
 	conf->allow_all_unix_sockets = 0;
+	conf->fs_toolchains = ~0U;
+	conf->fs_caches = ~0U;
 	conf->max_connections = 1024;
 	conf->connect_timeout_ms = 10000;
 	conf->idle_timeout_ms = 300000;

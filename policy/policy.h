@@ -242,6 +242,8 @@ struct config {
 	int		 allow_git_config;
 	int		 fs_deny_read_set;	/* denyRead given (else: home) */
 	int		 fs_allow_write_set;	/* allowWrite given */
+	unsigned int	 fs_toolchains;	/* 1 << enum fs_toolchain: shown */
+	unsigned int	 fs_caches;	/* 1 << enum fs_cache: wired */
 
 	/* hostIPC (pisbx-run) */
 	enum hostipc_mode hostipc_mode;
@@ -251,6 +253,29 @@ struct config {
 	/* valid, but cannot do what it seems to: "FILE: $.path: why" */
 	struct strlist	 warnings;
 };
+
+/*
+ * filesystem.toolchains: the places in the hidden home re-exposed, read-
+ * only, where toolchains and their non-secret settings live; and
+ * filesystem.caches: the writable caches under ~/.cache/pisbx that
+ * package managers are pointed at.  Both default to every entry; the
+ * paths, variables and reasons are the launcher's (docs/filesystem.md).
+ */
+enum fs_toolchain {
+	TOOLCHAIN_RUSTUP, TOOLCHAIN_CARGO, TOOLCHAIN_PYENV, TOOLCHAIN_NVM,
+	TOOLCHAIN_VOLTA, TOOLCHAIN_BUN, TOOLCHAIN_DENO, TOOLCHAIN_GO,
+	TOOLCHAIN_LOCAL, TOOLCHAIN_MISE, TOOLCHAIN_ASDF, TOOLCHAIN_SDKMAN,
+	TOOLCHAIN_GIT,
+	TOOLCHAIN_MAX
+};
+enum fs_cache {
+	CACHE_NPM, CACHE_YARN, CACHE_PIP, CACHE_UV, CACHE_CARGO, CACHE_GO,
+	CACHE_MAVEN, CACHE_GRADLE, CACHE_BUN, CACHE_DENO, CACHE_XDG,
+	CACHE_MAX
+};
+/* The config's names, indexed by the enums (NULL-terminated). */
+extern const char *const config_toolchain_names[];
+extern const char *const config_cache_names[];
 
 /* Every error found, each "FILE: $.json.path: message (value)". */
 struct config_errors {
