@@ -142,32 +142,7 @@ check_log "npm's request is logged" event=decision proto=http \
 rm -rf "$WS/npmproj"
 
 # 5. pip into a venv, from an index on an allowed host.
-mkdir -p "$T/pypi/simple/pisbx-probe" "$T/pypi/files"
-"$PY" - "$T/pypi/files" <<'EOF'
-import sys, zipfile, base64, hashlib
-out = sys.argv[1]
-name = "pisbx_probe-1.0-py3-none-any.whl"
-files = {
-    "pisbx_probe.py": "VALUE = 'installed through pisbx'\n",
-    "pisbx_probe-1.0.dist-info/METADATA":
-        "Metadata-Version: 2.1\nName: pisbx-probe\nVersion: 1.0\n",
-    "pisbx_probe-1.0.dist-info/WHEEL":
-        "Wheel-Version: 1.0\nGenerator: pisbx\nRoot-Is-Purelib: true\n"
-        "Tag: py3-none-any\n",
-}
-rec = []
-for k, v in files.items():
-    d = base64.urlsafe_b64encode(hashlib.sha256(v.encode()).digest())
-    rec.append("%s,sha256=%s,%d" % (k, d.decode().rstrip("="), len(v)))
-rec.append("pisbx_probe-1.0.dist-info/RECORD,,")
-files["pisbx_probe-1.0.dist-info/RECORD"] = "\n".join(rec) + "\n"
-with zipfile.ZipFile(out + "/" + name, "w") as z:
-    for k, v in files.items():
-        z.writestr(k, v)
-EOF
-echo '<a href="../../files/pisbx_probe-1.0-py3-none-any.whl">pisbx_probe-1.0-py3-none-any.whl</a>' \
-    >"$T/pypi/simple/pisbx-probe/index.html"
-chmod -R a+rX "$T/pypi"
+pypi_index "$T/pypi"
 PYPI=$(free_port)
 spawn "$PY" -m http.server "$PYPI" --bind 127.0.0.1 --directory "$T/pypi" \
     >"$T/pypi.log" 2>&1

