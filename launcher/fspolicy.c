@@ -234,7 +234,10 @@ static int	 fs_prefix(const char *path, const char *root,
 static int	 fs_depth(const char *);
 static int	 fs_rule_cmp(const void *, const void *);
 static char	*fs_read_line(const char *file, const char *prefix);
-static int	 fs_worktree(struct fs_set *, const char *root);
+static int	 fs_worktree(struct fs_set *, const char *root,
+		    const struct config *, const char *cwd, const char *home);
+static int	 fs_covers(const struct strlist *, const char *path,
+		    const char *cwd, const char *home);
 static char	*fs_join(const char *a, const char *b);
 static const char *fs_root_of(const struct fs_plan *, const char *path);
 static int	 fs_mandatory_at(struct fs_set *, const char *dir,
@@ -607,10 +610,11 @@ done:
  * would send git elsewhere.
  */
 static int
-fs_worktree(struct fs_set *set, const char *root)
+fs_worktree(struct fs_set *set, const char *root, const struct config *conf,
+    const char *cwd, const char *home)
 {
 	char	*dotgit = NULL, *gitdir = NULL, *common = NULL;
-	int	 isfile, rc = -1;
+	int	 isfile, rc = -1, deny;
 
 	if (fs_git_dirs(root, &gitdir, &common, &isfile) == -1)
 		return -1;
@@ -618,12 +622,23 @@ fs_worktree(struct fs_set *set, const char *root)
 		rc = 0;
 		goto done;
 	}
+	/*
+	 * An allowWrite entry of the config for the main repository (its
+	 * work tree, its .git, or above) lets a commit here write what a
+	 * commit writes there: objects, refs, this worktree's index and
+	 * HEAD.  Its config, hooks, commondir, config.worktree and the rest
+	 * of git's rules stay the guard's to refuse, as in any repository
+	 * older than the run.
+	 */
+	deny = !(conf->fs_allow_write_set && fs_covers(&conf->allow_write,
+	    common, cwd, home));
 	if ((dotgit = fs_join(root, ".git")) == NULL ||
 	    fs_set_add(set, dotgit, P_DENY_WRITE, "git (the .git file)") ==
-	    -1 || fs_set_add(set, gitdir, P_ALLOW_READ | P_DENY_WRITE,
-	    "git (the worktree's git directory)") == -1 ||
+	    -1 || fs_set_add(set, gitdir, P_ALLOW_READ | (deny ?
+	    P_DENY_WRITE : 0), "git (the worktree's git directory)") == -1 ||
 	    (strcmp(common, gitdir) != 0 && fs_set_add(set, common,
-	    P_ALLOW_READ | P_DENY_WRITE, "git (the main repository)") == -1))
+	    P_ALLOW_READ | (deny ? P_DENY_WRITE : 0),
+	    "git (the main repository)") == -1))
 		goto done;
 	rc = 0;
 done:
@@ -1183,6 +1198,26 @@ fs_named_in(const struct strlist *l, const char *path, const char *cwd,
 	return 0;
 }
 
+/* Whether a config list names path, or a directory above it. */
+static int
+fs_covers(const struct strlist *l, const char *path, const char *cwd,
+    const char *home)
+{
+	char	*p;
+	size_t	 i;
+	int	 hit;
+
+	for (i = 0; i < l->n; i++) {
+		if ((p = fs_resolve(l->v[i], cwd, home)) == NULL)
+			continue;
+		hit = fs_under(path, p);
+		free(p);
+		if (hit)
+			return 1;
+	}
+	return 0;
+}
+
 /* filesystem.toolchains: each existing place, read-only, where hidden. */
 static int
 fs_toolchains(struct fs_set *set, const struct config *conf,
@@ -1475,7 +1510,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		if (stat(root, &st) == -1 || !S_ISDIR(st.st_mode))
 			continue;
 		if (fs_mandatory_at(&set, root, conf->allow_git_config) ==
-		    -1 || fs_worktree(&set, root) == -1 ||
+		    -1 || fs_worktree(&set, root, conf, cwd, home_real) == -1 ||
 		    fs_git_repo(&set, plan, root) == -1)
 			goto fail;
 	}
@@ -1489,7 +1524,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	if (fs_root_of(plan, cwd) != NULL &&
 	    fs_mandatory_at(&set, cwd, conf->allow_git_config) == -1)
 		goto fail;
-	if (fs_worktree(&set, cwd) == -1 ||
+	if (fs_worktree(&set, cwd, conf, cwd, home_real) == -1 ||
 	    fs_path_dirs(&set, plan, &pathdirs) == -1)
 		goto fail;
 

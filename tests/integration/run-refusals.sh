@@ -109,4 +109,38 @@ check "the report is still the real one" grep -q '"host":"other.test"' \
     "$WS/report.json"
 check "... a regular file, not the planted link" test ! -L "$WS/report.json"
 rm -f "$WS/report.json"
+
+# 5. A git worktree: read-only main repository by default; with the main
+#    repository in allowWrite a commit in the worktree works, while its
+#    config, hooks and commondir stay protected.
+M=$T/main
+git init -q "$M"
+git -C "$M" -c user.name=t -c user.email=t@t commit -q --allow-empty -m init
+git -C "$M" worktree add -q "$T/wtree" 2>/dev/null
+chmod -R a+rwX "$M" "$T/wtree"
+wt_run() {
+	(cd "$T/wtree" && "$RUN" --config "$CONF" -- sh -c "$1") \
+	    >"$T/wt.out" 2>&1
+}
+run_config --allow "allowed.test"
+wt_run 'git -c user.name=a -c user.email=a@a commit -q --allow-empty -m x'
+check "worktree commit, main repository not allowed: refused" test $? -ne 0
+run_config --allow "allowed.test" \
+    --fs "{\"allowWrite\": [\"$T/wtree\", \"$M\"]}"
+wt_run 'git -c user.name=a -c user.email=a@a commit -q --allow-empty -m wt-commit'
+check "with the main repository in allowWrite: the commit works" \
+    test $? -eq 0
+eq "... and is in the main repository" \
+    "$(git -C "$M" log -1 --format=%s wtree)" wt-commit
+wt_run 'git config user.name sandboxed'
+contains "... its config stays protected, and says which key" \
+    "$(cat "$T/wt.out")" "set filesystem.allowGitConfig to true"
+wt_run "echo x >'$M/.git/hooks/pre-commit'"
+check "... its hooks stay protected" test ! -e "$M/.git/hooks/pre-commit"
+wt_run "echo /elsewhere >'$M/.git/worktrees/wtree/commondir'"
+check "... the worktree's commondir too" \
+    sh -c "! grep -q elsewhere '$M/.git/worktrees/wtree/commondir'"
+wt_run "echo x >'$M/.git/worktrees/wtree/config.worktree'"
+check "... and its config.worktree" \
+    test ! -e "$M/.git/worktrees/wtree/config.worktree"
 done_testing
