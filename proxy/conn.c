@@ -246,6 +246,10 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 			conn_close(c, "header-timeout");
 		break;
 	case CONN_RELAY:
+		if (c->peek_wait) {
+			relay_peek_timeout(c);
+			break;
+		}
 		idle = conf->idle_timeout_ms;
 		event_base_gettimeofday_cached(c->px->base, &now);
 		timersub(&now, &c->last_active, &d);
@@ -344,6 +348,7 @@ conn_close(struct conn *c, const char *end)
 	event_free(c->timer);
 	http_conn_free(c->http);
 	free(c->error);
+	free(c->user);
 	TAILQ_REMOVE(&px->conns, c, entry);
 	px->nconns--;
 	free(c);
@@ -357,6 +362,7 @@ conn_record(struct conn *c, struct alog_rec *r)
 	r->conn = c->id;
 	r->proto = proto_name(c->proto);
 	r->client = c->client_name;
+	r->user = c->user;
 	if (c->have_target) {
 		r->host = c->host.text;
 		r->port = c->port;

@@ -504,7 +504,7 @@ http_connected(struct conn *c)
 		    "HTTP/1.1 200 Connection established\r\n\r\n";
 
 		relay_send(c->client, ok, sizeof(ok) - 1);
-		relay_start_peek(c);
+		relay_start(c);
 		return;
 	}
 	target_format(h->up_target, sizeof(h->up_target), &c->host, c->port);

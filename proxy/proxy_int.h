@@ -111,6 +111,7 @@ struct conn {
 	struct bufferevent	*client;
 	struct bufferevent	*upstream;
 	char			 client_name[400];
+	char			*user;		/* SOCKS5 user name (logged) */
 	struct timeval		 start;
 	struct timeval		 last_active;
 	struct event		*timer;
@@ -156,6 +157,7 @@ struct conn {
 	size_t			 pipelen[2];	/* bytes in the pipe */
 	size_t			 pipesz[2];	/* the pipe's capacity */
 	int			 peeking;	/* TLS ClientHello peek */
+	int			 peek_wait;	/* a partial one buffered */
 	int			 client_paused;	/* backpressure */
 	int			 upstream_paused;
 
@@ -237,10 +239,14 @@ void	 conn_fail(struct conn *, enum conn_err);
 #define RELAY_PIPE_MAX	(1024 * 1024)
 
 
-/* Both bufferevents exist: relay until both sides are done. */
+/*
+ * A tunnel's both bufferevents exist: check the client's first bytes (a
+ * TLS ClientHello must name the target), then relay until both sides
+ * are done.
+ */
 void	 relay_start(struct conn *);
-/* Relay with a TLS ClientHello peek on the client's first bytes. */
-void	 relay_start_peek(struct conn *);
+/* A split ClientHello was not completed in time: refuse the tunnel. */
+void	 relay_peek_timeout(struct conn *);
 /* Write a buffer straight to a socket (MSG_NOSIGNAL); bytes or -1. */
 ssize_t	 relay_write_now(struct evbuffer *, int);
 /* Read more than a bufferevent's 4 KiB into its input, if there is more. */
