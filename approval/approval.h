@@ -1,7 +1,7 @@
 /*
  * approval/: the one-shot review hook client.  The proxy asks for a review
- * of a public destination that no list matched; the answer covers that one
- * connection.  Transports: a command per request, a Unix-socket supervisor,
+ * of a public destination that no list matched; an allow covers that one
+ * target over that one protocol (struct review_grant).  Transports: a command per request, a Unix-socket supervisor,
  * or the person at /dev/tty.  Every failure is a deny with a reason.
  */
 #ifndef PISBX_APPROVAL_H
@@ -26,6 +26,29 @@ struct review_request {
 	uint16_t	 port;
 	const char	*protocol;	/* "connect", "http", "socks5" */
 };
+
+/*
+ * What one approval covers: the target it was asked about (canonical
+ * host and port) over the protocol it was asked about -- a forwarded
+ * request and a raw tunnel to the same host:port are two decisions.  An
+ * empty host covers nothing.  Whoever keeps grants (a connection now; a
+ * cache of wider scope later) compares them with review_grant_covers.
+ */
+#define REVIEW_GRANT_HOST_MAX	256
+#define REVIEW_GRANT_PROTO_MAX	16
+
+struct review_grant {
+	char		 host[REVIEW_GRANT_HOST_MAX];
+	uint16_t	 port;
+	char		 protocol[REVIEW_GRANT_PROTO_MAX];
+};
+
+/* Record that req was approved. */
+void		 review_grant_set(struct review_grant *,
+		    const struct review_request *req);
+/* Whether the approval g covers req: same host, port and protocol. */
+int		 review_grant_covers(const struct review_grant *g,
+		    const struct review_request *req);
 
 /*
  * Called once per started review, never synchronously from review_start

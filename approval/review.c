@@ -380,6 +380,29 @@ review_release(struct review *rv)
 	free(rv);
 }
 
+void
+review_grant_set(struct review_grant *g, const struct review_request *req)
+{
+	memset(g, 0, sizeof(*g));
+	if (req->host == NULL || req->protocol == NULL ||
+	    strlen(req->host) >= sizeof(g->host) ||
+	    strlen(req->protocol) >= sizeof(g->protocol))
+		return;		/* covers nothing */
+	snprintf(g->host, sizeof(g->host), "%s", req->host);
+	snprintf(g->protocol, sizeof(g->protocol), "%s", req->protocol);
+	g->port = req->port;
+}
+
+int
+review_grant_covers(const struct review_grant *g,
+    const struct review_request *req)
+{
+	return g->host[0] != '\0' && req->host != NULL &&
+	    req->protocol != NULL && g->port == req->port &&
+	    strcmp(g->host, req->host) == 0 &&
+	    strcmp(g->protocol, req->protocol) == 0;
+}
+
 const char *
 review_result_reason(enum review_result res)
 {

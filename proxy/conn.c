@@ -48,7 +48,12 @@ static void	 conn_deny(struct conn *, const char *, const char *,
 static void	 conn_review_cb(enum review_result, const char *, void *);
 static void	 conn_watch_gone(struct conn *);
 static void	 conn_gone_cb(evutil_socket_t, short, void *);
-static void	 conn_allowed(struct conn *, const char *);
+static void	 conn_review_request(const struct conn *,
+		    struct review_request *);
+static void	 conn_allowed(struct conn *, const char *, const char *);
+static void	 conn_literal_addr(const struct conn *,
+		    struct sockaddr_storage *);
+static int	 conn_literal_ok(struct conn *, char *, size_t);
 static void	 conn_resolve(struct conn *);
 static void	 conn_dns_cb(const struct sockaddr_storage *, size_t,
 		    const char *, void *);
@@ -441,9 +446,20 @@ conn_deny(struct conn *c, const char *reason, const char *detail,
 	conn_fail(c, err);
 }
 
+/* The review request for the connection's current target. */
+static void
+conn_review_request(const struct conn *c, struct review_request *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->host = c->host.text;
+	req->port = c->port;
+	req->protocol = proto_name(c->proto);
+}
+
 /*
  * The policy step: deny list, then allow list, then the review hook.  A
- * name that is denied or not yet approved never reaches DNS.
+ * name that is denied or not yet approved never reaches DNS; an address
+ * that could never be dialled is refused before anyone is asked.
  */
 void
 conn_authorise(struct conn *c)
@@ -453,7 +469,7 @@ conn_authorise(struct conn *c)
 	struct review_request req;
 	enum review_result now;
 	const char *detail = NULL;
-	char target[TARGET_TEXT_MAX], reason[TARGET_TEXT_MAX + 32];
+	char reason[TARGET_TEXT_MAX + 32], why[256];
 	enum verdict v;
 
 	c->state = CONN_AUTHORISE;
@@ -463,7 +479,6 @@ conn_authorise(struct conn *c)
 	evtimer_del(c->timer);
 	if (c->client != NULL)
 		bufferevent_disable(c->client, EV_READ);
-	target_format(target, sizeof(target), &c->host, c->port);
 	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
 	switch (v) {
 	case VERDICT_DENY:
@@ -474,21 +489,33 @@ conn_authorise(struct conn *c)
 	case VERDICT_ALLOW:
 		snprintf(reason, sizeof(reason), "allow-list:%s",
 		    pat != NULL ? pat->text : "?");
-		conn_allowed(c, reason);
+		conn_allowed(c, reason, NULL);
 		return;
 	case VERDICT_REVIEW:
 		break;
 	}
-	/* An approval covers the connection it was given for. */
-	if (c->approved[0] != '\0' && strcmp(c->approved, target) == 0) {
-		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW));
+	/*
+	 * A literal the dial step would refuse whatever the answer (non-
+	 * public without an exact allow entry, or one of our listeners) is
+	 * refused now: no person is asked a question that does not matter.
+	 */
+	if (c->host.kind != HOST_NAME && !conn_literal_ok(c, why,
+	    sizeof(why))) {
+		conn_deny(c, "non-public-address", why, CERR_DENY);
+		return;
+	}
+	/*
+	 * An approval covers what it was asked about: this target over this
+	 * protocol.  A CONNECT after an approved forwarded request on the
+	 * same client connection is a new question.
+	 */
+	conn_review_request(c, &req);
+	if (review_grant_covers(&c->grant, &req)) {
+		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW),
+		    "approved earlier on this connection");
 		return;
 	}
 	c->state = CONN_REVIEW;
-	memset(&req, 0, sizeof(req));
-	req.host = c->host.text;
-	req.port = c->port;
-	req.protocol = proto_name(c->proto);
 	c->review = review_start(g->rv, &req, conn_review_cb, c, &now,
 	    &detail);
 	if (c->review == NULL) {
@@ -535,6 +562,7 @@ static void
 conn_review_cb(enum review_result res, const char *detail, void *arg)
 {
 	struct conn *c = arg;
+	struct review_request req;
 
 	c->review = NULL;
 	if (c->gone_ev != NULL) {
@@ -544,22 +572,54 @@ conn_review_cb(enum review_result res, const char *detail, void *arg)
 	pgen_unref(c->gen);
 	c->gen = NULL;
 	if (res == REVIEW_RESULT_ALLOW) {
-		target_format(c->approved, sizeof(c->approved), &c->host,
-		    c->port);
-		conn_allowed(c, review_result_reason(res));
-		if (detail != NULL && c->error == NULL)
-			conn_error(c, "%s", detail);
+		conn_review_request(c, &req);
+		review_grant_set(&c->grant, &req);
+		conn_allowed(c, review_result_reason(res), detail);
 		return;
 	}
 	conn_deny(c, review_result_reason(res), detail, CERR_DENY);
 }
 
-/* Allowed by policy or review: the decision record waits for the address. */
+/*
+ * Allowed by policy or review (detail: the reviewer's reason, or NULL):
+ * the decision record waits for the address.
+ */
 static void
-conn_allowed(struct conn *c, const char *reason)
+conn_allowed(struct conn *c, const char *reason, const char *detail)
 {
-	conn_decide(c, 1, reason, NULL);
+	conn_decide(c, 1, reason, detail);
 	conn_resolve(c);
+}
+
+/* The one address of a literal target, for dialling. */
+static void
+conn_literal_addr(const struct conn *c, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *sin;
+	struct sockaddr_in6 *sin6;
+
+	memset(ss, 0, sizeof(*ss));
+	if (c->host.kind == HOST_IPV4) {
+		sin = (struct sockaddr_in *)ss;
+		sin->sin_family = AF_INET;
+		sin->sin_addr = c->host.v4;
+		sin->sin_port = htons(c->port);
+	} else {
+		sin6 = (struct sockaddr_in6 *)ss;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = c->host.v6;
+		sin6->sin6_port = htons(c->port);
+	}
+}
+
+/* conn_addr_ok for a literal target's one address. */
+static int
+conn_literal_ok(struct conn *c, char *why, size_t whylen)
+{
+	struct sockaddr_storage ss;
+
+	conn_literal_addr(c, &ss);
+	return conn_addr_ok(c, (struct sockaddr *)&ss, why, whylen);
 }
 
 /*
@@ -590,8 +650,6 @@ conn_addr_ok(struct conn *c, const struct sockaddr *sa, char *why,
 static void
 conn_resolve(struct conn *c)
 {
-	struct sockaddr_in *sin;
-	struct sockaddr_in6 *sin6;
 	char why[256];
 
 	c->state = CONN_RESOLVE;
@@ -616,18 +674,7 @@ conn_resolve(struct conn *c)
 		}
 		return;
 	}
-	memset(&c->addrs[0], 0, sizeof(c->addrs[0]));
-	if (c->host.kind == HOST_IPV4) {
-		sin = (struct sockaddr_in *)&c->addrs[0];
-		sin->sin_family = AF_INET;
-		sin->sin_addr = c->host.v4;
-		sin->sin_port = htons(c->port);
-	} else {
-		sin6 = (struct sockaddr_in6 *)&c->addrs[0];
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_addr = c->host.v6;
-		sin6->sin6_port = htons(c->port);
-	}
+	conn_literal_addr(c, &c->addrs[0]);
 	if (!conn_addr_ok(c, (struct sockaddr *)&c->addrs[0], why,
 	    sizeof(why))) {
 		conn_deny(c, "non-public-address", why, CERR_DENY);

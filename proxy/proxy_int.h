@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "policy/policy.h"
+#include "approval/approval.h"
 #include "proxy/accesslog.h"
 #include "proxy/parse.h"
 #include "proxy/proxy.h"
@@ -135,7 +136,7 @@ struct conn {
 	const char		*decision;	/* "allow", "deny", NULL */
 	char			 reason[TARGET_TEXT_MAX + 32];
 	char			*error;		/* detail, malloc'ed */
-	char			 approved[TARGET_TEXT_MAX];	/* review:allow */
+	struct review_grant	 grant;		/* what review:allow covers */
 	struct pgen		*gen;		/* held during a review */
 	struct review		*review;
 	struct event		*gone_ev;	/* REVIEW: client hung up */
