@@ -61,6 +61,7 @@ static int	 conn_addr_ok(struct conn *, const struct sockaddr *,
 		    char *, size_t);
 static void	 conn_connect_next(struct conn *);
 static void	 conn_connect_cb(evutil_socket_t, short, void *);
+static int	 conn_peer_check(struct conn *, int);
 static void	 conn_connected(struct conn *);
 static const char *proto_name(enum conn_proto);
 static void	 conn_record(struct conn *, struct alog_rec *);
@@ -825,6 +826,8 @@ conn_connect_cb(evutil_socket_t fd, short what, void *arg)
 		conn_connect_next(c);
 		return;
 	}
+	if (conn_peer_check(c, fd) == -1)
+		return;
 	c->connect_fd = -1;
 	c->upstream = bufferevent_socket_new(c->px->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
@@ -835,6 +838,40 @@ conn_connect_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	relay_tune(c->upstream);
 	conn_connected(c);
+}
+
+/*
+ * The connect completed: check where it went, not only what was dialled.
+ * The peer the kernel connected us to must not be one of the proxy's own
+ * listeners, however the address was spelt (conn_addr_ok checked the
+ * spelling before).  Returns 0, or -1 when fd was closed and the
+ * connection moved on (the next address, or a deny).
+ */
+static int
+conn_peer_check(struct conn *c, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char peer[SOCKADDR_TEXT_MAX], detail[SOCKADDR_TEXT_MAX * 2 + 64];
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) == -1) {
+		/* Reset already: as if the connect had failed. */
+		c->connect_timedout = 0;
+		c->connect_errno = errno;
+		close(fd);
+		c->connect_fd = -1;
+		conn_connect_next(c);
+		return -1;
+	}
+	if (!proxy_own_addr(c->px, (struct sockaddr *)&ss))
+		return 0;
+	close(fd);
+	c->connect_fd = -1;
+	sockaddr_format((struct sockaddr *)&ss, peer, sizeof(peer));
+	snprintf(detail, sizeof(detail), "%s (dialled as %s) is the proxy's "
+	    "own listener", peer, c->addr);
+	conn_deny(c, "non-public-address", detail, CERR_DENY);
+	return -1;
 }
 
 /*

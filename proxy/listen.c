@@ -2,7 +2,7 @@
  * Listeners: TCP ("ip:port", "[v6]:port") and Unix-socket listeners, or
  * a socket handed over by the launcher; accepting (with a pause when out
  * of descriptors, and proxy.maxConnections); and the proxy's own
- * addresses, which no connection may dial.
+ * addresses, which no connection may dial by any spelling.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <netinet/in.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #include <errno.h>
-#include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,13 @@ static void	 listener_accept_cb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	 listener_error_cb(struct evconnlistener *, void *);
 static void	 listener_retry_cb(evutil_socket_t, short, void *);
-static int	 addr_is_local(const struct sockaddr *);
+struct own_addr;
+static void	 own_addr_of(const struct sockaddr *, struct own_addr *);
+static int	 own_addr_unspecified(const struct own_addr *);
+static int	 own_addr_equal(const struct own_addr *, const struct own_addr *);
+static int	 addr_is_local(const struct own_addr *);
+static int	 listener_reached(const struct listener *,
+		    const struct own_addr *);
 
 int
 proxy_listen(struct proxy *px, const char *addr, char *bound,
@@ -123,6 +130,15 @@ listener_add(struct proxy *px, int fd, const char *created)
 		goto fail;
 	}
 	sockaddr_format((struct sockaddr *)&l->ss, l->name, sizeof(l->name));
+	if (l->ss.ss_family == AF_INET6) {
+		int v6only = 0;
+		socklen_t vlen = sizeof(v6only);
+
+		/* Unknown: dual-stack, so IPv4 counts too (fail closed). */
+		if (getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
+		    &vlen) == 0)
+			l->v6only = v6only;
+	}
 	{
 		int acc = 0;
 		socklen_t alen = sizeof(acc);
@@ -228,79 +244,185 @@ listener_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	conn_new(l, fd, sa, (socklen_t)salen);
 }
 
-/* Whether sa is a local address of this host (for wildcard listeners). */
-static int
-addr_is_local(const struct sockaddr *sa)
-{
-	struct ifaddrs *ifa, *i;
-	int local = 0;
+/*
+ * An IP address with IPv4-mapped IPv6 (::ffff:a.b.c.d) unwrapped: a
+ * socket of either family reaches an IPv4 listener by it.
+ */
+struct own_addr {
+	int		 family;	/* AF_INET, AF_INET6, or 0: not IP */
+	struct in_addr	 v4;
+	struct in6_addr	 v6;
+	uint16_t	 port;		/* network order */
+};
 
-	if (sa->sa_family == AF_INET &&
-	    (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) ==
-	    127)
-		return 1;
-	if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(
-	    &((const struct sockaddr_in6 *)sa)->sin6_addr))
-		return 1;
-	if (getifaddrs(&ifa) == -1)
-		return 1;	/* cannot tell: fail closed */
-	for (i = ifa; i != NULL && !local; i = i->ifa_next) {
-		if (i->ifa_addr == NULL || i->ifa_addr->sa_family !=
-		    sa->sa_family)
-			continue;
-		if (sa->sa_family == AF_INET)
-			local = ((struct sockaddr_in *)i->ifa_addr)->
-			    sin_addr.s_addr == ((const struct sockaddr_in *)
-			    sa)->sin_addr.s_addr;
-		else
-			local = memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->
-			    sin6_addr, &((const struct sockaddr_in6 *)sa)->
-			    sin6_addr, sizeof(struct in6_addr)) == 0;
+static void
+own_addr_of(const struct sockaddr *sa, struct own_addr *a)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+	memset(a, 0, sizeof(*a));
+	if (sa->sa_family == AF_INET) {
+		a->family = AF_INET;
+		a->v4 = sin->sin_addr;
+		a->port = sin->sin_port;
+	} else if (sa->sa_family == AF_INET6) {
+		a->port = sin6->sin6_port;
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+			a->family = AF_INET;
+			memcpy(&a->v4, &sin6->sin6_addr.s6_addr[12], 4);
+		} else {
+			a->family = AF_INET6;
+			a->v6 = sin6->sin6_addr;
+		}
 	}
-	freeifaddrs(ifa);
+}
+
+static int
+own_addr_unspecified(const struct own_addr *a)
+{
+	return (a->family == AF_INET && a->v4.s_addr == htonl(INADDR_ANY)) ||
+	    (a->family == AF_INET6 && IN6_IS_ADDR_UNSPECIFIED(&a->v6));
+}
+
+static int
+own_addr_equal(const struct own_addr *a, const struct own_addr *b)
+{
+	if (a->family != b->family)
+		return 0;
+	if (a->family == AF_INET)
+		return a->v4.s_addr == b->v4.s_addr;
+	return memcmp(&a->v6, &b->v6, sizeof(a->v6)) == 0;
+}
+
+/*
+ * Whether a is an address of this host: the unspecified address (a
+ * connect to it goes to loopback), all of 127.0.0.0/8, ::1, or any
+ * address the kernel's routing delivers locally -- the interfaces'
+ * addresses and every address of a local route ("ip route add local
+ * 11.0.0.0/24 dev lo" makes all 256 local without an interface address
+ * for any of them).  The kernel is asked (RTM_GETROUTE): when it cannot
+ * be, the address counts as local (fail closed).
+ */
+static int
+addr_is_local(const struct own_addr *a)
+{
+	struct {
+		struct nlmsghdr	 nh;
+		struct rtmsg	 rt;
+		char		 attr[RTA_SPACE(sizeof(struct in6_addr))];
+	} req;
+	union {
+		struct nlmsghdr	 nh;
+		char		 buf[8192];
+	} resp;
+	struct sockaddr_nl snl;
+	struct rtattr *rta;
+	struct rtmsg *rt;
+	struct nlmsgerr *ne;
+	size_t alen;
+	ssize_t n;
+	int fd, local = 1;
+
+	if (own_addr_unspecified(a))
+		return 1;
+	if (a->family == AF_INET && (ntohl(a->v4.s_addr) >> 24) == 127)
+		return 1;
+	if (a->family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&a->v6))
+		return 1;
+
+	alen = a->family == AF_INET ? sizeof(a->v4) : sizeof(a->v6);
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.rt)) + RTA_SPACE(alen);
+	req.nh.nlmsg_type = RTM_GETROUTE;
+	req.nh.nlmsg_flags = NLM_F_REQUEST;
+	req.nh.nlmsg_seq = 1;
+	req.rt.rtm_family = (unsigned char)a->family;
+	req.rt.rtm_dst_len = (unsigned char)(alen * 8);
+	rta = (struct rtattr *)req.attr;
+	rta->rta_type = RTA_DST;
+	rta->rta_len = (unsigned short)RTA_LENGTH(alen);
+	memcpy(RTA_DATA(rta), a->family == AF_INET ? (const void *)&a->v4 :
+	    (const void *)&a->v6, alen);
+	memset(&snl, 0, sizeof(snl));
+	snl.nl_family = AF_NETLINK;
+	if ((fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+	    NETLINK_ROUTE)) == -1)
+		return 1;
+	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&snl,
+	    sizeof(snl)) == -1)
+		goto done;
+	do
+		n = recv(fd, &resp, sizeof(resp), 0);
+	while (n == -1 && errno == EINTR);
+	if (n < (ssize_t)sizeof(struct nlmsghdr) || !NLMSG_OK(&resp.nh,
+	    (size_t)n))
+		goto done;
+	if (resp.nh.nlmsg_type == NLMSG_ERROR) {
+		ne = NLMSG_DATA(&resp.nh);
+		/* No route at all: nothing here answers to it. */
+		if (resp.nh.nlmsg_len >= NLMSG_LENGTH(sizeof(*ne)) &&
+		    (ne->error == -ENETUNREACH || ne->error == -EHOSTUNREACH))
+			local = 0;
+	} else if (resp.nh.nlmsg_type == RTM_NEWROUTE &&
+	    resp.nh.nlmsg_len >= NLMSG_LENGTH(sizeof(*rt))) {
+		rt = NLMSG_DATA(&resp.nh);
+		local = rt->rtm_type == RTN_LOCAL;
+	}
+done:
+	close(fd);
 	return local;
 }
 
 /*
+ * Whether a connection to t would reach listener l.  The address the
+ * kernel would connect to is what counts, not its spelling:
+ *
+ *  - the unspecified address (0.0.0.0, ::, ::ffff:0.0.0.0) is a connect
+ *    to this host: it reaches a listener on that port whatever it is
+ *    bound to (fail closed; Linux goes to loopback);
+ *  - a wildcard listener is reached by every local address: 127.0.0.0/8,
+ *    ::1, the interfaces' addresses -- of both families when an IPv6
+ *    wildcard listener is not IPV6_V6ONLY;
+ *  - a listener bound to one address by that address, IPv4 also through
+ *    its IPv4-mapped IPv6 form.
+ *
+ * conn.c checks the connected peer again once a connect completes, so an
+ * address this misses (a route of the host's own) is still caught.
+ */
+static int
+listener_reached(const struct listener *l, const struct own_addr *t)
+{
+	struct own_addr la;
+
+	own_addr_of((const struct sockaddr *)&l->ss, &la);
+	if (la.family == 0 || t->family == 0 || la.port != t->port)
+		return 0;
+	if (own_addr_unspecified(t))
+		return 1;
+	if (own_addr_unspecified(&la)) {
+		if (la.family != t->family && (la.family == AF_INET ||
+		    l->v6only))
+			return 0;
+		return addr_is_local(t);
+	}
+	return own_addr_equal(&la, t);
+}
+
+/*
  * The proxy's own listening addresses are always refused: a loop through
- * the proxy would bypass nothing but costs two connections per round.
+ * the proxy would bypass nothing but costs two connections per round, and
+ * each round could be reviewed and logged as something else.
  */
 int
 proxy_own_addr(struct proxy *px, const struct sockaddr *sa)
 {
 	struct listener *l;
-	uint16_t port;
+	struct own_addr t;
 
-	port = sa->sa_family == AF_INET ?
-	    ((const struct sockaddr_in *)sa)->sin_port :
-	    ((const struct sockaddr_in6 *)sa)->sin6_port;
-	TAILQ_FOREACH(l, &px->listeners, entry) {
-		if (l->ss.ss_family == AF_INET) {
-			struct sockaddr_in *ls = (struct sockaddr_in *)&l->ss;
-
-			if (ls->sin_port != port)
-				continue;
-			if (ls->sin_addr.s_addr == htonl(INADDR_ANY)) {
-				if (addr_is_local(sa))
-					return 1;
-			} else if (sa->sa_family == AF_INET &&
-			    ((const struct sockaddr_in *)sa)->sin_addr.s_addr
-			    == ls->sin_addr.s_addr)
-				return 1;
-		} else if (l->ss.ss_family == AF_INET6) {
-			struct sockaddr_in6 *ls = (struct sockaddr_in6 *)&l->ss;
-
-			if (ls->sin6_port != port)
-				continue;
-			if (IN6_IS_ADDR_UNSPECIFIED(&ls->sin6_addr)) {
-				if (addr_is_local(sa))
-					return 1;
-			} else if (sa->sa_family == AF_INET6 &&
-			    memcmp(&((const struct sockaddr_in6 *)sa)->
-			    sin6_addr, &ls->sin6_addr,
-			    sizeof(struct in6_addr)) == 0)
-				return 1;
-		}
-	}
+	own_addr_of(sa, &t);
+	TAILQ_FOREACH(l, &px->listeners, entry)
+		if (listener_reached(l, &t))
+			return 1;
 	return 0;
 }

@@ -95,6 +95,7 @@ struct listener {
 	struct event		*retry;		/* after EMFILE */
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen;
+	int			 v6only;	/* IPv6: IPV6_V6ONLY set */
 	char			 name[TARGET_TEXT_MAX + 108];
 	char			*unlink_path;	/* a Unix socket we created */
 };
@@ -191,7 +192,11 @@ void	 pgen_unref(struct pgen *);
 /* listen.c */
 /* Stop serving a listener and free it (and its Unix socket file). */
 void	 listener_free(struct listener *);
-/* Whether sa is one of the proxy's own listening addresses. */
+/*
+ * Whether a connection to sa would reach one of the proxy's own
+ * listeners, whatever address spells it (0.0.0.0, 127.0.0.0/8 and the
+ * interfaces' addresses for a wildcard listener, IPv4-mapped IPv6).
+ */
 int	 proxy_own_addr(struct proxy *, const struct sockaddr *);
 
 /* conn.c */
