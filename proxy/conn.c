@@ -89,19 +89,25 @@ conn_config(const struct conn *c)
 }
 
 void
-conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen)
+conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen,
+    struct client_slot *slot, const char *refuse, const char *detail)
 {
 	struct proxy *px = l->px;
 	struct conn *c;
 	const struct config *conf = px->gen->conf;
-	int one = 1;
+	int one = 1, ms;
 
 	(void)salen;
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (detail != NULL && (c->error = strdup(detail)) == NULL)) {
 		log_warnx("accept: out of memory");
+		free(c);
+		client_slot_put(px, slot);
 		close(fd);
 		return;
 	}
+	c->slot = slot;
+	c->refuse = refuse;
 	c->px = px;
 	c->id = ++px->next_id;
 	c->state = CONN_SNIFF;
@@ -123,29 +129,45 @@ conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen)
 	    BEV_OPT_CLOSE_ON_FREE);
 	if (c->client == NULL) {
 		close(fd);
-		free(c);
-		return;
+		goto fail;
 	}
 	if ((c->timer = evtimer_new(px->base, conn_timer_cb, c)) == NULL) {
 		bufferevent_free(c->client);
-		free(c);
-		return;
+		goto fail;
 	}
 	TAILQ_INSERT_TAIL(&px->conns, c, entry);
 	px->nconns++;
+	if (c->refuse != NULL)
+		px->nrefusing++;
 	bufferevent_setcb(c->client, conn_sniff_cb, NULL, conn_event_cb, c);
 	bufferevent_enable(c->client, EV_READ);
-	conn_timer_set(c, conf->header_timeout_ms);
-	if (conn_read_early(c))
+	/* A client only held to be refused gets little time to ask. */
+	ms = conf->header_timeout_ms;
+	if (c->refuse != NULL && ms > CONN_REFUSE_TIMEOUT_MS)
+		ms = CONN_REFUSE_TIMEOUT_MS;
+	conn_timer_set(c, ms);
+	switch (conn_read_early(c)) {
+	case 1:
 		conn_sniff_cb(c->client, c);	/* may close c */
+		break;
+	case -1:
+		conn_close(c, "client-eof");
+		break;
+	}
+	return;
+fail:
+	client_slot_put(px, c->slot);
+	free(c->error);
+	free(c);
 }
 
 /*
  * Clients speak first, and their request has usually arrived by the time
  * the connection is accepted: read it now instead of after another loop
- * turn.  At most a small chunk; nothing read (EAGAIN, EOF, an error) is
- * left for the bufferevent's own read, which sees it again.  Returns 1
- * when bytes were read.
+ * turn.  At most a small chunk; nothing read (EAGAIN, an error) is left
+ * for the bufferevent's own read, which sees it again.  Returns 1 when
+ * bytes were read, -1 at EOF: a client gone before it said anything
+ * (one of a burst left in the backlog) frees its slot at once.
  */
 static int
 conn_read_early(struct conn *c)
@@ -165,7 +187,7 @@ conn_read_early(struct conn *c)
 		v.iov_len = (size_t)r;
 	evbuffer_commit_space(in, &v, r > 0 ? 1 : 0);
 	evbuffer_freeze(in, 0);
-	return r > 0;
+	return r > 0 ? 1 : r == 0 ? -1 : 0;
 }
 
 /* The first byte says which protocol the client speaks. */
@@ -325,6 +347,11 @@ conn_close(struct conn *c, const char *end)
 	struct alog_rec r;
 	struct timeval now, d;
 
+	/* Over a limit, whatever it sent: the refusal is on record. */
+	if (c->refuse != NULL && c->decision == NULL) {
+		conn_decide(c, 0, c->refuse, c->error);
+		conn_log_decision(c);
+	}
 	event_base_gettimeofday_cached(px->base, &now);
 	timersub(&now, &c->start, &d);
 	conn_record(c, &r);
@@ -355,8 +382,11 @@ conn_close(struct conn *c, const char *end)
 	http_conn_free(c->http);
 	free(c->error);
 	free(c->user);
+	client_slot_put(px, c->slot);
 	TAILQ_REMOVE(&px->conns, c, entry);
 	px->nconns--;
+	if (c->refuse != NULL)
+		px->nrefusing--;
 	free(c);
 }
 
@@ -475,11 +505,16 @@ conn_authorise(struct conn *c)
 
 	c->state = CONN_AUTHORISE;
 	c->addr[0] = '\0';
-	free(c->error);
-	c->error = NULL;
 	evtimer_del(c->timer);
 	if (c->client != NULL)
 		bufferevent_disable(c->client, EV_READ);
+	/* Over a connection limit: the request was read only to answer it. */
+	if (c->refuse != NULL) {
+		conn_deny(c, c->refuse, c->error, CERR_BUSY);
+		return;
+	}
+	free(c->error);
+	c->error = NULL;
 	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
 	switch (v) {
 	case VERDICT_DENY:

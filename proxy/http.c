@@ -202,6 +202,12 @@ http_fail(struct conn *c, enum conn_err err)
 		snprintf(text, sizeof(text), "invalid target: %s",
 		    c->error ? c->error : c->reason);
 		break;
+	case CERR_BUSY:
+		status = 503;
+		snprintf(text, sizeof(text), "%s to %s not served now: %s (%s)",
+		    c->proto == PROTO_CONNECT ? "CONNECT" : "request", target,
+		    c->reason, c->error ? c->error : "over a connection limit");
+		break;
 	case CERR_TIMEOUT:
 		status = 504;
 		snprintf(text, sizeof(text), "cannot reach %s: %s", target,

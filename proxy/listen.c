@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -28,12 +30,20 @@
 #include "proxy/proxy_int.h"
 
 #define ACCEPT_RETRY_MS		200
+/* maxClientConnections when the config does not set it (or maxConnections). */
+#define CLIENT_LIMIT_DEFAULT	256
 
 static int	 listener_add(struct proxy *, int, const char *);
 static void	 listener_accept_cb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	 listener_error_cb(struct evconnlistener *, void *);
 static void	 listener_retry_cb(evutil_socket_t, short, void *);
+static unsigned	 client_key(int, const struct sockaddr *,
+		    struct client_slot *);
+static struct client_slot *client_slot_get(struct proxy *, int,
+		    const struct sockaddr *);
+static void	 client_slot_text(const struct client_slot *, char *,
+		    size_t);
 struct own_addr;
 static void	 own_addr_of(const struct sockaddr *, struct own_addr *);
 static int	 own_addr_unspecified(const struct own_addr *);
@@ -219,6 +229,15 @@ listener_retry_cb(evutil_socket_t fd, short what, void *arg)
 		evconnlistener_enable(l->lev);
 }
 
+/*
+ * Accept a client, or -- over a limit -- accept it only to answer "not
+ * now" (503, SOCKS5 0x01) once its request is read, with a record that
+ * names the limit.  A client address holds at most maxClientConnections
+ * of the maxConnections served, so one slow client cannot take them all.
+ * Connections held to be refused are capped too (CONN_REFUSING_MAX, each
+ * for at most CONN_REFUSE_TIMEOUT_MS); past that a client is closed at
+ * once, counted in a warning at most once a second.
+ */
 static void
 listener_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -226,22 +245,166 @@ listener_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	struct listener *l = arg;
 	struct proxy *px = l->px;
 	const struct config *conf = px->gen->conf;
-	char peer[128];
+	struct client_slot *slot;
+	char detail[160], who[SOCKADDR_TEXT_MAX + 16];
+	const char *refuse = NULL;
+	int per_client;
+	time_t now;
 
 	(void)lev;
 	if (px->stopping) {
 		close(fd);
 		return;
 	}
-	if (conf->max_connections > 0 &&
-	    px->nconns >= (size_t)conf->max_connections) {
-		sockaddr_format(sa, peer, sizeof(peer));
-		log_warnx("refusing %s on %s: proxy.maxConnections (%d) "
-		    "reached", peer, l->name, conf->max_connections);
+	if ((slot = client_slot_get(px, fd, sa)) == NULL) {
+		log_warnx("accept on %s: out of memory", l->name);
 		close(fd);
 		return;
 	}
-	conn_new(l, fd, sa, (socklen_t)salen);
+	per_client = proxy_client_limit(conf);
+	if (px->nconns - px->nrefusing >= (size_t)conf->max_connections) {
+		refuse = "max-connections";
+		snprintf(detail, sizeof(detail), "proxy.maxConnections (%d) "
+		    "reached; try again later", conf->max_connections);
+	} else if (slot->n > per_client) {	/* counting this one */
+		refuse = "max-client-connections";
+		client_slot_text(slot, who, sizeof(who));
+		snprintf(detail, sizeof(detail), "proxy.maxClientConnections "
+		    "(%d) reached for %s; try again later", per_client, who);
+	}
+	if (refuse != NULL && px->nrefusing >= CONN_REFUSING_MAX) {
+		/* Too many to even answer: close, and say so now and then. */
+		client_slot_put(px, slot);
+		close(fd);
+		px->dropped++;
+		now = time(NULL);
+		if (now != px->dropped_warned) {
+			log_warnx("%s: %llu connection(s) on %s closed without "
+			    "an answer (%d already waiting for theirs)",
+			    refuse, (unsigned long long)px->dropped, l->name,
+			    CONN_REFUSING_MAX);
+			px->dropped = 0;
+			px->dropped_warned = now;
+		}
+		return;
+	}
+	if (refuse != NULL) {
+		client_slot_put(px, slot);
+		slot = NULL;
+	}
+	conn_new(l, fd, sa, (socklen_t)salen, slot, refuse,
+	    refuse != NULL ? detail : NULL);
+}
+
+int
+proxy_client_limit(const struct config *conf)
+{
+	if (conf->max_client_connections > 0)
+		return conf->max_client_connections;
+	return conf->max_connections < CLIENT_LIMIT_DEFAULT ?
+	    conf->max_connections : CLIENT_LIMIT_DEFAULT;
+}
+
+/*
+ * Who a client is, for maxClientConnections: its IPv4 address; for IPv6
+ * its /64 (one host is usually given a whole /64, so counting addresses
+ * would let it take every slot), ::1 and IPv4-mapped addresses as
+ * themselves; for a Unix-socket peer its user id.  Returns the bucket.
+ */
+static unsigned
+client_key(int fd, const struct sockaddr *sa, struct client_slot *k)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	memset(k->key, 0, sizeof(k->key));
+	k->family = sa->sa_family;
+	switch (sa->sa_family) {
+	case AF_INET:
+		memcpy(k->key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		break;
+	case AF_INET6:
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+			k->family = AF_INET;
+			memcpy(k->key, &sin6->sin6_addr.s6_addr[12], 4);
+		} else if (IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr))
+			memcpy(k->key, &sin6->sin6_addr, 16);
+		else
+			memcpy(k->key, &sin6->sin6_addr, 8);
+		break;
+	default:
+		k->family = AF_UNIX;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
+			memcpy(k->key, &cred.uid, sizeof(cred.uid));
+		else
+			memset(k->key, 0xff, 4);
+		break;
+	}
+	h = (h ^ (uint32_t)k->family) * 16777619u;
+	for (i = 0; i < sizeof(k->key); i++)
+		h = (h ^ k->key[i]) * 16777619u;
+	return h % CLIENT_BUCKETS;
+}
+
+/* The client's slot, made when new; its count is taken.  NULL: no memory. */
+static struct client_slot *
+client_slot_get(struct proxy *px, int fd, const struct sockaddr *sa)
+{
+	struct client_slot k, *cs;
+	unsigned b;
+
+	b = client_key(fd, sa, &k);
+	LIST_FOREACH(cs, &px->clients[b], entry)
+		if (cs->family == k.family &&
+		    memcmp(cs->key, k.key, sizeof(k.key)) == 0)
+			break;
+	if (cs == NULL) {
+		if ((cs = calloc(1, sizeof(*cs))) == NULL)
+			return NULL;
+		cs->family = k.family;
+		memcpy(cs->key, k.key, sizeof(k.key));
+		LIST_INSERT_HEAD(&px->clients[b], cs, entry);
+	}
+	cs->n++;
+	return cs;
+}
+
+void
+client_slot_put(struct proxy *px, struct client_slot *cs)
+{
+	(void)px;
+	if (cs == NULL || --cs->n > 0)
+		return;
+	LIST_REMOVE(cs, entry);
+	free(cs);
+}
+
+/* The client as the refusal names it: "192.0.2.7", "2001:db8::/64". */
+static void
+client_slot_text(const struct client_slot *cs, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	uint32_t uid;
+
+	switch (cs->family) {
+	case AF_INET:
+		inet_ntop(AF_INET, cs->key, a, sizeof(a));
+		snprintf(buf, len, "%s", a);
+		break;
+	case AF_INET6:
+		inet_ntop(AF_INET6, cs->key, a, sizeof(a));
+		snprintf(buf, len, "%s%s", a, IN6_IS_ADDR_LOOPBACK(
+		    (const struct in6_addr *)cs->key) ? "" : "/64");
+		break;
+	default:
+		memcpy(&uid, cs->key, sizeof(uid));
+		snprintf(buf, len, "uid %ld", uid == UINT32_MAX ? -1L :
+		    (long)uid);
+		break;
+	}
 }
 
 /*

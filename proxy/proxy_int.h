@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "policy/policy.h"
 #include "approval/approval.h"
@@ -78,6 +79,7 @@ enum conn_err {
 	CERR_NET_UNREACH,	/* 502 / 0x03 */
 	CERR_HOST_UNREACH,	/* 502 / 0x04 */
 	CERR_TIMEOUT,		/* 504 / 0x06 */
+	CERR_BUSY,		/* 503 / 0x01: over a connection limit */
 	CERR_FAILURE		/* 502 / 0x01 */
 };
 
@@ -102,6 +104,23 @@ struct listener {
 
 struct http_conn;
 
+/* What one client holds: its address (or uid) and its connections. */
+#define CLIENT_BUCKETS		256
+
+struct client_slot {
+	LIST_ENTRY(client_slot)	 entry;
+	int			 family;	/* AF_INET, AF_INET6, AF_UNIX */
+	uint8_t			 key[16];	/* address, /64, or uid */
+	int			 n;		/* connections it holds */
+};
+
+/*
+ * Connections over a limit are held only to answer 503 / SOCKS5 0x01:
+ * at most this many at once, each for at most CONN_REFUSE_TIMEOUT_MS.
+ */
+#define CONN_REFUSING_MAX	64
+#define CONN_REFUSE_TIMEOUT_MS	5000
+
 #define CONN_MAX_ADDRS	DNS_MAX_ADDRS
 
 struct conn {
@@ -112,6 +131,8 @@ struct conn {
 	enum conn_proto		 proto;
 	struct bufferevent	*client;
 	struct bufferevent	*upstream;
+	struct client_slot	*slot;		/* NULL while refusing */
+	const char		*refuse;	/* over a limit: the reason */
 	char			 client_name[400];
 	char			*user;		/* SOCKS5 user name (logged) */
 	struct timeval		 start;
@@ -180,7 +201,11 @@ struct proxy {
 	char			*capability;
 	TAILQ_HEAD(listener_head, listener) listeners;
 	TAILQ_HEAD(, conn)	 conns;
-	size_t			 nconns;
+	size_t			 nconns;	/* all, refusing ones too */
+	size_t			 nrefusing;	/* held to answer "not now" */
+	unsigned long long	 dropped;	/* closed unanswered */
+	time_t			 dropped_warned;
+	LIST_HEAD(, client_slot) clients[CLIENT_BUCKETS];
 	uint64_t		 next_id;
 	int			 stopping;
 };
@@ -192,6 +217,10 @@ void	 pgen_unref(struct pgen *);
 /* listen.c */
 /* Stop serving a listener and free it (and its Unix socket file). */
 void	 listener_free(struct listener *);
+/* The connections one client may hold (proxy.maxClientConnections). */
+int	 proxy_client_limit(const struct config *);
+/* Give back a connection's hold on its client slot. */
+void	 client_slot_put(struct proxy *, struct client_slot *);
 /*
  * Whether a connection to sa would reach one of the proxy's own
  * listeners, whatever address spells it (0.0.0.0, 127.0.0.0/8 and the
@@ -200,8 +229,14 @@ void	 listener_free(struct listener *);
 int	 proxy_own_addr(struct proxy *, const struct sockaddr *);
 
 /* conn.c */
-/* A new client connection accepted on l: start reading its first bytes. */
-void	 conn_new(struct listener *, int fd, struct sockaddr *, socklen_t);
+/*
+ * A new client connection accepted on l: start reading its first bytes.
+ * It holds slot; refuse (with detail) is the limit it is over, if any:
+ * then its request is read only to be answered 503 / SOCKS5 0x01.
+ */
+void	 conn_new(struct listener *, int fd, struct sockaddr *, socklen_t,
+	    struct client_slot *slot, const char *refuse,
+	    const char *detail);
 /* Free everything the connection owns and write its close record. */
 void	 conn_close(struct conn *, const char *end);
 /* Write the connection's decision record. */

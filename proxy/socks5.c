@@ -272,6 +272,7 @@ socks5_fail(struct conn *c, enum conn_err err)
 	case CERR_TIMEOUT:
 		rep = SOCKS5_REP_TTL;
 		break;
+	case CERR_BUSY:		/* "general SOCKS server failure" */
 	case CERR_FAILURE:
 	default:
 		rep = SOCKS5_REP_FAILURE;

@@ -9,6 +9,7 @@
     servers.py certgen   DIR NAME...
     servers.py client    --port P|--unix PATH [--timeout S] [--shut] [--hex] [--trickle MS]
     servers.py socks5    --port P --target H:P [--auth U:P] [--cmd C] [--send X]
+                         [--source ADDR]
     servers.py tls       --port P --via connect|socks5 --target H:P [--sni NAME]
                          [--split N] [--stall] [--raw HEX]
     servers.py sha       N
@@ -504,7 +505,8 @@ def recv_exact(s, n):
 
 def cmd_socks5(args):
     """One SOCKS5 exchange; prints what the proxy answered."""
-    s = socket.create_connection(("127.0.0.1", args.port), args.timeout)
+    s = socket.create_connection(("127.0.0.1", args.port), args.timeout,
+                                 (args.source, 0) if args.source else None)
     if args.auth:
         s.sendall(b"\x05\x01\x02")
     else:
@@ -742,6 +744,7 @@ def main():
     sp.add_argument("--cmd", dest="socks_cmd", default="connect",
                     choices=["connect", "bind", "udp"])
     sp.add_argument("--send")
+    sp.add_argument("--source")
     sp.add_argument("--timeout", type=float, default=5.0)
     sp = sub.add_parser("tls")
     sp.add_argument("--port", type=int, required=True)
