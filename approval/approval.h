@@ -9,8 +9,9 @@
 
 #include <stdint.h>
 
+#include "policy/policy.h"
+
 struct event_base;
-struct config;
 
 enum review_result {
 	REVIEW_RESULT_ALLOW,
@@ -62,16 +63,31 @@ typedef void (*review_cb)(enum review_result, const char *detail, void *arg);
 struct reviewer;
 struct review;
 
+/* What a reviewer asks through, and how long it waits. */
+struct reviewer_opts {
+	enum review_mode	 mode;		/* REVIEW_NONE: no reviewer */
+	char *const		*argv;		/* command: NULL-terminated */
+	const char		*socket_path;	/* socket */
+	const char		*capability;	/* socket: NULL or "": none */
+	int			 timeout_ms;	/* per review; 0: 30000 */
+	int			 max_inflight;	/* 0: 16 */
+	const char		*worker_id;	/* in every network request */
+	const char		*cwd;		/* in every network request */
+};
+
 /*
- * A reviewer for the config's "review" section.  worker_id and cwd go in
- * every request (the launcher's sandbox id and working directory, or the
- * standalone proxy's --label and its cwd).  capability is the supervisor
- * capability (socket transport), or NULL to read the config's
- * capabilityEnv from the environment.
+ * The options of a config's "review" section.  worker_id and cwd go in
+ * every network request (the launcher's sandbox id and working
+ * directory, or the standalone proxy's --label and its cwd).  capability
+ * is the supervisor capability (socket transport), or NULL to read the
+ * config's capabilityEnv from the environment.  o borrows from conf.
  */
-struct reviewer	*reviewer_new(struct event_base *, const struct config *,
-		    const char *worker_id, const char *cwd,
-		    const char *capability);
+void		 reviewer_opts_config(struct reviewer_opts *o,
+		    const struct config *conf, const char *worker_id,
+		    const char *cwd, const char *capability);
+/* A reviewer; everything in o is copied. */
+struct reviewer	*reviewer_new(struct event_base *,
+		    const struct reviewer_opts *o);
 void		 reviewer_free(struct reviewer *);
 /* Whether any reviewer is configured (else every review is NONE). */
 int		 reviewer_enabled(const struct reviewer *);
