@@ -10,14 +10,8 @@
 # Runs in a private network namespace: 11.0.0.1 on lo and the local
 # route 11.0.1.0/24 (addresses the host answers to without an interface
 # address for them).
-if [ "${PISBX_SELF_NETNS:-}" != 1 ]; then
-	if ! unshare -n true 2>/dev/null; then
-		echo "skip: cannot create a network namespace (unshare -n)"
-		exit 77
-	fi
-	PISBX_SELF_NETNS=1 exec unshare -n sh "$0" "$@"
-fi
-ip link set lo up && ip addr add 11.0.0.1/32 dev lo &&
+. "$(dirname "$0")/../lib/netns.sh"
+ip addr add 11.0.0.1/32 dev lo &&
     ip route add local 11.0.1.0/24 dev lo || exit 1
 
 . "$PISBX_TOP/tests/lib/common.sh"

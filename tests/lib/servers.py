@@ -503,6 +503,26 @@ def recv_exact(s, n):
     return bytes(out)
 
 
+def socks5_request_bytes(target, atyp="auto"):
+    """The address and port part of a SOCKS5 request for "host:port"."""
+    host, _, port = target.rpartition(":")
+    port = int(port)
+    if atyp == "auto":
+        try:
+            ip = ipaddress.ip_address(host.strip("[]"))
+            atyp = "ipv4" if ip.version == 4 else "ipv6"
+        except ValueError:
+            atyp = "domain"
+    if atyp == "ipv4":
+        addr = b"\x01" + socket.inet_pton(socket.AF_INET, host)
+    elif atyp == "ipv6":
+        addr = b"\x04" + socket.inet_pton(socket.AF_INET6, host.strip("[]"))
+    else:
+        hb = host.encode("latin-1")
+        addr = b"\x03" + bytes([len(hb)]) + hb
+    return addr + port.to_bytes(2, "big")
+
+
 def cmd_socks5(args):
     """One SOCKS5 exchange; prints what the proxy answered."""
     s = socket.create_connection(("127.0.0.1", args.port), args.timeout,
@@ -526,24 +546,9 @@ def cmd_socks5(args):
         print("auth 0x%02x" % (a[1] if len(a) == 2 else 0xFF))
         if len(a) != 2 or a[1] != 0:
             return
-    host, _, port = args.target.rpartition(":")
-    port = int(port)
-    atyp = args.atyp
-    if atyp == "auto":
-        try:
-            ip = ipaddress.ip_address(host.strip("[]"))
-            atyp = "ipv4" if ip.version == 4 else "ipv6"
-        except ValueError:
-            atyp = "domain"
-    if atyp == "ipv4":
-        addr = b"\x01" + socket.inet_pton(socket.AF_INET, host)
-    elif atyp == "ipv6":
-        addr = b"\x04" + socket.inet_pton(socket.AF_INET6, host.strip("[]"))
-    else:
-        hb = host.encode("latin-1")
-        addr = b"\x03" + bytes([len(hb)]) + hb
     cmd = {"connect": 1, "bind": 2, "udp": 3}[args.socks_cmd]
-    s.sendall(bytes([5, cmd, 0]) + addr + port.to_bytes(2, "big"))
+    s.sendall(bytes([5, cmd, 0]) +
+              socks5_request_bytes(args.target, args.atyp))
     head = recv_exact(s, 4)
     if len(head) != 4:
         print("reply short %s" % head.hex())
@@ -561,26 +566,6 @@ def cmd_socks5(args):
         print("echo %s" % ("ok" if back == args.send.encode() else
                            "bad %r" % back))
     s.close()
-
-
-def socks5_request_bytes(target, atyp="auto"):
-    """The address and port part of a SOCKS5 request for "host:port"."""
-    host, _, port = target.rpartition(":")
-    port = int(port)
-    if atyp == "auto":
-        try:
-            ip = ipaddress.ip_address(host.strip("[]"))
-            atyp = "ipv4" if ip.version == 4 else "ipv6"
-        except ValueError:
-            atyp = "domain"
-    if atyp == "ipv4":
-        addr = b"\x01" + socket.inet_pton(socket.AF_INET, host)
-    elif atyp == "ipv6":
-        addr = b"\x04" + socket.inet_pton(socket.AF_INET6, host.strip("[]"))
-    else:
-        hb = host.encode("latin-1")
-        addr = b"\x03" + bytes([len(hb)]) + hb
-    return addr + port.to_bytes(2, "big")
 
 
 def tunnel_open(args):
