@@ -37,6 +37,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "common/time.h"
 #include "policy/policy.h"
@@ -855,9 +856,9 @@ sup_log(int fd, json_t *req, const char *decision, const char *reason)
 	if ((s = json_dumps(o, JSON_COMPACT)) != NULL) {
 		size_t	 n = strlen(s);
 
-		/* One write, so lines from reviewers never mix. */
+		/* One write per line, so a line is never split. */
 		s[n] = '\n';
-		(void)write(fd, s, n + 1);
+		(void)io_write_all(fd, s, n + 1, 0);
 		free(s);
 	}
 	json_decref(o);
