@@ -21,6 +21,7 @@
 #include <event2/event.h>
 
 #include "common/log.h"
+#include "common/shell.h"
 #include "policy/policy.h"
 #include "proxy/proxy.h"
 #include "launcher/launcher.h"
@@ -63,6 +64,7 @@ static void	run_signal_cb(evutil_socket_t, short, void *);
 static void	run_timeout_cb(evutil_socket_t, short, void *);
 static void	run_report_cb(evutil_socket_t, short, void *);
 static char	*run_home(void);
+static char	*run_cmdline(const struct run_opts *);
 static void	run_refused_cb(const struct proxy_refusal *, void *);
 static void	run_report_write(const struct summary *, int, const char *);
 static const char *run_bash(void);
@@ -132,6 +134,36 @@ run_report_write(const struct summary *sum, int fd, const char *path)
 	}
 	if (summary_json(sum, f) == -1 || fclose(f) == EOF)
 		log_warnx("--report %s: cannot write every refusal", path);
+}
+
+/*
+ * The command as a person would type it, for the terminal's question: the
+ * -c line, or the words, each quoted only when the shell would need it.
+ */
+static char *
+run_cmdline(const struct run_opts *o)
+{
+	char	*s = NULL, *p, *q;
+	size_t	 i, len = 1;
+
+	if (o->line != NULL)
+		return strdup(o->line);
+	for (i = 0; o->argv[i] != NULL; i++)
+		len += SHELL_QUOTE_SIZE(strlen(o->argv[i])) + 1;
+	if ((s = calloc(1, len)) == NULL)
+		return NULL;
+	for (i = 0, p = s; o->argv[i] != NULL; i++) {
+		if (i > 0)
+			*p++ = ' ';
+		q = o->argv[i];
+		if (q[0] != '\0' && q[strspn(q, "abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%")] == '\0') {
+			memcpy(p, q, strlen(q) + 1);
+			p += strlen(q);
+		} else
+			p = shell_quote(p, q);
+	}
+	return s;
 }
 
 static char *
@@ -494,7 +526,7 @@ run(const struct run_opts *o)
 	const char		*env;
 	char			*config_path = NULL, *home = NULL;
 	char			*access_log = NULL, *git_proxy = NULL;
-	char			*report_path = NULL;
+	char			*report_path = NULL, *cmdline = NULL;
 	char			 config_file[PATH_MAX + 128];
 	char			 cwd[PATH_MAX], exe[PATH_MAX], exe_dir[PATH_MAX];
 	char			 label[64], **shargv = NULL, *end;
@@ -771,6 +803,11 @@ run(const struct run_opts *o)
 	popts.cwd = cwd;
 	popts.refused = run_refused_cb;
 	popts.refused_arg = sum;
+	if ((cmdline = run_cmdline(o)) == NULL) {
+		log_warn("command line");
+		goto fail;
+	}
+	popts.command = cmdline;
 	if (sup.registered) {
 		popts.label = sup.worker_id;
 		popts.capability = sup.capability;
@@ -927,6 +964,7 @@ done:
 		close(report_fd);
 	summary_free(sum);
 	free(report_path);
+	free(cmdline);
 	free(git_proxy);
 	free(sb.ssh_config);
 	config_free(conf);

@@ -45,7 +45,8 @@ static void	 conn_flush_event_cb(struct bufferevent *, short, void *);
 static void	 conn_timer_cb(evutil_socket_t, short, void *);
 static void	 conn_deny(struct conn *, const char *, const char *,
 		    enum conn_err);
-static void	 conn_review_cb(enum review_result, const char *, void *);
+static void	 conn_review_cb(enum review_result, enum review_scope,
+		    const char *, void *);
 static void	 conn_watch_gone(struct conn *);
 static void	 conn_gone_cb(evutil_socket_t, short, void *);
 static void	 conn_review_request(const struct conn *,
@@ -573,11 +574,17 @@ conn_authorise(struct conn *c)
 		    "approved earlier on this connection");
 		return;
 	}
+	/* An approval with the scope "run" or "worker", still in force. */
+	if (proxy_grant_covers(c->px, &req)) {
+		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW),
+		    "approved earlier in this run (scope run)");
+		return;
+	}
 	c->state = CONN_REVIEW;
 	c->review = review_start(g->rv, &req, conn_review_cb, c, &now,
 	    &detail);
 	if (c->review == NULL) {
-		conn_review_cb(now, detail, c);
+		conn_review_cb(now, REVIEW_SCOPE_ONCE, detail, c);
 		return;
 	}
 	c->gen = g;
@@ -617,7 +624,8 @@ conn_gone_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-conn_review_cb(enum review_result res, const char *detail, void *arg)
+conn_review_cb(enum review_result res, enum review_scope scope,
+    const char *detail, void *arg)
 {
 	struct conn *c = arg;
 	struct review_request req;
@@ -632,6 +640,9 @@ conn_review_cb(enum review_result res, const char *detail, void *arg)
 	if (res == REVIEW_RESULT_ALLOW) {
 		conn_review_request(c, &req);
 		review_grant_set(&c->grant, &req);
+		/* Wider: every later connection of this process. */
+		if (scope != REVIEW_SCOPE_ONCE)
+			proxy_grant_add(c->px, &req);
 		conn_allowed(c, review_result_reason(res), detail);
 		return;
 	}

@@ -32,6 +32,7 @@ struct proxy_opts {
 	const char	*label;		/* workerId in reviews; client label */
 	const char	*cwd;		/* shown to reviewers */
 	const char	*capability;	/* supervisor capability, or NULL */
+	const char	*command;	/* the command run (the tty shows it) */
 	/* Told of every connection the policy refused (pisbx-run's summary). */
 	void		(*refused)(const struct proxy_refusal *, void *);
 	void		*refused_arg;
