@@ -236,8 +236,6 @@ static int	 fs_rule_cmp(const void *, const void *);
 static char	*fs_read_line(const char *file, const char *prefix);
 static int	 fs_worktree(struct fs_set *, const char *root,
 		    const struct config *, const char *cwd, const char *home);
-static int	 fs_covers(const struct strlist *, const char *path,
-		    const char *cwd, const char *home);
 static char	*fs_join(const char *a, const char *b);
 static const char *fs_root_of(const struct fs_plan *, const char *path);
 static int	 fs_mandatory_at(struct fs_set *, const char *dir,
@@ -263,8 +261,8 @@ static int	 fs_path_dirs(struct fs_set *, const struct fs_plan *,
 		    const struct strlist *pathdirs);
 static int	 fs_rules(struct fs_plan *, const struct fs_set *);
 static int	 fs_visible(const struct fs_set *, const char *path);
-static int	 fs_named_in(const struct strlist *, const char *path,
-		    const char *cwd, const char *home);
+static int	 fs_list_meets(const struct strlist *, const char *path,
+		    int inside, const char *cwd, const char *home);
 static int	 fs_toolchains(struct fs_set *, const struct config *,
 		    const char *home, const char *cwd);
 static int	 fs_caches(struct fs_set *, struct fs_plan *,
@@ -630,8 +628,8 @@ fs_worktree(struct fs_set *set, const char *root, const struct config *conf,
 	 * of git's rules stay the guard's to refuse, as in any repository
 	 * older than the run.
 	 */
-	deny = !(conf->fs_allow_write_set && fs_covers(&conf->allow_write,
-	    common, cwd, home));
+	deny = !(conf->fs_allow_write_set && fs_list_meets(&conf->allow_write,
+	    common, 0, cwd, home));
 	if ((dotgit = fs_join(root, ".git")) == NULL ||
 	    fs_set_add(set, dotgit, P_DENY_WRITE, "git (the .git file)") ==
 	    -1 || fs_set_add(set, gitdir, P_ALLOW_READ | (deny ?
@@ -1178,10 +1176,14 @@ fs_visible(const struct fs_set *set, const char *path)
 	return vis;
 }
 
-/* Whether a config list names path, or a path inside it. */
+/*
+ * Whether a config list names path itself or, with inside, a path inside
+ * it (the user asked for it in particular), else a directory above it
+ * (the user's entry covers it).
+ */
 static int
-fs_named_in(const struct strlist *l, const char *path, const char *cwd,
-    const char *home)
+fs_list_meets(const struct strlist *l, const char *path, int inside,
+    const char *cwd, const char *home)
 {
 	char	*p;
 	size_t	 i;
@@ -1190,27 +1192,7 @@ fs_named_in(const struct strlist *l, const char *path, const char *cwd,
 	for (i = 0; i < l->n; i++) {
 		if ((p = fs_resolve(l->v[i], cwd, home)) == NULL)
 			continue;
-		hit = fs_under(p, path);
-		free(p);
-		if (hit)
-			return 1;
-	}
-	return 0;
-}
-
-/* Whether a config list names path, or a directory above it. */
-static int
-fs_covers(const struct strlist *l, const char *path, const char *cwd,
-    const char *home)
-{
-	char	*p;
-	size_t	 i;
-	int	 hit;
-
-	for (i = 0; i < l->n; i++) {
-		if ((p = fs_resolve(l->v[i], cwd, home)) == NULL)
-			continue;
-		hit = fs_under(path, p);
+		hit = inside ? fs_under(p, path) : fs_under(path, p);
 		free(p);
 		if (hit)
 			return 1;
@@ -1240,7 +1222,7 @@ fs_toolchains(struct fs_set *set, const struct config *conf,
 			continue;
 		/* The user's own denyRead at it or inside it wins. */
 		if (!fs_visible(set, r) && !(conf->fs_deny_read_set &&
-		    fs_named_in(&conf->deny_read, r, cwd, home)))
+		    fs_list_meets(&conf->deny_read, r, 1, cwd, home)))
 			rc = fs_set_add(set, r, P_ALLOW_READ, NULL);
 		free(r);
 	}
@@ -1307,8 +1289,8 @@ fs_secrets_hide(struct fs_set *set, const struct config *conf,
 		if (r == NULL)
 			continue;
 		if (fs_visible(set, r) &&
-		    !fs_named_in(&conf->allow_read, r, cwd, home) &&
-		    !fs_named_in(&conf->allow_write, r, cwd, home))
+		    !fs_list_meets(&conf->allow_read, r, 1, cwd, home) &&
+		    !fs_list_meets(&conf->allow_write, r, 1, cwd, home))
 			rc = fs_set_add(set, r, P_DENY_READ, NULL);
 		free(r);
 	}

@@ -192,44 +192,17 @@ fi
 
 # 7. Plain ssh (and scp, sftp, rsync -e ssh): ssh's system config in the
 #    sandbox ends with the proxy's ProxyCommand.
-SSHD=/usr/sbin/sshd
-if [ -x "$SSHD" ] && command -v ssh-keygen >/dev/null; then
-	mkdir -p "$T/ssh"
-	ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/hostkey" >/dev/null
-	SSH_PORT=$(free_port)
-	cat >"$T/ssh/sshd_config" <<EOF
-Port $SSH_PORT
-ListenAddress 127.0.0.1
-HostKey $T/ssh/hostkey
-PidFile none
-UsePAM no
-StrictModes no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-AuthorizedKeysFile none
-EOF
-	if [ "$(id -u)" -eq 0 ]; then
-		chown -R 65534:65534 "$T/ssh"
-		spawn setpriv --reuid=65534 --regid=65534 --clear-groups \
-		    "$SSHD" -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log"
-	else
-		spawn "$SSHD" -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log"
-	fi
-	if wait_port 127.0.0.1 "$SSH_PORT" 100; then
-		sbx -- /bin/sh -c "ssh -o BatchMode=yes \
-		    -o StrictHostKeyChecking=no -o UserKnownHostsFile=\$TMPDIR/kh \
-		    -p $SSH_PORT git@allowed.test true; cat \$TMPDIR/kh" \
-		    >"$T/ssh.out" 2>&1
-		contains "plain ssh goes through the proxy (sshd's host key)" \
-		    "$(cat "$T/ssh.out")" "$(cut -d' ' -f2 "$T/ssh/hostkey.pub")"
-		check_log "plain ssh's tunnel is logged" event=decision \
-		    proto=connect host=allowed.test port="$SSH_PORT" \
-		    decision=allow
-	else
-		echo "# sshd did not start: $(head -c 300 "$T/sshd.log")"
-	fi
+if sshd_start >"$T/sshd.why"; then
+	sbx -- /bin/sh -c "ssh -o BatchMode=yes \
+	    -o StrictHostKeyChecking=no -o UserKnownHostsFile=\$TMPDIR/kh \
+	    -p $SSH_PORT git@allowed.test true; cat \$TMPDIR/kh" \
+	    >"$T/ssh.out" 2>&1
+	contains "plain ssh goes through the proxy (sshd's host key)" \
+	    "$(cat "$T/ssh.out")" "$(cut -d' ' -f2 "$T/ssh/hostkey.pub")"
+	check_log "plain ssh's tunnel is logged" event=decision \
+	    proto=connect host=allowed.test port="$SSH_PORT" decision=allow
 else
-	echo "# plain ssh case skipped: no sshd"
+	echo "# plain ssh case skipped: $(cat "$T/sshd.why")"
 fi
 check "ssh's system config is read-only in the sandbox" \
     sh -c "cd '$WS' && ! '$RUN' --config '$CONF' -- sh -c \
