@@ -35,13 +35,40 @@ static struct review *review_begin(struct reviewer *, json_t *,
 		    enum review_result *, const char **);
 static char	*review_strdup0(const char *);
 
-struct reviewer *
-reviewer_new(struct event_base *base, const struct config *conf,
+void
+reviewer_opts_config(struct reviewer_opts *o, const struct config *conf,
     const char *worker_id, const char *cwd, const char *capability)
 {
-	struct reviewer	*r;
 	const char	*envname;
-	size_t		 i;
+
+	memset(o, 0, sizeof(*o));
+	o->worker_id = worker_id;
+	o->cwd = cwd;
+	if (conf == NULL)
+		return;
+	o->mode = conf->review_mode;
+	o->argv = conf->review_command.v;
+	o->socket_path = conf->review_socket;
+	o->timeout_ms = conf->review_timeout_ms;
+	o->max_inflight = conf->review_max_inflight;
+	/*
+	 * The capability is the launcher's (or the standalone proxy's) own
+	 * secret; an unset or empty variable means there is none and every
+	 * review is an error.
+	 */
+	if (o->mode == REVIEW_SOCKET && capability == NULL) {
+		envname = conf->review_capability_env != NULL ?
+		    conf->review_capability_env : "PISBX_CAPABILITY";
+		capability = getenv(envname);
+	}
+	o->capability = capability;
+}
+
+struct reviewer *
+reviewer_new(struct event_base *base, const struct reviewer_opts *o)
+{
+	struct reviewer	*r;
+	size_t		 i, n;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
@@ -50,43 +77,33 @@ reviewer_new(struct event_base *base, const struct config *conf,
 	TAILQ_INIT(&r->reviews);
 	TAILQ_INIT(&r->children);
 	TAILQ_INIT(&r->tty_queue);
-	r->mode = conf != NULL ? conf->review_mode : REVIEW_NONE;
-	r->timeout_ms = REVIEW_TIMEOUT_DEFAULT;
-	r->max_inflight = REVIEW_INFLIGHT_DEFAULT;
-	if (conf != NULL && conf->review_timeout_ms > 0)
-		r->timeout_ms = conf->review_timeout_ms;
-	if (conf != NULL && conf->review_max_inflight > 0)
-		r->max_inflight = conf->review_max_inflight;
-	if ((r->worker_id = review_strdup0(worker_id)) == NULL ||
-	    (r->cwd = review_strdup0(cwd)) == NULL)
+	r->mode = o->mode;
+	r->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms :
+	    REVIEW_TIMEOUT_DEFAULT;
+	r->max_inflight = o->max_inflight > 0 ? o->max_inflight :
+	    REVIEW_INFLIGHT_DEFAULT;
+	if ((r->worker_id = review_strdup0(o->worker_id)) == NULL ||
+	    (r->cwd = review_strdup0(o->cwd)) == NULL ||
+	    (r->command = review_strdup0(o->command)) == NULL)
 		goto fail;
 
 	switch (r->mode) {
 	case REVIEW_COMMAND:
-		r->argv = calloc(conf->review_command.n + 1, sizeof(char *));
-		if (r->argv == NULL)
+		for (n = 0; o->argv != NULL && o->argv[n] != NULL; n++)
+			;
+		if (n == 0 || (r->argv = calloc(n + 1, sizeof(char *))) ==
+		    NULL)
 			goto fail;
-		for (i = 0; i < conf->review_command.n; i++)
-			if ((r->argv[i] =
-			    strdup(conf->review_command.v[i])) == NULL)
+		for (i = 0; i < n; i++)
+			if ((r->argv[i] = strdup(o->argv[i])) == NULL)
 				goto fail;
 		break;
 	case REVIEW_SOCKET:
-		if (conf->review_socket == NULL ||
-		    (r->socket_path = strdup(conf->review_socket)) == NULL)
+		if (o->socket_path == NULL ||
+		    (r->socket_path = strdup(o->socket_path)) == NULL)
 			goto fail;
-		/*
-		 * The capability is the launcher's (or the standalone
-		 * proxy's) own secret; an unset or empty variable means
-		 * there is none and every review is an error.
-		 */
-		if (capability == NULL) {
-			envname = conf->review_capability_env != NULL ?
-			    conf->review_capability_env : "PISBX_CAPABILITY";
-			capability = getenv(envname);
-		}
-		if (capability != NULL && *capability != '\0' &&
-		    (r->capability = strdup(capability)) == NULL)
+		if (o->capability != NULL && *o->capability != '\0' &&
+		    (r->capability = strdup(o->capability)) == NULL)
 			goto fail;
 		break;
 	case REVIEW_TTY:
@@ -159,6 +176,7 @@ reviewer_destroy(struct reviewer *r)
 		free(r->capability);
 	}
 	free(r->worker_id);
+	free(r->command);
 	free(r->cwd);
 	free(r);
 }
@@ -308,7 +326,8 @@ review_done(struct review *rv, enum review_result res, const char *detail)
 	TAILQ_REMOVE(&r->reviews, rv, entry);
 	r->inflight--;
 	r->in_callback++;
-	rv->cb(res, detail, rv->arg);
+	rv->cb(res, res == REVIEW_RESULT_ALLOW ? rv->scope :
+	    REVIEW_SCOPE_ONCE, detail, rv->arg);
 	r->in_callback--;
 	review_release(rv);
 }
@@ -378,6 +397,29 @@ review_release(struct review *rv)
 	free(rv->host);
 	free(rv->protocol);
 	free(rv);
+}
+
+void
+review_grant_set(struct review_grant *g, const struct review_request *req)
+{
+	memset(g, 0, sizeof(*g));
+	if (req->host == NULL || req->protocol == NULL ||
+	    strlen(req->host) >= sizeof(g->host) ||
+	    strlen(req->protocol) >= sizeof(g->protocol))
+		return;		/* covers nothing */
+	snprintf(g->host, sizeof(g->host), "%s", req->host);
+	snprintf(g->protocol, sizeof(g->protocol), "%s", req->protocol);
+	g->port = req->port;
+}
+
+int
+review_grant_covers(const struct review_grant *g,
+    const struct review_request *req)
+{
+	return g->host[0] != '\0' && req->host != NULL &&
+	    req->protocol != NULL && g->port == req->port &&
+	    strcmp(g->host, req->host) == 0 &&
+	    strcmp(g->protocol, req->protocol) == 0;
 }
 
 const char *
@@ -450,8 +492,8 @@ fail:
 
 int
 review_reply_parse(const char *buf, size_t len, const char *want_id,
-    int id_required, enum review_result *res, char *detail,
-    size_t detaillen)
+    int id_required, enum review_result *res, enum review_scope *scope,
+    char *detail, size_t detaillen)
 {
 	json_t		*o;
 	json_error_t	 jerr;
@@ -469,7 +511,7 @@ review_reply_parse(const char *buf, size_t len, const char *want_id,
 		    jerr.text);
 		return -1;
 	}
-	rc = review_reply_check(o, want_id, id_required, res, detail,
+	rc = review_reply_check(o, want_id, id_required, res, scope, detail,
 	    detaillen);
 	json_decref(o);
 	return rc;
@@ -477,13 +519,17 @@ review_reply_parse(const char *buf, size_t len, const char *want_id,
 
 int
 review_reply_check(const json_t *o, const char *want_id, int id_required,
-    enum review_result *res, char *detail, size_t detaillen)
+    enum review_result *res, enum review_scope *scope, char *detail,
+    size_t detaillen)
 {
 	const json_t	*v;
-	const char	*s;
+	const char	*s, *w;
 	size_t		 n;
+	enum review_scope sc = REVIEW_SCOPE_ONCE;
 
 	*res = REVIEW_RESULT_ERROR;
+	if (scope != NULL)
+		*scope = REVIEW_SCOPE_ONCE;
 	if (!json_is_object(o)) {
 		snprintf(detail, detaillen, "reply is not a JSON object");
 		return -1;
@@ -527,8 +573,46 @@ review_reply_check(const json_t *o, const char *want_id, int id_required,
 		snprintf(detail, detaillen, "reply action is not allow or deny");
 		return -1;
 	}
+	/*
+	 * How far an allow reaches.  Anything but the three words is a
+	 * malformed reply, a deny: a reviewer that meant "once" and wrote
+	 * "Once" must not be read as wider.
+	 */
+	if ((v = json_object_get(o, "scope")) != NULL) {
+		n = json_is_string(v) ? json_string_length(v) : 0;
+		w = json_is_string(v) ? json_string_value(v) : "";
+		if (n == 4 && strcmp(w, "once") == 0)
+			sc = REVIEW_SCOPE_ONCE;
+		else if (n == 3 && strcmp(w, "run") == 0)
+			sc = REVIEW_SCOPE_RUN;
+		else if (n == 6 && strcmp(w, "worker") == 0 && id_required)
+			sc = REVIEW_SCOPE_WORKER;
+		else {
+			*res = REVIEW_RESULT_ERROR;
+			snprintf(detail, detaillen, "reply scope is not %s",
+			    id_required ? "once, run or worker" :
+			    "once or run (worker is for a supervisor's reply)");
+			return -1;
+		}
+	}
+	if (scope != NULL)
+		*scope = sc;
 	review_printable(detail, detaillen, s);
 	return 0;
+}
+
+const char *
+review_scope_name(enum review_scope sc)
+{
+	switch (sc) {
+	case REVIEW_SCOPE_RUN:
+		return "run";
+	case REVIEW_SCOPE_WORKER:
+		return "worker";
+	case REVIEW_SCOPE_ONCE:
+		break;
+	}
+	return "once";
 }
 
 void

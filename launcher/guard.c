@@ -45,6 +45,7 @@
 #include <sys/vfs.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -65,6 +66,7 @@
 #define GUARD_MAXLINKS	40
 #define GUARD_MAXQ	16		/* git questions per path */
 #define GUARD_MAXREPOS	256		/* repositories followed */
+#define GUARD_MAXREFUSED 256		/* refusals told the parent */
 #define GUARD_MAXMADE	(1U << 22)	/* directories remembered */
 #define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
 #ifndef PROC_SUPER_MAGIC
@@ -80,6 +82,8 @@
 #define REPORT_REPO	'R'
 #define REPORT_MOVED	'M'
 #define REPORT_FULL	'F'
+#define REPORT_REFUSED	'X'	/* verb, path, why */
+#define REPORT_REFUSED_MORE 'Y'	/* past GUARD_MAXREFUSED */
 
 struct guard_id {
 	dev_t	dev;
@@ -106,6 +110,7 @@ struct guard {
 	char			*repos[GUARD_MAXREPOS];	/* told the parent */
 	size_t			 nrepos;
 	int			 repos_full;
+	size_t			 nrefused;	/* told the parent */
 	struct guard_sock	*socks;		/* Unix sockets bound */
 	size_t			 nsocks;
 };
@@ -160,14 +165,18 @@ static int	guard_up(int fd, int levels);
 static int	guard_shape(int dirfd);
 static int	guard_git(struct guard_req *, const struct guard_path *,
 		    int ancestors_too);
-static void	guard_glob_refused(const char *verb, const char *path,
-		    const char *inside, const struct fs_glob *);
+static void	guard_refuse(struct guard_req *, const char *path,
+		    const char *verb, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
+static void	guard_glob_refused(struct guard_req *, const char *verb,
+		    const char *path, const char *inside,
+		    const struct fs_glob *);
 static int	guard_glob_moved(struct guard_req *, const struct guard_path *,
 		    const struct guard_path *, const char *verb);
 static int	guard_check(struct guard_req *, const struct guard_path *,
 		    int ancestors_too, const char *verb);
 static void	guard_send(struct guard *, char tag, const char *a,
-		    const char *b);
+		    const char *b, const char *c);
 static int	guard_dotgit_in(const char *path);
 static void	guard_repo(struct guard *, const char *dir);
 static void	guard_created(struct guard_req *, const struct guard_path *,
@@ -675,17 +684,41 @@ guard_git(struct guard_req *gr, const struct guard_path *gp,
 }
 
 /*
+ * Say a refusal on stderr, where the command's output goes (the agent
+ * sees it at once), and tell the parent for the summary at exit.
+ */
+static void
+guard_refuse(struct guard_req *gr, const char *path, const char *verb,
+    const char *fmt, ...)
+{
+	struct guard	*g = gr->g;
+	va_list		 ap;
+	char		 why[PATH_MAX + 512];
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_warnx("refused to %s %s: %s", verb, path, why);
+	if (g->nrefused < GUARD_MAXREFUSED)
+		guard_send(g, REPORT_REFUSED, verb, path, why);
+	else if (g->nrefused == GUARD_MAXREFUSED)
+		guard_send(g, REPORT_REFUSED_MORE, NULL, NULL, NULL);
+	if (g->nrefused <= GUARD_MAXREFUSED)
+		g->nrefused++;
+}
+
+/*
  * Say why a name matching a denyRead or denyWrite pattern was refused:
  * path itself, or (inside, for a renamed directory) a name in it.
  */
 static void
-guard_glob_refused(const char *verb, const char *path, const char *inside,
-    const struct fs_glob *fg)
+guard_glob_refused(struct guard_req *gr, const char *verb, const char *path,
+    const char *inside, const struct fs_glob *fg)
 {
 	int	read = fg->kind == FS_GLOB_DENY_READ;
 
-	log_warnx("refused to %s %s: %s%s matches filesystem.%s pattern %s "
-	    "(%s; see pisbx-run(1), FILESYSTEM)", verb, path,
+	guard_refuse(gr, path, verb, "%s%s matches filesystem.%s pattern %s "
+	    "(%s; see pisbx-run(1), FILESYSTEM)",
 	    inside != NULL ? inside : "the name",
 	    inside != NULL ? " would be there and" : "", fs_glob_key(fg),
 	    glob_text(fg->g), read ? "what is made there would be readable: "
@@ -718,14 +751,14 @@ guard_glob_moved(struct guard_req *gr, const struct guard_path *op,
 	    sizeof(hit), &fg);
 	close(fd);
 	if (rc == 1) {
-		guard_glob_refused(verb, op->full, hit, fg);
+		guard_glob_refused(gr, verb, op->full, hit, fg);
 		return -EACCES;
 	}
 	if (rc == -1) {
-		log_warnx("refused to %s %s: the names in it cannot all be "
-		    "checked against the filesystem patterns (%s; at %s); "
-		    "move fewer files at once", verb, op->full,
-		    errno == E2BIG ? "too many" : strerror(errno), hit);
+		guard_refuse(gr, op->full, verb, "the names in it cannot all "
+		    "be checked against the filesystem patterns (%s; at %s); "
+		    "move fewer files at once", errno == E2BIG ? "too many" :
+		    strerror(errno), hit);
 		return -EACCES;
 	}
 	return 0;
@@ -740,42 +773,56 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
     int ancestors_too, const char *verb)
 {
 	const struct fs_glob	*fg;
+	struct fs_git_q		 q[1];
 	const char		*why;
+	int			 git;
 
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
 		return 0;
-	if ((why = fs_plan_guarded(&gr->g->sb->plan, gp->full,
-	    ancestors_too)) != NULL) {
-		log_warnx("refused to %s %s: protected path, read by %s "
-		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", verb,
-		    gp->full, why);
+	why = fs_plan_guarded(&gr->g->sb->plan, gp->full, ancestors_too);
+	git = why == NULL && guard_git(gr, gp, ancestors_too);
+	if (why == fs_why_git_config || (git &&
+	    strcasecmp(gp->name, ".git") != 0 &&
+	    !gr->g->sb->allow_git_config &&
+	    fs_git_rule(gp->full, ancestors_too, 1, q, 1) == 0)) {
+		/* Only allowGitConfig stands in the way: the one key. */
+		guard_refuse(gr, gp->full, verb, "protected path, the git "
+		    "configuration of a repository that existed before the "
+		    "run (git runs the commands it names); to let commands "
+		    "change it, set filesystem.allowGitConfig to true in %s",
+		    gr->g->sb->config_file);
+		return -EACCES;
+	}
+	if (why != NULL) {
+		guard_refuse(gr, gp->full, verb, "protected path, read by %s "
+		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", why);
 		return -EACCES;
 	}
 	if ((fg = fs_glob_denied(&gr->g->sb->plan, gp->full)) != NULL) {
-		guard_glob_refused(verb, gp->full, NULL, fg);
+		guard_glob_refused(gr, verb, gp->full, NULL, fg);
 		return -EACCES;
 	}
-	if (guard_git(gr, gp, ancestors_too)) {
+	if (git) {
 		if (strcasecmp(gp->name, ".git") == 0)
-			log_warnx("refused to %s %s: protected path; a .git "
+			guard_refuse(gr, gp->full, verb, "protected path; a .git "
 			    "there would make git run its config and hooks in "
 			    "a directory that existed before the run (make "
 			    "new repositories in a new directory; see "
-			    "pisbx-run(1), FILESYSTEM)", verb, gp->full);
+			    "pisbx-run(1), FILESYSTEM)");
 		else
-			log_warnx("refused to %s %s: protected path, git "
+			guard_refuse(gr, gp->full, verb, "protected path, git "
 			    "configuration or hooks of a repository that "
 			    "existed before the run (see pisbx-run(1), "
-			    "FILESYSTEM)", verb, gp->full);
+			    "FILESYSTEM)");
 		return -EACCES;
 	}
 	if (gp->parent != -1 && (gr->g->work == NULL ||
 	    gitwork_hooked(gr->g->work, gp->parent, gp->full, ancestors_too,
 	    guard_made_cb, gr->g))) {
-		log_warnx("refused to %s %s: protected path, a git hook "
+		guard_refuse(gr, gp->full, verb, "protected path, a git hook "
 		    "(core.hooksPath, or a hook manager's file) of a work tree "
 		    "that existed before the run (see pisbx-run(1), "
-		    "FILESYSTEM)", verb, gp->full);
+		    "FILESYSTEM)");
 		return -EACCES;
 	}
 	return 0;
@@ -783,22 +830,24 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 
 /* One record to the parent; a parent that is gone is no reason to stop. */
 static void
-guard_send(struct guard *g, char tag, const char *a, const char *b)
+guard_send(struct guard *g, char tag, const char *a, const char *b,
+    const char *c)
 {
-	char	buf[2 * PATH_MAX + 4];
-	size_t	len = 0, off = 0;
-	ssize_t	n;
+	char		 buf[4 * PATH_MAX + 4];
+	const char	*v[3] = { a, b, c };
+	size_t		 len = 0, off = 0, i, l;
+	ssize_t		 n;
 
 	if (g->sb->report_fd == -1)
 		return;
 	buf[len++] = tag;
-	if (a != NULL) {
-		memcpy(buf + len, a, strlen(a) + 1);
-		len += strlen(a) + 1;
-	}
-	if (b != NULL) {
-		memcpy(buf + len, b, strlen(b) + 1);
-		len += strlen(b) + 1;
+	for (i = 0; i < 3; i++) {
+		if (v[i] == NULL)
+			continue;
+		l = strnlen(v[i], PATH_MAX + 512);
+		memcpy(buf + len, v[i], l);
+		len += l;
+		buf[len++] = '\0';
 	}
 	while (off < len) {
 		n = write(g->sb->report_fd, buf + off, len - off);
@@ -835,14 +884,14 @@ guard_repo(struct guard *g, const char *dir)
 			return;
 	if (g->nrepos == GUARD_MAXREPOS) {
 		if (!g->repos_full)
-			guard_send(g, REPORT_FULL, NULL, NULL);
+			guard_send(g, REPORT_FULL, NULL, NULL, NULL);
 		g->repos_full = 1;
 		return;
 	}
 	if ((g->repos[g->nrepos] = strdup(dir)) == NULL)
 		return;
 	g->nrepos++;
-	guard_send(g, REPORT_REPO, dir, NULL);
+	guard_send(g, REPORT_REPO, dir, NULL, NULL);
 }
 
 /*
@@ -910,7 +959,7 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 		    g->repos[i] + ol) >= sizeof(buf) ||
 		    (s = strdup(buf)) == NULL)
 			continue;
-		guard_send(g, REPORT_MOVED, g->repos[i], s);
+		guard_send(g, REPORT_MOVED, g->repos[i], s, NULL);
 		free(g->repos[i]);
 		g->repos[i] = s;
 	}
@@ -1491,9 +1540,10 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 		if (strcmp(real, plan->unix_sockets[i]) == 0)
 			break;
 	if (i == plan->nunix && !guard_sock_ours(gr->g, fd)) {
-		log_warnx("refused to %s the Unix socket %s: only those in "
-		    "network.allowUnixSockets, and those the command bound, "
-		    "are reachable (see pisbx-run(1), SECCOMP)", verb, real);
+		guard_refuse(gr, real, verb, "a Unix socket not in "
+		    "network.allowUnixSockets: only those listed, and those "
+		    "the command bound, are reachable (see pisbx-run(1), "
+		    "SECCOMP)");
 		rc = -EPERM;
 		goto done;
 	}
@@ -1519,7 +1569,7 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 	struct sockaddr_un		*to;
 	char				 path[sizeof(sun->sun_path) + 1];
 	size_t				 off = offsetof(struct sockaddr_un,
-					    sun_path);
+					    sun_path), i;
 	int				 fd;
 
 	memcpy(&op->addr, name, len);
@@ -1531,9 +1581,15 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 	if (op->domain != AF_UNIX || len <= off || sun->sun_family != AF_UNIX)
 		return 0;
 	if (sun->sun_path[0] == '\0') {
-		log_warnx("refused to %s an abstract Unix socket: only the "
-		    "socket paths in network.allowUnixSockets are reachable "
-		    "(see pisbx-run(1), SECCOMP)", verb);
+		/* "@name", as ss(8) shows it; bytes outside ASCII as '?'. */
+		path[0] = '@';
+		for (i = 1; i < len - off; i++)
+			path[i] = sun->sun_path[i] >= 0x20 &&
+			    sun->sun_path[i] < 0x7f ? sun->sun_path[i] : '?';
+		path[len - off] = '\0';
+		guard_refuse(gr, path, verb, "an abstract Unix socket: only "
+		    "the socket paths in network.allowUnixSockets are "
+		    "reachable (see pisbx-run(1), SECCOMP)");
 		return -EPERM;
 	}
 	memcpy(path, sun->sun_path, len - off);
@@ -2250,7 +2306,8 @@ guard_report_read(struct guard_report *r, int fd)
 	for (;;) {
 		if (r->cap - r->len < 4096) {
 			/* A bound: the guard follows GUARD_MAXREPOS. */
-			if (r->cap >= (size_t)(GUARD_MAXREPOS * 3) * PATH_MAX)
+			if (r->cap >= (size_t)(GUARD_MAXREPOS * 3 +
+			    GUARD_MAXREFUSED * 3) * PATH_MAX)
 				return -1;
 			if ((nb = realloc(r->buf, r->cap + 65536)) == NULL)
 				return -1;
@@ -2268,13 +2325,14 @@ guard_report_read(struct guard_report *r, int fd)
 
 /*
  * Replay the records (moves rewrite the paths before them), then warn
- * about each repository that still exists.
+ * about each repository that still exists; refusals go to sum (may be
+ * NULL).
  */
 void
-guard_report_warn(struct guard_report *r)
+guard_report_warn(struct guard_report *r, struct summary *sum)
 {
 	char		*repos[GUARD_MAXREPOS], *s, buf[PATH_MAX];
-	const char	*p = r->buf, *end = r->buf + r->len, *a, *b;
+	const char	*p = r->buf, *end = r->buf + r->len, *a, *b, *c;
 	struct stat	 st;
 	size_t		 n = 0, i, j, al, shown = 0;
 	int		 kind[GUARD_MAXREPOS];
@@ -2285,6 +2343,11 @@ guard_report_warn(struct guard_report *r)
 
 		if (tag == REPORT_FULL) {
 			full = 1;
+			continue;
+		}
+		if (tag == REPORT_REFUSED_MORE) {
+			if (sum != NULL)
+				summary_more(sum);
 			continue;
 		}
 		a = p;
@@ -2300,6 +2363,15 @@ guard_report_warn(struct guard_report *r)
 		if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
 			break;
 		p++;
+		if (tag == REPORT_REFUSED) {
+			c = p;
+			if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
+				break;
+			p++;
+			if (sum != NULL)
+				summary_file(sum, a, b, c);
+			continue;
+		}
 		al = strlen(a);
 		for (i = 0; i < n; i++) {
 			if (strncmp(repos[i], a, al) != 0 || (repos[i][al] !=

@@ -218,8 +218,11 @@ main(int argc, char *argv[])
 		rc = EX_CONFIG_;
 		goto out;
 	}
+	for (i = 0; i < conf->warnings.n; i++)
+		fprintf(stderr, "pisbx-proxy: warning: %s\n",
+		    conf->warnings.v[i]);
 	if (check) {
-		printf("configuration OK\n");
+		printf("%s: configuration OK\n", conf->path);
 		fflush(stdout);
 		for (i = 0; verbose && i < conf->notes.n; i++)
 			fprintf(stderr, "%s\n", conf->notes.msg[i]);
@@ -233,7 +236,7 @@ main(int argc, char *argv[])
 			log_info("%s", conf->notes.msg[i]);
 	if (nexplain > 0) {
 		for (i = 0; i < nexplain; i++) {
-			char *line = policy_explain(conf->policy, explain[i]);
+			char *line = policy_explain(conf, explain[i]);
 
 			if (line == NULL)
 				err(1, "explain");

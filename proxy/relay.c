@@ -13,10 +13,13 @@
  * RELAY_READ_MAX bytes, which go straight to the other socket when
  * nothing is queued there; only what the peer cannot take yet is queued.
  *
- * A CONNECT tunnel first peeks at the client's first bytes: a TLS
- * ClientHello whose SNI names another host than the authorised target is
- * refused (sni-mismatch), so a tunnel to an allowed name cannot carry a
- * TLS session for a different one.
+ * Every tunnel (CONNECT and SOCKS5, to a name or an address) first peeks
+ * at the client's first bytes: a TLS ClientHello whose SNI names another
+ * host than the authorised target is refused (sni-mismatch), so a tunnel
+ * to an allowed name cannot carry a TLS session for a different one.  A
+ * ClientHello split over several segments or records is reassembled up
+ * to TLS_PEEK_MAX; one that is not complete within proxy.headerTimeoutMs
+ * is refused too.  Nothing of it reaches the upstream before the check.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -41,6 +44,8 @@ static void	 relay_readable_cb(evutil_socket_t, short, void *);
 static void	 relay_writable_cb(evutil_socket_t, short, void *);
 static int	 relay_move(struct conn *, int);
 static int	 relay_peek(struct conn *);
+static void	 relay_peek_done(struct conn *);
+static void	 relay_peek_refuse(struct conn *, const char *);
 static void	 relay_eof(struct conn *, int);
 static void	 relay_maybe_done(struct conn *);
 static void	 relay_splice_on(struct conn *, int);
@@ -124,18 +129,8 @@ relay_start(struct conn *c)
 	relay_begin(c);
 	if (c->rev[0] == NULL)
 		return;
-	/* Early client bytes (sent with the request) go up first. */
-	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
-		(void)relay_move(c, 0);
-}
-
-void
-relay_start_peek(struct conn *c)
-{
-	relay_begin(c);
-	if (c->rev[0] == NULL)
-		return;
 	c->peeking = 1;
+	/* Early client bytes (sent with the request) are checked, then sent. */
 	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0 &&
 	    relay_peek(c) == 1)
 		(void)relay_move(c, 0);
@@ -513,13 +508,11 @@ relay_eof(struct conn *c, int s)
 		 */
 		if (evbuffer_get_length(bufferevent_get_input(c->client)) >
 		    0) {
-			conn_decide(c, 0, "sni-mismatch", "malformed TLS "
-			    "ClientHello: truncated by EOF");
-			conn_log_decision(c);
-			conn_close(c, "sni-mismatch");
+			relay_peek_refuse(c, "malformed TLS ClientHello: "
+			    "truncated by EOF");
 			return;
 		}
-		c->peeking = 0;
+		relay_peek_done(c);
 	}
 	event_del(c->rev[s]);
 	if (s == 0)
@@ -563,8 +556,15 @@ relay_peek(struct conn *c)
 	res = tls_peek_clienthello(p, len, sni, sizeof(sni), &why);
 	switch (res) {
 	case TLS_PEEK_MORE:
-		if (len < TLS_PEEK_MAX)
+		if (len < TLS_PEEK_MAX) {
+			/* A split ClientHello: wait, but not for ever. */
+			if (!c->peek_wait) {
+				c->peek_wait = 1;
+				conn_timer_set(c,
+				    conn_config(c)->header_timeout_ms);
+			}
 			return 0;
+		}
 		why = "ClientHello larger than the peek limit";
 		/* FALLTHROUGH */
 	case TLS_PEEK_INVALID:
@@ -573,22 +573,59 @@ relay_peek(struct conn *c)
 		break;
 	case TLS_PEEK_NOT_TLS:
 	case TLS_PEEK_NO_SNI:
-		c->peeking = 0;
+		relay_peek_done(c);
 		return 1;
 	case TLS_PEEK_SNI:
-		if (c->host.kind == HOST_NAME &&
-		    host_canon(sni, strlen(sni), &h, &errstr) == 0 &&
+		/*
+		 * The SNI must name the authorised target: the same name, or
+		 * for an address target the same address (RFC 6066 forbids
+		 * literals in SNI, but some clients send one).  A name sent
+		 * to an address target is another destination than the one
+		 * authorised -- a shared front end would route by it.
+		 */
+		if (host_canon(sni, strlen(sni), &h, &errstr) == 0 &&
+		    h.kind == c->host.kind &&
 		    strcmp(h.text, c->host.text) == 0) {
-			c->peeking = 0;
+			relay_peek_done(c);
 			return 1;
 		}
 		snprintf(detail, sizeof(detail), "TLS SNI \"%s\" does not "
-		    "name the target %s", sni, c->host.text);
+		    "name the target %s%s", sni, c->host.text,
+		    c->host.kind != HOST_NAME ? " (connect by name so that "
+		    "the name is what is authorised)" : "");
 		break;
 	}
-	/* Fail closed: the tunnel was for another name than the TLS one. */
+	relay_peek_refuse(c, detail);
+	return -1;
+}
+
+/* The first bytes passed the check: relay the rest unlooked at. */
+static void
+relay_peek_done(struct conn *c)
+{
+	c->peeking = 0;
+	if (c->peek_wait) {
+		c->peek_wait = 0;
+		conn_timer_set(c, conn_config(c)->idle_timeout_ms);
+	}
+}
+
+/* Fail closed: the tunnel was for another name than the TLS one. */
+static void
+relay_peek_refuse(struct conn *c, const char *detail)
+{
 	conn_decide(c, 0, "sni-mismatch", detail);
 	conn_log_decision(c);
 	conn_close(c, "sni-mismatch");
-	return -1;
+}
+
+void
+relay_peek_timeout(struct conn *c)
+{
+	char detail[128];
+
+	snprintf(detail, sizeof(detail), "incomplete TLS ClientHello: not "
+	    "complete within proxy.headerTimeoutMs (%d ms)",
+	    conn_config(c)->header_timeout_ms);
+	relay_peek_refuse(c, detail);
 }

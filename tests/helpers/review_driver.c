@@ -51,7 +51,8 @@ struct slot {
 static void	 usage(void) __attribute__((noreturn));
 static int	 count_fds(void);
 static int	 count_children(pid_t);
-static void	 answer_cb(enum review_result, const char *, void *);
+static void	 answer_cb(enum review_result, enum review_scope, const char *,
+		    void *);
 static void	 cancel_cb(evutil_socket_t, short, void *);
 
 static struct slot	*slots;
@@ -63,6 +64,7 @@ int
 main(int argc, char *argv[])
 {
 	struct config		 conf;
+	struct reviewer_opts	 ropts;
 	struct event_base	*base;
 	struct reviewer		*r;
 	struct review_request	 req;
@@ -183,7 +185,8 @@ main(int argc, char *argv[])
 	}
 	printf("fds-before %d\n", count_fds());
 	fflush(stdout);
-	if ((r = reviewer_new(base, &conf, worker, cwd, capability)) == NULL)
+	reviewer_opts_config(&ropts, &conf, worker, cwd, capability);
+	if ((r = reviewer_new(base, &ropts)) == NULL)
 		errx(1, "reviewer_new");
 	reviewer = r;
 	if ((slots = calloc((size_t)n, sizeof(*slots))) == NULL)
@@ -239,12 +242,15 @@ usage(void)
 }
 
 static void
-answer_cb(enum review_result res, const char *detail, void *arg)
+answer_cb(enum review_result res, enum review_scope scope,
+    const char *detail, void *arg)
 {
 	struct slot	*s = arg;
 
-	printf("review %d async %s %s%s\n", s->index, review_result_reason(res),
-	    detail != NULL ? detail : "-",
+	printf("review %d async %s %s%s%s%s\n", s->index,
+	    review_result_reason(res), detail != NULL ? detail : "-",
+	    scope != REVIEW_SCOPE_ONCE ? " scope=" : "",
+	    scope != REVIEW_SCOPE_ONCE ? review_scope_name(scope) : "",
 	    s->cancelled ? " AFTER-CANCEL" : "");
 	if (!s->open)
 		printf("review %d answered twice\n", s->index);

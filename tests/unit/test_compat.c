@@ -599,12 +599,12 @@ test_reasons(void **state)
 	    VERDICT_ALLOW);
 	assert_null(m->reason);
 	/* --explain shows it. */
-	line = policy_explain(conf->policy, "github.com:22");
+	line = policy_explain(conf, "github.com:22");
 	assert_non_null(line);
-	assert_string_equal(line, "{\"host\":\"github.com\",\"port\":22,"
+	assert_non_null(strstr(line, "{\"host\":\"github.com\",\"port\":22,"
 	    "\"decision\":\"deny\",\"reason\":\"deny-list:github.com:22\","
 	    "\"message\":\"SSH pushes to GitHub are blocked; use an https:// "
-	    "remote\"}");
+	    "remote\""));
 	free(line);
 	config_free(conf);
 
