@@ -718,12 +718,13 @@ guard_glob_refused(struct guard_req *gr, const char *verb, const char *path,
 	int	read = fg->kind == FS_GLOB_DENY_READ;
 
 	guard_refuse(gr, path, verb, "%s%s matches filesystem.%s pattern %s "
-	    "(%s; see pisbx-run(1), FILESYSTEM)",
+	    "of %s (%s; see pisbx-run(1), FILESYSTEM)",
 	    inside != NULL ? inside : "the name",
 	    inside != NULL ? " would be there and" : "", fs_glob_key(fg),
-	    glob_text(fg->g), read ? "what is made there would be readable: "
-	    "pisbx-run hides matching files when it starts, and refuses new "
-	    "ones" : "such files are write-protected, new ones included");
+	    glob_text(fg->g), gr->g->sb->config_file, read ? "what is made "
+	    "there would be readable: pisbx-run hides matching files when it "
+	    "starts, and refuses new ones" : "such files are "
+	    "write-protected, new ones included");
 }
 
 /*
@@ -1541,9 +1542,10 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 			break;
 	if (i == plan->nunix && !guard_sock_ours(gr->g, fd)) {
 		guard_refuse(gr, real, verb, "a Unix socket not in "
-		    "network.allowUnixSockets: only those listed, and those "
-		    "the command bound, are reachable (see pisbx-run(1), "
-		    "SECCOMP)");
+		    "network.allowUnixSockets (only those listed, and those "
+		    "the command bound, are reachable); to let commands reach "
+		    "it, add \"%s\" to network.allowUnixSockets in %s", real,
+		    gr->g->sb->config_file);
 		rc = -EPERM;
 		goto done;
 	}

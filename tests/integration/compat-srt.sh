@@ -142,7 +142,7 @@ contains "its policy is the one in force" "$out" \
 mkdir -p "$FAKEHOME/.config/pisbx"
 printf '%s\n' '{}' >"$FAKEHOME/.config/pisbx/config.json"
 out=$("$PROXY" --explain x.evil.test)
-contains "pisbx's own config comes first" "$out" '"reason":"review"'
+contains "pisbx's own config comes first" "$out" '"reason":"no-reviewer"'
 rm -rf "$FAKEHOME/.config" "$FAKEHOME/.srt-settings.json"
 
 # 7. A command that may write the home directory cannot plant one.

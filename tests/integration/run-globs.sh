@@ -113,7 +113,7 @@ eq "denyWrite: an existing match is not changed" "$(cat "$WS/sub/run.sh")" \
 check "denyWrite: a new match is not made" test ! -e "$WS/new.sh"
 eq "denyWrite: other files are written" "$(cat "$WS/sub/fine.txt")" ok
 contains "denyWrite: the refusal says write-protected" "$(cat "$T/out")" \
-    "matches filesystem.denyWrite pattern $WS/**/*.sh (such files are write-protected"
+    "matches filesystem.denyWrite pattern $WS/**/*.sh of $CONF (such files are write-protected"
 rm -f "$WS/sub/fine.txt"
 
 # 4. allowRead inside a hidden tree; allowWrite "dir/**".

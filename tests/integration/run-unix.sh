@@ -61,7 +61,7 @@ eq "listed socket: connect reaches it" \
 eq "another socket: refused" "$(probe connect "$S/blocked.sock")" \
     "connect EPERM"
 contains "the refusal names the socket and the key" "$(cat "$T/err")" \
-    "refused to connect to the Unix socket $S/blocked.sock: only those in network.allowUnixSockets"
+    "refused to connect to $S/blocked.sock: a Unix socket not in network.allowUnixSockets"
 eq "a symlink in the workspace to the listed socket: reaches it" \
     "$(probe connect link.sock)" "connect ok allowed"
 eq "a symlink to another socket: refused" "$(probe connect badlink.sock)" \
@@ -69,7 +69,7 @@ eq "a symlink to another socket: refused" "$(probe connect badlink.sock)" \
 eq "an abstract socket: refused" "$(probe abstract pisbx-test)" \
     "abstract EPERM"
 contains "the abstract refusal says why" "$(cat "$T/err")" \
-    "refused to connect to an abstract Unix socket"
+    "refused to connect to @pisbx-test: an abstract Unix socket"
 for how in sendto sendmsg sendmmsg dgconnect; do
 	eq "datagram by $how to the listed socket" \
 	    "$(probe $how "$S/dgram.sock" "via-$how")" "$how ok"
