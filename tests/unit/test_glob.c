@@ -219,15 +219,41 @@ test_glob_errors(void **state)
 	assert_null(glob_compile("~user*", "rel", HOME, &err));
 }
 
+/* A pattern, a directory, and what a question about it should answer. */
+struct dir_case {
+	const char	*pattern;
+	const char	*dir;
+	int		 want;
+};
+
+/* Ask fn about each case; the mismatches, said. */
+static int
+dir_cases(const struct dir_case *c, size_t n,
+    int (*fn)(const struct glob *, const char *), const char *what)
+{
+	struct glob	*g;
+	const char	*err;
+	size_t		 i;
+	int		 bad = 0;
+
+	for (i = 0; i < n; i++) {
+		g = glob_compile(c[i].pattern, CWD, HOME, &err);
+		assert_non_null(g);
+		if (fn(g, c[i].dir) != c[i].want) {
+			print_error("%s %s %s: want %d\n", c[i].pattern, what,
+			    c[i].dir, c[i].want);
+			bad++;
+		}
+		glob_free(g);
+	}
+	return bad;
+}
+
 /* The walk asks whether anything below a directory can still match. */
 static void
 test_glob_below(void **state)
 {
-	static const struct {
-		const char	*pattern;
-		const char	*dir;
-		int		 below;
-	} cases[] = {
+	static const struct dir_case cases[] = {
 		{ "**/.env", "/", 1 },
 		{ "**/.env", "/w", 1 },
 		{ "**/.env", "/w/a/b", 1 },
@@ -244,23 +270,10 @@ test_glob_below(void **state)
 		{ "*/x", "/w/anything", 1 },
 		{ "*/x", "/w/a/x", 0 },
 	};
-	struct glob	*g;
-	const char	*err;
-	size_t		 i;
-	int		 bad = 0;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		g = glob_compile(cases[i].pattern, CWD, HOME, &err);
-		assert_non_null(g);
-		if (glob_match_below(g, cases[i].dir) != cases[i].below) {
-			print_error("%s below %s: want %d\n", cases[i].pattern,
-			    cases[i].dir, cases[i].below);
-			bad++;
-		}
-		glob_free(g);
-	}
-	assert_int_equal(bad, 0);
+	assert_int_equal(dir_cases(cases, sizeof(cases) / sizeof(*cases),
+	    glob_match_below, "below"), 0);
 }
 
 /*
@@ -270,11 +283,7 @@ test_glob_below(void **state)
 static void
 test_glob_all_below(void **state)
 {
-	static const struct {
-		const char	*pattern;
-		const char	*dir;
-		int		 all;
-	} cases[] = {
+	static const struct dir_case cases[] = {
 		{ "dir/**", "/w/dir", 1 },
 		{ "dir/**", "/w/dir/a", 1 },
 		{ "dir/**", "/w", 0 },
@@ -292,23 +301,10 @@ test_glob_all_below(void **state)
 		{ "**", "/x", 0 },
 		{ "~/**", "/h", 1 },
 	};
-	struct glob	*g;
-	const char	*err;
-	size_t		 i;
-	int		 bad = 0;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		g = glob_compile(cases[i].pattern, CWD, HOME, &err);
-		assert_non_null(g);
-		if (glob_match_all_below(g, cases[i].dir) != cases[i].all) {
-			print_error("%s all below %s: want %d\n",
-			    cases[i].pattern, cases[i].dir, cases[i].all);
-			bad++;
-		}
-		glob_free(g);
-	}
-	assert_int_equal(bad, 0);
+	assert_int_equal(dir_cases(cases, sizeof(cases) / sizeof(*cases),
+	    glob_match_all_below, "all below"), 0);
 }
 
 /* What is and is not a pattern; relative paths never match. */
