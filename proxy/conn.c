@@ -43,8 +43,6 @@ static void	 conn_event_cb(struct bufferevent *, short, void *);
 static void	 conn_flush_cb(struct bufferevent *, void *);
 static void	 conn_flush_event_cb(struct bufferevent *, short, void *);
 static void	 conn_timer_cb(evutil_socket_t, short, void *);
-static void	 conn_deny(struct conn *, const char *, const char *,
-		    enum conn_err);
 static void	 conn_review_cb(enum review_result, const char *, void *);
 static void	 conn_watch_gone(struct conn *);
 static void	 conn_gone_cb(evutil_socket_t, short, void *);
@@ -62,7 +60,7 @@ static int	 conn_addr_ok(struct conn *, const struct sockaddr *,
 static void	 conn_connect_next(struct conn *);
 static void	 conn_connect_cb(evutil_socket_t, short, void *);
 static int	 conn_peer_check(struct conn *, int);
-static void	 conn_connected(struct conn *);
+static void	 conn_dial_parent(struct conn *);
 static const char *proto_name(enum conn_proto);
 static void	 conn_record(struct conn *, struct alog_rec *);
 
@@ -352,6 +350,11 @@ conn_close(struct conn *c, const char *end)
 		conn_decide(c, 0, c->refuse, c->error);
 		conn_log_decision(c);
 	}
+	/* A request sent to the upstream proxy, gone before its answer. */
+	if (c->decision_wait) {
+		c->decision_wait = 0;
+		conn_log_decision(c);
+	}
 	event_base_gettimeofday_cached(px->base, &now);
 	timersub(&now, &c->start, &d);
 	conn_record(c, &r);
@@ -373,6 +376,7 @@ conn_close(struct conn *c, const char *end)
 		event_free(c->connect_ev);
 	if (c->connect_fd != -1)
 		close(c->connect_fd);
+	parent_conn_free(c);
 	relay_free(c);
 	if (c->upstream != NULL)
 		bufferevent_free(c->upstream);
@@ -406,6 +410,7 @@ conn_record(struct conn *c, struct alog_rec *r)
 	r->decision = c->decision;
 	r->reason = c->reason;
 	r->addr = c->addr;
+	r->parent = parent_conn_via(c);
 	r->error = c->error;
 }
 
@@ -443,6 +448,7 @@ conn_log_decision(struct conn *c)
 {
 	struct alog_rec r;
 
+	c->decision_wait = 0;
 	conn_record(c, &r);
 	accesslog_write(c->px->alog, &r);
 	log_info("conn %llu: %s %s:%u %s (%s)", (unsigned long long)c->id,
@@ -467,8 +473,7 @@ conn_fail(struct conn *c, enum conn_err err)
 	}
 }
 
-/* Deny, log and answer. */
-static void
+void
 conn_deny(struct conn *c, const char *reason, const char *detail,
     enum conn_err err)
 {
@@ -687,8 +692,15 @@ static void
 conn_resolve(struct conn *c)
 {
 	char why[256];
+	int via;
 
 	c->state = CONN_RESOLVE;
+	if ((via = parent_conn_select(c)) == -1) {
+		conn_deny(c, "connect-error", "out of memory", CERR_FAILURE);
+		return;
+	}
+	/* Through the upstream proxy, a forwarded request's answer decides. */
+	c->decision_wait = via && c->proto == PROTO_HTTP;
 
 	/* HTTP keep-alive: the same checked target on a live upstream. */
 	if (c->upstream != NULL && c->proto == PROTO_HTTP) {
@@ -700,6 +712,20 @@ conn_resolve(struct conn *c)
 	c->addr_i = 0;
 	c->connect_errno = 0;
 	c->connect_timedout = 0;
+	/*
+	 * An address target is checked whatever the route: the upstream
+	 * proxy would reach a non-public address as readily as we would.
+	 */
+	if (via && c->host.kind != HOST_NAME && !conn_literal_ok(c, why,
+	    sizeof(why))) {
+		c->decision_wait = 0;
+		conn_deny(c, "non-public-address", why, CERR_DENY);
+		return;
+	}
+	if (via) {
+		conn_dial_parent(c);
+		return;
+	}
 	if (c->host.kind == HOST_NAME) {
 		/* Names go to c-ares; literals never do (it mishandles them). */
 		c->dnsq = dns_lookup(c->px->dns, c->host.text, c->port,
@@ -729,6 +755,10 @@ conn_dns_cb(const struct sockaddr_storage *addrs, size_t n, const char *err,
 	size_t i;
 
 	c->dnsq = NULL;
+	if (c->parent_dial) {
+		parent_conn_addrs(c, addrs, n, err);
+		return;
+	}
 	if (n == 0) {
 		snprintf(detail, sizeof(detail), "%s: %s", c->host.text,
 		    err != NULL ? err : "no addresses");
@@ -748,6 +778,31 @@ conn_dns_cb(const struct sockaddr_storage *addrs, size_t n, const char *err,
 		conn_deny(c, "non-public-address", detail, CERR_DENY);
 		return;
 	}
+	conn_connect_next(c);
+}
+
+/*
+ * The target goes through the upstream proxy: pisbx resolves the proxy's
+ * name, never the target's (the gateway does; behind one, this machine
+ * often cannot).
+ */
+static void
+conn_dial_parent(struct conn *c)
+{
+	c->parent_dial = 1;
+	if (parent_conn_name(c) == NULL) {
+		parent_conn_addrs(c, NULL, 0, NULL);
+		return;
+	}
+	c->dnsq = dns_lookup(c->px->dns, parent_conn_name(c),
+	    parent_conn_port(c), conn_dns_cb, c);
+	if (c->dnsq == NULL)
+		conn_deny(c, "parent-error", "out of memory", CERR_FAILURE);
+}
+
+void
+conn_dial(struct conn *c)
+{
 	conn_connect_next(c);
 }
 
@@ -777,6 +832,7 @@ conn_connect_next(struct conn *c)
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		event_base_gettimeofday_cached(c->px->base, &c->connect_start);
 		if (connect(fd, sa, len) == -1 && errno != EINPROGRESS) {
 			c->connect_errno = errno;
 			c->connect_timedout = 0;
@@ -830,6 +886,10 @@ conn_connect_next(struct conn *c)
 		snprintf(detail, sizeof(detail), "connect to %s: %s", c->addr,
 		    strerror(c->connect_errno));
 	}
+	if (c->parent_dial) {
+		parent_conn_unreachable(c, detail, err == CERR_TIMEOUT);
+		return;
+	}
 	conn_deny(c, "connect-error", detail, err);
 }
 
@@ -872,6 +932,11 @@ conn_connect_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	relay_tune(c->upstream);
+	/* A tunnel through the upstream proxy: its CONNECT comes first. */
+	if (c->parent_dial && c->proto != PROTO_HTTP) {
+		parent_conn_handshake(c);
+		return;
+	}
 	conn_connected(c);
 }
 
@@ -921,14 +986,15 @@ conn_redial(struct conn *c)
 	c->connect_errno = 0;
 	c->connect_timedout = 0;
 	c->redial = 1;
+	c->parent_dial = parent_conn_via(c) != NULL;
 	conn_connect_next(c);
 }
 
-/* The target is dialled: log the allow and let the protocol go on. */
-static void
+void
 conn_connected(struct conn *c)
 {
-	if (!c->redial)
+	c->parent_dial = 0;
+	if (!c->redial && !c->decision_wait)
 		conn_log_decision(c);
 	c->redial = 0;
 	c->state = CONN_RELAY;

@@ -90,20 +90,31 @@ static void	 http_put_headers(struct evbuffer *, const struct http_msg *,
 static int	 body_forward(struct body *, struct evbuffer *,
 		    struct evbuffer *, uint64_t *);
 static void	 http_drop_upstream(struct conn *);
-static const char *http_status_text(int);
 
-static const char *
+const char *
 http_status_text(int status)
 {
 	switch (status) {
 	case 400:
 		return "Bad Request";
+	case 401:
+		return "Unauthorized";
 	case 403:
 		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 407:
+		return "Proxy Authentication Required";
 	case 408:
 		return "Request Timeout";
+	case 429:
+		return "Too Many Requests";
 	case 431:
 		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
 	case 501:
 		return "Not Implemented";
 	case 502:
@@ -438,7 +449,8 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	}
 	c->proto = PROTO_HTTP;
 	target_format(target, sizeof(target), &host, port);
-	if (c->upstream != NULL && strcmp(target, h->up_target) != 0)
+	if (c->upstream != NULL && (strcmp(target, h->up_target) != 0 ||
+	    !parent_conn_keeps(c, &host, port)))
 		http_drop_upstream(c);
 
 	/* The request for upstream: origin-form, checked Host, no hops. */
@@ -542,6 +554,14 @@ http_connected(struct conn *c)
 	    NULL))
 		evbuffer_add(h->retry_head, evbuffer_pullup(h->req_head, -1),
 		    n);
+	/* To the upstream proxy: absolute-form, its credentials. */
+	if (parent_conn_via(c) != NULL &&
+	    parent_conn_http_head(c, h->req_head) == -1) {
+		conn_error(c, "cannot write the request for the upstream "
+		    "proxy");
+		conn_close(c, "out-of-memory");
+		return;
+	}
 	evbuffer_add_buffer(bufferevent_get_output(c->upstream), h->req_head);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
@@ -633,6 +653,20 @@ http_response_head(struct conn *c)
 			c->bytes_down += evbuffer_get_length(out) - before;
 			evbuffer_drain(in, (size_t)n);
 			continue;
+		}
+		/*
+		 * Through the upstream proxy the decision record waits for
+		 * its answer: a 407 is the proxy's (an origin has no use for
+		 * it) and refuses the request; any other answer is passed on
+		 * as it came, since pisbx cannot tell the gateway's from the
+		 * origin's.
+		 */
+		if (c->decision_wait) {
+			if (m.status == 407) {
+				parent_conn_auth_refused(c, 407);
+				return -1;
+			}
+			conn_log_decision(c);
 		}
 		memset(&h->resp, 0, sizeof(h->resp));
 		if (h->head_request || m.status == 204 || m.status == 304)
@@ -742,6 +776,10 @@ http_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		h->state = H_WAIT;
 		bufferevent_disable(c->client, EV_READ);
 		conn_redial(c);
+		return;
+	}
+	if (h->rstate == R_HEAD && !h->resp_started && c->decision_wait) {
+		parent_conn_no_answer(c);
 		return;
 	}
 	if (h->rstate == R_HEAD && !h->resp_started) {
