@@ -527,6 +527,12 @@ run(const struct run_opts *o)
 		free(config_path);
 		return EXIT_CONFIG;
 	}
+	/*
+	 * The upstream proxy's password is in the config now: nothing this
+	 * run starts (the command, a host-IPC command) inherits it.
+	 */
+	if (conf->parent != NULL && conf->parent->cred_env != NULL)
+		unsetenv(conf->parent->cred_env);
 
 	/* 2. The sandbox's description. */
 	if (getcwd(exe, sizeof(exe)) == NULL || realpath(exe, cwd) == NULL) {
