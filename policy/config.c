@@ -1040,9 +1040,12 @@ parent_cred(struct cfgctx *ctx, const char *base, const json_t *obj,
 		len = strlen(val);
 	} else
 		return;
-	if (parent_auth_set(pp, val, len, &why) == -1)
+	if (parent_auth_set(pp, val, len, &why) == -1) {
+		quote(q, sizeof(q), file != NULL ? file : env,
+		    file != NULL ? flen : elen);
 		cfg_err(ctx, p, "%s%s: %s", file != NULL ? "the file " :
-		    "the variable ", file != NULL ? file : env, why);
+		    "the variable ", q, why);
+	}
 	if (cred != NULL) {
 		explicit_bzero(cred, len);
 		free(cred);
@@ -1059,35 +1062,36 @@ parent_cred_read(struct cfgctx *ctx, const char *jpath, const char *path,
     size_t *lenp)
 {
 	struct stat st;
-	char buf[PARENT_CRED_MAX + 3], *d = NULL;
+	char buf[PARENT_CRED_MAX + 3], q[CONFIG_QUOTE_MAX], *d = NULL;
 	size_t len = 0;
 	ssize_t r;
 	int fd;
 
+	quote(q, sizeof(q), path, strlen(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd == -1) {
-		cfg_err(ctx, jpath, "cannot open %s: %s", path,
+		cfg_err(ctx, jpath, "cannot open %s: %s", q,
 		    strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) == -1) {
-		cfg_err(ctx, jpath, "cannot stat %s: %s", path,
+		cfg_err(ctx, jpath, "cannot stat %s: %s", q,
 		    strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		cfg_err(ctx, jpath, "%s is not a regular file", path);
+		cfg_err(ctx, jpath, "%s is not a regular file", q);
 		goto out;
 	}
 	if ((st.st_mode & (S_IRWXO | S_IWGRP)) != 0) {
 		cfg_err(ctx, jpath, "%s is open to others (mode %04o): it "
-		    "holds a password; chmod 600 %s", path,
-		    (unsigned)(st.st_mode & 07777), path);
+		    "holds a password (chmod 600 the file)", q,
+		    (unsigned)(st.st_mode & 07777));
 		goto out;
 	}
 	if (st.st_uid != geteuid() && st.st_uid != 0) {
 		cfg_err(ctx, jpath, "%s belongs to uid %u: only a file of "
-		    "this user (uid %u) or of root is trusted", path,
+		    "this user (uid %u) or of root is trusted", q,
 		    (unsigned)st.st_uid, (unsigned)geteuid());
 		goto out;
 	}
@@ -1096,7 +1100,7 @@ parent_cred_read(struct cfgctx *ctx, const char *jpath, const char *path,
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {
-			cfg_err(ctx, jpath, "cannot read %s: %s", path,
+			cfg_err(ctx, jpath, "cannot read %s: %s", q,
 			    strerror(errno));
 			goto out;
 		}
@@ -1105,7 +1109,7 @@ parent_cred_read(struct cfgctx *ctx, const char *jpath, const char *path,
 		len += (size_t)r;
 		if (len == sizeof(buf)) {
 			cfg_err(ctx, jpath, "%s is longer than %d bytes: it "
-			    "should hold one line USER:PASSWORD", path,
+			    "should hold one line USER:PASSWORD", q,
 			    PARENT_CRED_MAX);
 			goto out;
 		}
@@ -1116,7 +1120,7 @@ parent_cred_read(struct cfgctx *ctx, const char *jpath, const char *path,
 		len--;
 	if (len == 0) {
 		cfg_err(ctx, jpath, "%s is empty: it should hold one line "
-		    "USER:PASSWORD", path);
+		    "USER:PASSWORD", q);
 		goto out;
 	}
 	if ((d = malloc(len + 1)) == NULL) {

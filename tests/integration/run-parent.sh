@@ -107,7 +107,7 @@ sbx -- /bin/true 2>"$T/miss.err"
 rc=$?
 eq "a missing credentials file: exit 78 (config)" "$rc" 78
 contains "... and says which key" "$(cat "$T/miss.err")" \
-    "network.parentProxy.credentialsFile: cannot open $CRED"
+    "network.parentProxy.credentialsFile: cannot open \"$CRED\""
 
 leak=
 for f in "$PX_LOG" "$T/all.err" "$T/out"; do

@@ -154,9 +154,9 @@ static const struct bad_case bad_cases[] = {
 	{ PP("{\"http\": \"http://p:3128\", \"credentialsFile\": "
 	    "\"/nonexistent/pisbx.cred\"}"),
 	    "$.network.parentProxy.credentialsFile",
-	    "cannot open /nonexistent/pisbx.cred: No such file" },
+	    "cannot open \"/nonexistent/pisbx.cred\": No such file" },
 	{ PP("{\"http\": \"http://p:3128\", \"credentialsFile\": \"/\"}"),
-	    "$.network.parentProxy.credentialsFile", "/ is not a regular file" },
+	    "$.network.parentProxy.credentialsFile", "\"/\" is not a regular file" },
 	{ PP("{\"http\": \"http://p:3128\", \"credentialsEnv\": \"A-B\"}"),
 	    "$.network.parentProxy.credentialsEnv",
 	    "expected an environment variable name" },
@@ -1209,7 +1209,7 @@ test_parent(void **state)
 		{ "alice:hunter2", 0400, NULL },
 		{ "alice:hunter2\r\n", 0640, NULL },
 		{ "alice:hunter2\n", 0644, "is open to others (mode 0644): it "
-		    "holds a password; chmod 600" },
+		    "holds a password (chmod 600 the file)" },
 		{ "alice:hunter2\n", 0604, "is open to others (mode 0604)" },
 		{ "alice:hunter2\n", 0620, "is open to others (mode 0620)" },
 		{ "alice:hunter2\n", 0602, "is open to others" },
@@ -1325,7 +1325,7 @@ test_parent(void **state)
 	setenv("PISBX_TEST_PARENT_CRED", "bob:s3cr3t\r\nX: y", 1);
 	assert_null(load_cred(NULL, "PISBX_TEST_PARENT_CRED", &errs));
 	assert_true(has_error(&errs, "$.network.parentProxy.credentialsEnv",
-	    "the variable PISBX_TEST_PARENT_CRED: the credentials contain a "
+	    "the variable \"PISBX_TEST_PARENT_CRED\": the credentials contain a "
 	    "control character"));
 	no_secret(&errs, "s3cr3t");
 	config_errors_clear(&errs);
