@@ -718,7 +718,6 @@ conn_resolve(struct conn *c)
 	 */
 	if (via && c->host.kind != HOST_NAME && !conn_literal_ok(c, why,
 	    sizeof(why))) {
-		c->decision_wait = 0;
 		conn_deny(c, "non-public-address", why, CERR_DENY);
 		return;
 	}
