@@ -372,7 +372,8 @@ parent_auth_set(struct parent_proxy *pp, const char *cred, size_t len,
 
 /*
  * The loopback is this machine's, never the gateway's: its addresses,
- * "localhost" and the names below it (RFC 6761) are dialled directly.
+ * "localhost" and the names below it (RFC 6761), and host.pisbx.internal
+ * are dialled directly.
  */
 static int
 parent_always_direct(const struct host *h)
@@ -386,7 +387,8 @@ parent_always_direct(const struct host *h)
 		return IN6_IS_ADDR_LOOPBACK(&h->v6);
 	case HOST_NAME:
 		len = strlen(h->text);
-		return strcmp(h->text, "localhost") == 0 || (len > 10 &&
+		return host_is_loopback_name(h) ||
+		    strcmp(h->text, "localhost") == 0 || (len > 10 &&
 		    strcmp(h->text + len - 10, ".localhost") == 0);
 	}
 	return 0;

@@ -165,7 +165,7 @@ http_error(struct conn *c, int status, const char *xreason,
     const char *text, const char *end)
 {
 	struct evbuffer *out = bufferevent_get_output(c->client);
-	char body[1024];
+	char body[2560];
 	int n;
 
 	n = snprintf(body, sizeof(body), "pisbx: %s\n", text);
@@ -194,19 +194,24 @@ http_timeout(struct conn *c)
 void
 http_fail(struct conn *c, enum conn_err err)
 {
-	char target[TARGET_TEXT_MAX], text[900];
+	char target[TARGET_TEXT_MAX], text[2400], hint[1400];
 	int status;
 
 	target_format(target, sizeof(target), &c->host, c->port);
 	switch (err) {
 	case CERR_DENY:
+		/*
+		 * One line a person or an agent can act on: what was refused,
+		 * why, and the config change that would allow it.
+		 */
 		status = 403;
-		snprintf(text, sizeof(text), "%s to %s denied: %s%s%s",
+		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
+		    hint, sizeof(hint)) == -1)
+			hint[0] = '\0';
+		snprintf(text, sizeof(text), "%s to %s denied: %s%s%s%s%s%s",
 		    c->proto == PROTO_CONNECT ? "CONNECT" : "request", target,
 		    c->reason, c->error ? " (" : "", c->error ? c->error :
-		    "");
-		if (c->error != NULL)
-			strncat(text, ")", sizeof(text) - strlen(text) - 1);
+		    "", c->error ? ")" : "", hint[0] != '\0' ? "; " : "", hint);
 		break;
 	case CERR_INVALID:
 		status = 400;
@@ -221,8 +226,12 @@ http_fail(struct conn *c, enum conn_err err)
 		break;
 	case CERR_TIMEOUT:
 		status = 504;
-		snprintf(text, sizeof(text), "cannot reach %s: %s", target,
-		    c->error ? c->error : "connect timed out");
+		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
+		    hint, sizeof(hint)) == -1)
+			hint[0] = '\0';
+		snprintf(text, sizeof(text), "cannot reach %s: %s%s%s", target,
+		    c->error ? c->error : "connect timed out",
+		    hint[0] != '\0' ? "; " : "", hint);
 		break;
 	case CERR_DNS:
 	case CERR_REFUSED:
@@ -231,9 +240,13 @@ http_fail(struct conn *c, enum conn_err err)
 	case CERR_FAILURE:
 	default:
 		status = 502;
-		snprintf(text, sizeof(text), "cannot reach %s: %s%s%s",
+		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
+		    hint, sizeof(hint)) == -1)
+			hint[0] = '\0';
+		snprintf(text, sizeof(text), "cannot reach %s: %s%s%s%s%s",
 		    target, c->reason, c->error ? ": " : "",
-		    c->error ? c->error : "");
+		    c->error ? c->error : "", hint[0] != '\0' ? "; " : "",
+		    hint);
 		break;
 	}
 	http_error(c, status, c->reason, text, c->reason);

@@ -403,17 +403,16 @@ parent_conn_auth_refused(struct conn *c, int status)
 	char				 src[300];
 
 	if (pp->cred_file != NULL)
-		snprintf(src, sizeof(src), "it refused the credentials from "
-		    "%s (network.parentProxy.credentialsFile)", pp->cred_file);
+		snprintf(src, sizeof(src), " to the credentials from %s",
+		    pp->cred_file);
 	else if (pp->cred_env != NULL)
-		snprintf(src, sizeof(src), "it refused the credentials from "
-		    "$%s (network.parentProxy.credentialsEnv)", pp->cred_env);
+		snprintf(src, sizeof(src), " to the credentials from $%s",
+		    pp->cred_env);
 	else
-		snprintf(src, sizeof(src), "it wants credentials: name them "
-		    "in network.parentProxy.credentialsFile or "
-		    "credentialsEnv");
+		snprintf(src, sizeof(src), ": it wants credentials, and none "
+		    "are configured");
 	parent_conn_fail(c, "parent-auth", CERR_FAILURE, "the upstream proxy "
-	    "%s answered %d %s: %s", c->parent->url->text, status,
+	    "%s answered %d %s%s", c->parent->url->text, status,
 	    http_status_text(status), src);
 }
 

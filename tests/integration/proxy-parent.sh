@@ -148,6 +148,8 @@ eq "the gateway refuses CONNECT: 403" "$STATUS" 403
 eq "... X-Pisbx-Reason parent-refused" "$REASON_HDR" parent-refused
 contains "... the body names the gateway and its answer" "$RESP" \
     "the upstream proxy 127.0.0.1:$OPEN_PORT refused CONNECT refused.parent.test:443: 403"
+contains "... and whose policy that is" "$RESP" \
+    "pisbx allowed it; the upstream proxy (network.parentProxy in $T/open.json) refused it"
 check_log "parent-refused record" event=decision proto=connect \
     host=refused.parent.test decision=deny reason=parent-refused \
     parent="127.0.0.1:$OPEN_PORT" error~'refused CONNECT'
@@ -164,6 +166,8 @@ contains "... its own page" "$RESP" "tinyproxy"
 px_connect "noname.parent.test:443"
 eq "the gateway answers 500: 502 parent-error" "$STATUS:$REASON_HDR" \
     "502:parent-error"
+contains "... the hint: reachability, or noProxy for a host reached directly" \
+    "$RESP" "goes in network.parentProxy.noProxy (\"noname.parent.test\")"
 out=$(socks "$PX_PORT" --target "noname.parent.test:443")
 contains "... SOCKS5: 0x01" "$out" "reply 0x01"
 
@@ -193,7 +197,7 @@ px_connect "origin.parent.test:443"
 eq "no credentials, the gateway answers 407: 502 parent-auth" \
     "$STATUS:$REASON_HDR" "502:parent-auth"
 contains "... the body says where credentials go" "$RESP" \
-    "network.parentProxy.credentialsFile or credentialsEnv"
+    "set network.parentProxy.credentialsFile or credentialsEnv in $T/noauth.json"
 px_req "GET http://origin.parent.test:$WEB_PORT/ HTTP/1.1\r\nHost: origin.parent.test\r\n\r\n"
 eq "forwarded request, 407 from the gateway: 502 parent-auth" \
     "$STATUS:$REASON_HDR" "502:parent-auth"
@@ -216,7 +220,9 @@ px_start "$T/file.json"
 px_connect "origin.parent.test:$WEB_PORT"
 eq "wrong credentials: 502 parent-auth" "$STATUS:$REASON_HDR" "502:parent-auth"
 contains "... the body names the credentials file" "$RESP" \
-    "it refused the credentials from $T/cred"
+    "answered 401 Unauthorized to the credentials from $T/cred"
+contains "... and what to check" "$RESP" \
+    "check the upstream proxy's credentials in $T/cred (network.parentProxy.credentialsFile in $T/file.json)"
 # Rotated on disk, read again on SIGHUP.
 printf 'alice:%s\n' "$SECRET" >"$T/cred"
 kill -HUP "$PX_PID"

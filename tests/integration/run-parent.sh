@@ -98,9 +98,13 @@ run_config --allow "origin.parent.test" \
     --net "{\"parentProxy\": {\"http\": \"http://127.0.0.1:$TP_PORT\",
 	\"credentialsFile\": \"$CRED\"}}"
 out=$(sbx -- curl -s -m 10 -p -D - -o /dev/null \
-    "http://origin.parent.test:$WEB/" 2>>"$T/all.err" | tr -d '\r')
+    "http://origin.parent.test:$WEB/" 2>"$T/auth.err" | tr -d '\r')
+cat "$T/auth.err" >>"$T/all.err"
 contains "wrong credentials, from the sandbox: 502 parent-auth" "$out" \
     "X-Pisbx-Reason: parent-auth"
+contains "... in the summary at exit, with what to check" \
+    "$(cat "$T/auth.err")" \
+    "connect origin.parent.test:$WEB (parent-auth): check the upstream proxy's credentials in $CRED"
 # A missing file stops the run before anything starts.
 rm -f "$CRED"
 sbx -- /bin/true 2>"$T/miss.err"

@@ -79,6 +79,8 @@ static const struct route_case route_cases[] = {
 	{ "", { NULL }, "[::1]:8080", 0, NULL },
 	{ "", { NULL }, "localhost:8080", 0, NULL },
 	{ "", { NULL }, "api.localhost:8080", 0, NULL },
+	{ "", { NULL }, "host.pisbx.internal:8080", 0, NULL },
+	{ "", { NULL }, "x.host.pisbx.internal:8080", 0, HTTP_UP },
 	{ "", { NULL }, "localhost.example.com:80", 0, HTTP_UP },
 	{ "", { NULL }, "notlocalhost:80", 0, HTTP_UP },
 	/* srt / NO_PROXY: a name is itself and every name below it */
