@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -330,6 +331,57 @@ test_auth(void **state)
 	parent_free(pp);
 }
 
+/* What a refusal by (or a failure of) the upstream proxy tells to do. */
+static void
+test_hint(void **state)
+{
+	static const char json[] = "{\"network\": {\"parentProxy\": "
+	    "{\"http\": \"http://gw:3128\", \"credentialsEnv\": "
+	    "\"PISBX_TEST_HINT_CRED\"}}}";
+	struct config_errors	 errs = { NULL, 0 };
+	struct config		*conf;
+	struct host		 h;
+	const char		*err;
+	uint16_t		 port;
+	char			 buf[1400];
+
+	(void)state;
+	setenv("PISBX_TEST_HINT_CRED", "u:p", 1);
+	conf = config_load_buffer(json, strlen(json), "/etc/pisbx/c.json",
+	    &errs);
+	unsetenv("PISBX_TEST_HINT_CRED");
+	assert_non_null(conf);
+	assert_int_equal(target_parse("git.corp:8443", 13, 0, &h, &port,
+	    &err), 0);
+	assert_int_equal(policy_hint(conf, &h, port, "parent-auth", buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "check the upstream proxy's credentials in "
+	    "$PISBX_TEST_HINT_CRED (network.parentProxy.credentialsEnv in "
+	    "/etc/pisbx/c.json)");
+	assert_int_equal(policy_hint(conf, &h, port, "parent-refused", buf,
+	    sizeof(buf)), 0);
+	assert_non_null(strstr(buf, "refused it by its own policy"));
+	assert_null(strstr(buf, "noProxy"));
+	assert_int_equal(policy_hint(conf, &h, port, "parent-error", buf,
+	    sizeof(buf)), 0);
+	assert_non_null(strstr(buf, "network.parentProxy.noProxy "
+	    "(\"git.corp:8443\")"));
+	/* Without credentials: where they go. */
+	free(conf->parent->cred_env);
+	conf->parent->cred_env = NULL;
+	assert_int_equal(policy_hint(conf, &h, port, "parent-auth", buf,
+	    sizeof(buf)), 0);
+	assert_non_null(strstr(buf, "set network.parentProxy.credentialsFile "
+	    "or credentialsEnv in /etc/pisbx/c.json"));
+	config_free(conf);
+	/* No upstream configured: no such hint. */
+	conf = config_load_buffer("{}", 2, "c.json", &errs);
+	assert_non_null(conf);
+	assert_int_equal(policy_hint(conf, &h, port, "parent-auth", buf,
+	    sizeof(buf)), -1);
+	config_free(conf);
+}
+
 int
 main(void)
 {
@@ -338,6 +390,7 @@ main(void)
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_noproxy_bad),
 		cmocka_unit_test(test_auth),
+		cmocka_unit_test(test_hint),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
