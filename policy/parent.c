@@ -28,7 +28,6 @@ static int	 parent_cidr_match(const struct parent_cidr *,
 		    const struct host *);
 static int	 parent_add_pattern(struct parent_proxy *,
 		    const struct pattern *, const char **);
-static int	 parent_always_direct(const struct host *);
 static void	 parent_base64(const unsigned char *, size_t, char *);
 
 struct parent_proxy *
@@ -370,29 +369,6 @@ parent_auth_set(struct parent_proxy *pp, const char *cred, size_t len,
 	return 0;
 }
 
-/*
- * The loopback is this machine's, never the gateway's: its addresses,
- * "localhost" and the names below it (RFC 6761), and host.pisbx.internal
- * are dialled directly.
- */
-static int
-parent_always_direct(const struct host *h)
-{
-	size_t	len;
-
-	switch (h->kind) {
-	case HOST_IPV4:
-		return (ntohl(h->v4.s_addr) >> 24) == 127;
-	case HOST_IPV6:
-		return IN6_IS_ADDR_LOOPBACK(&h->v6);
-	case HOST_NAME:
-		len = strlen(h->text);
-		return host_is_loopback_name(h) ||
-		    strcmp(h->text, "localhost") == 0 || (len > 10 &&
-		    strcmp(h->text + len - 10, ".localhost") == 0);
-	}
-	return 0;
-}
 
 const struct parent_url *
 parent_route(const struct parent_proxy *pp, const struct host *h,
@@ -401,7 +377,13 @@ parent_route(const struct parent_proxy *pp, const struct host *h,
 	const struct parent_url	*first, *second;
 	size_t			 i;
 
-	if (pp == NULL || pp->direct_all || parent_always_direct(h))
+	/*
+	 * The loopback is this machine's, never the gateway's: its
+	 * addresses, "localhost" and the names below it (RFC 6761), and
+	 * host.pisbx.internal are dialled directly.
+	 */
+	if (pp == NULL || pp->direct_all || host_is_loopback(h) ||
+	    host_is_loopback_name(h))
 		return NULL;
 	if (policy_eval(pp->direct, h, port, NULL) == VERDICT_ALLOW)
 		return NULL;

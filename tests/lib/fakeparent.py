@@ -54,15 +54,7 @@ def handle(c, mode, heads):
     else:
         c.close()
         return
-    try:
-        while True:
-            d = c.recv(65536)
-            if not d:
-                break
-            c.sendall(d)
-    except OSError:
-        pass
-    c.close()
+    servers.echo_until_eof(c)
 
 
 def main():
