@@ -146,7 +146,7 @@ bench:
 	@./bootstrap --all
 	@$(MAKE) --no-print-directory bench-run
 
-bench-run: $(PROGS) $(HELPER_BIN) $(BUILD)/bench/bench_policy
+bench-run: $(PROGS) $(HELPER_BIN) $(BUILD)/bench/bench_policy $(BUILD)/bench/guard_floor
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh bench/run.sh
 
 $(BUILD)/bench/%: bench/%.c $(LIBPISBX)
