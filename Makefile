@@ -36,17 +36,19 @@ WARN    = -Wall -Wextra -Wshadow -Wformat=2 -Wwrite-strings -Wstrict-prototypes 
 	  -Wmissing-prototypes -Werror=implicit-function-declaration -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) \
-	  -Ipolicy -Iproxy -Iapproval -Ilauncher \
-	  $(shell pkg-config --cflags $(PKGS))
+	  -I. $(shell pkg-config --cflags $(PKGS))
 LIBS    = $(shell pkg-config --libs $(PKGS)) -lpthread
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
+COMMON_SRC   := $(wildcard common/*.c)
 POLICY_SRC   := $(wildcard policy/*.c)
-APPROVAL_SRC := $(filter-out approval/supervisor_main.c,$(wildcard approval/*.c))
+APPROVAL_SRC := $(wildcard approval/*.c)
 PROXY_SRC    := $(filter-out proxy/main.c,$(wildcard proxy/*.c))
 LAUNCHER_SRC := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
+SUPERVISOR_SRC := $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
 GEN_SRC      := $(BUILD)/gen/default_config.c
-LIB_SRC      := $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) $(LAUNCHER_SRC)
+LIB_SRC      := $(COMMON_SRC) $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) $(SUPERVISOR_SRC) \
+		$(LAUNCHER_SRC)
 
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/gen/default_config.o
 LIBPISBX := $(BUILD)/libpisbx.a
@@ -58,7 +60,7 @@ endif
 ifneq ($(wildcard launcher/main.c),)
 PROGS += $(BINDIR)/pisbx-run
 endif
-ifneq ($(wildcard approval/supervisor_main.c),)
+ifneq ($(wildcard supervisor/main.c),)
 PROGS += $(BINDIR)/pisbx-supervisor
 endif
 
@@ -92,7 +94,7 @@ $(BINDIR)/pisbx-run: $(BUILD)/launcher/main.o $(LIBPISBX)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-$(BINDIR)/pisbx-supervisor: $(BUILD)/approval/supervisor_main.o $(LIBPISBX)
+$(BINDIR)/pisbx-supervisor: $(BUILD)/supervisor/main.o $(LIBPISBX)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
@@ -107,7 +109,7 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(LIBPISBX)
 # libFuzzer targets: every library source rebuilt with clang's fuzzer
 # instrumentation (they are small; a full rebuild takes seconds).
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -Ipolicy -Iproxy -Iapproval -Ilauncher $(shell pkg-config --cflags $(PKGS))
+	  -I. $(shell pkg-config --cflags $(PKGS))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(GEN_SRC) $(LIBS)

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <termios.h>
 
-#include "approval.h"
+#include "approval/approval.h"
 
 struct event;
 struct child;

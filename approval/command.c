@@ -28,9 +28,9 @@
 
 #include <event2/event.h>
 
-#include "log.h"
-#include "policy.h"
-#include "approval_int.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "approval/approval_int.h"
 
 #define ERR_LINE_MAX	512	/* stderr: longer lines are cut */
 #define ERR_LINES_MAX	64	/* stderr: lines logged per process */

@@ -24,10 +24,10 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "log.h"
-#include "policy.h"
-#include "approval_int.h"
-#include "secmem.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "approval/approval_int.h"
+#include "common/secmem.h"
 
 #define ANSWERED_MAX	256	/* ids remembered to name replays */
 

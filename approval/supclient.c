@@ -14,10 +14,10 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "log.h"
-#include "policy.h"
-#include "approval.h"
-#include "supervisor.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
+#include "approval/supclient.h"
 
 struct call_state {
 	int		 done;

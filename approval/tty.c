@@ -33,9 +33,9 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "log.h"
-#include "policy.h"
-#include "approval_int.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "approval/approval_int.h"
 
 #define TTY_LOCK_RETRY_MS	50	/* terminal locked by another process */
 

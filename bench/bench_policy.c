@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define NPATTERNS	10000
 #define NHOSTS		4096	/* power of two */

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #define CONNECT_HEAD_MAX	8192
 #define CONNECT_BUF		16384

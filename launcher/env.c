@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launcher.h"
+#include "launcher/launcher.h"
 
 #define ENV_HTTP	"http://127.0.0.1:3128"
 #define ENV_SOCKS	"socks5h://127.0.0.1:1080"

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "policy.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "launcher/launcher.h"
 
 #define P_DENY_READ	0x01
 #define P_ALLOW_READ	0x02

@@ -36,8 +36,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #define GUARD_MAXLINKS	40
 #ifndef PROC_SUPER_MAGIC

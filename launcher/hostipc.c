@@ -24,11 +24,11 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "log.h"
-#include "policy.h"
-#include "approval.h"
-#include "supervisor.h"
-#include "supervise.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
+#include "approval/supclient.h"
+#include "launcher/supervise.h"
 
 #define EXIT_TIMEOUT_STATUS	124
 

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #define LL_CREATE_RULESET_VERSION	(1U << 0)
 #define LL_RULE_PATH_BENEATH		1

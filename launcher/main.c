@@ -19,11 +19,11 @@
 
 #include <event2/event.h>
 
-#include "log.h"
-#include "policy.h"
-#include "proxy.h"
-#include "launcher.h"
-#include "supervise.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "proxy/proxy.h"
+#include "launcher/launcher.h"
+#include "launcher/supervise.h"
 
 extern char **environ;
 

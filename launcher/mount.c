@@ -31,8 +31,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE		1

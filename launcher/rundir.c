@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #define RUNDIR_PREFIX	"pisbx-run."
 

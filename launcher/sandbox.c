@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 static int	sandbox_sysctl(const char *path, char *buf, size_t len);
 

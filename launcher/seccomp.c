@@ -27,8 +27,8 @@
 #include <seccomp.h>
 #include <string.h>
 
-#include "log.h"
-#include "launcher.h"
+#include "common/log.h"
+#include "launcher/launcher.h"
 
 #ifndef AF_VSOCK
 #define AF_VSOCK	40

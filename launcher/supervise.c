@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "policy.h"
-#include "approval.h"
-#include "supervisor.h"
-#include "supervise.h"
-#include "secmem.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
+#include "approval/supclient.h"
+#include "launcher/supervise.h"
+#include "common/secmem.h"
 
 static void	 secret_free(char *);
 

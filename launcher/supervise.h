@@ -8,8 +8,8 @@
 
 #include <stddef.h>
 
-#include "policy.h"
-#include "approval.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
 
 struct event;
 struct event_base;

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 struct addr_v4_range {
 	uint32_t	 net;

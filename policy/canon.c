@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define IPV6_LITERAL_MAX	45	/* "ffff:...:255.255.255.255" */
 

@@ -25,7 +25,7 @@
 
 #include <jansson.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define CONFIG_MAX_SIZE		(4 * 1024 * 1024)
 #define CONFIG_MAX_ERRORS	100	/* stored; the rest are counted */

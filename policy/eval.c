@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define POLICY_MAX_LABELS	(HOST_NAME_MAXLEN / 2 + 1)
 

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define EXPLAIN_DEFAULT_PORT	443
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 static int	 pattern_space(char);
 static int	 pattern_host(const char *, size_t, int, struct pattern *,

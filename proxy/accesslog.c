@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "proxy_int.h"
+#include "common/log.h"
+#include "proxy/proxy_int.h"
 
 struct accesslog {
 	char		*path;		/* NULL: stdout */

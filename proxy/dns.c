@@ -24,8 +24,8 @@
 #include <ares.h>
 #include <event2/event.h>
 
-#include "log.h"
-#include "proxy_int.h"
+#include "common/log.h"
+#include "proxy/proxy_int.h"
 
 struct dns_sock {
 	LIST_ENTRY(dns_sock)	 entry;

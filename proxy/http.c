@@ -19,8 +19,8 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "log.h"
-#include "proxy_int.h"
+#include "common/log.h"
+#include "proxy/proxy_int.h"
 
 #define DEFAULT_HEADER_MS	10000
 #define DEFAULT_IDLE_MS		300000

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proxy_int.h"
+#include "proxy/proxy_int.h"
 
 #define CHUNK_LINE_MAX	4096
 

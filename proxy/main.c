@@ -15,9 +15,9 @@
 
 #include <event2/event.h>
 
-#include "log.h"
-#include "policy.h"
-#include "proxy.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "proxy/proxy.h"
 
 #define EX_USAGE_	64
 #define EX_OSERR_	71

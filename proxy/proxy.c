@@ -31,9 +31,9 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "approval.h"
-#include "log.h"
-#include "proxy_int.h"
+#include "approval/approval.h"
+#include "common/log.h"
+#include "proxy/proxy_int.h"
 
 #define CONN_FLUSH_TIMEOUT_MS	5000
 #define ACCEPT_RETRY_MS		200

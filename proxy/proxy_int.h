@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy.h"
-#include "proxy.h"
+#include "policy/policy.h"
+#include "proxy/proxy.h"
 
 struct bufferevent;
 struct evbuffer;

@@ -15,8 +15,8 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "log.h"
-#include "proxy_int.h"
+#include "common/log.h"
+#include "proxy/proxy_int.h"
 
 enum socks5_step {
 	S5_GREETING,

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
-#include "approval.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
 
 #define FUZZ_ID	"3f0c2a9e-5b1d-4c7e-9a2b-0123456789ab"
 

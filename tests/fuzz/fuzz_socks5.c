@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proxy_int.h"
+#include "proxy/proxy_int.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

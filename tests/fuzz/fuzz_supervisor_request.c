@@ -10,9 +10,9 @@
 
 #include <jansson.h>
 
-#include "policy.h"
-#include "approval.h"
-#include "supervisor.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
+#include "supervisor/supervisor.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

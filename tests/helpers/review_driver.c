@@ -37,9 +37,9 @@
 
 #include <event2/event.h>
 
-#include "log.h"
-#include "policy.h"
-#include "approval.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
 
 struct slot {
 	int		 index;

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 struct addr_case {
 	const char	*addr;

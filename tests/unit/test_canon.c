@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 struct canon_case {
 	const char	*in;

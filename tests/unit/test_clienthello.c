@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "proxy_int.h"
+#include "proxy/proxy_int.h"
 
 struct hello {
 	uint8_t	b[40000];

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define NAME	"t.json"
 

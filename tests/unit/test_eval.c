@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 static const char *allow_list[] = {
 	"github.com",

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 static const char *allow_list[] = {
 	"github.com", "*.github.com", "registry.npmjs.org:443", "127.0.0.1:8080",

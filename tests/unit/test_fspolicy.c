@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
-#include "launcher.h"
+#include "policy/policy.h"
+#include "launcher/launcher.h"
 
 struct guard_case {
 	const char	*rel;		/* below the workspace */

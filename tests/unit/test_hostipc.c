@@ -14,10 +14,11 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
-#include "approval.h"
-#include "supervisor.h"
-#include "supervise.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
+#include "approval/supclient.h"
+#include "supervisor/supervisor.h"
+#include "launcher/supervise.h"
 
 struct match_case {
 	const char	*text;

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "proxy_int.h"
+#include "proxy/proxy_int.h"
 
 struct req_case {
 	const char	*in;

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 struct pattern_case {
 	const char		*in;

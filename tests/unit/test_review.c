@@ -14,8 +14,8 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "policy.h"
-#include "approval.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
 
 #define ID	"3f0c2a9e-5b1d-4c7e-9a2b-0123456789ab"
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "secmem.h"
+#include "common/secmem.h"
 
 static void
 test_cmp(void **state)

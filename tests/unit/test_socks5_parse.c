@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "proxy_int.h"
+#include "proxy/proxy_int.h"
 
 static void
 test_greeting(void **state)

@@ -14,9 +14,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "policy.h"
-#include "approval.h"
-#include "supervisor.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
+#include "supervisor/supervisor.h"
 
 #define CAP	"s3cret"
 #define HEAD	"\"version\":1,\"capability\":\"" CAP "\",\"id\":\"r1\","

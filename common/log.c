@@ -8,7 +8,7 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "log.h"
+#include "common/log.h"
 
 static const char *log_progname = "pisbx";
 static int log_verbose;

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "secmem.h"
+#include "common/secmem.h"
 
 int
 secmem_random(void *buf, size_t len)

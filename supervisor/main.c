@@ -19,10 +19,11 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
-#include "log.h"
-#include "policy.h"
-#include "approval.h"
-#include "supervisor.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
+#include "approval/supclient.h"
+#include "supervisor/supervisor.h"
 
 #define CAPABILITY_BYTES	32
 

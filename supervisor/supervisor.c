@@ -34,10 +34,11 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include "log.h"
-#include "policy.h"
-#include "approval.h"
-#include "supervisor.h"
+#include "common/log.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
+#include "approval/supclient.h"
+#include "supervisor/supervisor.h"
 
 #define CLIENTS_MAX		256	/* connections open at once */
 #define REVIEWERS_MAX		64	/* reviewer processes at once */

@@ -1,7 +1,7 @@
 /*
  * Diagnostic logging (relayd log.h style).  Diagnostics go to stderr; the
  * access log (one record per decision and per close) is separate, in
- * accesslog.c.
+ * proxy/accesslog.c.
  */
 #ifndef PISBX_LOG_H
 #define PISBX_LOG_H

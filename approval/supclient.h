@@ -1,0 +1,76 @@
+/*
+ * The client end of the supervisor protocol (docs/supervisor.md): the
+ * synchronous calls pisbx-run makes before and after its sandbox runs --
+ * register, unregister, and host-IPC reviews waited for.  The reference
+ * server, pisbx-supervisor, is in supervisor/.
+ */
+#ifndef PISBX_SUPCLIENT_H
+#define PISBX_SUPCLIENT_H
+
+#include <stddef.h>
+
+#include "policy/policy.h"
+#include "approval/approval.h"
+
+struct json_t;
+
+#define SUPERVISOR_SOCKET_ENV		"PISBX_SUPERVISOR_SOCKET"
+#define SUPERVISOR_CAPABILITY_ENV	"PISBX_SUPERVISOR_CAPABILITY"
+#define SUPERVISOR_TIMEOUT_ENV		"PISBX_SUPERVISOR_TIMEOUT_MS"
+/* Registration and unregistration, in ms. */
+#define SUPERVISOR_TIMEOUT_DEFAULT	10000
+
+/*
+ * One call over the supervisor socket, waited for: request gets version,
+ * capability and a fresh id (approval's supervisor_call).  Returns the
+ * reply object (a new reference) or NULL with err set.
+ */
+struct json_t	*supclient_call(const char *path, const char *capability,
+		    struct json_t *request, int timeout_ms, char *err,
+		    size_t errlen);
+/*
+ * Register worker_id (with cwd).  Returns 0 and the policy handed out
+ * (a deny-all one, with *fallback set and a warning in err, when the
+ * reply's "network" is missing or invalid), or -1 with err set when the
+ * supervisor refused or could not be asked: then nothing may start.
+ */
+int		 supclient_register(const char *path, const char *capability,
+		    const char *worker_id, const char *cwd, int timeout_ms,
+		    struct policy **policy, int *fallback, char *err,
+		    size_t errlen);
+/* Unregister worker_id; -1 with err set when it was not acknowledged. */
+int		 supclient_unregister(const char *path,
+		    const char *capability,
+		    const char *worker_id, const char *cwd, int timeout_ms,
+		    char *err, size_t errlen);
+/* A policy that denies every destination ("*" in deniedDomains). */
+struct policy	*supclient_deny_all(void);
+
+/* What a host-IPC request asks (type "host-ipc"). */
+struct hostipc_request {
+	const char	*command;	/* the full command text */
+	const char	*cwd;
+	const char	*rule;		/* "preflight-prefix:tmux" */
+	const char	*warning;	/* NULL, or shown with the request */
+};
+
+/* The request object of a host-IPC review (no version/id/capability). */
+struct json_t	*supclient_hostipc_request(const char *worker_id,
+		    const struct hostipc_request *);
+/*
+ * Ask one review and wait for it: over the supervisor socket (path and
+ * capability set), else through the config's review (command, TTY or
+ * socket).  approval's reviewer runs it (review_start_request) on a
+ * private event base.  The request object is sent as it is, plus version
+ * and id.  No reviewer, a socket reviewer without a capability, and every
+ * failure are denies; returns the result with the reason or error in
+ * reason.
+ */
+enum review_result review_ask(const struct config *, const char *path,
+		    const char *capability, struct json_t *request,
+		    char *reason, size_t reasonlen);
+/* The same with an explicit command (argv) or, argv NULL, the TTY. */
+enum review_result review_ask_local(char *const argv[], int timeout_ms,
+		    struct json_t *request, char *reason, size_t reasonlen);
+
+#endif
