@@ -21,7 +21,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +32,13 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "policy/policy.h"
 #include "approval/approval_int.h"
 
 #define TTY_LOCK_RETRY_MS	50	/* terminal locked by another process */
+#define TTY_STALL_MS		1000	/* the question waits this long for room */
 
 static void	 tty_kick(struct reviewer *);
 static void	 tty_kick_cb(evutil_socket_t, short, void *);
@@ -47,7 +48,6 @@ static int	 tty_ask(struct reviewer *, struct review *, int, char *,
 static char	*tty_question(const struct reviewer *, const struct review *);
 static void	 tty_field(FILE *, const char *, const json_t *,
 		    const char *);
-static int	 tty_write_all(int, const char *, size_t);
 static void	 tty_read_cb(evutil_socket_t, short, void *);
 static void	 tty_answer(struct reviewer *, enum review_result,
 		    const char *);
@@ -206,7 +206,7 @@ tty_ask(struct reviewer *r, struct review *rv, int fd, char *err,
 	sigaction(SIGTTOU, &old, NULL);
 
 	if ((q = tty_question(r, rv)) == NULL ||
-	    tty_write_all(fd, q, strlen(q)) == -1) {
+	    io_write_all(fd, q, strlen(q), TTY_STALL_MS) == -1) {
 		snprintf(err, errlen, "cannot write to the terminal");
 		goto fail_restore;
 	}
@@ -306,32 +306,6 @@ tty_field(FILE *f, const char *name, const json_t *req, const char *key)
 	review_printable(p, n, s);
 	fprintf(f, "pisbx:   %-8s %s\r\n", name, p);
 	free(p);
-}
-
-/* Write all of buf to the (non-blocking) terminal; -1 when it stalls. */
-static int
-tty_write_all(int fd, const char *buf, size_t len)
-{
-	struct pollfd	 pfd;
-	ssize_t		 n;
-
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN) {
-			pfd.fd = fd;
-			pfd.events = POLLOUT;
-			if (poll(&pfd, 1, 1000) <= 0)
-				return -1;
-			continue;
-		}
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static void

@@ -6,8 +6,6 @@
  * decision in the access log.  No socat, no netcat.
  */
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 
 #include <errno.h>
 #include <poll.h>
@@ -16,58 +14,31 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
+#include "common/sockaddr.h"
 #include "launcher/launcher.h"
 
 #define CONNECT_HEAD_MAX	8192
 #define CONNECT_BUF		16384
 
-static int	connect_write_all(int fd, const char *buf, size_t len);
 static int	connect_dial(const char *proxy);
 
-static int
-connect_write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t	n;
-
-	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Connect to "ip:port" (IPv4) -- the proxy's listener in the sandbox. */
+/* Connect to "ip:port" -- the proxy's listener in the sandbox. */
 static int
 connect_dial(const char *proxy)
 {
-	struct sockaddr_in	 sin;
-	char			 ip[64];
-	const char		*colon;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen;
 	int			 s;
 
-	if ((colon = strrchr(proxy, ':')) == NULL ||
-	    (size_t)(colon - proxy) >= sizeof(ip)) {
+	if (sockaddr_parse(proxy, &ss, &sslen) == -1) {
 		errno = EINVAL;
 		return -1;
 	}
-	memcpy(ip, proxy, (size_t)(colon - proxy));
-	ip[colon - proxy] = '\0';
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)atoi(colon + 1));
-	if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1) {
-		errno = EINVAL;
+	if ((s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		return -1;
-	}
-	if ((s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
+	if (connect(s, (struct sockaddr *)&ss, sslen) == -1) {
 		close(s);
 		return -1;
 	}
@@ -97,7 +68,7 @@ connect_proxy_main(const char *proxy, const char *host, const char *port)
 	snprintf(req, sizeof(req), "CONNECT %s%s%s:%s HTTP/1.1\r\n"
 	    "Host: %s%s%s:%s\r\n\r\n", v6 ? "[" : "", host, v6 ? "]" : "",
 	    port, v6 ? "[" : "", host, v6 ? "]" : "", port);
-	if (connect_write_all(s, req, strlen(req)) == -1) {
+	if (io_write_all(s, req, strlen(req), 0) == -1) {
 		log_warn("--connect-proxy: write");
 		goto fail;
 	}
@@ -129,8 +100,8 @@ connect_proxy_main(const char *proxy, const char *host, const char *port)
 		goto fail;
 	}
 	end += 4;
-	if (head + have > end && connect_write_all(STDOUT_FILENO, end,
-	    (size_t)(head + have - end)) == -1)
+	if (head + have > end && io_write_all(STDOUT_FILENO, end,
+	    (size_t)(head + have - end), 0) == -1)
 		goto fail;
 
 	for (;;) {
@@ -147,7 +118,7 @@ connect_proxy_main(const char *proxy, const char *host, const char *port)
 		    (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
 			n = read(STDIN_FILENO, buf, sizeof(buf));
 			if (n > 0) {
-				if (connect_write_all(s, buf, (size_t)n) == -1)
+				if (io_write_all(s, buf, (size_t)n, 0) == -1)
 					goto fail;
 			} else if (n == 0 || errno != EINTR) {
 				in_open = 0;
@@ -163,8 +134,8 @@ connect_proxy_main(const char *proxy, const char *host, const char *port)
 					continue;
 				goto fail;
 			}
-			if (connect_write_all(STDOUT_FILENO, buf,
-			    (size_t)n) == -1)
+			if (io_write_all(STDOUT_FILENO, buf,
+			    (size_t)n, 0) == -1)
 				goto fail;
 		}
 	}

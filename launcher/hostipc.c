@@ -24,7 +24,9 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "common/io.h"
 #include "common/log.h"
+#include "common/shell.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
 #include "approval/supclient.h"
@@ -159,7 +161,7 @@ hostipc_command_text(char *const argv[], const char *shell_string)
 	if (shell_string != NULL)
 		return strdup(shell_string);
 	for (i = 0; argv[i] != NULL; i++)
-		need += strlen(argv[i]) * 4 + 3;
+		need += SHELL_QUOTE_SIZE(strlen(argv[i]));	/* and a blank */
 	if ((out = malloc(need)) == NULL)
 		return NULL;
 	p = out;
@@ -171,14 +173,7 @@ hostipc_command_text(char *const argv[], const char *shell_string)
 			p = stpcpy(p, s);
 			continue;
 		}
-		*p++ = '\'';
-		for (; *s != '\0'; s++) {
-			if (*s == '\'')
-				p = stpcpy(p, "'\\''");
-			else
-				*p++ = *s;
-		}
-		*p++ = '\'';
+		p = shell_quote(p, s);
 	}
 	*p = '\0';
 	return out;
@@ -399,7 +394,7 @@ static int
 tee_copy(struct hostipc_tee *t)
 {
 	char	 buf[16384];
-	ssize_t	 n, w, off;
+	ssize_t	 n;
 
 	for (;;) {
 		n = read(t->rfd, buf, sizeof(buf));
@@ -411,15 +406,8 @@ tee_copy(struct hostipc_tee *t)
 			return errno == EAGAIN ? 0 : -1;
 		}
 		hostipc_tail_add(&t->tail, buf, (size_t)n);
-		for (off = 0; off < n; off += w)
-			if ((w = write(STDERR_FILENO, buf + off,
-			    (size_t)(n - off))) <= 0) {
-				if (w == -1 && errno == EINTR) {
-					w = 0;
-					continue;
-				}
-				break;	/* our stderr is gone */
-			}
+		/* A failure means our stderr is gone: keep reading. */
+		(void)io_write_all(STDERR_FILENO, buf, (size_t)n, 0);
 	}
 }
 

@@ -16,8 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
-#include "proxy/proxy_int.h"
+#include "common/time.h"
+#include "proxy/accesslog.h"
 
 struct accesslog {
 	char		*path;		/* NULL: stdout */
@@ -93,40 +95,14 @@ accesslog_free(struct accesslog *al)
 	free(al);
 }
 
-/*
- * RFC 3339 UTC with milliseconds: 2026-11-30T03:12:00.123Z.  The date and
- * time of day change once a second: only the milliseconds are formatted
- * for every record.
- */
+/* Now, in RFC 3339 UTC with milliseconds: 2026-11-30T03:12:00.123Z. */
 static void
 alog_ts(char *buf, size_t len)
 {
-	static time_t cached_sec = (time_t)-1;
-	static char day[32];
 	struct timeval tv;
-	struct tm tm;
-	long ms;
-	size_t n;
 
 	gettimeofday(&tv, NULL);
-	if (tv.tv_sec != cached_sec) {
-		gmtime_r(&tv.tv_sec, &tm);
-		strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
-		cached_sec = tv.tv_sec;
-	}
-	n = strlen(day);
-	if (n + 6 > len) {
-		snprintf(buf, len, "%s", day);
-		return;
-	}
-	ms = (long)(tv.tv_usec / 1000);
-	memcpy(buf, day, n);
-	buf[n] = '.';
-	buf[n + 1] = (char)('0' + ms / 100);
-	buf[n + 2] = (char)('0' + ms / 10 % 10);
-	buf[n + 3] = (char)('0' + ms % 10);
-	buf[n + 4] = 'Z';
-	buf[n + 5] = '\0';
+	time_rfc3339(buf, len, tv.tv_sec, (long)(tv.tv_usec / 1000));
 }
 
 /*
@@ -339,8 +315,6 @@ void
 accesslog_write(struct accesslog *al, const struct alog_rec *r)
 {
 	char *line;
-	size_t len, off = 0;
-	ssize_t n;
 
 	if (al == NULL || al->fd == -1)
 		return;
@@ -348,16 +322,7 @@ accesslog_write(struct accesslog *al, const struct alog_rec *r)
 		log_warnx("access log: cannot format a record");
 		return;
 	}
-	len = strlen(line);
-	while (off < len) {
-		n = write(al->fd, line + off, len - off);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			log_warn("access log write");
-			break;
-		}
-		off += (size_t)n;
-	}
+	if (io_write_all(al->fd, line, strlen(line), 0) == -1)
+		log_warn("access log write");
 	free(line);
 }

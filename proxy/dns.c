@@ -93,7 +93,7 @@ dns_new(struct event_base *base, const struct config *conf, char *err,
 {
 	struct ares_options opts;
 	struct dns *d;
-	int rc, optmask, total;
+	int rc, optmask;
 
 	if (!dns_lib_ready) {
 		if ((rc = ares_library_init(ARES_LIB_INIT_ALL)) != ARES_SUCCESS) {
@@ -108,8 +108,6 @@ dns_new(struct event_base *base, const struct config *conf, char *err,
 	}
 	d->base = base;
 	LIST_INIT(&d->socks);
-	total = conf->resolver_timeout_ms > 0 ? conf->resolver_timeout_ms :
-	    5000;
 	d->timeout_ms = conf->resolver_timeout_ms;
 	if ((d->servers = dns_servers_csv(conf)) == NULL)
 		goto nomem;
@@ -125,7 +123,7 @@ dns_new(struct event_base *base, const struct config *conf, char *err,
 	 */
 	memset(&opts, 0, sizeof(opts));
 	opts.flags = ARES_FLAG_NOSEARCH;
-	opts.timeout = total / 3 > 0 ? total / 3 : 1;
+	opts.timeout = d->timeout_ms / 3 > 0 ? d->timeout_ms / 3 : 1;
 	opts.tries = 2;
 	opts.sock_state_cb = dns_sock_state_cb;
 	opts.sock_state_cb_data = d;

@@ -22,8 +22,6 @@
 #include "common/log.h"
 #include "proxy/proxy_int.h"
 
-#define DEFAULT_HEADER_MS	10000
-#define DEFAULT_IDLE_MS		300000
 #define CHUNK_PULL		(4096 + 2)
 
 enum http_state {
@@ -87,6 +85,8 @@ static void	 http_error(struct conn *, int, const char *, const char *,
 		    const char *);
 static int	 http_hop_header(const struct http_msg *,
 		    const struct http_header *, int);
+static void	 http_put_headers(struct evbuffer *, const struct http_msg *,
+		    int, const char *);
 static int	 body_forward(struct body *, struct evbuffer *,
 		    struct evbuffer *, uint64_t *);
 static void	 http_drop_upstream(struct conn *);
@@ -174,8 +174,8 @@ http_error(struct conn *c, int status, const char *xreason,
 void
 http_timeout(struct conn *c)
 {
-	c->error = c->error != NULL ? c->error :
-	    strdup("no complete request head in time");
+	if (c->error == NULL)
+		conn_error(c, "no complete request head in time");
 	http_error(c, 408, NULL, "no complete request in time",
 	    "header-timeout");
 }
@@ -300,8 +300,7 @@ http_read_head(struct conn *c)
 	if (n == 0)
 		return;
 	if (n < 0) {
-		free(c->error);
-		c->error = strdup(m.errmsg);
+		conn_error(c, "%s", m.errmsg);
 		http_error(c, m.error, NULL, m.errmsg, "bad-request");
 		return;
 	}
@@ -323,7 +322,10 @@ http_invalid_host(struct conn *c, const char *raw, size_t rawlen,
 	http_error(c, 400, "invalid-host", detail, "invalid-host");
 }
 
-/* Copy a header name into a C string for token matching. */
+/*
+ * Whether hd is hop-by-hop: a fixed list, those the message's Connection
+ * (or Proxy-Connection) names, and in a request Host and Content-Length.
+ */
 static int
 http_hop_header(const struct http_msg *m, const struct http_header *hd,
     int request)
@@ -356,6 +358,30 @@ http_hop_header(const struct http_msg *m, const struct http_header *hd,
 	return 0;
 }
 
+/*
+ * Copy m's end-to-end header fields to out: hop-by-hop ones dropped (in
+ * a request also Host and Content-Length, which the proxy writes itself),
+ * and the field named drop, if any.
+ */
+static void
+http_put_headers(struct evbuffer *out, const struct http_msg *m,
+    int request, const char *drop)
+{
+	const struct http_header *hd;
+	size_t i;
+
+	for (i = 0; i < m->nh; i++) {
+		hd = &m->h[i];
+		if (http_hop_header(m, hd, request) || (drop != NULL &&
+		    http_token_eq(hd->name, hd->namelen, drop)))
+			continue;
+		evbuffer_add(out, hd->name, hd->namelen);
+		evbuffer_add(out, ": ", 2);
+		evbuffer_add(out, hd->value, hd->valuelen);
+		evbuffer_add(out, "\r\n", 2);
+	}
+}
+
 /* A complete request head of length headlen is at the input's start. */
 static void
 http_request(struct conn *c, struct http_msg *m, size_t headlen)
@@ -363,7 +389,7 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	struct http_conn *h = c->http;
 	struct evbuffer *in = bufferevent_get_input(c->client);
 	const char *auth, *path, *errstr = NULL;
-	size_t authlen, pathlen, i;
+	size_t authlen, pathlen;
 	char target[TARGET_TEXT_MAX];
 	struct host host;
 	uint16_t port;
@@ -387,16 +413,14 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 		return;
 	}
 	if (m->targetlen > 0 && (m->target[0] == '/' || m->target[0] == '*')) {
-		free(c->error);
-		c->error = strdup("origin-form request to the proxy");
+		conn_error(c, "origin-form request to the proxy");
 		http_error(c, 400, NULL, "this is a proxy: send absolute-URI "
 		    "requests (http://host/path) or CONNECT", "bad-request");
 		return;
 	}
 	if (http_split_uri(m->target, m->targetlen, &auth, &authlen, &path,
 	    &pathlen, &errstr) == -1) {
-		free(c->error);
-		c->error = strdup(errstr);
+		conn_error(c, "%s", errstr);
 		http_error(c, 400, NULL, errstr, "bad-request");
 		return;
 	}
@@ -427,14 +451,7 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	if (port != 80)
 		evbuffer_add_printf(h->req_head, ":%u", port);
 	evbuffer_add(h->req_head, "\r\n", 2);
-	for (i = 0; i < m->nh; i++) {
-		if (http_hop_header(m, &m->h[i], 1))
-			continue;
-		evbuffer_add(h->req_head, m->h[i].name, m->h[i].namelen);
-		evbuffer_add(h->req_head, ": ", 2);
-		evbuffer_add(h->req_head, m->h[i].value, m->h[i].valuelen);
-		evbuffer_add(h->req_head, "\r\n", 2);
-	}
+	http_put_headers(h->req_head, m, 1, NULL);
 	memset(&h->req, 0, sizeof(h->req));
 	if (m->chunked) {
 		h->req.kind = BODY_CHUNKED;
@@ -522,8 +539,7 @@ http_connected(struct conn *c)
 	evbuffer_add_buffer(bufferevent_get_output(c->upstream), h->req_head);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
-	conn_timer_set(c, conf->idle_timeout_ms > 0 ? conf->idle_timeout_ms :
-	    DEFAULT_IDLE_MS);
+	conn_timer_set(c, conf->idle_timeout_ms);
 	if (h->req.kind == BODY_NONE)
 		h->req.done = 1;
 	else
@@ -544,8 +560,7 @@ http_forward_request(struct conn *c)
 	r = body_forward(&h->req, bufferevent_get_input(c->client),
 	    bufferevent_get_output(c->upstream), &c->bytes_up);
 	if (r == -1) {
-		free(c->error);
-		c->error = strdup("malformed chunked request body");
+		conn_error(c, "malformed chunked request body");
 		conn_close(c, "bad-request-body");
 		return;
 	}
@@ -578,7 +593,7 @@ http_response_head(struct conn *c)
 	struct evbuffer *in = bufferevent_get_input(c->upstream);
 	struct evbuffer *out = bufferevent_get_output(c->client);
 	struct http_msg m;
-	size_t len, i, before;
+	size_t len, before;
 	const char *p;
 	ssize_t n;
 
@@ -593,8 +608,7 @@ http_response_head(struct conn *c)
 		if (n == 0)
 			return 0;
 		if (n < 0 || m.status == 101) {
-			free(c->error);
-			c->error = strdup(n < 0 ? m.errmsg :
+			conn_error(c, "%s", n < 0 ? m.errmsg :
 			    "unexpected 101 Switching Protocols");
 			http_error(c, 502, NULL, "bad response from the "
 			    "upstream server", "bad-response");
@@ -607,16 +621,7 @@ http_response_head(struct conn *c)
 				evbuffer_add(out, m.statusline,
 				    m.statuslinelen);
 				evbuffer_add(out, "\r\n", 2);
-				for (i = 0; i < m.nh; i++) {
-					if (http_hop_header(&m, &m.h[i], 0))
-						continue;
-					evbuffer_add(out, m.h[i].name,
-					    m.h[i].namelen);
-					evbuffer_add(out, ": ", 2);
-					evbuffer_add(out, m.h[i].value,
-					    m.h[i].valuelen);
-					evbuffer_add(out, "\r\n", 2);
-				}
+				http_put_headers(out, &m, 0, NULL);
 				evbuffer_add(out, "\r\n", 2);
 			}
 			c->bytes_down += evbuffer_get_length(out) - before;
@@ -644,18 +649,9 @@ http_response_head(struct conn *c)
 
 		evbuffer_add(out, m.statusline, m.statuslinelen);
 		evbuffer_add(out, "\r\n", 2);
-		for (i = 0; i < m.nh; i++) {
-			if (http_hop_header(&m, &m.h[i], 0))
-				continue;
-			if (h->resp.kind == BODY_CHUNKED &&
-			    http_token_eq(m.h[i].name, m.h[i].namelen,
-			    "content-length"))
-				continue;
-			evbuffer_add(out, m.h[i].name, m.h[i].namelen);
-			evbuffer_add(out, ": ", 2);
-			evbuffer_add(out, m.h[i].value, m.h[i].valuelen);
-			evbuffer_add(out, "\r\n", 2);
-		}
+		/* Re-chunked: a Content-Length would contradict the framing. */
+		http_put_headers(out, &m, 0, h->resp.kind == BODY_CHUNKED ?
+		    "content-length" : NULL);
 		if (h->resp.kind == BODY_CHUNKED && !h->resp.raw)
 			evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
 		if (!h->client_keep)
@@ -691,8 +687,7 @@ http_up_read_cb(struct bufferevent *bev, void *arg)
 		r = body_forward(&h->resp, bufferevent_get_input(c->upstream),
 		    bufferevent_get_output(c->client), &c->bytes_down);
 		if (r == -1) {
-			free(c->error);
-			c->error = strdup("malformed chunked response body");
+			conn_error(c, "malformed chunked response body");
 			conn_close_after_flush(c, "bad-response");
 			return;
 		}
@@ -744,8 +739,7 @@ http_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	if (h->rstate == R_HEAD && !h->resp_started) {
-		free(c->error);
-		c->error = strdup((what & BEV_EVENT_EOF) ?
+		conn_error(c, "%s", (what & BEV_EVENT_EOF) ?
 		    "upstream closed without a response" :
 		    "upstream connection failed");
 		http_error(c, 502, NULL, "the upstream server closed the "
@@ -756,8 +750,7 @@ http_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	 * A truncated response: deliver what came, then end the client's
 	 * connection so it sees the truncation.
 	 */
-	free(c->error);
-	c->error = strdup("the upstream closed in the middle of a response");
+	conn_error(c, "the upstream closed in the middle of a response");
 	conn_close_after_flush(c, (what & BEV_EVENT_EOF) ? "upstream-eof" :
 	    "upstream-error");
 }
@@ -781,8 +774,7 @@ http_response_done(struct conn *c)
 	memset(&h->req, 0, sizeof(h->req));
 	c->client_paused = 0;
 	bufferevent_enable(c->client, EV_READ);
-	conn_timer_set(c, conf->header_timeout_ms > 0 ?
-	    conf->header_timeout_ms : DEFAULT_HEADER_MS);
+	conn_timer_set(c, conf->header_timeout_ms);
 	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
 		http_read_head(c);
 }

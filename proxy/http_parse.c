@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proxy/proxy_int.h"
+#include "proxy/parse.h"
 
 #define CHUNK_LINE_MAX	4096
 

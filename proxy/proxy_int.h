@@ -1,11 +1,9 @@
 /*
- * proxy/ internals: the connection state machine, the protocols (HTTP
- * CONNECT and forwarding, SOCKS5), the relay, async DNS, the TLS
- * ClientHello peek and the access log.  Prototypes grouped by file.
- *
- * The parsers (http_parse.c, socks5_parse.c, tls_peek.c) are pure
- * functions over byte buffers, with no libevent, so they can be unit-
- * tested and fuzzed on their own.
+ * proxy/ internals: the proxy object, listeners, the connection state
+ * machine, the protocols (HTTP CONNECT and forwarding, SOCKS5), the relay
+ * and async DNS.  Prototypes grouped by file.  The pure parsers are
+ * declared in parse.h and the access log in accesslog.h, which need none
+ * of this.
  */
 #ifndef PISBX_PROXY_INT_H
 #define PISBX_PROXY_INT_H
@@ -19,6 +17,8 @@
 #include <stdint.h>
 
 #include "policy/policy.h"
+#include "proxy/accesslog.h"
+#include "proxy/parse.h"
 #include "proxy/proxy.h"
 
 struct bufferevent;
@@ -27,203 +27,6 @@ struct event;
 struct evconnlistener;
 struct reviewer;
 struct review;
-
-/* ---- http_parse.c (pure) ---- */
-
-#define HTTP_HEAD_MAX		(64 * 1024)	/* header section limit: 431 */
-#define HTTP_MAX_HEADERS	128
-
-struct http_header {
-	const char	*name;
-	size_t		 namelen;
-	const char	*value;		/* trimmed of surrounding blanks */
-	size_t		 valuelen;
-};
-
-struct http_msg {
-	/* request line */
-	const char	*method;
-	size_t		 methodlen;
-	const char	*target;
-	size_t		 targetlen;
-	/* status line */
-	int		 status;
-	const char	*statusline;	/* whole first line, no EOL */
-	size_t		 statuslinelen;
-
-	int		 minor;		/* HTTP/1.minor: 0 or 1 */
-	struct http_header h[HTTP_MAX_HEADERS];
-	size_t		 nh;
-
-	int		 has_length;	/* Content-Length present */
-	uint64_t	 length;
-	int		 chunked;	/* Transfer-Encoding: chunked */
-	int		 te_other;	/* response: another coding, read to EOF */
-	int		 conn_close;	/* Connection: close */
-	int		 conn_keepalive;	/* Connection: keep-alive */
-
-	int		 error;		/* status to answer a bad message with */
-	const char	*errmsg;	/* for people */
-};
-
-/*
- * Parse a request head (request line and header section) at the start of
- * buf.  Returns the length of the head including its blank line, 0 when
- * more bytes are needed, or -1 with m->error (400, 431, 501, 505) and
- * m->errmsg set.
- */
-ssize_t	 http_parse_request(const char *buf, size_t len, struct http_msg *m);
-/* The same for a response head (status line and header section). */
-ssize_t	 http_parse_response(const char *buf, size_t len, struct http_msg *m);
-/* Case-insensitive compare of a header name or token with a C string. */
-int	 http_token_eq(const char *s, size_t len, const char *lit);
-/*
- * Whether the comma-separated header value lists token (case-
- * insensitive), as Connection: close, Upgrade does.
- */
-int	 http_list_has(const char *v, size_t len, const char *token);
-/*
- * Split an absolute URI "http://authority/path?q".  Returns 0 with the
- * authority and origin-form path (pointing into uri; path may be empty,
- * meaning "/"), or -1 with *errstr.  https:// is refused with a message
- * telling the client to use CONNECT.
- */
-int	 http_split_uri(const char *uri, size_t len, const char **auth,
-	    size_t *authlen, const char **path, size_t *pathlen,
-	    const char **errstr);
-
-/* Chunked transfer-coding decoder (pure, incremental). */
-enum chunk_state {
-	CHUNK_SIZE,		/* reading "hex[;ext]\r\n" */
-	CHUNK_DATA,
-	CHUNK_DATA_CRLF,
-	CHUNK_TRAILER,		/* trailer lines until an empty one */
-	CHUNK_DONE
-};
-
-struct chunk_decoder {
-	enum chunk_state state;
-	uint64_t	 remaining;	/* CHUNK_DATA: bytes left of this chunk */
-};
-
-/*
- * One step of the decoder over buf.  Returns the number of bytes of buf
- * consumed (0: need more), or -1 on a framing error.  *data and *datalen
- * get the chunk data found in this step (a sub-range of buf) and *hdr a
- * chunk size found in this step (re-serialised by the caller), or
- * UINT64_MAX when none.
- */
-ssize_t	 chunk_step(struct chunk_decoder *, const char *buf, size_t len,
-	    const char **data, size_t *datalen, uint64_t *hdr);
-
-/* ---- socks5_parse.c (pure) ---- */
-
-#define SOCKS5_VERSION		0x05
-#define SOCKS5_AUTH_NONE	0x00
-#define SOCKS5_AUTH_USERPASS	0x02
-#define SOCKS5_AUTH_NOACCEPT	0xff
-
-#define SOCKS5_CMD_CONNECT	0x01
-#define SOCKS5_CMD_BIND		0x02
-#define SOCKS5_CMD_UDP		0x03
-
-#define SOCKS5_ATYP_IPV4	0x01
-#define SOCKS5_ATYP_DOMAIN	0x03
-#define SOCKS5_ATYP_IPV6	0x04
-
-enum socks5_rep {
-	SOCKS5_REP_OK		= 0x00,
-	SOCKS5_REP_FAILURE	= 0x01,
-	SOCKS5_REP_NOT_ALLOWED	= 0x02,
-	SOCKS5_REP_NET_UNREACH	= 0x03,
-	SOCKS5_REP_HOST_UNREACH	= 0x04,
-	SOCKS5_REP_REFUSED	= 0x05,
-	SOCKS5_REP_TTL		= 0x06,
-	SOCKS5_REP_CMD		= 0x07,
-	SOCKS5_REP_ATYP		= 0x08
-};
-
-/* Parse results: >0 bytes consumed, 0 need more, -1 malformed. */
-struct socks5_greeting {
-	int	offers_none;
-	int	offers_userpass;
-};
-ssize_t	 socks5_parse_greeting(const uint8_t *buf, size_t len,
-	    struct socks5_greeting *);
-
-struct socks5_auth {
-	char	user[256];
-	char	pass[256];
-};
-ssize_t	 socks5_parse_auth(const uint8_t *buf, size_t len,
-	    struct socks5_auth *);
-
-struct socks5_request {
-	uint8_t		 cmd;
-	uint8_t		 atyp;	/* as sent; unknown ones are reported */
-	uint8_t		 v4[4];
-	uint8_t		 v6[16];
-	char		 domain[256];
-	size_t		 domainlen;
-	uint16_t	 port;
-};
-/*
- * Parse a request.  An unknown ATYP makes the rest unparseable: then the
- * result is 4 (the fixed part) with atyp set, and the caller answers 0x08.
- */
-ssize_t	 socks5_parse_request(const uint8_t *buf, size_t len,
-	    struct socks5_request *);
-/* Build a reply into out (at least 22 bytes); returns its length. */
-size_t	 socks5_build_reply(uint8_t *out, uint8_t rep,
-	    const struct sockaddr *bound);
-
-/* ---- tls_peek.c (pure) ---- */
-
-#define TLS_PEEK_MAX	(16384 + 5 + 2048)	/* a hello spread over records */
-
-enum tls_peek_result {
-	TLS_PEEK_MORE,		/* need more bytes */
-	TLS_PEEK_NOT_TLS,	/* not a TLS handshake: relay as is */
-	TLS_PEEK_INVALID,	/* TLS but malformed or over the cap */
-	TLS_PEEK_NO_SNI,	/* a ClientHello without server_name */
-	TLS_PEEK_SNI		/* a ClientHello with a host_name */
-};
-
-/*
- * Look at the first bytes a client sent into a tunnel.  On TLS_PEEK_SNI
- * the host name (as sent, NUL-terminated) is in sni; *why gets a short
- * text for TLS_PEEK_INVALID.
- */
-enum tls_peek_result tls_peek_clienthello(const uint8_t *buf, size_t len,
-	    char *sni, size_t snilen, const char **why);
-
-/* ---- accesslog.c ---- */
-
-struct accesslog;
-
-struct alog_rec {
-	int		 close;		/* 0: decision record, 1: close record */
-	uint64_t	 conn;
-	const char	*proto;
-	const char	*client;
-	const char	*host;		/* NULL: not known yet */
-	int		 port;
-	const char	*decision;	/* NULL: none was made */
-	const char	*reason;
-	const char	*addr;
-	const char	*error;
-	const char	*end;		/* close: why the connection ended */
-	uint64_t	 bytes_up;
-	uint64_t	 bytes_down;
-	uint64_t	 ms;
-};
-
-struct accesslog *accesslog_open(const char *path, enum log_format);
-int		 accesslog_reopen(struct accesslog *);
-void		 accesslog_free(struct accesslog *);
-void		 accesslog_write(struct accesslog *, const struct alog_rec *);
-/* Format one record into a malloc'ed line ending in "\n". */
-char		*accesslog_format(const struct alog_rec *, enum log_format);
 
 /* ---- dns.c ---- */
 
@@ -245,7 +48,7 @@ struct dns_query *dns_lookup(struct dns *, const char *name, uint16_t port,
 		    dns_cb, void *arg);
 void		 dns_cancel(struct dns_query *);
 
-/* ---- proxy.c ---- */
+/* ---- proxy.c, listen.c, conn.c ---- */
 
 enum conn_state {
 	CONN_SNIFF,		/* waiting for the first byte */
@@ -378,10 +181,29 @@ struct proxy {
 	int			 stopping;
 };
 
+/* proxy.c */
+/* Drop a reference to a config generation; the last one frees it. */
+void	 pgen_unref(struct pgen *);
+
+/* listen.c */
+/* Stop serving a listener and free it (and its Unix socket file). */
+void	 listener_free(struct listener *);
+/* Whether sa is one of the proxy's own listening addresses. */
+int	 proxy_own_addr(struct proxy *, const struct sockaddr *);
+
+/* conn.c */
+/* A new client connection accepted on l: start reading its first bytes. */
+void	 conn_new(struct listener *, int fd, struct sockaddr *, socklen_t);
 /* Free everything the connection owns and write its close record. */
 void	 conn_close(struct conn *, const char *end);
 /* Write the connection's decision record. */
 void	 conn_log_decision(struct conn *);
+/*
+ * The detail a connection's records and answers carry ("error"), from a
+ * printf format; it replaces any earlier one.
+ */
+void	 conn_error(struct conn *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
 /* Record a decision; reason is copied, detail (may be NULL) too. */
 void	 conn_decide(struct conn *, int allow, const char *reason,
 	    const char *detail);

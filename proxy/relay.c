@@ -36,8 +36,6 @@
 #include "common/log.h"
 #include "proxy/proxy_int.h"
 
-#define DEFAULT_IDLE_MS	300000
-
 static void	 relay_begin(struct conn *);
 static void	 relay_readable_cb(evutil_socket_t, short, void *);
 static void	 relay_writable_cb(evutil_socket_t, short, void *);
@@ -98,8 +96,7 @@ relay_begin(struct conn *c)
 	if (evbuffer_get_length(bufferevent_get_output(c->client)) > 0)
 		event_add(c->wev[0], NULL);
 	conn_touch(c);
-	conn_timer_set(c, conf->idle_timeout_ms > 0 ? conf->idle_timeout_ms :
-	    DEFAULT_IDLE_MS);
+	conn_timer_set(c, conf->idle_timeout_ms);
 }
 
 void

@@ -25,8 +25,16 @@ enum socks5_step {
 	S5_DONE
 };
 
+/* Longer than any handshake message (RFC 1929 auth: at most 513 bytes). */
+#define SOCKS5_MSG_MAX	600
+
 static void	 socks5_read_cb(struct bufferevent *, void *);
 static void	 socks5_event_cb(struct bufferevent *, short, void *);
+static void	 socks5_answer(struct conn *, size_t, uint8_t, uint8_t);
+static int	 socks5_greeting(struct conn *, const uint8_t *, size_t);
+static int	 socks5_auth(struct conn *, const uint8_t *, size_t);
+static int	 socks5_request(struct conn *, const uint8_t *, size_t);
+static void	 socks5_invalid(struct conn *, const char *);
 static void	 socks5_reply(struct conn *, uint8_t, const char *);
 
 void
@@ -61,142 +69,162 @@ socks5_reply(struct conn *c, uint8_t rep, const char *end)
 	conn_close_after_flush(c, end);
 }
 
+/*
+ * Feed the client's bytes to the step the handshake is at, one message
+ * at a time.  A step that ends the handshake (an error closing, or the
+ * request handed to conn_authorise) returns 0 and c may be gone.
+ */
 static void
 socks5_read_cb(struct bufferevent *bev, void *arg)
 {
+	static int (*const step[])(struct conn *, const uint8_t *, size_t) = {
+		[S5_GREETING] = socks5_greeting,
+		[S5_AUTH] = socks5_auth,
+		[S5_REQUEST] = socks5_request,
+	};
 	struct conn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
-	struct socks5_greeting g;
-	struct socks5_auth a;
-	struct socks5_request r;
-	const uint8_t *p;
-	const char *errstr = NULL;
-	uint8_t out[2];
 	size_t len;
+
+	do {
+		if (c->socks_step >= S5_DONE ||
+		    (len = evbuffer_get_length(in)) == 0)
+			return;
+		if (len > SOCKS5_MSG_MAX)
+			len = SOCKS5_MSG_MAX;
+	} while (step[c->socks_step](c, evbuffer_pullup(in, len), len));
+}
+
+/* Drain a handled message and answer it with two bytes. */
+static void
+socks5_answer(struct conn *c, size_t used, uint8_t b0, uint8_t b1)
+{
+	uint8_t out[2] = { b0, b1 };
+
+	evbuffer_drain(bufferevent_get_input(c->client), used);
+	bufferevent_write(c->client, out, sizeof(out));
+}
+
+/* The method selection: username/password if offered, else none. */
+static int
+socks5_greeting(struct conn *c, const uint8_t *p, size_t len)
+{
+	struct socks5_greeting g;
 	ssize_t n;
-	char detail[400];
 
-	for (;;) {
-		len = evbuffer_get_length(in);
-		if (len == 0)
-			return;
-		if (len > 600)
-			len = 600;	/* longer than any handshake message */
-		p = evbuffer_pullup(in, len);
-		switch (c->socks_step) {
-		case S5_GREETING:
-			if ((n = socks5_parse_greeting(p, len, &g)) == 0)
-				return;
-			if (n < 0) {
-				c->error = strdup("malformed SOCKS5 greeting");
-				conn_close(c, "bad-request");
-				return;
-			}
-			evbuffer_drain(in, (size_t)n);
-			out[0] = SOCKS5_VERSION;
-			if (g.offers_userpass) {
-				out[1] = SOCKS5_AUTH_USERPASS;
-				c->socks_step = S5_AUTH;
-			} else if (g.offers_none) {
-				out[1] = SOCKS5_AUTH_NONE;
-				c->socks_step = S5_REQUEST;
-			} else {
-				out[1] = SOCKS5_AUTH_NOACCEPT;
-				bufferevent_write(bev, out, 2);
-				c->error = strdup("no acceptable SOCKS5 "
-				    "authentication method offered");
-				conn_close_after_flush(c, "bad-request");
-				return;
-			}
-			bufferevent_write(bev, out, 2);
-			break;
-		case S5_AUTH:
-			if ((n = socks5_parse_auth(p, len, &a)) == 0)
-				return;
-			out[0] = 0x01;
-			if (n < 0) {
-				out[1] = 0x01;
-				bufferevent_write(bev, out, 2);
-				c->error = strdup("malformed SOCKS5 "
-				    "username/password message");
-				conn_close_after_flush(c, "bad-request");
-				return;
-			}
-			evbuffer_drain(in, (size_t)n);
-			if (a.user[0] != '\0')
-				snprintf(c->client_name,
-				    sizeof(c->client_name), "%s", a.user);
-			explicit_bzero(a.pass, sizeof(a.pass));
-			out[1] = 0x00;
-			bufferevent_write(bev, out, 2);
-			c->socks_step = S5_REQUEST;
-			break;
-		case S5_REQUEST:
-			if ((n = socks5_parse_request(p, len, &r)) == 0)
-				return;
-			if (n < 0) {
-				c->error = strdup("malformed SOCKS5 request");
-				socks5_reply(c, SOCKS5_REP_FAILURE,
-				    "bad-request");
-				return;
-			}
-			if (r.atyp != SOCKS5_ATYP_IPV4 &&
-			    r.atyp != SOCKS5_ATYP_IPV6 &&
-			    r.atyp != SOCKS5_ATYP_DOMAIN) {
-				c->error = strdup("unknown SOCKS5 address "
-				    "type");
-				socks5_reply(c, SOCKS5_REP_ATYP,
-				    "bad-request");
-				return;
-			}
-			if (r.cmd != SOCKS5_CMD_CONNECT) {
-				snprintf(detail, sizeof(detail), "SOCKS5 "
-				    "command 0x%02x not supported (CONNECT "
-				    "only)", r.cmd);
-				c->error = strdup(detail);
-				socks5_reply(c, SOCKS5_REP_CMD,
-				    "bad-request");
-				return;
-			}
-			evbuffer_drain(in, (size_t)n);	/* early bytes stay */
-			c->socks_step = S5_DONE;
-			if (r.atyp == SOCKS5_ATYP_IPV4) {
-				struct in_addr ia;
-
-				memcpy(&ia, r.v4, 4);
-				host_from_in(&c->host, &ia);
-			} else if (r.atyp == SOCKS5_ATYP_IPV6) {
-				struct in6_addr i6;
-
-				memcpy(&i6, r.v6, 16);
-				host_from_in6(&c->host, &i6);
-			} else if (host_canon(r.domain, r.domainlen, &c->host,
-			    &errstr) == -1) {
-				snprintf(detail, sizeof(detail),
-				    "\"%s\": %s", r.domain,
-				    errstr != NULL ? errstr : "bad host");
-				conn_decide(c, 0, "invalid-host", detail);
-				conn_log_decision(c);
-				socks5_reply(c, SOCKS5_REP_NOT_ALLOWED,
-				    "invalid-host");
-				return;
-			}
-			if (r.port == 0) {
-				c->have_target = 1;
-				conn_decide(c, 0, "invalid-host", "port 0");
-				conn_log_decision(c);
-				socks5_reply(c, SOCKS5_REP_NOT_ALLOWED,
-				    "invalid-host");
-				return;
-			}
-			c->port = r.port;
-			c->have_target = 1;
-			conn_authorise(c);
-			return;
-		default:
-			return;
-		}
+	if ((n = socks5_parse_greeting(p, len, &g)) == 0)
+		return 0;
+	if (n < 0) {
+		conn_error(c, "malformed SOCKS5 greeting");
+		conn_close(c, "bad-request");
+		return 0;
 	}
+	if (g.offers_userpass) {
+		socks5_answer(c, (size_t)n, SOCKS5_VERSION,
+		    SOCKS5_AUTH_USERPASS);
+		c->socks_step = S5_AUTH;
+	} else if (g.offers_none) {
+		socks5_answer(c, (size_t)n, SOCKS5_VERSION, SOCKS5_AUTH_NONE);
+		c->socks_step = S5_REQUEST;
+	} else {
+		socks5_answer(c, (size_t)n, SOCKS5_VERSION,
+		    SOCKS5_AUTH_NOACCEPT);
+		conn_error(c, "no acceptable SOCKS5 authentication method "
+		    "offered");
+		conn_close_after_flush(c, "bad-request");
+		return 0;
+	}
+	return 1;
+}
+
+/* RFC 1929: any credentials pass; the user name labels the client. */
+static int
+socks5_auth(struct conn *c, const uint8_t *p, size_t len)
+{
+	struct socks5_auth a;
+	ssize_t n;
+
+	if ((n = socks5_parse_auth(p, len, &a)) == 0)
+		return 0;
+	if (n < 0) {
+		socks5_answer(c, 0, 0x01, 0x01);
+		conn_error(c, "malformed SOCKS5 username/password message");
+		conn_close_after_flush(c, "bad-request");
+		return 0;
+	}
+	if (a.user[0] != '\0')
+		snprintf(c->client_name, sizeof(c->client_name), "%s",
+		    a.user);
+	explicit_bzero(a.pass, sizeof(a.pass));
+	socks5_answer(c, (size_t)n, 0x01, 0x00);
+	c->socks_step = S5_REQUEST;
+	return 1;
+}
+
+/* The CONNECT request: the target, then the shared state machine. */
+static int
+socks5_request(struct conn *c, const uint8_t *p, size_t len)
+{
+	struct socks5_request r;
+	const char *errstr = NULL;
+	char detail[400];
+	ssize_t n;
+
+	if ((n = socks5_parse_request(p, len, &r)) == 0)
+		return 0;
+	if (n < 0) {
+		conn_error(c, "malformed SOCKS5 request");
+		socks5_reply(c, SOCKS5_REP_FAILURE, "bad-request");
+		return 0;
+	}
+	if (r.atyp != SOCKS5_ATYP_IPV4 && r.atyp != SOCKS5_ATYP_IPV6 &&
+	    r.atyp != SOCKS5_ATYP_DOMAIN) {
+		conn_error(c, "unknown SOCKS5 address type");
+		socks5_reply(c, SOCKS5_REP_ATYP, "bad-request");
+		return 0;
+	}
+	if (r.cmd != SOCKS5_CMD_CONNECT) {
+		conn_error(c, "SOCKS5 command 0x%02x not supported (CONNECT "
+		    "only)", r.cmd);
+		socks5_reply(c, SOCKS5_REP_CMD, "bad-request");
+		return 0;
+	}
+	evbuffer_drain(bufferevent_get_input(c->client), (size_t)n);
+	c->socks_step = S5_DONE;	/* early bytes stay in the input */
+	if (r.atyp == SOCKS5_ATYP_IPV4) {
+		struct in_addr ia;
+
+		memcpy(&ia, r.v4, 4);
+		host_from_in(&c->host, &ia);
+	} else if (r.atyp == SOCKS5_ATYP_IPV6) {
+		struct in6_addr i6;
+
+		memcpy(&i6, r.v6, 16);
+		host_from_in6(&c->host, &i6);
+	} else if (host_canon(r.domain, r.domainlen, &c->host, &errstr) ==
+	    -1) {
+		snprintf(detail, sizeof(detail), "\"%s\": %s", r.domain,
+		    errstr != NULL ? errstr : "bad host");
+		socks5_invalid(c, detail);
+		return 0;
+	}
+	c->port = r.port;
+	c->have_target = 1;
+	if (r.port == 0) {
+		socks5_invalid(c, "port 0");
+		return 0;
+	}
+	conn_authorise(c);
+	return 0;
+}
+
+/* An unusable target: a decision record, then 0x02. */
+static void
+socks5_invalid(struct conn *c, const char *detail)
+{
+	conn_decide(c, 0, "invalid-host", detail);
+	conn_log_decision(c);
+	socks5_reply(c, SOCKS5_REP_NOT_ALLOWED, "invalid-host");
 }
 
 void

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proxy/proxy_int.h"
+#include "proxy/parse.h"
 
 ssize_t
 socks5_parse_greeting(const uint8_t *buf, size_t len,

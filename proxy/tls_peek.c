@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proxy/proxy_int.h"
+#include "proxy/parse.h"
 
 #define TLS_CT_HANDSHAKE	0x16
 #define TLS_HS_CLIENT_HELLO	0x01

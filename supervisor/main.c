@@ -20,6 +20,7 @@
 #include <openssl/rand.h>
 
 #include "common/log.h"
+#include "common/shell.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
 #include "approval/supclient.h"
@@ -30,7 +31,6 @@
 static void	 usage(void) __attribute__((noreturn));
 static void	 signal_cb(evutil_socket_t, short, void *);
 static char	*read_file(const char *, size_t *);
-static char	*shell_quote(const char *);
 
 static struct supervisor *sup;
 
@@ -175,8 +175,9 @@ main(int argc, char *argv[])
 		    NULL || evsignal_add(ev[i], NULL) == -1)
 			errx(1, "cannot watch signal %d", sigs[i]);
 
-	if ((q = shell_quote(o.socket_path)) == NULL)
+	if ((q = malloc(SHELL_QUOTE_SIZE(strlen(o.socket_path)))) == NULL)
 		err(1, "malloc");
+	shell_quote(q, o.socket_path);
 	if (from_env)
 		printf("export %s=%s\n", SUPERVISOR_SOCKET_ENV, q);
 	else
@@ -240,26 +241,4 @@ read_file(const char *path, size_t *len)
 	if (buf != NULL)
 		*len = strlen(buf);
 	return buf;
-}
-
-/* 'text' for a POSIX shell, with embedded quotes escaped. */
-static char *
-shell_quote(const char *s)
-{
-	char	*q, *p;
-
-	if ((q = malloc(strlen(s) * 4 + 3)) == NULL)
-		return NULL;
-	p = q;
-	*p++ = '\'';
-	for (; *s != '\0'; s++) {
-		if (*s == '\'') {
-			memcpy(p, "'\\''", 4);
-			p += 4;
-		} else
-			*p++ = *s;
-	}
-	*p++ = '\'';
-	*p = '\0';
-	return q;
 }

@@ -35,6 +35,7 @@
 #include <openssl/evp.h>
 
 #include "common/log.h"
+#include "common/time.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
 #include "approval/supclient.h"
@@ -110,7 +111,6 @@ static int	 worker_id_ok(const char *);
 static void	 sup_log(int fd, json_t *req, const char *decision,
 		    const char *reason);
 static void	 closefrom_except(int, int);
-static void	 format_time(char *, size_t, time_t);
 
 struct supervisor *
 supervisor_new(struct event_base *base, const struct supervisor_opts *o,
@@ -310,7 +310,7 @@ supervisor_dump(struct supervisor *sup, int fd)
 		if (w->state == WORKER_RUNNING && w->pid > 0 &&
 		    kill(w->pid, 0) == -1 && errno == ESRCH)
 			state = "lost";
-		format_time(ts, sizeof(ts), w->started);
+		time_rfc3339(ts, sizeof(ts), w->started, -1);
 		dprintf(fd, "%-36s  %-7s  %-20s  %8lu  %7ld  %s\n", w->id,
 		    state, ts, w->requests, (long)w->pid, w->cwd);
 	}
@@ -817,7 +817,6 @@ sup_log(int fd, json_t *req, const char *decision, const char *reason)
 	    NULL };
 	json_t		*o, *v;
 	struct timespec	 ts;
-	struct tm	 tm;
 	char		 buf[64];
 	char		*s;
 	size_t		 i;
@@ -825,10 +824,7 @@ sup_log(int fd, json_t *req, const char *decision, const char *reason)
 	if (fd == -1)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ".%03ldZ",
-	    ts.tv_nsec / 1000000);
+	time_rfc3339(buf, sizeof(buf), ts.tv_sec, ts.tv_nsec / 1000000);
 	if ((o = json_pack("{s:s, s:s, s:s}", "ts", buf, "decision", decision,
 	    "reason", reason)) == NULL)
 		return;
@@ -865,13 +861,4 @@ closefrom_except(int a, int b)
 	if (hi > lo + 1)
 		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
 	close_range((unsigned)hi + 1, ~0U, 0);
-}
-
-static void
-format_time(char *buf, size_t len, time_t t)
-{
-	struct tm	 tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }

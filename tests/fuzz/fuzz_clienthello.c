@@ -8,7 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proxy/proxy_int.h"
+#include "policy/policy.h"
+#include "proxy/parse.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

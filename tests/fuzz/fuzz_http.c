@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proxy/proxy_int.h"
+#include "proxy/parse.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -46,6 +46,9 @@
 
 #include <openssl/evp.h>
 
+#include "common/io.h"
+#include "common/sockaddr.h"
+
 #define CHUNK		(256 * 1024)
 #define MAXEVENTS	64
 
@@ -79,8 +82,6 @@ struct sconn {
 };
 
 static void	 usage(void) __attribute__((noreturn));
-static int	 addr_parse(const char *, struct sockaddr_storage *,
-		    socklen_t *);
 static int	 dial(const char *);
 static int	 tunnel_open(const struct opts *);
 static int	 socks5_open(const struct opts *, int);
@@ -93,7 +94,6 @@ static void	 b64(const char *, char *, size_t);
 static int	 read_all(int, void *, size_t);
 static int	 http_feed(struct sconn *, const char *, size_t, char *,
 		    size_t, size_t *);
-static int	 write_all(int, const void *, size_t);
 static double	 now_ms(void);
 static void	 hex(const unsigned char *, unsigned int, char *);
 static int	 cmd_serve(const struct opts *);
@@ -118,49 +118,6 @@ usage(void)
 	exit(2);
 }
 
-/* "1.2.3.4:port" or "[v6]:port" into a sockaddr. */
-static int
-addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len)
-{
-	char		 host[128];
-	const char	*colon;
-	size_t		 hl;
-	long		 port;
-	char		*end;
-
-	memset(ss, 0, sizeof(*ss));
-	colon = strrchr(s, ':');
-	if (colon == NULL)
-		return -1;
-	port = strtol(colon + 1, &end, 10);
-	if (*end != '\0' || port < 1 || port > 65535)
-		return -1;
-	hl = (size_t)(colon - s);
-	if (hl >= sizeof(host))
-		return -1;
-	memcpy(host, s, hl);
-	host[hl] = '\0';
-	if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-		host[hl - 1] = '\0';
-		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
-			return -1;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)port);
-		*len = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-
-		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
-			return -1;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)port);
-		*len = sizeof(*s4);
-	}
-	return 0;
-}
-
 /* A connected, blocking TCP socket with TCP_NODELAY, or -1. */
 static int
 dial(const char *addr)
@@ -169,7 +126,7 @@ dial(const char *addr)
 	socklen_t		len;
 	int			fd, one = 1;
 
-	if (addr_parse(addr, &ss, &len) == -1) {
+	if (sockaddr_parse(addr, &ss, &len) == -1) {
 		fprintf(stderr, "pxtool: bad address %s (IP:PORT only)\n",
 		    addr);
 		return -1;
@@ -209,7 +166,7 @@ tunnel_open(const struct opts *o)
 		goto fail;
 	}
 	len = http_head(o, req, sizeof(req), "CONNECT", 0);
-	if (len == -1 || write_all(fd, req, (size_t)len) == -1)
+	if (len == -1 || io_write_all(fd, req, (size_t)len, 0) == -1)
 		goto fail;
 	if ((len = http_response(fd, resp, sizeof(resp))) == -1)
 		goto fail;
@@ -246,7 +203,7 @@ http_open(const struct opts *o, const char *method, unsigned long long body)
 	if (fd == -1)
 		return -1;
 	len = http_head(o, req, sizeof(req), method, body);
-	if (len == -1 || write_all(fd, req, (size_t)len) == -1) {
+	if (len == -1 || io_write_all(fd, req, (size_t)len, 0) == -1) {
 		close(fd);
 		return -1;
 	}
@@ -270,7 +227,7 @@ socks5_open(const struct opts *o, int fd)
 	m[0] = 5;
 	m[1] = 1;
 	m[2] = o->auth != NULL ? 2 : 0;
-	if (write_all(fd, m, 3) == -1 || read_all(fd, r, 2) == -1 ||
+	if (io_write_all(fd, m, 3, 0) == -1 || read_all(fd, r, 2) == -1 ||
 	    r[0] != 5 || r[1] != m[2])
 		goto fail;
 	if (o->auth != NULL) {
@@ -286,7 +243,7 @@ socks5_open(const struct opts *o, int fd)
 		m[n++] = (unsigned char)pl;
 		memcpy(m + n, c + 1, pl);
 		n += pl;
-		if (write_all(fd, m, n) == -1 || read_all(fd, r, 2) == -1 ||
+		if (io_write_all(fd, m, n, 0) == -1 || read_all(fd, r, 2) == -1 ||
 		    r[1] != 0)
 			goto fail;
 		n = 0;
@@ -308,7 +265,7 @@ socks5_open(const struct opts *o, int fd)
 	}
 	m[n++] = (unsigned char)(port >> 8);
 	m[n++] = (unsigned char)port;
-	if (write_all(fd, m, n) == -1 || read_all(fd, r, 4) == -1)
+	if (io_write_all(fd, m, n, 0) == -1 || read_all(fd, r, 4) == -1)
 		goto fail;
 	if (r[1] != 0) {
 		fprintf(stderr, "pxtool: SOCKS5 reply %u\n", r[1]);
@@ -436,25 +393,6 @@ read_all(int fd, void *buf, size_t len)
 			continue;
 		if (n <= 0)
 			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const char	*p = buf;
-	ssize_t		 n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
 		p += n;
 		len -= (size_t)n;
 	}
@@ -665,7 +603,7 @@ cmd_serve(const struct opts *o)
 					flags = fcntl(c->fd, F_GETFL);
 					fcntl(c->fd, F_SETFL,
 					    flags & ~O_NONBLOCK);
-					write_all(c->fd, line, strlen(line));
+					io_write_all(c->fd, line, strlen(line), 0);
 					fputs(line, stdout);
 					fflush(stdout);
 				}
@@ -760,7 +698,7 @@ cmd_send(const struct opts *o)
 		}
 		if (ctx != NULL)
 			EVP_DigestUpdate(ctx, buf, k);
-		if (write_all(fd, buf, k) == -1) {
+		if (io_write_all(fd, buf, k, 0) == -1) {
 			fprintf(stderr, "pxtool: write: %s after %llu bytes\n",
 			    strerror(errno), o->bytes - left);
 			return 1;
@@ -824,7 +762,7 @@ cmd_reqs(const struct opts *o)
 		}
 		if ((fd = tunnel_open(o)) == -1)
 			return 1;
-		if (write_all(fd, "ping\n", 5) == -1)
+		if (io_write_all(fd, "ping\n", 5, 0) == -1)
 			return 1;
 		for (got = 0; got < 5; got += (size_t)n)
 			if ((n = read(fd, b + got, 5 - got)) <= 0) {
@@ -866,7 +804,7 @@ cmd_idle(const struct opts *o)
 			fprintf(stderr, "pxtool: tunnel %ld failed\n", i);
 			return 1;
 		}
-		if (write_all(fds[i], "x", 1) == -1 ||
+		if (io_write_all(fds[i], "x", 1, 0) == -1 ||
 		    read(fds[i], &b, 1) != 1 || b != 'x') {
 			fprintf(stderr, "pxtool: tunnel %ld: no echo\n", i);
 			return 1;

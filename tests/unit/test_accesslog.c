@@ -18,7 +18,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "proxy/proxy_int.h"
+#include "proxy/accesslog.h"
 
 static json_t *
 parse_line(const char *line)

@@ -14,7 +14,8 @@
 
 #include <cmocka.h>
 
-#include "proxy/proxy_int.h"
+#include "policy/policy.h"
+#include "proxy/parse.h"
 
 struct hello {
 	uint8_t	b[40000];

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/proxy_int.h"
+#include "proxy/parse.h"
 
 struct req_case {
 	const char	*in;

@@ -1,5 +1,5 @@
 /*
- * Unit tests for approval/secmem.c: the comparison sees every byte, the
+ * Unit tests for common/secmem.c: the comparison sees every byte, the
  * wipe zeroes exactly what it is given, randomness fills large buffers.
  */
 #include <setjmp.h>

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "proxy/proxy_int.h"
+#include "proxy/parse.h"
 
 static void
 test_greeting(void **state)

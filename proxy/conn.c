@@ -1,0 +1,823 @@
+/*
+ * Connections: one struct conn per client connection and the state
+ * machine every protocol shares once it knows the target:
+ *
+ *   READ_REQUEST -> AUTHORISE -> REVIEW -> RESOLVE -> CONNECT -> RELAY
+ *
+ * with CLOSING for a last reply being flushed.  Everything a connection
+ * owns is freed in conn_close(), which also writes its close record.
+ * Asynchronous work (review, DNS, connect) is cancelled there, so a late
+ * callback never finds freed memory.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "common/log.h"
+#include "common/sockaddr.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
+#include "proxy/proxy_int.h"
+
+#define CONN_FLUSH_TIMEOUT_MS	5000
+#define CONN_EARLY_READ		4096
+
+static int	 conn_read_early(struct conn *);
+static void	 conn_sniff_cb(struct bufferevent *, void *);
+static void	 conn_event_cb(struct bufferevent *, short, void *);
+static void	 conn_flush_cb(struct bufferevent *, void *);
+static void	 conn_flush_event_cb(struct bufferevent *, short, void *);
+static void	 conn_timer_cb(evutil_socket_t, short, void *);
+static void	 conn_deny(struct conn *, const char *, const char *,
+		    enum conn_err);
+static void	 conn_review_cb(enum review_result, const char *, void *);
+static void	 conn_watch_gone(struct conn *);
+static void	 conn_gone_cb(evutil_socket_t, short, void *);
+static void	 conn_allowed(struct conn *, const char *);
+static void	 conn_resolve(struct conn *);
+static void	 conn_dns_cb(const struct sockaddr_storage *, size_t,
+		    const char *, void *);
+static int	 conn_addr_ok(struct conn *, const struct sockaddr *,
+		    char *, size_t);
+static void	 conn_connect_next(struct conn *);
+static void	 conn_connect_cb(evutil_socket_t, short, void *);
+static void	 conn_connected(struct conn *);
+static const char *proto_name(enum conn_proto);
+static void	 conn_record(struct conn *, struct alog_rec *);
+
+static const char *
+proto_name(enum conn_proto p)
+{
+	switch (p) {
+	case PROTO_CONNECT:
+		return "connect";
+	case PROTO_HTTP:
+		return "http";
+	case PROTO_SOCKS5:
+		return "socks5";
+	case PROTO_NONE:
+		break;
+	}
+	return "none";
+}
+
+const struct config *
+conn_config(const struct conn *c)
+{
+	return c->px->gen->conf;
+}
+
+void
+conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen)
+{
+	struct proxy *px = l->px;
+	struct conn *c;
+	const struct config *conf = px->gen->conf;
+	int one = 1;
+
+	(void)salen;
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_warnx("accept: out of memory");
+		close(fd);
+		return;
+	}
+	c->px = px;
+	c->id = ++px->next_id;
+	c->state = CONN_SNIFF;
+	c->connect_fd = -1;
+	event_base_gettimeofday_cached(px->base, &c->start);
+	c->last_active = c->start;
+	if (px->label != NULL)
+		snprintf(c->client_name, sizeof(c->client_name), "%s",
+		    px->label);
+	else if (sa->sa_family == AF_UNIX)
+		/* Unix peers are unnamed: name the socket they came in on. */
+		snprintf(c->client_name, sizeof(c->client_name), "unix:%s",
+		    l->name);
+	else
+		sockaddr_format(sa, c->client_name, sizeof(c->client_name));
+	if (sa->sa_family != AF_UNIX)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->client = bufferevent_socket_new(px->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (c->client == NULL) {
+		close(fd);
+		free(c);
+		return;
+	}
+	if ((c->timer = evtimer_new(px->base, conn_timer_cb, c)) == NULL) {
+		bufferevent_free(c->client);
+		free(c);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&px->conns, c, entry);
+	px->nconns++;
+	bufferevent_setcb(c->client, conn_sniff_cb, NULL, conn_event_cb, c);
+	bufferevent_enable(c->client, EV_READ);
+	conn_timer_set(c, conf->header_timeout_ms);
+	if (conn_read_early(c))
+		conn_sniff_cb(c->client, c);	/* may close c */
+}
+
+/*
+ * Clients speak first, and their request has usually arrived by the time
+ * the connection is accepted: read it now instead of after another loop
+ * turn.  At most a small chunk; nothing read (EAGAIN, EOF, an error) is
+ * left for the bufferevent's own read, which sees it again.  Returns 1
+ * when bytes were read.
+ */
+static int
+conn_read_early(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	struct evbuffer_iovec v;
+	ssize_t r;
+
+	evbuffer_unfreeze(in, 0);
+	if (evbuffer_reserve_space(in, CONN_EARLY_READ, &v, 1) != 1) {
+		evbuffer_freeze(in, 0);
+		return 0;
+	}
+	r = recv(bufferevent_getfd(c->client), v.iov_base, v.iov_len,
+	    MSG_DONTWAIT);
+	if (r > 0)
+		v.iov_len = (size_t)r;
+	evbuffer_commit_space(in, &v, r > 0 ? 1 : 0);
+	evbuffer_freeze(in, 0);
+	return r > 0;
+}
+
+/* The first byte says which protocol the client speaks. */
+static void
+conn_sniff_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	unsigned char b;
+	static const unsigned char socks4_reject[8] = { 0x00, 0x5b };
+
+	if (evbuffer_copyout(in, &b, 1) != 1)
+		return;
+	if (b == 0x05) {
+		socks5_start(c);
+	} else if (b == 0x04) {
+		/* SOCKS4: "request rejected or failed", then close. */
+		conn_error(c, "SOCKS4 is not supported; use SOCKS5");
+		evbuffer_drain(in, evbuffer_get_length(in));
+		bufferevent_write(bev, socks4_reject, sizeof(socks4_reject));
+		conn_close_after_flush(c, "socks4-refused");
+	} else if (b >= 'A' && b <= 'Z') {
+		http_start(c);
+	} else if (b == '\r' || b == '\n') {
+		http_start(c);	/* stray CRLF before a request line */
+	} else {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "unknown protocol (first byte "
+		    "0x%02x)", b);
+		conn_error(c, "%s", msg);
+		log_info("conn %llu: %s", (unsigned long long)c->id, msg);
+		conn_close(c, "unknown-protocol");
+	}
+}
+
+/* Client events before a protocol handler took over. */
+static void
+conn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_EOF)
+		conn_close(c, "client-eof");
+	else if (what & BEV_EVENT_ERROR)
+		conn_close(c, "client-error");
+}
+
+void
+conn_touch(struct conn *c)
+{
+	event_base_gettimeofday_cached(c->px->base, &c->last_active);
+}
+
+void
+conn_timer_set(struct conn *c, int ms)
+{
+	struct timeval tv;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(c->timer, &tv);
+}
+
+static void
+conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	const struct config *conf = conn_config(c);
+	struct timeval now, d;
+	long idle, elapsed;
+
+	(void)fd;
+	(void)what;
+	switch (c->state) {
+	case CONN_SNIFF:
+		conn_close(c, "header-timeout");
+		break;
+	case CONN_READ_REQUEST:
+		if (c->proto == PROTO_HTTP || c->proto == PROTO_CONNECT)
+			http_timeout(c);
+		else
+			conn_close(c, "header-timeout");
+		break;
+	case CONN_RELAY:
+		idle = conf->idle_timeout_ms;
+		event_base_gettimeofday_cached(c->px->base, &now);
+		timersub(&now, &c->last_active, &d);
+		elapsed = d.tv_sec * 1000 + d.tv_usec / 1000;
+		if (elapsed >= idle)
+			conn_close(c, "idle-timeout");
+		else
+			conn_timer_set(c, (int)(idle - elapsed));
+		break;
+	case CONN_CLOSING:
+		conn_close(c, "flush-timeout");
+		break;
+	case CONN_AUTHORISE:
+	case CONN_REVIEW:
+	case CONN_RESOLVE:
+	case CONN_CONNECT:
+		/* review, DNS and connect have timeouts of their own */
+		break;
+	}
+}
+
+/* Writes to the client drained: the last reply is out, close. */
+static void
+conn_flush_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		conn_close(c, c->closing_end);
+}
+
+static void
+conn_flush_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	(void)what;
+	conn_close(c, "client-gone");
+}
+
+void
+conn_close_after_flush(struct conn *c, const char *end)
+{
+	c->state = CONN_CLOSING;
+	c->closing_end = end;
+	relay_free(c);
+	if (c->upstream != NULL) {
+		bufferevent_free(c->upstream);
+		c->upstream = NULL;
+	}
+	bufferevent_disable(c->client, EV_READ);
+	bufferevent_setwatermark(c->client, EV_WRITE, 0, 0);
+	bufferevent_setcb(c->client, NULL, conn_flush_cb, conn_flush_event_cb,
+	    c);
+	conn_timer_set(c, CONN_FLUSH_TIMEOUT_MS);
+	if (evbuffer_get_length(bufferevent_get_output(c->client)) == 0)
+		conn_close(c, end);
+	else
+		bufferevent_enable(c->client, EV_WRITE);
+}
+
+void
+conn_close(struct conn *c, const char *end)
+{
+	struct proxy *px = c->px;
+	struct alog_rec r;
+	struct timeval now, d;
+
+	event_base_gettimeofday_cached(px->base, &now);
+	timersub(&now, &c->start, &d);
+	conn_record(c, &r);
+	r.close = 1;
+	r.end = end;
+	r.bytes_up = c->bytes_up;
+	r.bytes_down = c->bytes_down;
+	r.ms = (uint64_t)d.tv_sec * 1000 + (uint64_t)d.tv_usec / 1000;
+	accesslog_write(px->alog, &r);
+	log_debug("conn %llu closed: %s", (unsigned long long)c->id, end);
+
+	if (c->review != NULL)
+		review_cancel(c->review);
+	if (c->gone_ev != NULL)
+		event_free(c->gone_ev);
+	pgen_unref(c->gen);
+	dns_cancel(c->dnsq);
+	if (c->connect_ev != NULL)
+		event_free(c->connect_ev);
+	if (c->connect_fd != -1)
+		close(c->connect_fd);
+	relay_free(c);
+	if (c->upstream != NULL)
+		bufferevent_free(c->upstream);
+	if (c->client != NULL)
+		bufferevent_free(c->client);
+	event_free(c->timer);
+	http_conn_free(c->http);
+	free(c->error);
+	TAILQ_REMOVE(&px->conns, c, entry);
+	px->nconns--;
+	free(c);
+}
+
+/* The fields a connection's decision and close records share. */
+static void
+conn_record(struct conn *c, struct alog_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->conn = c->id;
+	r->proto = proto_name(c->proto);
+	r->client = c->client_name;
+	if (c->have_target) {
+		r->host = c->host.text;
+		r->port = c->port;
+	}
+	r->decision = c->decision;
+	r->reason = c->reason;
+	r->addr = c->addr;
+	r->error = c->error;
+}
+
+void
+conn_decide(struct conn *c, int allow, const char *reason,
+    const char *detail)
+{
+	c->decision = allow ? "allow" : "deny";
+	if (reason != c->reason)
+		snprintf(c->reason, sizeof(c->reason), "%s", reason);
+	if (detail != NULL)
+		conn_error(c, "%s", detail);
+	else {
+		free(c->error);
+		c->error = NULL;
+	}
+}
+
+void
+conn_error(struct conn *c, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		s = NULL;
+	va_end(ap);
+	free(c->error);
+	c->error = s;
+}
+
+void
+conn_log_decision(struct conn *c)
+{
+	struct alog_rec r;
+
+	conn_record(c, &r);
+	accesslog_write(c->px->alog, &r);
+	log_info("conn %llu: %s %s:%u %s (%s)", (unsigned long long)c->id,
+	    proto_name(c->proto), c->have_target ? c->host.text : "-",
+	    c->port, c->decision ? c->decision : "-", c->reason);
+}
+
+void
+conn_fail(struct conn *c, enum conn_err err)
+{
+	switch (c->proto) {
+	case PROTO_SOCKS5:
+		socks5_fail(c, err);
+		break;
+	case PROTO_CONNECT:
+	case PROTO_HTTP:
+		http_fail(c, err);
+		break;
+	case PROTO_NONE:
+		conn_close(c, "failed");
+		break;
+	}
+}
+
+/* Deny, log and answer. */
+static void
+conn_deny(struct conn *c, const char *reason, const char *detail,
+    enum conn_err err)
+{
+	conn_decide(c, 0, reason, detail);
+	conn_log_decision(c);
+	conn_fail(c, err);
+}
+
+/*
+ * The policy step: deny list, then allow list, then the review hook.  A
+ * name that is denied or not yet approved never reaches DNS.
+ */
+void
+conn_authorise(struct conn *c)
+{
+	struct pgen *g = c->px->gen;
+	const struct pattern *pat = NULL;
+	struct review_request req;
+	enum review_result now;
+	const char *detail = NULL;
+	char target[TARGET_TEXT_MAX], reason[TARGET_TEXT_MAX + 32];
+	enum verdict v;
+
+	c->state = CONN_AUTHORISE;
+	c->addr[0] = '\0';
+	free(c->error);
+	c->error = NULL;
+	evtimer_del(c->timer);
+	if (c->client != NULL)
+		bufferevent_disable(c->client, EV_READ);
+	target_format(target, sizeof(target), &c->host, c->port);
+	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
+	switch (v) {
+	case VERDICT_DENY:
+		snprintf(reason, sizeof(reason), "deny-list:%s",
+		    pat != NULL ? pat->text : "?");
+		conn_deny(c, reason, NULL, CERR_DENY);
+		return;
+	case VERDICT_ALLOW:
+		snprintf(reason, sizeof(reason), "allow-list:%s",
+		    pat != NULL ? pat->text : "?");
+		conn_allowed(c, reason);
+		return;
+	case VERDICT_REVIEW:
+		break;
+	}
+	/* An approval covers the connection it was given for. */
+	if (c->approved[0] != '\0' && strcmp(c->approved, target) == 0) {
+		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW));
+		return;
+	}
+	c->state = CONN_REVIEW;
+	memset(&req, 0, sizeof(req));
+	req.host = c->host.text;
+	req.port = c->port;
+	req.protocol = proto_name(c->proto);
+	c->review = review_start(g->rv, &req, conn_review_cb, c, &now,
+	    &detail);
+	if (c->review == NULL) {
+		conn_review_cb(now, detail, c);
+		return;
+	}
+	c->gen = g;
+	g->refs++;
+	conn_watch_gone(c);
+}
+
+/*
+ * A review can take as long as a person does, and the client's reads are
+ * off meanwhile, so its EOF would go unseen: watch the socket for the
+ * peer's close (EV_CLOSED, EPOLLRDHUP) and cancel the review when the
+ * client goes away.  A client that half-closes while it waits counts as
+ * gone: the answer would be a deny anyway.
+ */
+static void
+conn_watch_gone(struct conn *c)
+{
+	evutil_socket_t fd;
+
+	if (c->client == NULL || (fd = bufferevent_getfd(c->client)) == -1)
+		return;
+	c->gone_ev = event_new(c->px->base, fd, EV_CLOSED, conn_gone_cb, c);
+	if (c->gone_ev != NULL && event_add(c->gone_ev, NULL) == -1) {
+		event_free(c->gone_ev);
+		c->gone_ev = NULL;
+	}
+}
+
+static void
+conn_gone_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	conn_close(c, "client-gone");
+}
+
+static void
+conn_review_cb(enum review_result res, const char *detail, void *arg)
+{
+	struct conn *c = arg;
+
+	c->review = NULL;
+	if (c->gone_ev != NULL) {
+		event_free(c->gone_ev);
+		c->gone_ev = NULL;
+	}
+	pgen_unref(c->gen);
+	c->gen = NULL;
+	if (res == REVIEW_RESULT_ALLOW) {
+		target_format(c->approved, sizeof(c->approved), &c->host,
+		    c->port);
+		conn_allowed(c, review_result_reason(res));
+		if (detail != NULL && c->error == NULL)
+			conn_error(c, "%s", detail);
+		return;
+	}
+	conn_deny(c, review_result_reason(res), detail, CERR_DENY);
+}
+
+/* Allowed by policy or review: the decision record waits for the address. */
+static void
+conn_allowed(struct conn *c, const char *reason)
+{
+	conn_decide(c, 1, reason, NULL);
+	conn_resolve(c);
+}
+
+/*
+ * Whether one address may be dialled: never the proxy's own listeners;
+ * a non-public address only when an exact allow entry names the host.
+ */
+static int
+conn_addr_ok(struct conn *c, const struct sockaddr *sa, char *why,
+    size_t whylen)
+{
+	const char *cls;
+	char a[64];
+
+	sockaddr_format(sa, a, sizeof(a));
+	if (proxy_own_addr(c->px, sa)) {
+		snprintf(why, whylen, "%s is the proxy's own listener", a);
+		return 0;
+	}
+	if ((cls = addr_class(sa)) != NULL &&
+	    !policy_exact_allowed(conn_config(c)->policy, &c->host, c->port)) {
+		snprintf(why, whylen, "%s is %s (non-public; only an exact "
+		    "allowedDomains entry permits it)", a, cls);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+conn_resolve(struct conn *c)
+{
+	struct sockaddr_in *sin;
+	struct sockaddr_in6 *sin6;
+	char why[256];
+
+	c->state = CONN_RESOLVE;
+
+	/* HTTP keep-alive: the same checked target on a live upstream. */
+	if (c->upstream != NULL && c->proto == PROTO_HTTP) {
+		snprintf(c->addr, sizeof(c->addr), "%s", http_reuse_addr(c));
+		conn_connected(c);
+		return;
+	}
+	c->naddrs = 0;
+	c->addr_i = 0;
+	c->connect_errno = 0;
+	c->connect_timedout = 0;
+	if (c->host.kind == HOST_NAME) {
+		/* Names go to c-ares; literals never do (it mishandles them). */
+		c->dnsq = dns_lookup(c->px->dns, c->host.text, c->port,
+		    conn_dns_cb, c);
+		if (c->dnsq == NULL) {
+			conn_deny(c, "dns-error", "out of memory", CERR_DNS);
+			return;
+		}
+		return;
+	}
+	memset(&c->addrs[0], 0, sizeof(c->addrs[0]));
+	if (c->host.kind == HOST_IPV4) {
+		sin = (struct sockaddr_in *)&c->addrs[0];
+		sin->sin_family = AF_INET;
+		sin->sin_addr = c->host.v4;
+		sin->sin_port = htons(c->port);
+	} else {
+		sin6 = (struct sockaddr_in6 *)&c->addrs[0];
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = c->host.v6;
+		sin6->sin6_port = htons(c->port);
+	}
+	if (!conn_addr_ok(c, (struct sockaddr *)&c->addrs[0], why,
+	    sizeof(why))) {
+		conn_deny(c, "non-public-address", why, CERR_DENY);
+		return;
+	}
+	c->naddrs = 1;
+	conn_connect_next(c);
+}
+
+static void
+conn_dns_cb(const struct sockaddr_storage *addrs, size_t n, const char *err,
+    void *arg)
+{
+	struct conn *c = arg;
+	char why[256] = "", detail[300];
+	size_t i;
+
+	c->dnsq = NULL;
+	if (n == 0) {
+		snprintf(detail, sizeof(detail), "%s: %s", c->host.text,
+		    err != NULL ? err : "no addresses");
+		conn_deny(c, "dns-error", detail, CERR_DNS);
+		return;
+	}
+	c->naddrs = 0;
+	for (i = 0; i < n && c->naddrs < CONN_MAX_ADDRS; i++) {
+		if (!conn_addr_ok(c, (const struct sockaddr *)&addrs[i], why,
+		    sizeof(why)))
+			continue;
+		c->addrs[c->naddrs++] = addrs[i];
+	}
+	if (c->naddrs == 0) {
+		snprintf(detail, sizeof(detail), "%s resolves only to "
+		    "refused addresses: %s", c->host.text, why);
+		conn_deny(c, "non-public-address", detail, CERR_DENY);
+		return;
+	}
+	conn_connect_next(c);
+}
+
+/* Dial the next checked address; never re-resolve. */
+static void
+conn_connect_next(struct conn *c)
+{
+	const struct config *conf = conn_config(c);
+	struct sockaddr *sa;
+	struct timeval tv;
+	socklen_t len;
+	int fd, one = 1, ms;
+	enum conn_err err;
+	char detail[128];
+
+	c->state = CONN_CONNECT;
+	ms = conf->connect_timeout_ms;
+	while (c->addr_i < c->naddrs) {
+		sa = (struct sockaddr *)&c->addrs[c->addr_i++];
+		len = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+		    sizeof(struct sockaddr_in6);
+		sockaddr_format(sa, c->addr, sizeof(c->addr));
+		fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0);
+		if (fd == -1) {
+			c->connect_errno = errno;
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (connect(fd, sa, len) == -1 && errno != EINPROGRESS) {
+			c->connect_errno = errno;
+			c->connect_timedout = 0;
+			close(fd);
+			continue;
+		}
+		c->connect_fd = fd;
+		/*
+		 * On loopback and fast links the handshake is often done by
+		 * now: finish without another event-loop turn.
+		 */
+		{
+			struct pollfd pfd = { fd, POLLOUT, 0 };
+
+			if (poll(&pfd, 1, 0) == 1) {
+				conn_connect_cb(fd, EV_WRITE, c);
+				return;
+			}
+		}
+		c->connect_ev = event_new(c->px->base, fd, EV_WRITE,
+		    conn_connect_cb, c);
+		tv.tv_sec = ms / 1000;
+		tv.tv_usec = (ms % 1000) * 1000;
+		if (c->connect_ev == NULL ||
+		    event_add(c->connect_ev, &tv) == -1) {
+			conn_deny(c, "connect-error", "out of memory",
+			    CERR_FAILURE);
+			return;
+		}
+		return;
+	}
+	if (c->connect_timedout) {
+		err = CERR_TIMEOUT;
+		snprintf(detail, sizeof(detail), "connect to %s timed out",
+		    c->addr);
+	} else {
+		switch (c->connect_errno) {
+		case ECONNREFUSED:
+			err = CERR_REFUSED;
+			break;
+		case ENETUNREACH:
+			err = CERR_NET_UNREACH;
+			break;
+		case EHOSTUNREACH:
+			err = CERR_HOST_UNREACH;
+			break;
+		default:
+			err = CERR_FAILURE;
+			break;
+		}
+		snprintf(detail, sizeof(detail), "connect to %s: %s", c->addr,
+		    strerror(c->connect_errno));
+	}
+	conn_deny(c, "connect-error", detail, err);
+}
+
+static void
+conn_connect_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	socklen_t len = sizeof(int);
+	int soerr = 0;
+
+	if (c->connect_ev != NULL)
+		event_free(c->connect_ev);
+	c->connect_ev = NULL;
+	if (what & EV_TIMEOUT) {
+		c->connect_timedout = 1;
+		c->connect_errno = ETIMEDOUT;
+		close(fd);
+		c->connect_fd = -1;
+		conn_connect_next(c);
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
+		soerr = errno;
+	if (soerr != 0) {
+		c->connect_timedout = 0;
+		c->connect_errno = soerr;
+		close(fd);
+		c->connect_fd = -1;
+		conn_connect_next(c);
+		return;
+	}
+	c->connect_fd = -1;
+	c->upstream = bufferevent_socket_new(c->px->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (c->upstream == NULL) {
+		close(fd);
+		conn_deny(c, "connect-error", "out of memory", CERR_FAILURE);
+		return;
+	}
+	relay_tune(c->upstream);
+	conn_connected(c);
+}
+
+/*
+ * Dial the checked addresses of the current target again (an HTTP
+ * request retried after its kept-alive upstream closed); the decision
+ * stands and is not logged twice.
+ */
+void
+conn_redial(struct conn *c)
+{
+	c->addr_i = 0;
+	c->connect_errno = 0;
+	c->connect_timedout = 0;
+	c->redial = 1;
+	conn_connect_next(c);
+}
+
+/* The target is dialled: log the allow and let the protocol go on. */
+static void
+conn_connected(struct conn *c)
+{
+	if (!c->redial)
+		conn_log_decision(c);
+	c->redial = 0;
+	c->state = CONN_RELAY;
+	conn_touch(c);
+	switch (c->proto) {
+	case PROTO_SOCKS5:
+		socks5_connected(c);
+		break;
+	case PROTO_CONNECT:
+	case PROTO_HTTP:
+		http_connected(c);
+		break;
+	case PROTO_NONE:
+		conn_close(c, "failed");
+		break;
+	}
+}

@@ -1,0 +1,262 @@
+/*
+ * Unit tests for common/: sockaddr text both ways (tables of good and bad
+ * spellings), RFC 3339 timestamps, shell quoting read back by a real
+ * sh(1), and the write-everything loop against a full socket, a slow
+ * reader and a reader that went away.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/io.h"
+#include "common/shell.h"
+#include "common/sockaddr.h"
+#include "common/time.h"
+
+/* Spellings that parse, and their canonical text (NULL: the same). */
+static const struct {
+	const char	*in;
+	int		 family;
+	unsigned	 port;
+	const char	*out;
+} sa_good[] = {
+	{ "127.0.0.1:3128",		AF_INET,	3128,	NULL },
+	{ "0.0.0.0:0",			AF_INET,	0,	NULL },
+	{ "10.1.2.3:65535",		AF_INET,	65535,	NULL },
+	{ "127.0.0.1:080",		AF_INET,	80,	"127.0.0.1:80" },
+	{ "[::1]:0",			AF_INET6,	0,	NULL },
+	{ "[2001:db8::1]:443",		AF_INET6,	443,	NULL },
+	{ "[2001:DB8:0:0::1]:443",	AF_INET6,	443,	"[2001:db8::1]:443" },
+	{ "[::ffff:1.2.3.4]:80",	AF_INET6,	80,	NULL },
+};
+
+/* Spellings that do not: names, shorthand, bad ports, bad brackets. */
+static const char *const sa_bad[] = {
+	"", ":80", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536",
+	"127.0.0.1:99999", "127.0.0.1:000080", "127.0.0.1:+80",
+	"127.0.0.1: 80", "127.0.0.1:8a", "127.0.0.1:-1", "localhost:80",
+	"1.2.3:80", "0x7f.0.0.1:80", "127.1:80", "::1:80", "[::1]",
+	"[::1]80", "[::1]:", "[::1", "::1]:80", "[127.0.0.1]:80",
+	"[fe80::1%eth0]:80", "[]:80", "[::1]:80:80", "1.2.3.4 :80",
+};
+
+static void
+test_sockaddr_parse(void **state)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len;
+	char			 text[SOCKADDR_TEXT_MAX];
+	unsigned		 port;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(sa_good) / sizeof(sa_good[0]); i++) {
+		len = 0;
+		if (sockaddr_parse(sa_good[i].in, &ss, &len) != 0)
+			fail_msg("refused %s", sa_good[i].in);
+		assert_int_equal(ss.ss_family, sa_good[i].family);
+		if (ss.ss_family == AF_INET) {
+			assert_int_equal(len, sizeof(struct sockaddr_in));
+			port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		} else {
+			assert_int_equal(len, sizeof(struct sockaddr_in6));
+			port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+		}
+		assert_int_equal(port, sa_good[i].port);
+		sockaddr_format((struct sockaddr *)&ss, text, sizeof(text));
+		assert_string_equal(text, sa_good[i].out != NULL ?
+		    sa_good[i].out : sa_good[i].in);
+	}
+	for (i = 0; i < sizeof(sa_bad) / sizeof(sa_bad[0]); i++)
+		if (sockaddr_parse(sa_bad[i], &ss, &len) != -1)
+			fail_msg("accepted \"%s\"", sa_bad[i]);
+}
+
+static void
+test_sockaddr_format(void **state)
+{
+	struct sockaddr_un	sun;
+	struct sockaddr		other;
+	char			text[200];
+
+	(void)state;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	strcpy(sun.sun_path, "/run/pisbx/proxy.sock");
+	sockaddr_format((struct sockaddr *)&sun, text, sizeof(text));
+	assert_string_equal(text, "/run/pisbx/proxy.sock");
+	sun.sun_path[0] = '\0';		/* unnamed or abstract */
+	sockaddr_format((struct sockaddr *)&sun, text, sizeof(text));
+	assert_string_equal(text, "unix");
+	memset(&other, 0, sizeof(other));
+	other.sa_family = AF_PACKET;
+	sockaddr_format(&other, text, sizeof(text));
+	assert_string_equal(text, "?");
+}
+
+static void
+test_time_rfc3339(void **state)
+{
+	char	buf[TIME_RFC3339_MAX];
+
+	(void)state;
+	time_rfc3339(buf, sizeof(buf), 0, -1);
+	assert_string_equal(buf, "1970-01-01T00:00:00Z");
+	time_rfc3339(buf, sizeof(buf), 1796008320, 123);
+	assert_string_equal(buf, "2026-11-30T03:12:00.123Z");
+	/* The same second again: only the milliseconds differ. */
+	time_rfc3339(buf, sizeof(buf), 1796008320, 5);
+	assert_string_equal(buf, "2026-11-30T03:12:00.005Z");
+	time_rfc3339(buf, sizeof(buf), 951868799, 999);
+	assert_string_equal(buf, "2000-02-29T23:59:59.999Z");
+	time_rfc3339(buf, sizeof(buf), 1796008320, 0);
+	assert_string_equal(buf, "2026-11-30T03:12:00.000Z");
+	time_rfc3339(buf, sizeof(buf), 1796008320, -1);
+	assert_string_equal(buf, "2026-11-30T03:12:00Z");
+	/* Cut short, never past the buffer. */
+	time_rfc3339(buf, 5, 1796008320, 123);
+	assert_string_equal(buf, "2026");
+}
+
+/* What sh(1) makes of "printf %s WORD": the word's bytes. */
+static char *
+sh_echo(const char *word)
+{
+	char	*cmd, *out;
+	FILE	*f;
+	size_t	 n;
+
+	assert_true(asprintf(&cmd, "printf %%s %s", word) > 0);
+	assert_non_null(f = popen(cmd, "r"));
+	assert_non_null(out = calloc(1, 4096));
+	n = fread(out, 1, 4095, f);
+	out[n] = '\0';
+	assert_int_equal(pclose(f), 0);
+	free(cmd);
+	return out;
+}
+
+static void
+test_shell_quote(void **state)
+{
+	static const char *const words[] = {
+		"", "plain", "it's", "''", "a b\tc", "$HOME", "`id`",
+		"$(id)", "back\\slash", "\"double\"", "new\nline", "*", "~",
+		"semi;colon", "&&", "-n", "'\\''", "end'",
+	};
+	char	 q[256], *end, *got;
+	size_t	 i;
+
+	(void)state;
+	end = shell_quote(q, "it's");
+	assert_string_equal(q, "'it'\\''s'");
+	assert_ptr_equal(end, q + strlen(q));
+	shell_quote(q, "");
+	assert_string_equal(q, "''");
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		assert_true(SHELL_QUOTE_SIZE(strlen(words[i])) <= sizeof(q));
+		end = shell_quote(q, words[i]);
+		assert_true((size_t)(end - q) + 1 <=
+		    SHELL_QUOTE_SIZE(strlen(words[i])));
+		got = sh_echo(q);
+		assert_string_equal(got, words[i]);
+		free(got);
+	}
+	/* The worst case fills exactly what SHELL_QUOTE_SIZE promises. */
+	end = shell_quote(q, "''''");
+	assert_int_equal((size_t)(end - q) + 1, SHELL_QUOTE_SIZE(4));
+}
+
+static void
+test_io_write_all(void **state)
+{
+	static char	 big[4 * 1024 * 1024];
+	char		 buf[65536];
+	int		 sv[2], st, counted[2];
+	long long	 total = 0, got;
+	ssize_t		 n;
+	pid_t		 pid;
+
+	(void)state;
+	signal(SIGPIPE, SIG_IGN);
+	memset(big, 'x', sizeof(big));
+
+	/* Nobody reads a non-blocking socket: EAGAIN at once, or a stall. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(io_write_all(sv[0], big, sizeof(big), 0), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(io_write_all(sv[0], big, sizeof(big), 50), -1);
+	assert_int_equal(errno, ETIMEDOUT);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* A reader that takes its time: everything arrives. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(pipe(counted), 0);
+	assert_int_not_equal(pid = fork(), -1);
+	if (pid == 0) {
+		close(sv[0]);
+		close(counted[0]);
+		while ((n = read(sv[1], buf, sizeof(buf))) > 0) {
+			total += n;
+			usleep(200);
+		}
+		if (write(counted[1], &total, sizeof(total)) !=
+		    (ssize_t)sizeof(total))
+			_exit(1);
+		_exit(0);
+	}
+	close(sv[1]);
+	close(counted[1]);
+	assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(io_write_all(sv[0], big, sizeof(big), 10000), 0);
+	close(sv[0]);
+	assert_int_equal(read(counted[0], &got, sizeof(got)), sizeof(got));
+	assert_int_equal(got, (long long)sizeof(big));
+	close(counted[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	/* The reader went away: the error, not a hang. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	close(sv[1]);
+	assert_int_equal(io_write_all(sv[0], "x", 1, 1000), -1);
+	assert_int_equal(errno, EPIPE);
+	close(sv[0]);
+	assert_int_equal(io_write_all(-1, "x", 1, 0), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(io_write_all(-1, "", 0, 0), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sockaddr_parse),
+		cmocka_unit_test(test_sockaddr_format),
+		cmocka_unit_test(test_time_rfc3339),
+		cmocka_unit_test(test_shell_quote),
+		cmocka_unit_test(test_io_write_all),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
