@@ -99,6 +99,7 @@ struct listener {
 };
 
 struct http_conn;
+struct relay;
 
 #define CONN_MAX_ADDRS	DNS_MAX_ADDRS
 
@@ -143,21 +144,7 @@ struct conn {
 	uint64_t		 bytes_up;
 	uint64_t		 bytes_down;
 
-	/* relay */
-	int			 client_eof;
-	int			 upstream_eof;
-	int			 client_shut;	/* shut down our writes to it */
-	int			 upstream_shut;
-	struct event		*rev[2];	/* relay: client, upstream */
-	struct event		*wev[2];
-	int			 spliced[2];	/* direction s through a pipe */
-	int			 splice_failed[2];
-	int			 pipefd[2][2];
-	size_t			 pipelen[2];	/* bytes in the pipe */
-	size_t			 pipesz[2];	/* the pipe's capacity */
-	int			 peeking;	/* TLS ClientHello peek */
-	int			 client_paused;	/* backpressure */
-	int			 upstream_paused;
+	struct relay		*relay;		/* CONNECT, SOCKS5 tunnels */
 
 	/* protocol */
 	struct http_conn	*http;
@@ -247,13 +234,10 @@ ssize_t	 relay_write_now(struct evbuffer *, int);
 void	 relay_read_more(struct bufferevent *);
 /* Send a short reply now if nothing is queued, else queue it. */
 void	 relay_send(struct bufferevent *, const void *, size_t);
-/* Free the relay's events (conn_close). */
+/* Free the relay and close its sockets (conn_close). */
 void	 relay_free(struct conn *);
 /* Tune a bufferevent for relaying (read/write sizes). */
 void	 relay_tune(struct bufferevent *);
-/* Pause/resume reading from src while dst's output is over the mark. */
-void	 relay_backpressure(struct conn *, struct bufferevent *src,
-	    struct bufferevent *dst);
 
 /* ---- http.c ---- */
 
