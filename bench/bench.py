@@ -20,8 +20,11 @@ stopped by its PID (with its descendants); the run keeps to a time budget
 
 Environment: BENCH_RUNS (default 3) repetitions per figure, median kept;
 BENCH_NO_SRT=1 skips srt; BENCH_NO_NPM=1 skips the npm ci row;
-BENCH_ONLY=row,row runs only those rows (names as in the table's first
-column up to the first space, e.g. BENCH_ONLY=start,latency).
+BENCH_ONLY=row,row runs only those rows (start, throughput, inside,
+latency, keepalive, tunnel, idle, extract, guard, npm);
+BENCH_PEERS=name,... measures only those peers (BENCH_PEERS= none);
+BENCH_BASELINE=DIR adds a column for the pisbx-proxy and pisbx-run of an
+earlier build in DIR (before/after in one run; not a peer in the ratios).
 """
 
 import json
@@ -57,6 +60,8 @@ NPM_DIR = os.path.join(BUILD, "bench", "npm")
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 BUDGET = float(os.environ.get("BENCH_BUDGET", "540"))
 ONLY = [s for s in os.environ.get("BENCH_ONLY", "").split(",") if s]
+PEERS = (None if "BENCH_PEERS" not in os.environ else
+         [s for s in os.environ["BENCH_PEERS"].split(",") if s])
 GIB = 1 << 30
 NREQ = 500          # new connections per latency run
 NIDLE = 1000        # idle tunnels
@@ -65,11 +70,15 @@ NCREATE = 2000      # creates per guard_floor run
 HZ = os.sysconf("SC_CLK_TCK")
 T0 = time.monotonic()
 
-COLS = ["pisbx", "bwrap", "tinyproxy", "microsocks", "dante", "srt"]
+# An earlier build to compare with, as a column of its own ("baseline"):
+# BENCH_BASELINE=DIR holds its pisbx-proxy and pisbx-run.
+BASELINE = os.environ.get("BENCH_BASELINE")
+OURS = ["pisbx"] + (["baseline"] if BASELINE else [])
+COLS = OURS + ["bwrap", "tinyproxy", "microsocks", "dante", "srt"]
 PROXIES = {          # which peer speaks which protocol
-    "http": ["pisbx", "tinyproxy", "srt"],
-    "connect": ["pisbx", "tinyproxy", "srt"],
-    "socks5": ["pisbx", "microsocks", "dante", "srt"],
+    "http": OURS + ["tinyproxy", "srt"],
+    "connect": OURS + ["tinyproxy", "srt"],
+    "socks5": OURS + ["microsocks", "dante", "srt"],
 }
 
 
@@ -272,19 +281,19 @@ class Bench:
             json.dump({"network": net, "filesystem": {
                 "denyRead": ["~"], "allowWrite": ["."], "denyWrite": []}}, f)
 
-    def start_pisbx(self):
-        err = open(self.path("pisbx.err"), "w+")
-        p = spawn([PROXY, "--config", self.path("pisbx.json"), "--listen",
-                   "127.0.0.1:0", "--access-log", self.path("access.log")],
-                  stderr=err)
+    def start_pisbx(self, name="pisbx", exe=PROXY):
+        err = open(self.path(name + ".err"), "w+")
+        p = spawn([exe, "--config", self.path("pisbx.json"), "--listen",
+                   "127.0.0.1:0", "--access-log",
+                   self.path(name + "-access.log")], stderr=err)
         end = time.monotonic() + 10
         while time.monotonic() < end:
             err.seek(0)
             m = re.search(r"listening on 127\.0\.0\.1:(\d+)", err.read())
             if m:
                 port = int(m.group(1))
-                return Proxy("pisbx", p, {"http": port, "connect": port,
-                                          "socks5": port})
+                return Proxy(name, p, {"http": port, "connect": port,
+                                       "socks5": port})
             time.sleep(0.05)
         raise SystemExit("bench: pisbx-proxy did not start")
 
@@ -386,10 +395,16 @@ class Bench:
 
     def start_proxies(self):
         self.proxies["pisbx"] = self.start_pisbx()
+        if BASELINE:
+            self.proxies["baseline"] = self.start_pisbx(
+                "baseline", os.path.join(BASELINE, "pisbx-proxy"))
         for name, start in (("tinyproxy", self.start_tinyproxy),
                             ("microsocks", self.start_microsocks),
                             ("dante", self.start_dante),
                             ("srt", self.start_srt)):
+            if PEERS is not None and name not in PEERS:
+                self.missing[name] = "not asked for (BENCH_PEERS)"
+                continue
             try:
                 self.proxies[name] = start()
             except Skip as e:
@@ -439,8 +454,10 @@ class Bench:
         cwd = cwd or self.path("ws")
         if who is None:
             return list(argv)
-        if who == "pisbx":
-            return [RUN, "--config", self.path("pisbx.json"), "--"] + argv
+        if who in OURS:
+            exe = RUN if who == "pisbx" else os.path.join(BASELINE,
+                                                          "pisbx-run")
+            return [exe, "--config", self.path("pisbx.json"), "--"] + argv
         if who == "bwrap":
             return ["bwrap", "--unshare-net", "--ro-bind", "/", "/",
                     "--bind", cwd, cwd, "--dev", "/dev", "--chdir", cwd,
@@ -454,8 +471,10 @@ class Bench:
         raise ValueError(who)
 
     def sandboxes(self):
-        out = ["pisbx"]
-        if shutil.which("bwrap"):
+        out = list(OURS)
+        if PEERS is not None and "bwrap" not in PEERS:
+            pass
+        elif shutil.which("bwrap"):
             out.append("bwrap")
         else:
             self.missing["bwrap"] = "bubblewrap not installed"
@@ -475,8 +494,7 @@ class Bench:
 
     def rows_throughput(self):
         """1 GiB POSTs: direct, and through each proxy and protocol."""
-        direct, mb, cpu_px, cpu_snd, cpu_rcv = [], {}, [], [], []
-        px = self.proxies["pisbx"]
+        direct, mb, cpu = [], {}, {}
         for _ in range(RUNS):
             if left() < 60:
                 self.note("throughput: fewer runs (time budget)")
@@ -484,7 +502,8 @@ class Bench:
             r0 = cpu_ticks(self.http_proc.pid)
             v, c = self.send_mbps([], [])
             direct.append(v)
-            self.diag_direct = (c, cpu_ticks(self.http_proc.pid) - r0)
+            cpu.setdefault("direct", []).append(
+                (c, cpu_ticks(self.http_proc.pid) - r0, 0))
             for proto, peers in PROXIES.items():
                 for name in peers:
                     if name not in self.proxies:
@@ -498,16 +517,19 @@ class Bench:
                             proto, name, e))
                         continue
                     mb.setdefault((proto, name), []).append(v)
-                    if name == "pisbx" and proto == "connect":
-                        cpu_px.append(cpu_ticks(p.pid) - c0)
-                        cpu_snd.append(c)
-                        cpu_rcv.append(cpu_ticks(self.http_proc.pid) - r0)
-        if cpu_px:
+                    if name in OURS:
+                        cpu.setdefault((name, proto), []).append(
+                            (c, cpu_ticks(self.http_proc.pid) - r0,
+                             cpu_ticks(p.pid) - c0))
+        # CPU seconds per GiB of each process (sender, receiver, proxy):
+        # what bounds the throughput on a machine with few cores.
+        for k, v in sorted(cpu.items(), key=str):
             self.diag.append(
-                "CPU seconds per GiB through pisbx CONNECT (median): "
-                "sender %.2f, receiver %.2f, proxy %.2f; direct: sender "
-                "%.2f, receiver %.2f" % (median(cpu_snd), median(cpu_rcv),
-                                         median(cpu_px), *self.diag_direct))
+                "CPU s per GiB, %s (median of %d): sender %.2f, receiver "
+                "%.2f, proxy %.2f" % (
+                    k if k == "direct" else "%s %s" % k, len(v),
+                    median([x[0] for x in v]), median([x[1] for x in v]),
+                    median([x[2] for x in v])))
         for proto, label in (("http", "HTTP forward"),
                              ("connect", "CONNECT"), ("socks5", "SOCKS5")):
             self.row("throughput", "throughput, %s (host)" % label,
@@ -529,7 +551,7 @@ class Bench:
                 self.note("inside: fewer runs (time budget)")
                 break
             for proto in PROXIES:
-                for who in ("pisbx", "srt"):
+                for who in OURS + ["srt"]:
                     if who == "srt" and not self.srt:
                         continue
                     args = ["--proxy", inner[proto], "--via", proto]
@@ -557,7 +579,7 @@ class Bench:
                                                 out).group(1))
                         else:
                             v, _ = self.send_mbps(
-                                self.sandbox("pisbx", []), args)
+                                self.sandbox(who, []), args)
                     except Skip as e:
                         self.note("inside %s, %s: %s" % (who, proto, e))
                         continue
@@ -570,7 +592,7 @@ class Bench:
                      "MB/s ↑", "hi",
                      direct[i]["floor"] if i < len(direct) else None,
                      {w: median(vals.get((proto, w), []))
-                      for w in ("pisbx", "srt")},
+                      for w in OURS + ["srt"]},
                      "SANDBOX pxtool send --http --bytes 1GiB --proxy "
                      "%s --via %s (floor: direct on the host)" % (
                          inner[proto], proto))
@@ -738,7 +760,7 @@ class Bench:
                 cvals[who] = self.hyperfine(
                     "curl-" + who, self.sandbox(
                         who, curl[:4] + ["-x", "127.0.0.1:3128"] + curl[4:]
-                        if who == "pisbx" else curl),
+                        if who in OURS else curl),
                     runs if who != "srt" else max(5, runs // 10),
                     cwd=self.path("ws"))
             except Skip as e:
@@ -862,7 +884,7 @@ class Bench:
             if who == "bwrap":
                 continue
             a = argv + (["--proxy", "http://127.0.0.1:3128"]
-                        if who == "pisbx" else [])
+                        if who in OURS else [])
             try:
                 vals[who] = self.hyperfine("npm-" + who,
                                            self.sandbox(who, a, cwd=proj), 2,
@@ -894,7 +916,7 @@ class Bench:
                     cells.append("–")
                 else:
                     cells.append(fmt(vals[c]))
-            peers = [v for c, v in vals.items() if c != "pisbx" and
+            peers = [v for c, v in vals.items() if c not in OURS and
                      v is not None]
             p = vals.get("pisbx")
             best = None
