@@ -56,6 +56,7 @@ static int	 conn_addr_ok(struct conn *, const struct sockaddr *,
 		    char *, size_t);
 static void	 conn_connect_next(struct conn *);
 static void	 conn_connect_cb(evutil_socket_t, short, void *);
+static void	 conn_connect_done(struct conn *, int, int);
 static void	 conn_connected(struct conn *);
 static const char *proto_name(enum conn_proto);
 static void	 conn_record(struct conn *, struct alog_rec *);
@@ -567,13 +568,15 @@ conn_addr_ok(struct conn *c, const struct sockaddr *sa, char *why,
 	const char *cls;
 	char a[64];
 
-	sockaddr_format(sa, a, sizeof(a));
+	/* The address is written out only for a refusal: it costs. */
 	if (proxy_own_addr(c->px, sa)) {
+		sockaddr_format(sa, a, sizeof(a));
 		snprintf(why, whylen, "%s is the proxy's own listener", a);
 		return 0;
 	}
 	if ((cls = addr_class(sa)) != NULL &&
 	    !policy_exact_allowed(conn_config(c)->policy, &c->host, c->port)) {
+		sockaddr_format(sa, a, sizeof(a));
 		snprintf(why, whylen, "%s is %s (non-public; only an exact "
 		    "allowedDomains entry permits it)", a, cls);
 		return 0;
@@ -703,7 +706,14 @@ conn_connect_next(struct conn *c)
 			struct pollfd pfd = { fd, POLLOUT, 0 };
 
 			if (poll(&pfd, 1, 0) == 1) {
-				conn_connect_cb(fd, EV_WRITE, c);
+				/*
+				 * Writable and no error or hang-up: connected,
+				 * and SO_ERROR has nothing to say.
+				 */
+				if (pfd.revents == POLLOUT)
+					conn_connect_done(c, fd, 0);
+				else
+					conn_connect_cb(fd, EV_WRITE, c);
 				return;
 			}
 		}
@@ -764,6 +774,13 @@ conn_connect_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
 		soerr = errno;
+	conn_connect_done(c, fd, soerr);
+}
+
+/* The handshake on fd is over: soerr 0 (connected) or why it failed. */
+static void
+conn_connect_done(struct conn *c, int fd, int soerr)
+{
 	if (soerr != 0) {
 		c->connect_timedout = 0;
 		c->connect_errno = soerr;
