@@ -77,6 +77,8 @@ static void	 relay_end_free(struct relay_end *);
 static void	 relay_readable_cb(evutil_socket_t, short, void *);
 static void	 relay_writable_cb(evutil_socket_t, short, void *);
 static int	 relay_push(struct relay_end *);
+static ssize_t	 relay_readv(struct evbuffer *, int);
+static int	 relay_through(struct relay_end *, const char *, size_t);
 static void	 relay_pause(struct relay_end *);
 static int	 relay_peek(struct relay *);
 static void	 relay_eof(struct relay_end *);
@@ -351,53 +353,112 @@ relay_pause(struct relay_end *e)
 	e->paused = 1;
 }
 
-static void
-relay_readable_cb(evutil_socket_t fd, short what, void *arg)
+/*
+ * Read what fd has into buf, up to RELAY_READ_MAX bytes.  The bytes read,
+ * 0 at EOF, -1 with errno set (ENOMEM: no room in buf).
+ */
+static ssize_t
+relay_readv(struct evbuffer *buf, int fd)
 {
-	struct relay_end *e = arg;
-	struct relay *rl = e->rl;
 	struct evbuffer_iovec v[2];
 	ssize_t r;
 	size_t left;
 	int nv, i;
+
+	nv = evbuffer_reserve_space(buf, RELAY_READ_MAX, v, 2);
+	if (nv <= 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	r = readv(fd, (struct iovec *)v, nv);
+	left = r > 0 ? (size_t)r : 0;
+	for (i = 0; i < nv; i++) {
+		if (v[i].iov_len > left)
+			v[i].iov_len = left;
+		left -= v[i].iov_len;
+	}
+	evbuffer_commit_space(buf, v, r > 0 ? nv : 0);
+	return r;
+}
+
+/*
+ * Write n bytes that end e has just read straight to its peer's socket;
+ * what the peer cannot take yet is kept in e's buffer.  0, or -1 when the
+ * connection was closed.
+ */
+static int
+relay_through(struct relay_end *e, const char *p, size_t n)
+{
+	struct relay_end *dst = e->dst;
+	ssize_t w;
+
+	w = send(dst->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (w == -1) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			conn_close(e->rl->conn, dst->error);
+			return -1;
+		}
+		w = 0;
+	}
+	if ((size_t)w < n) {
+		if (evbuffer_add(e->buf, p + w, n - (size_t)w) == -1) {
+			conn_close(e->rl->conn, "out-of-memory");
+			return -1;
+		}
+		event_add(dst->wev, NULL);
+		if (evbuffer_get_length(e->buf) >= RELAY_HIGH)
+			relay_pause(e);
+	}
+	return 0;
+}
+
+static void
+relay_readable_cb(evutil_socket_t fd, short what, void *arg)
+{
+	/* One process, one thread: one buffer serves every relay. */
+	static char rbuf[RELAY_READ_MAX];
+	struct relay_end *e = arg;
+	struct relay *rl = e->rl;
+	ssize_t r;
+	int through, held;
 
 	(void)what;
 	if (e->spliced) {
 		relay_splice_in(e);
 		return;
 	}
-	nv = evbuffer_reserve_space(e->buf, RELAY_READ_MAX, v, 2);
-	if (nv <= 0) {
-		conn_close(rl->conn, "out-of-memory");
-		return;
-	}
-	r = readv(fd, (struct iovec *)v, nv);
+	/*
+	 * With nothing of this end's waiting for the peer, what is read now
+	 * goes straight on from the shared buffer: a short message costs no
+	 * buffer of its own.  Bytes held for the ClientHello check, or
+	 * still waiting, are added to the end's buffer, behind what is there.
+	 */
+	held = e == &rl->client && rl->peeking;
+	through = !held && evbuffer_get_length(e->buf) == 0;
+	if (through)
+		r = read(fd, rbuf, sizeof(rbuf));
+	else
+		r = relay_readv(e->buf, fd);
 	if (r == -1) {
-		evbuffer_commit_space(e->buf, v, 0);
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return;
-		conn_close(rl->conn, e->error);
+		conn_close(rl->conn, errno == ENOMEM ? "out-of-memory" :
+		    e->error);
 		return;
 	}
-	left = (size_t)r;
-	for (i = 0; i < nv; i++) {
-		if (v[i].iov_len > left)
-			v[i].iov_len = left;
-		left -= v[i].iov_len;
-	}
-	evbuffer_commit_space(e->buf, v, nv);
 	if (r == 0) {
 		relay_eof(e);
 		return;
 	}
 	conn_touch(rl->conn);
-	if (e == &rl->client && rl->peeking) {
+	if (held) {
 		/* Nothing goes up before the ClientHello is checked. */
 		if (relay_peek(rl) != 1)
 			return;
 	} else
 		*e->bytes += (uint64_t)r;
-	if (relay_push(e) == -1)
+	if (through ? relay_through(e, rbuf, (size_t)r) == -1 :
+	    relay_push(e) == -1)
 		return;
 	/* A bulk transfer: move it through a pipe with splice(2). */
 	if (!e->splice_failed && *e->bytes >= RELAY_SPLICE_AFTER &&
