@@ -63,7 +63,7 @@ ONLY = [s for s in os.environ.get("BENCH_ONLY", "").split(",") if s]
 PEERS = (None if "BENCH_PEERS" not in os.environ else
          [s for s in os.environ["BENCH_PEERS"].split(",") if s])
 GIB = 1 << 30
-NREQ = 500          # new connections per latency run
+NREQ = 1000         # new connections per latency run
 NIDLE = 1000        # idle tunnels
 NFILES = 10000      # files in the create-heavy extract
 NCREATE = 2000      # creates per guard_floor run
@@ -211,6 +211,16 @@ def cpu_ticks(pid):
         except (OSError, IndexError, ValueError):
             pass
     return t / HZ
+
+
+def cpu_ns(pid):
+    """CPU time of pid's main thread in seconds, to the nanosecond
+    (/proc/PID/schedstat): for our single-threaded proxy."""
+    try:
+        with open("/proc/%d/schedstat" % pid) as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return cpu_ticks(pid)
 
 
 def pss_kib(pid):
@@ -599,7 +609,7 @@ class Bench:
 
     def rows_latency(self):
         """New connections: NREQ sequential GETs, a connection each."""
-        direct, added = [], {}
+        direct, added, cpu = [], {}, {}
         for _ in range(max(RUNS, 5)):
             if left() < 40:
                 self.note("latency: fewer runs (time budget)")
@@ -609,14 +619,22 @@ class Bench:
             for proto, peers in PROXIES.items():
                 for name in peers:
                     if name in self.proxies:
+                        p = self.proxies[name]
+                        clock = cpu_ns if name in OURS else cpu_ticks
+                        c0 = clock(p.pid)
                         try:
-                            v = self.reqs_us([], self.proxies[name].args(
-                                proto))
+                            v = self.reqs_us([], p.args(proto))
                         except Skip as e:
                             self.note("latency %s via %s: %s" % (
                                 proto, name, e))
                             continue
                         added.setdefault((proto, name), []).append(v - d)
+                        cpu.setdefault((name, proto), []).append(
+                            (clock(p.pid) - c0) * 1e6 / NREQ)
+        self.diag.append("proxy CPU µs per new connection (median; ours "
+                         "from schedstat, peers from clock ticks): " +
+                         ", ".join("%s %s %.0f" % (k[0], k[1], median(v))
+                                   for k, v in sorted(cpu.items())))
         for proto, label in (("http", "HTTP forward"),
                              ("connect", "CONNECT"), ("socks5", "SOCKS5")):
             self.row("latency", "new connection, %s" % label,
