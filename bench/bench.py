@@ -408,6 +408,7 @@ class Bench:
         if BASELINE:
             self.proxies["baseline"] = self.start_pisbx(
                 "baseline", os.path.join(BASELINE, "pisbx-proxy"))
+        self.idle_pss = {}
         for name, start in (("tinyproxy", self.start_tinyproxy),
                             ("microsocks", self.start_microsocks),
                             ("dante", self.start_dante),
@@ -420,6 +421,10 @@ class Bench:
             except Skip as e:
                 self.missing[name] = str(e)
                 self.note("%s: %s" % (name, e))
+        # Idle memory: each proxy as started, before any connection.
+        time.sleep(0.3)
+        for name, p in self.proxies.items():
+            self.idle_pss[name] = pss_kib(p.pid)
 
     # tools
 
@@ -708,7 +713,7 @@ class Bench:
                 "connect"
             before = pss_kib(p.pid)
             if name != "srt":
-                idle[name] = before
+                idle[name] = self.idle_pss.get(name)
             ready = self.path("idle-%s.ready" % name)
             h = spawn([PXTOOL, "idle", "--target", "127.0.0.1:%d" % self.echo,
                        "--count", str(NIDLE), "--ready-file", ready,
@@ -725,8 +730,8 @@ class Bench:
                  per, "PSS of the proxy's processes with %d idle tunnels "
                  "(pxtool idle) minus before, / %d" % (NIDLE, NIDLE))
         self.row("idle", "idle memory, proxy alone", "KiB ↓", "lo", None,
-                 idle, "PSS of the proxy's processes, no connection open "
-                 "(srt: see the sandbox row)")
+                 idle, "PSS of the proxy's processes as started, before "
+                 "any connection (srt: see the sandbox row)")
 
     def rows_idle_sandbox(self):
         vals = {}
