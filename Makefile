@@ -2,6 +2,12 @@
 # make fuzz, make install.  Sources are found by wildcard: add a file to a
 # folder and it is built; add tests/unit/test_*.c, tests/integration/*.sh or
 # tests/fuzz/fuzz_*.c and it is run.
+#
+# Reading this file does nothing but read: no ./bootstrap, no apt-get, so
+# `make -n` and `make` only build.  make check, make demo and make bench
+# first install what they drive through ./bootstrap, once (a stamp under
+# $(BUILD)/.deps/ remembers it until the bootstrap script changes or
+# make clean).  The build runs one job per CPU unless -jN says otherwise.
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -19,49 +25,65 @@ BINDIR   ?= bin
 SANFLAGS  =
 endif
 
-PKGS := libevent libevent_openssl openssl libcares jansson libseccomp
-TEST_PKGS := cmocka
-
-# Missing libraries: let the project's bootstrap install them (or say how).
-ifneq ($(MAKECMDGOALS),clean)
-ifneq ($(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && echo ok),ok)
-$(info pisbx: build libraries missing; running ./bootstrap)
-ifneq ($(shell ./bootstrap >&2 && echo ok),ok)
-$(error ./bootstrap could not install the build dependencies; see above)
+# No built-in rules: every object is built by a rule below, with the
+# project's flags.  Parallel by default (make 4.3 honours -j set here; a
+# -jN on the command line wins; sub-makes share the top one's jobs).
+MAKEFLAGS += -r
+ifeq ($(MAKELEVEL),0)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
+.SUFFIXES:
+.DELETE_ON_ERROR:
+
+# pkg-config once per make, not once per compile.
+PKGS       := libevent libcrypto libcares jansson libseccomp
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
+TEST_LIBS  := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+# Goals that install what they need before they build (or build nothing).
+SELF_DEPS_GOALS := check demo bench clean
+ifneq ($(filter-out $(SELF_DEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifeq ($(PKG_LIBS),)
+$(error pisbx: build libraries missing (pkg-config: $(PKGS)); run ./bootstrap to install them (as root, or it prints the apt-get line), or make check / make demo, which run it)
 endif
 endif
 
 WARN    = -Wall -Wextra -Wshadow -Wformat=2 -Wwrite-strings -Wstrict-prototypes \
 	  -Wmissing-prototypes -Werror=implicit-function-declaration -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) \
-	  -I. $(shell pkg-config --cflags $(PKGS))
-LIBS    = $(shell pkg-config --libs $(PKGS)) -lpthread
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -I. \
+	  $(PKG_CFLAGS)
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
+DEPFLAGS = -MMD -MP
 
 COMMON_SRC   := $(wildcard common/*.c)
 POLICY_SRC   := $(wildcard policy/*.c)
 APPROVAL_SRC := $(wildcard approval/*.c)
 PROXY_SRC    := $(filter-out proxy/main.c,$(wildcard proxy/*.c))
-LAUNCHER_SRC := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
 SUPERVISOR_SRC := $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
+LAUNCHER_SRC := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
 GEN_SRC      := $(BUILD)/gen/default_config.c
-LIB_SRC      := $(COMMON_SRC) $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) $(SUPERVISOR_SRC) \
-		$(LAUNCHER_SRC)
+LIB_SRC      := $(COMMON_SRC) $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) \
+		$(SUPERVISOR_SRC) $(LAUNCHER_SRC)
 
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/gen/default_config.o
 LIBPISBX := $(BUILD)/libpisbx.a
 
 PROGS :=
+MAIN_OBJ :=
 ifneq ($(wildcard proxy/main.c),)
 PROGS += $(BINDIR)/pisbx-proxy
+MAIN_OBJ += $(BUILD)/proxy/main.o
 endif
 ifneq ($(wildcard launcher/main.c),)
 PROGS += $(BINDIR)/pisbx-run
+MAIN_OBJ += $(BUILD)/launcher/main.o
 endif
 ifneq ($(wildcard supervisor/main.c),)
 PROGS += $(BINDIR)/pisbx-supervisor
+MAIN_OBJ += $(BUILD)/supervisor/main.o
 endif
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -70,8 +92,11 @@ HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SRC))
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all check check-run unit integration fuzz demo demo-run bench bench-run install clean tests-build
+.PHONY: all check check-run unit integration fuzz demo demo-run bench \
+	bench-run install clean tests-build
 all: $(PROGS)
 
 $(BUILD)/gen/default_config.c: conf/default.json scripts/embed.sh
@@ -80,49 +105,79 @@ $(BUILD)/gen/default_config.c: conf/default.json scripts/embed.sh
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+# The generated config, with the same flags as every other source.
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(LIBPISBX): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BINDIR)/pisbx-proxy: $(BUILD)/proxy/main.o $(LIBPISBX)
+$(PROGS): $(BINDIR)/pisbx-%: $(LIBPISBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBPISBX) $(PKG_LIBS)
+$(BINDIR)/pisbx-proxy: $(BUILD)/proxy/main.o
+$(BINDIR)/pisbx-run: $(BUILD)/launcher/main.o
+$(BINDIR)/pisbx-supervisor: $(BUILD)/supervisor/main.o
 
-$(BINDIR)/pisbx-run: $(BUILD)/launcher/main.o $(LIBPISBX)
+$(UNIT_BIN): $(BUILD)/tests/%: tests/unit/%.c $(LIBPISBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
+	    $(LIBPISBX) $(PKG_LIBS) $(TEST_LIBS)
 
-$(BINDIR)/pisbx-supervisor: $(BUILD)/supervisor/main.o $(LIBPISBX)
+$(HELPER_BIN): $(BUILD)/tests/helpers/%: tests/helpers/%.c $(LIBPISBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< $(LIBPISBX) \
+	    $(PKG_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIBPISBX)
+$(BENCH_BIN): $(BUILD)/bench/%: bench/%.c $(LIBPISBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags cmocka) $(LDFLAGS_ALL) -o $@ $< $(LIBPISBX) $(LIBS) $(shell pkg-config --libs cmocka)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< $(LIBPISBX) \
+	    $(PKG_LIBS)
 
-$(BUILD)/tests/helpers/%: tests/helpers/%.c $(LIBPISBX)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(LIBPISBX) $(LIBS)
+# libFuzzer targets: the library built once with clang's fuzzer
+# instrumentation (fuzzer-no-link) into its own archive, which each
+# target links.
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -I. $(PKG_CFLAGS)
+FUZZ_OBJ := $(patsubst %.c,$(BUILD)/fuzzlib/%.o,$(LIB_SRC)) \
+	    $(BUILD)/fuzzlib/gen/default_config.o
+FUZZ_LIB := $(BUILD)/fuzzlib/libpisbx-fuzz.a
 
-# libFuzzer targets: every library source rebuilt with clang's fuzzer
-# instrumentation (they are small; a full rebuild takes seconds).
-FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -I. $(shell pkg-config --cflags $(PKGS))
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_SRC)
+$(BUILD)/fuzzlib/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(GEN_SRC) $(LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined \
+	    $(DEPFLAGS) -c -o $@ $<
+$(BUILD)/fuzzlib/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined \
+	    $(DEPFLAGS) -c -o $@ $<
+
+$(FUZZ_LIB): $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	    $(DEPFLAGS) -o $@ $< $(FUZZ_LIB) $(PKG_LIBS)
 
 tests-build: $(PROGS) $(UNIT_BIN) $(HELPER_BIN)
 
+# What check, demo and bench drive, installed by ./bootstrap once: the
+# stamp is redone when bootstrap changes (or after make clean).
+DEPS_STAMP = $(BUILD)/.deps
+$(DEPS_STAMP)/%: bootstrap
+	./bootstrap --$*
+	@mkdir -p $(dir $@)
+	@touch $@
+
 # The whole suite: unit tests, integration scenarios with real clients, and
 # a short run of every fuzz target over its seed corpus.  Ends with one
-# summary line "N passed, N failed".
-# check and demo first make sure the clients they drive are installed
-# (./bootstrap is quick when nothing is missing), then build and run.
-check:
-	@./bootstrap --test
+# summary line "N passed, N failed".  The second make reads this file
+# again once the libraries are surely there.
+check: $(DEPS_STAMP)/test
 	@$(MAKE) --no-print-directory check-run
 
 check-run: $(PROGS) $(UNIT_BIN) $(HELPER_BIN) $(if $(filter 1,$(SANITIZE)),,$(FUZZ_BIN))
@@ -137,23 +192,17 @@ integration: $(PROGS) $(HELPER_BIN)
 fuzz: $(FUZZ_BIN)
 	@BUILD=$(BUILD) FUZZ_SECONDS=$${FUZZ_SECONDS:-60} sh tests/run.sh fuzz
 
-demo:
-	@./bootstrap --demo
+demo: $(DEPS_STAMP)/demo
 	@$(MAKE) --no-print-directory demo-run
 
 demo-run: $(PROGS) $(HELPER_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh scripts/demo.sh
 
-bench:
-	@./bootstrap --all
+bench: $(DEPS_STAMP)/all
 	@$(MAKE) --no-print-directory bench-run
 
-bench-run: $(PROGS) $(HELPER_BIN) $(BUILD)/bench/bench_policy $(BUILD)/bench/guard_floor
+bench-run: $(PROGS) $(HELPER_BIN) $(BENCH_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh bench/run.sh
-
-$(BUILD)/bench/%: bench/%.c $(LIBPISBX)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(LIBPISBX) $(LIBS)
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
@@ -163,4 +212,6 @@ install: $(PROGS)
 clean:
 	rm -rf build build-san bin
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Header dependencies (-MMD) of everything built so far.
+-include $(wildcard $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d) \
+	$(HELPER_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d))

@@ -2,15 +2,24 @@
  * The filesystem policy, resolved in the parent before the sandbox starts:
  * every configured path becomes an absolute, symlink-free path, and each
  * path gets one mount rule.  Nothing here touches the filesystem beyond
- * stat(2), realpath(3) and reading a worktree's .git file.
+ * stat(2), realpath(3) and reading small files (a worktree's .git file,
+ * git's config for core.hooksPath).
+ *
+ * Also here, as pure functions over a resolved path, the two questions
+ * the creation guard asks about every name it creates, writes or
+ * replaces: fs_plan_guarded() (the plan's protected paths) and
+ * fs_git_rule() (what a later git reads as configuration or runs).
  */
 #include <sys/stat.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/log.h"
 #include "policy/policy.h"
@@ -21,9 +30,12 @@
 #define P_ALLOW_WRITE	0x04
 #define P_DENY_WRITE	0x08
 
+#define FS_GIT_MAXDEPTH	256	/* path components fs_git_rule looks at */
+
 struct fs_entry {
-	char	*path;
-	int	 flags;
+	char		*path;
+	int		 flags;
+	const char	*why;		/* for P_DENY_WRITE: who reads it */
 };
 
 struct fs_set {
@@ -31,29 +43,146 @@ struct fs_set {
 	size_t		 n;
 };
 
+struct fs_mandatory {
+	const char	*name;		/* relative to a writable root */
+	const char	*reader;	/* the program outside that acts on it */
+};
+
 /*
- * The mandatory write-deny set inside every writable root: files that
- * other programs later read as configuration or execute (shell rc files,
- * git hooks and config, editor and agent settings).
+ * The mandatory write-deny set, applied at the top of every writable root
+ * and at the home directory when it lies in one.  The rule for an entry
+ * (docs/filesystem.md): a file that a program outside the sandbox reads
+ * and acts on -- runs a command it names, loads code from it -- without
+ * the user asking for that, when the program is started for some other
+ * purpose.  Project files the user runs on purpose (Makefile,
+ * package.json scripts) are not in it: see the threat model.
  */
-static const char *const fs_mandatory[] = {
-	".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc",
-	".zprofile", ".profile", ".ripgreprc", ".mcp.json", ".vscode",
-	".idea", ".claude/commands", ".claude/agents", ".pi/settings.json",
-	".pi/sandbox.json", ".pi/pi-auto-review.json", ".git/hooks",
+static const struct fs_mandatory fs_mandatory[] = {
+	/* Shells, at start-up or login. */
+	{ ".bashrc", "bash" }, { ".bash_profile", "bash" },
+	{ ".bash_login", "bash" }, { ".bash_logout", "bash" },
+	{ ".bash_aliases", "bash (sourced by .bashrc)" },
+	{ ".profile", "sh and bash login shells" },
+	{ ".zshrc", "zsh" }, { ".zshenv", "zsh" }, { ".zprofile", "zsh" },
+	{ ".zlogin", "zsh" }, { ".zlogout", "zsh" },
+	{ ".oh-my-zsh", "oh-my-zsh (sourced by .zshrc)" },
+	{ ".config/fish", "fish" },
+	{ ".kshrc", "ksh" }, { ".mkshrc", "mksh" },
+	{ ".cshrc", "csh" }, { ".tcshrc", "tcsh" }, { ".login", "csh" },
+	{ ".logout", "csh" },
+	{ ".inputrc", "readline (key bindings that type commands)" },
+	{ ".tmux.conf", "tmux" }, { ".config/tmux", "tmux" },
+	{ ".screenrc", "screen" },
+	/* Git: the repository at the top of the root (any depth: guard.c). */
+	{ ".gitconfig", "git" }, { ".config/git", "git" },
+	{ ".gitmodules", "git" }, { ".git/hooks", "git" },
+	{ ".git/commondir", "git" }, { ".git/config.worktree", "git" },
+	{ ".hgrc", "Mercurial" }, { ".hg/hgrc", "Mercurial" },
+	/* Login, desktop and per-user services. */
+	{ ".ssh", "ssh and sshd (authorized_keys, config, rc)" },
+	{ ".config/autostart", "the desktop session" },
+	{ ".config/systemd/user", "systemd --user" },
+	{ ".config/environment.d", "systemd --user" },
+	{ ".xprofile", "the X session" }, { ".xsession", "the X session" },
+	{ ".xsessionrc", "the X session" }, { ".xinitrc", "startx" },
+	{ ".pam_environment", "pam_env at login" },
+	{ ".forward", "the mail system (|command)" },
+	{ ".local/bin", "the shell ($PATH)" },
+	{ ".local/lib", "python (user site-packages, .pth files)" },
+	{ ".config/direnv", "direnv" },
+	/* Tools that run commands named in their configuration. */
+	{ ".ripgreprc", "ripgrep (--pre)" },
+	{ ".npmrc", "npm (script-shell, node-options)" },
+	{ ".yarnrc", "yarn" }, { ".yarnrc.yml", "yarn (yarnPath)" },
+	{ ".cargo/config", "cargo (rustc-wrapper, runners)" },
+	{ ".cargo/config.toml", "cargo (rustc-wrapper, runners)" },
+	{ "rust-toolchain", "rustup (toolchain path)" },
+	{ "rust-toolchain.toml", "rustup (toolchain path)" },
+	{ ".config/go/env", "go (GOFLAGS=-toolexec)" },
+	{ ".mavenrc", "mvn" }, { ".gradle/init.d", "gradle" },
+	{ ".gradle/init.gradle", "gradle" },
+	{ ".gnupg", "gpg (pinentry-program)" },
+	{ ".docker", "docker (credential helpers)" },
+	{ ".kube", "kubectl (exec credential plugins)" },
+	{ ".aws", "aws (credential_process)" },
+	/* Interpreters and debuggers, at start-up. */
+	{ ".gdbinit", "gdb" }, { ".lldbinit", "lldb" },
+	{ ".irbrc", "irb" }, { ".pryrc", "pry" }, { ".Rprofile", "R" },
+	{ ".psqlrc", "psql (\\!)" }, { ".sqliterc", "sqlite3 (.shell)" },
+	{ ".ghci", "ghci" }, { ".erlang", "erl" },
+	{ ".julia/config", "julia" },
+	/* Editors. */
+	{ ".vscode", "VS Code" }, { ".idea", "JetBrains IDEs" },
+	{ ".zed", "Zed" }, { ".helix", "Helix" }, { ".vimrc", "vim" },
+	{ ".vim", "vim" }, { ".exrc", "vi" }, { ".config/nvim", "neovim" },
+	{ ".emacs", "Emacs" }, { ".emacs.d", "Emacs" },
+	/* Coding agents: settings, hooks, MCP servers. */
+	{ ".claude", "Claude Code" }, { ".mcp.json", "Claude Code (MCP)" },
+	{ ".pi", "pi" }, { ".codex", "Codex" }, { ".cursor", "Cursor" },
+	{ ".gemini", "Gemini CLI" }, { ".continue", "Continue" },
+	{ ".aider.conf.yml", "aider (lint-cmd, test-cmd)" },
+	{ ".opencode", "opencode" }, { "opencode.json", "opencode" },
+	{ ".kiro", "Kiro (hooks)" }, { ".roo", "Roo Code (MCP)" },
+	{ ".amazonq", "Amazon Q (MCP)" },
+};
+
+/* Names git reads in a git directory as configuration. */
+static const char *const fs_git_files[] = {
+	"config", "config.worktree", "commondir",
+};
+
+/*
+ * What git hook managers read at the top of a work tree, run by the
+ * hooks they install: protected in every work tree older than the run,
+ * like its core.hooksPath.
+ */
+static const struct fs_mandatory fs_hook_managers[] = {
+	{ ".husky", "husky (git hooks)" },
+	{ ".pre-commit-config.yaml", "pre-commit (a git hook)" },
+	{ "lefthook.yml", "lefthook (a git hook)" },
+	{ ".lefthook.yml", "lefthook (a git hook)" },
 };
 
 static char	*fs_resolve(const char *in, const char *cwd,
 		    const char *home);
-static int	 fs_set_add(struct fs_set *, const char *path, int flags);
+static int	 fs_set_add(struct fs_set *, const char *path, int flags,
+		    const char *why);
 static int	 fs_set_add_list(struct fs_set *, const struct strlist *,
 		    int flags, const char *cwd, const char *home);
+static int	 fs_set_add_resolved(struct fs_set *, const char *path,
+		    int flags, const char *why, const char *cwd,
+		    const char *home);
+static void	 fs_set_free(struct fs_set *);
 static int	 fs_strv_add(char ***, size_t *, const char *);
-static int	 fs_under(const char *path, const char *root);
+static int	 fs_prefix(const char *path, const char *root,
+		    int (*)(const char *, const char *, size_t));
 static int	 fs_depth(const char *);
 static int	 fs_rule_cmp(const void *, const void *);
+static char	*fs_read_line(const char *file, const char *prefix);
 static int	 fs_worktree(struct fs_set *, const char *root);
 static char	*fs_join(const char *a, const char *b);
+static const char *fs_root_of(const struct fs_plan *, const char *path);
+static int	 fs_mandatory_at(struct fs_set *, const char *dir,
+		    int allow_git_config);
+static int	 fs_git_dirs(const char *top, char **gitdir, char **common,
+		    int *isfile);
+static int	 fs_git_global(struct fs_plan *, const char *home);
+static int	 fs_git_repo(struct fs_set *, const struct fs_plan *,
+		    const char *root);
+static int	 fs_refuse_cwd(const struct fs_set *, const struct fs_plan *,
+		    const char *cwd, int deny_read_set);
+static int	 fs_trusted(struct fs_set *, const struct config *,
+		    const struct fs_inputs *, const char *home);
+static int	 fs_reviewer(const struct config *, const struct fs_plan *,
+		    const char *cwd, const char *home);
+static int	 fs_path_dirs(struct fs_set *, const struct fs_plan *,
+		    const char *path, const char *cwd);
+static int	 fs_rules(struct fs_plan *, const struct fs_set *);
+static int	 fs_git_file(const char *name, int allow_config);
+static int	 fs_git_tail(char *const *v, size_t n, int ancestors_too,
+		    int allow_config);
+static int	 fs_git_ask(struct fs_git_q *, size_t max, size_t *n,
+		    enum fs_git_ask, int up);
 
 /* "a" + "/" + "b", without doubling the slash after "/". */
 static char *
@@ -125,7 +254,7 @@ fs_resolve(const char *in, const char *cwd, const char *home)
 }
 
 static int
-fs_set_add(struct fs_set *set, const char *path, int flags)
+fs_set_add(struct fs_set *set, const char *path, int flags, const char *why)
 {
 	struct fs_entry	*v;
 	size_t		 i;
@@ -137,6 +266,8 @@ fs_set_add(struct fs_set *set, const char *path, int flags)
 	for (i = 0; i < set->n; i++) {
 		if (strcmp(set->v[i].path, path) == 0) {
 			set->v[i].flags |= flags;
+			if (set->v[i].why == NULL)
+				set->v[i].why = why;
 			return 0;
 		}
 	}
@@ -147,30 +278,53 @@ fs_set_add(struct fs_set *set, const char *path, int flags)
 	if ((v[set->n].path = strdup(path)) == NULL)
 		return -1;
 	v[set->n].flags = flags;
+	v[set->n].why = why;
 	set->n++;
 	return 0;
+}
+
+/* Resolve a path as the config would name it, and add it. */
+static int
+fs_set_add_resolved(struct fs_set *set, const char *path, int flags,
+    const char *why, const char *cwd, const char *home)
+{
+	char	*p;
+	int	 rc;
+
+	if ((p = fs_resolve(path, cwd, home)) == NULL)
+		return -1;
+	rc = fs_set_add(set, p, flags, why);
+	free(p);
+	return rc;
 }
 
 static int
 fs_set_add_list(struct fs_set *set, const struct strlist *l, int flags,
     const char *cwd, const char *home)
 {
-	char	*p;
 	size_t	 i;
 
 	for (i = 0; i < l->n; i++) {
-		if ((p = fs_resolve(l->v[i], cwd, home)) == NULL) {
+		if (fs_set_add_resolved(set, l->v[i], flags,
+		    flags & P_DENY_WRITE ? "filesystem.denyWrite" : NULL,
+		    cwd, home) == -1) {
 			log_warnx("filesystem path %s: cannot resolve "
 			    "(no home directory?)", l->v[i]);
 			return -1;
 		}
-		if (fs_set_add(set, p, flags) == -1) {
-			free(p);
-			return -1;
-		}
-		free(p);
 	}
 	return 0;
+}
+
+static void
+fs_set_free(struct fs_set *set)
+{
+	size_t	i;
+
+	for (i = 0; i < set->n; i++)
+		free(set->v[i].path);
+	free(set->v);
+	memset(set, 0, sizeof(*set));
 }
 
 static int
@@ -191,16 +345,45 @@ fs_strv_add(char ***v, size_t *n, const char *s)
 	return 0;
 }
 
-/* Whether path is root or lies below it. */
+/* Whether path is root or lies below it, by the given comparison. */
 static int
-fs_under(const char *path, const char *root)
+fs_prefix(const char *path, const char *root,
+    int (*cmp)(const char *, const char *, size_t))
 {
 	size_t	len = strlen(root);
 
 	if (strcmp(root, "/") == 0)
 		return 1;
-	return strncmp(path, root, len) == 0 &&
+	return cmp(path, root, len) == 0 &&
 	    (path[len] == '\0' || path[len] == '/');
+}
+
+/* A hash of a file's identity, for the guard's tables. */
+size_t
+fs_id_hash(dev_t dev, ino_t ino)
+{
+	uint64_t	h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^
+			    (uint64_t)dev * 0xc2b2ae3d27d4eb4fULL;
+
+	return (size_t)(h >> 17);
+}
+
+int
+fs_under(const char *path, const char *root)
+{
+	return fs_prefix(path, root, strncmp);
+}
+
+/*
+ * fs_under, ignoring ASCII case: on a case-insensitive filesystem (vfat,
+ * exfat, CIFS, a casefolded ext4 directory) ".GIT/CONFIG" is
+ * ".git/config".  For protected names only: refusing a name nobody uses
+ * on a case-sensitive one costs nothing.
+ */
+int
+fs_under_ci(const char *path, const char *root)
+{
+	return fs_prefix(path, root, strncasecmp);
 }
 
 static int
@@ -226,203 +409,501 @@ fs_rule_cmp(const void *a, const void *b)
 }
 
 /*
+ * The first line of a small file, without its newline and after prefix
+ * (which it must start with; NULL: any line); NULL when absent.
+ */
+static char *
+fs_read_line(const char *file, const char *prefix)
+{
+	char	 line[PATH_MAX + 16], *p;
+	FILE	*f;
+	struct stat st;
+
+	if (lstat(file, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (f = fopen(file, "re")) == NULL)
+		return NULL;
+	p = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (p == NULL)
+		return NULL;
+	if (prefix != NULL) {
+		if (strncmp(line, prefix, strlen(prefix)) != 0)
+			return NULL;
+		p += strlen(prefix);
+		p += strspn(p, " \t");
+	}
+	p[strcspn(p, "\r\n")] = '\0';
+	return strdup(p);
+}
+
+/*
+ * The git directory of the work tree at top (its .git, or what a .git
+ * file "gitdir: DIR" names) and its common directory (DIR/commondir, or
+ * DIR itself), malloc'ed; both NULL when top holds no .git.  *isfile
+ * says which kind of .git it was.
+ */
+static int
+fs_git_dirs(const char *top, char **gitdir, char **common, int *isfile)
+{
+	char		*dotgit, *line = NULL, *p = NULL;
+	struct stat	 st;
+	int		 rc = -1;
+
+	*gitdir = *common = NULL;
+	*isfile = 0;
+	if ((dotgit = fs_join(top, ".git")) == NULL)
+		return -1;
+	if (lstat(dotgit, &st) == 0 && S_ISDIR(st.st_mode))
+		*gitdir = strdup(dotgit);
+	else if ((line = fs_read_line(dotgit, "gitdir:")) != NULL) {
+		*isfile = 1;
+		*gitdir = fs_resolve(line, top, NULL);
+	} else {
+		rc = 0;		/* no repository here */
+		goto done;
+	}
+	if (*gitdir == NULL || (p = fs_join(*gitdir, "commondir")) == NULL)
+		goto done;
+	free(line);
+	if ((line = fs_read_line(p, NULL)) != NULL)
+		*common = fs_resolve(line, *gitdir, NULL);
+	else
+		*common = strdup(*gitdir);
+	if (*common != NULL)
+		rc = 0;
+done:
+	if (rc == -1) {
+		free(*gitdir);
+		*gitdir = NULL;
+	}
+	free(dotgit);
+	free(line);
+	free(p);
+	return rc;
+}
+
+/*
  * A git worktree's .git is a file "gitdir: DIR"; DIR and its common
  * directory (DIR/commondir) must stay readable so git works, and must not
  * become writable through the worktree: the main repository's hooks and
- * config live there.
+ * config live there.  The .git file itself is protected: replaced, it
+ * would send git elsewhere.
  */
 static int
 fs_worktree(struct fs_set *set, const char *root)
 {
 	char	*dotgit = NULL, *gitdir = NULL, *common = NULL;
-	char	*cdfile = NULL;
-	char	 line[PATH_MAX + 16], *p;
-	FILE	*f = NULL;
-	struct stat st;
-	int	 rc = 0;
+	int	 isfile, rc = -1;
 
-	if ((dotgit = fs_join(root, ".git")) == NULL)
+	if (fs_git_dirs(root, &gitdir, &common, &isfile) == -1)
 		return -1;
-	if (lstat(dotgit, &st) == -1 || !S_ISREG(st.st_mode))
+	if (!isfile) {
+		rc = 0;
 		goto done;
-	if ((f = fopen(dotgit, "re")) == NULL)
-		goto done;
-	if (fgets(line, sizeof(line), f) == NULL ||
-	    strncmp(line, "gitdir:", 7) != 0)
-		goto done;
-	p = line + 7;
-	p += strspn(p, " \t");
-	p[strcspn(p, "\r\n")] = '\0';
-	if ((gitdir = fs_resolve(p, root, NULL)) == NULL)
-		goto fail;
-	if (fs_set_add(set, gitdir, P_ALLOW_READ | P_DENY_WRITE) == -1)
-		goto fail;
-	fclose(f);
-	f = NULL;
-	if ((cdfile = fs_join(gitdir, "commondir")) == NULL)
-		goto fail;
-	if ((f = fopen(cdfile, "re")) != NULL &&
-	    fgets(line, sizeof(line), f) != NULL) {
-		line[strcspn(line, "\r\n")] = '\0';
-		if ((common = fs_resolve(line, gitdir, NULL)) == NULL)
-			goto fail;
-		if (fs_set_add(set, common, P_ALLOW_READ | P_DENY_WRITE) == -1)
-			goto fail;
 	}
-	goto done;
-fail:
-	rc = -1;
+	if ((dotgit = fs_join(root, ".git")) == NULL ||
+	    fs_set_add(set, dotgit, P_DENY_WRITE, "git (the .git file)") ==
+	    -1 || fs_set_add(set, gitdir, P_ALLOW_READ | P_DENY_WRITE,
+	    "git (the worktree's git directory)") == -1 ||
+	    (strcmp(common, gitdir) != 0 && fs_set_add(set, common,
+	    P_ALLOW_READ | P_DENY_WRITE, "git (the main repository)") == -1))
+		goto done;
+	rc = 0;
 done:
-	if (f != NULL)
-		fclose(f);
 	free(dotgit);
 	free(gitdir);
 	free(common);
-	free(cdfile);
 	return rc;
 }
 
-int
-fs_plan_build(struct fs_plan *plan, const struct config *conf,
-    const char *cwd, const char *home, const char *tmpdir,
-    const char *exe_dir, const char *config_path)
+/* The writable root path lies in, or NULL. */
+static const char *
+fs_root_of(const struct fs_plan *plan, const char *path)
 {
-	struct fs_set	 set = { NULL, 0 };
-	struct stat	 st;
-	char		*p = NULL, *home_real = NULL;
+	size_t	i;
+
+	for (i = 0; i < plan->nwritable; i++)
+		if (fs_under(path, plan->writable[i]))
+			return plan->writable[i];
+	return NULL;
+}
+
+/* The mandatory set at the top of dir. */
+static int
+fs_mandatory_at(struct fs_set *set, const char *dir, int allow_git_config)
+{
+	char	*p;
+	size_t	 i;
+	int	 rc;
+
+	for (i = 0; i < sizeof(fs_mandatory) / sizeof(*fs_mandatory); i++) {
+		if ((p = fs_join(dir, fs_mandatory[i].name)) == NULL)
+			return -1;
+		rc = fs_set_add(set, p, P_DENY_WRITE, fs_mandatory[i].reader);
+		free(p);
+		if (rc == -1)
+			return -1;
+	}
+	if (!allow_git_config) {
+		if ((p = fs_join(dir, ".git/config")) == NULL)
+			return -1;
+		rc = fs_set_add(set, p, P_DENY_WRITE, "git");
+		free(p);
+		if (rc == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Append every core.hooksPath value of one git config file to out.  A
+ * missing file has none; include.path is not followed.
+ */
+int
+fs_git_hookspath(const char *cfgfile, struct strlist *out)
+{
+	char	 line[PATH_MAX + 64], *p, *q;
+	FILE	*f;
+	int	 core = 0, rc = 0;
+	struct stat st;
+
+	if (lstat(cfgfile, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (f = fopen(cfgfile, "re")) == NULL)
+		return 0;
+	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+		p = line + strspn(line, " \t");
+		if (*p == '[') {
+			q = p + 1 + strcspn(p + 1, " \t\"]");
+			core = q - p - 1 == 4 && strncasecmp(p + 1, "core", 4)
+			    == 0 && *q == ']';
+			if ((p = strchr(p, ']')) == NULL)
+				continue;
+			p++;
+			p += strspn(p, " \t");
+		}
+		if (!core || strncasecmp(p, "hookspath", 9) != 0)
+			continue;
+		p += 9;
+		p += strspn(p, " \t");
+		if (*p++ != '=')
+			continue;
+		p += strspn(p, " \t\"");
+		p[strcspn(p, "\"#;\r\n")] = '\0';
+		q = p + strlen(p);
+		while (q > p && isspace((unsigned char)q[-1]))
+			*--q = '\0';
+		if (*p != '\0')
+			rc = fs_strv_add(&out->v, &out->n, p);
+	}
+	fclose(f);
+	return rc;
+}
+
+/*
+ * The hooks of the work tree whose top is top: each core.hooksPath (its
+ * own config's, then the user's global ones), resolved as git does
+ * (relative to the top), and the hook managers' files there.  Appended to
+ * out; a top without a readable .git adds the managers' files only.
+ */
+int
+fs_git_hookdirs(const char *top, const struct strlist *global,
+    const char *home, struct strlist *out)
+{
+	struct strlist	 vals = { NULL, 0 };
+	char		*gitdir = NULL, *common = NULL, *p = NULL;
+	size_t		 i;
+	int		 isfile, rc = -1;
+
+	if (fs_git_dirs(top, &gitdir, &common, &isfile) == -1)
+		goto done;
+	if (gitdir != NULL) {
+		if ((p = fs_join(common, "config")) == NULL ||
+		    fs_git_hookspath(p, &vals) == -1)
+			goto done;
+		free(p);
+		if ((p = fs_join(gitdir, "config.worktree")) == NULL ||
+		    fs_git_hookspath(p, &vals) == -1)
+			goto done;
+		free(p);
+		p = NULL;
+	}
+	for (i = 0; global != NULL && i < global->n; i++)
+		if (fs_strv_add(&vals.v, &vals.n, global->v[i]) == -1)
+			goto done;
+	for (i = 0; i < vals.n; i++) {
+		if ((p = fs_resolve(vals.v[i], top, home)) == NULL ||
+		    fs_strv_add(&out->v, &out->n, p) == -1)
+			goto done;
+		free(p);
+		p = NULL;
+	}
+	for (i = 0; i < sizeof(fs_hook_managers) / sizeof(*fs_hook_managers);
+	    i++) {
+		if ((p = fs_join(top, fs_hook_managers[i].name)) == NULL ||
+		    fs_strv_add(&out->v, &out->n, p) == -1)
+			goto done;
+		free(p);
+		p = NULL;
+	}
+	rc = 0;
+done:
+	strlist_free(&vals);
+	free(gitdir);
+	free(common);
+	free(p);
+	return rc;
+}
+
+/* Every core.hooksPath of the user's own git config (any repository). */
+static int
+fs_git_global(struct fs_plan *plan, const char *home)
+{
 	const char	*env;
-	size_t		 i, j, nroots;
+	char		*p = NULL;
+	int		 rc = -1;
+
+	if (getenv("GIT_CONFIG_NOSYSTEM") == NULL &&
+	    fs_git_hookspath("/etc/gitconfig", &plan->hookspaths) == -1)
+		return -1;
+	if ((env = getenv("GIT_CONFIG_GLOBAL")) != NULL && env[0] == '/' &&
+	    fs_git_hookspath(env, &plan->hookspaths) == -1)
+		return -1;
+	if ((env = getenv("XDG_CONFIG_HOME")) != NULL && env[0] == '/') {
+		if ((p = fs_join(env, "git/config")) == NULL ||
+		    fs_git_hookspath(p, &plan->hookspaths) == -1)
+			goto done;
+		free(p);
+		p = NULL;
+	}
+	if (home != NULL) {
+		if ((p = fs_join(home, ".config/git/config")) == NULL ||
+		    fs_git_hookspath(p, &plan->hookspaths) == -1)
+			goto done;
+		free(p);
+		if ((p = fs_join(home, ".gitconfig")) == NULL ||
+		    fs_git_hookspath(p, &plan->hookspaths) == -1)
+			goto done;
+	}
+	rc = 0;
+done:
+	free(p);
+	return rc;
+}
+
+/*
+ * The git work tree the writable root lies in (its top at or above the
+ * root): its hooks (core.hooksPath, hook managers' files) are protected
+ * here as well as by the guard, so existing ones are bound read-only.
+ */
+static int
+fs_git_repo(struct fs_set *set, const struct fs_plan *plan,
+    const char *root)
+{
+	struct strlist	 dirs = { NULL, 0 };
+	char		 top[PATH_MAX], *dotgit, *slash;
+	struct stat	 st;
+	size_t		 i;
+	int		 rc = -1;
+
+	if (strlen(root) >= sizeof(top))
+		return 0;
+	strcpy(top, root);
+	for (;;) {
+		if ((dotgit = fs_join(top, ".git")) == NULL)
+			return -1;
+		rc = lstat(dotgit, &st);
+		free(dotgit);
+		if (rc == 0)
+			break;
+		if ((slash = strrchr(top, '/')) == NULL || top[1] == '\0')
+			return 0;
+		slash[slash == top ? 1 : 0] = '\0';
+	}
+	rc = -1;
+	if (fs_git_hookdirs(top, &plan->hookspaths, plan->home, &dirs) == -1)
+		goto done;
+	for (i = 0; i < dirs.n; i++)
+		if (fs_set_add(set, dirs.v[i], P_DENY_WRITE,
+		    "git (hooks)") == -1)
+			goto done;
+	rc = 0;
+done:
+	strlist_free(&dirs);
+	return rc;
+}
+
+/*
+ * No sound policy for the working directory: "/" (everything writable)
+ * or a path the policy hides (the home directory by default) -- the
+ * working directory is re-exposed, which would undo the hiding.
+ */
+static int
+fs_refuse_cwd(const struct fs_set *set, const struct fs_plan *plan,
+    const char *cwd, int deny_read_set)
+{
+	size_t	i;
+
+	if (fs_root_of(plan, "/") != NULL) {
+		log_warnx("refusing to run with / as a writable directory "
+		    "(the working directory, or filesystem.allowWrite): the "
+		    "whole machine would be writable; cd to a project "
+		    "directory, or name the directories to write in "
+		    "filesystem.allowWrite");
+		return EXIT_SETUP;
+	}
+	for (i = 0; i < set->n; i++) {
+		if (!(set->v[i].flags & P_DENY_READ) ||
+		    strcmp(set->v[i].path, cwd) != 0)
+			continue;
+		log_warnx("refusing to run in %s: the policy hides it "
+		    "(filesystem.denyRead%s), and the working directory "
+		    "would expose it, with every secret in it; cd to a "
+		    "project directory below it, or set filesystem.denyRead "
+		    "to the secrets only (e.g. [\"~/.ssh\", \"~/.aws\"])",
+		    cwd, deny_read_set ? "" :
+		    " defaults to the home directory");
+		return EXIT_SETUP;
+	}
+	return 0;
+}
+
+/*
+ * Files the trusted config and the command line name, which pisbx reads
+ * on the host while the command runs or later: protected like the config.
+ */
+static int
+fs_trusted(struct fs_set *set, const struct config *conf,
+    const struct fs_inputs *in, const char *home)
+{
+	if (conf->hosts_file != NULL && fs_set_add_resolved(set,
+	    conf->hosts_file, P_DENY_WRITE, "the proxy (resolver.hostsFile)",
+	    in->cwd, home) == -1)
+		return -1;
+	if (conf->review_socket != NULL && fs_set_add_resolved(set,
+	    conf->review_socket, P_DENY_WRITE, "pisbx-run (review.socket)",
+	    in->cwd, home) == -1)
+		return -1;
+	if (in->supervisor_socket != NULL &&
+	    in->supervisor_socket[0] == '/' && fs_set_add_resolved(set,
+	    in->supervisor_socket, P_DENY_WRITE,
+	    "pisbx-run (PISBX_SUPERVISOR_SOCKET)", in->cwd, home) == -1)
+		return -1;
+	if (in->access_log != NULL && strcmp(in->access_log, "-") != 0 &&
+	    fs_set_add_resolved(set, in->access_log, P_DENY_WRITE,
+	    "the proxy (--access-log)", in->cwd, home) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * The reviewer runs on the host: its program and every file named in its
+ * arguments must not lie in a writable directory, where the command
+ * could change what it runs (a script, or a module beside it).
+ */
+static int
+fs_reviewer(const struct config *conf, const struct fs_plan *plan,
+    const char *cwd, const char *home)
+{
+	const char	*arg, *root, *eq;
+	char		*p;
+	size_t		 i;
+
+	for (i = 0; i < conf->review_command.n; i++) {
+		arg = conf->review_command.v[i];
+		/* "--rules=/path": the value is a file as well. */
+		if (arg[0] == '-' && (eq = strchr(arg, '=')) != NULL)
+			arg = eq + 1;
+		if (arg[0] != '/')
+			continue;
+		if ((p = fs_resolve(arg, cwd, home)) == NULL)
+			return -1;
+		root = fs_root_of(plan, p);
+		if (root != NULL) {
+			log_warnx("%s: review.command[%zu] names %s, inside the "
+			    "writable directory %s: a sandboxed command could "
+			    "change what the reviewer runs on the host; move it "
+			    "out of the writable directories", conf->path, i, p,
+			    root);
+			free(p);
+			return EXIT_CONFIG;
+		}
+		free(p);
+	}
+	return 0;
+}
+
+/*
+ * Directories of $PATH in a writable root outside the working directory
+ * (~/.local/bin, ~/bin...): the user's shell runs what is there.  Inside
+ * the working directory they are the project's own (.venv/bin,
+ * node_modules/.bin), which its builds write.
+ */
+static int
+fs_path_dirs(struct fs_set *set, const struct fs_plan *plan,
+    const char *path, const char *cwd)
+{
+	char	*copy, *dir, *save = NULL, *p;
+	int	 rc = 0;
+
+	if (path == NULL || (copy = strdup(path)) == NULL)
+		return path == NULL ? 0 : -1;
+	for (dir = strtok_r(copy, ":", &save); dir != NULL && rc == 0;
+	    dir = strtok_r(NULL, ":", &save)) {
+		if (dir[0] != '/')
+			continue;
+		if ((p = fs_resolve(dir, cwd, NULL)) == NULL) {
+			rc = -1;
+			break;
+		}
+		if (fs_root_of(plan, p) != NULL && !fs_under(p, cwd))
+			rc = fs_set_add(set, p, P_DENY_WRITE,
+			    "the shell (a directory on $PATH)");
+		free(p);
+	}
+	free(copy);
+	return rc;
+}
+
+/* One rule per existing path that changes what the sandbox sees. */
+static int
+fs_rules(struct fs_plan *plan, const struct fs_set *set)
+{
+	struct stat	 st;
+	size_t		 i, j;
 	int		 f;
 
-	memset(plan, 0, sizeof(*plan));
-	if (home != NULL && home[0] == '/' &&
-	    (home_real = fs_resolve(home, cwd, NULL)) == NULL)
-		goto fail;
-
-	/* Reads. */
-	if (conf->fs_deny_read_set) {
-		if (fs_set_add_list(&set, &conf->deny_read, P_DENY_READ, cwd,
-		    home_real) == -1)
-			goto fail;
-	} else if (home_real != NULL && strcmp(home_real, "/") != 0) {
-		if (fs_set_add(&set, home_real, P_DENY_READ) == -1)
-			goto fail;
-	}
-	if (fs_set_add_list(&set, &conf->allow_read, P_ALLOW_READ, cwd,
-	    home_real) == -1)
-		goto fail;
-	if (fs_set_add(&set, cwd, P_ALLOW_READ) == -1 ||
-	    fs_set_add(&set, exe_dir, P_ALLOW_READ | P_DENY_WRITE) == -1)
-		goto fail;
-
-	/* Writes. */
-	if (conf->fs_allow_write_set) {
-		if (fs_set_add_list(&set, &conf->allow_write, P_ALLOW_WRITE,
-		    cwd, home_real) == -1)
-			goto fail;
-	} else if (fs_set_add(&set, cwd, P_ALLOW_WRITE) == -1)
-		goto fail;
-	if (fs_set_add(&set, tmpdir, P_ALLOW_WRITE) == -1)
-		goto fail;
-	if (fs_set_add_list(&set, &conf->deny_write, P_DENY_WRITE, cwd,
-	    home_real) == -1)
-		goto fail;
-
-	/* The trusted config, and every place the next run looks for one. */
-	if (config_path != NULL) {
-		if ((p = fs_resolve(config_path, cwd, home_real)) == NULL ||
-		    fs_set_add(&set, p, P_DENY_WRITE) == -1)
-			goto fail;
-		free(p);
-		p = NULL;
-	}
-	if ((env = getenv("PISBX_CONFIG")) != NULL && env[0] != '\0') {
-		if ((p = fs_resolve(env, cwd, home_real)) == NULL ||
-		    fs_set_add(&set, p, P_DENY_WRITE) == -1)
-			goto fail;
-		free(p);
-		p = NULL;
-	}
-	if ((env = getenv("XDG_CONFIG_HOME")) != NULL && env[0] == '/') {
-		if ((p = fs_join(env, "pisbx")) == NULL)
-			goto fail;
-	} else if (home_real != NULL) {
-		if ((p = fs_join(home_real, ".config/pisbx")) == NULL)
-			goto fail;
-	}
-	if (p != NULL) {
-		char *q = fs_resolve(p, cwd, home_real);
-
-		free(p);
-		p = NULL;
-		if (q == NULL || fs_set_add(&set, q, P_DENY_WRITE) == -1) {
-			free(q);
-			goto fail;
-		}
-		free(q);
-	}
-
-	/* Writable roots, then the mandatory set inside each of them. */
-	for (i = 0; i < set.n; i++) {
-		if (!(set.v[i].flags & P_ALLOW_WRITE) ||
-		    (set.v[i].flags & P_DENY_WRITE))
-			continue;
-		if (stat(set.v[i].path, &st) == -1 || !S_ISDIR(st.st_mode))
-			continue;
-		if (fs_strv_add(&plan->writable, &plan->nwritable,
-		    set.v[i].path) == -1)
-			goto fail;
-	}
-	nroots = plan->nwritable;
-	for (i = 0; i < nroots; i++) {
-		const char *root = plan->writable[i];
-
-		for (j = 0; j < sizeof(fs_mandatory) / sizeof(*fs_mandatory);
-		    j++) {
-			if ((p = fs_join(root, fs_mandatory[j])) == NULL ||
-			    fs_set_add(&set, p, P_DENY_WRITE) == -1)
-				goto fail;
-			free(p);
-			p = NULL;
-		}
-		if (!conf->allow_git_config) {
-			if ((p = fs_join(root, ".git/config")) == NULL ||
-			    fs_set_add(&set, p, P_DENY_WRITE) == -1)
-				goto fail;
-			free(p);
-			p = NULL;
-		}
-		if (fs_worktree(&set, root) == -1)
-			goto fail;
-	}
-	if (fs_worktree(&set, cwd) == -1)
-		goto fail;
-
-	/* One rule per existing path that changes what the sandbox sees. */
-	for (i = 0; i < set.n; i++) {
+	for (i = 0; i < set->n; i++) {
 		struct fs_rule	*r, *nv;
-		const char	*path = set.v[i].path;
+		const char	*path = set->v[i].path;
 		int		 hidden_above = 0, writable_above = 0;
 
-		f = set.v[i].flags;
+		f = set->v[i].flags;
 		if (f & P_DENY_WRITE) {
+			const char **wv;
+
 			if (fs_strv_add(&plan->guarded, &plan->nguarded,
 			    path) == -1)
-				goto fail;
+				return -1;
+			if ((wv = reallocarray(plan->guarded_why,
+			    plan->nguarded, sizeof(*wv))) == NULL)
+				return -1;
+			plan->guarded_why = wv;
+			wv[plan->nguarded - 1] = set->v[i].why != NULL ?
+			    set->v[i].why : "pisbx";
 		}
 		if (lstat(path, &st) == -1)
 			continue;
-		for (j = 0; j < set.n; j++) {
-			if (j == i || !fs_under(path, set.v[j].path))
+		for (j = 0; j < set->n; j++) {
+			if (j == i || !fs_under(path, set->v[j].path))
 				continue;
-			if (set.v[j].flags & P_DENY_READ)
+			if (set->v[j].flags & P_DENY_READ)
 				hidden_above = 1;
-			if (set.v[j].flags & P_ALLOW_WRITE)
+			if (set->v[j].flags & P_ALLOW_WRITE)
 				writable_above = 1;
 		}
 		if ((nv = reallocarray(plan->rules, plan->nrules + 1,
 		    sizeof(*nv))) == NULL)
-			goto fail;
+			return -1;
 		plan->rules = nv;
 		r = &nv[plan->nrules];
 		if (f & P_DENY_WRITE) {
@@ -443,25 +924,137 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		else
 			continue;
 		if ((r->path = strdup(path)) == NULL)
-			goto fail;
+			return -1;
 		r->is_dir = S_ISDIR(st.st_mode);
 		plan->nrules++;
 	}
 	qsort(plan->rules, plan->nrules, sizeof(*plan->rules), fs_rule_cmp);
+	return 0;
+}
 
-	for (i = 0; i < set.n; i++)
-		free(set.v[i].path);
-	free(set.v);
+int
+fs_plan_build(struct fs_plan *plan, const struct config *conf,
+    const struct fs_inputs *in)
+{
+	struct fs_set	 set = { NULL, 0 };
+	struct stat	 st;
+	char		*p = NULL, *home_real = NULL;
+	const char	*env, *cwd = in->cwd;
+	size_t		 i, nroots;
+	int		 rc = -1;
+
+	memset(plan, 0, sizeof(*plan));
+	if (in->home != NULL && in->home[0] == '/' &&
+	    ((home_real = fs_resolve(in->home, cwd, NULL)) == NULL ||
+	    (plan->home = strdup(home_real)) == NULL))
+		goto fail;
+	/* Read now: the sandbox will not see the home directory. */
+	if (fs_git_global(plan, home_real) == -1)
+		goto fail;
+
+	/* Reads. */
+	if (conf->fs_deny_read_set) {
+		if (fs_set_add_list(&set, &conf->deny_read, P_DENY_READ, cwd,
+		    home_real) == -1)
+			goto fail;
+	} else if (home_real != NULL && strcmp(home_real, "/") != 0) {
+		if (fs_set_add(&set, home_real, P_DENY_READ, NULL) == -1)
+			goto fail;
+	}
+	if (fs_set_add_list(&set, &conf->allow_read, P_ALLOW_READ, cwd,
+	    home_real) == -1)
+		goto fail;
+	if (fs_set_add(&set, cwd, P_ALLOW_READ, NULL) == -1 ||
+	    fs_set_add(&set, in->exe_dir, P_ALLOW_READ | P_DENY_WRITE,
+	    "pisbx (its executables)") == -1)
+		goto fail;
+
+	/* Writes. */
+	if (conf->fs_allow_write_set) {
+		if (fs_set_add_list(&set, &conf->allow_write, P_ALLOW_WRITE,
+		    cwd, home_real) == -1)
+			goto fail;
+	} else if (fs_set_add(&set, cwd, P_ALLOW_WRITE, NULL) == -1)
+		goto fail;
+	if (fs_set_add(&set, in->tmpdir, P_ALLOW_WRITE, NULL) == -1)
+		goto fail;
+	if (fs_set_add_list(&set, &conf->deny_write, P_DENY_WRITE, cwd,
+	    home_real) == -1)
+		goto fail;
+
+	/* The trusted config, and every place the next run looks for one. */
+	if (in->config_path != NULL && fs_set_add_resolved(&set,
+	    in->config_path, P_DENY_WRITE, "pisbx (the trusted config)", cwd,
+	    home_real) == -1)
+		goto fail;
+	if ((env = getenv("PISBX_CONFIG")) != NULL && env[0] == '/' &&
+	    fs_set_add_resolved(&set, env, P_DENY_WRITE,
+	    "pisbx ($PISBX_CONFIG)", cwd, home_real) == -1)
+		goto fail;
+	if ((env = getenv("XDG_CONFIG_HOME")) != NULL && env[0] == '/')
+		p = fs_join(env, "pisbx");
+	else if (home_real != NULL)
+		p = fs_join(home_real, ".config/pisbx");
+	if (p != NULL) {
+		rc = fs_set_add_resolved(&set, p, P_DENY_WRITE,
+		    "pisbx (the config directory)", cwd, home_real);
+		free(p);
+		p = NULL;
+		if (rc == -1)
+			goto fail;
+		rc = -1;
+	}
+	if (fs_trusted(&set, conf, in, home_real) == -1)
+		goto fail;
+
+	/* Writable roots. */
+	for (i = 0; i < set.n; i++) {
+		if (!(set.v[i].flags & P_ALLOW_WRITE) ||
+		    (set.v[i].flags & P_DENY_WRITE))
+			continue;
+		if (stat(set.v[i].path, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
+		if (fs_strv_add(&plan->writable, &plan->nwritable,
+		    set.v[i].path) == -1)
+			goto fail;
+	}
+	if ((rc = fs_refuse_cwd(&set, plan, cwd,
+	    conf->fs_deny_read_set)) != 0 ||
+	    (rc = fs_reviewer(conf, plan, cwd, home_real)) != 0)
+		goto fail;
+	rc = -1;
+
+	/*
+	 * The mandatory set at the top of each writable root and at the home
+	 * directory when it lies in one; the git work tree around each root.
+	 */
+	nroots = plan->nwritable;
+	for (i = 0; i < nroots; i++) {
+		const char *root = plan->writable[i];
+
+		if (fs_mandatory_at(&set, root, conf->allow_git_config) ==
+		    -1 || fs_worktree(&set, root) == -1 ||
+		    fs_git_repo(&set, plan, root) == -1)
+			goto fail;
+	}
+	if (home_real != NULL && fs_root_of(plan, home_real) != NULL &&
+	    fs_mandatory_at(&set, home_real, conf->allow_git_config) == -1)
+		goto fail;
+	if (fs_worktree(&set, cwd) == -1 ||
+	    fs_path_dirs(&set, plan, in->path, cwd) == -1)
+		goto fail;
+
+	if (fs_rules(plan, &set) == -1)
+		goto fail;
+	fs_set_free(&set);
 	free(home_real);
 	return 0;
 fail:
 	free(p);
-	for (i = 0; i < set.n; i++)
-		free(set.v[i].path);
-	free(set.v);
+	fs_set_free(&set);
 	free(home_real);
 	fs_plan_free(plan);
-	return -1;
+	return rc;
 }
 
 void
@@ -478,6 +1071,9 @@ fs_plan_free(struct fs_plan *plan)
 	free(plan->rules);
 	free(plan->writable);
 	free(plan->guarded);
+	free(plan->guarded_why);
+	free(plan->home);
+	strlist_free(&plan->hookspaths);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -485,21 +1081,21 @@ fs_plan_free(struct fs_plan *plan)
  * Whether creating or replacing path would touch a guarded path: the path
  * itself or anything below it, and with ancestors_too also a directory on
  * the way to one (renaming a prepared directory to ".git" would otherwise
- * plant .git/hooks in one step).
+ * plant .git/hooks in one step).  Returns who reads the guarded path, or
+ * NULL.
  */
-int
+const char *
 fs_plan_guarded(const struct fs_plan *plan, const char *path,
     int ancestors_too)
 {
 	size_t	i;
 
 	for (i = 0; i < plan->nguarded; i++) {
-		if (fs_under(path, plan->guarded[i]))
-			return 1;
-		if (ancestors_too && fs_under(plan->guarded[i], path))
-			return 1;
+		if (fs_under_ci(path, plan->guarded[i]) ||
+		    (ancestors_too && fs_under_ci(plan->guarded[i], path)))
+			return plan->guarded_why[i];
 	}
-	return 0;
+	return NULL;
 }
 
 void
@@ -512,5 +1108,111 @@ fs_plan_dump(const struct fs_plan *plan)
 		log_info("fs: %-9s %s", names[plan->rules[i].action],
 		    plan->rules[i].path);
 	for (i = 0; i < plan->nguarded; i++)
-		log_debug("fs: guarded %s", plan->guarded[i]);
+		log_debug("fs: guarded %s (%s)", plan->guarded[i],
+		    plan->guarded_why[i]);
+}
+
+/* A name git reads in a git directory as configuration. */
+static int
+fs_git_file(const char *name, int allow_config)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(fs_git_files) / sizeof(*fs_git_files); i++)
+		if (strcasecmp(name, fs_git_files[i]) == 0)
+			return !(allow_config && i == 0);
+	return 0;
+}
+
+/*
+ * Whether the components v[0..n) below a git directory name something git
+ * reads as configuration or runs: config, config.worktree, commondir,
+ * hooks/..., and the same in a linked worktree's (worktrees/W/) and a
+ * submodule's (modules/NAME.../) git directory.  With ancestors_too also
+ * a directory that would hold one (renaming onto worktrees/W, modules/..).
+ */
+static int
+fs_git_tail(char *const *v, size_t n, int ancestors_too, int allow_config)
+{
+	size_t	i;
+
+	if (n == 0)
+		return ancestors_too;
+	if (strcasecmp(v[0], "hooks") == 0)
+		return 1;
+	if (n == 1 && fs_git_file(v[0], allow_config))
+		return 1;
+	if (strcasecmp(v[0], "worktrees") == 0)
+		return n <= 2 ? ancestors_too :
+		    fs_git_tail(v + 2, n - 2, ancestors_too, allow_config);
+	if (strcasecmp(v[0], "modules") == 0) {
+		/* Submodule names may hold slashes: any depth. */
+		if (ancestors_too || fs_git_file(v[n - 1], allow_config))
+			return 1;
+		for (i = 2; i < n; i++)
+			if (strcasecmp(v[i], "hooks") == 0)
+				return 1;
+	}
+	return 0;
+}
+
+static int
+fs_git_ask(struct fs_git_q *q, size_t max, size_t *n, enum fs_git_ask ask,
+    int up)
+{
+	if (*n == max)
+		return -1;
+	q[*n].ask = ask;
+	q[*n].up = up;
+	(*n)++;
+	return 0;
+}
+
+/*
+ * The git part of the protected-name decision, on the path alone: the
+ * questions whose answer "yes" makes path protected (see launcher.h).
+ * -1 when there are more than max (the caller refuses).
+ */
+ssize_t
+fs_git_rule(const char *path, int ancestors_too, int allow_config,
+    struct fs_git_q *q, size_t max)
+{
+	char	 buf[PATH_MAX], *v[FS_GIT_MAXDEPTH], *save = NULL, *c;
+	size_t	 n = 0, i, nq = 0;
+
+	if (strlen(path) >= sizeof(buf))
+		return -1;
+	strcpy(buf, path);
+	for (c = strtok_r(buf, "/", &save); c != NULL;
+	    c = strtok_r(NULL, "/", &save)) {
+		if (n == FS_GIT_MAXDEPTH)
+			return -1;
+		v[n++] = c;
+	}
+	for (i = 0; i < n; i++) {
+		if (strcasecmp(v[i], ".git") != 0)
+			continue;
+		if (i == n - 1) {
+			if (fs_git_ask(q, max, &nq, FS_GIT_DOTGIT, 0) == -1)
+				return -1;
+		} else if (fs_git_tail(v + i + 1, n - 1 - i, ancestors_too,
+		    allow_config) &&
+		    fs_git_ask(q, max, &nq, FS_GIT_BELOW, (int)(n - 1 - i)) ==
+		    -1)
+			return -1;
+	}
+	/* Git directories by another name: bare, worktrees/W, modules/M. */
+	for (i = 1; i < n; i++) {
+		if (strcasecmp(v[i - 1], ".git") == 0)
+			continue;
+		if (strcasecmp(v[i], "hooks") == 0 ||
+		    (i == n - 1 && fs_git_file(v[i], allow_config)) ||
+		    (ancestors_too && (strcasecmp(v[i], "worktrees") == 0 ||
+		    strcasecmp(v[i], "modules") == 0))) {
+			if (fs_git_ask(q, max, &nq, FS_GIT_SHAPE,
+			    (int)(n - i)) == -1)
+				return -1;
+		}
+	}
+	return (ssize_t)nq;
 }

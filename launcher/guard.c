@@ -1,28 +1,43 @@
 /*
  * The creation guard: the supervisor of the command's seccomp
- * notifications for file creation.
+ * notifications for creating and writing files.
  *
  * Why: the mandatory deny set must hold for names that do not exist yet
  * (creating ./.bashrc or .git/hooks/pre-commit must fail), and a bind
  * mount needs an existing target -- a stub file in the workspace, which
  * stays behind when pisbx-run is killed.  Landlock cannot express "this
- * directory except these names".  So every creating syscall (open with
- * O_CREAT, creat, mkdir, mknod, symlink, link, rename) stops in the
- * kernel and this process decides.
+ * directory except these names", and what git reads as configuration
+ * lives at any depth of the workspace.  So every system call that
+ * creates a name or writes a file by name (open with O_CREAT, O_WRONLY,
+ * O_RDWR or O_TRUNC, creat, truncate, mkdir, mknod, symlink, link,
+ * rename, bind) stops in the kernel and this process decides.
  *
  * To be free of time-of-check/time-of-use races, the guard never lets
  * the kernel re-read the command's arguments: it reads each path once
  * from /proc/PID/mem, resolves the parent directory to an fd, checks the
  * resulting path, and performs the operation itself on that fd (the
- * opened file is installed in the command with SECCOMP_IOCTL_NOTIF_ADDFD).
- * It runs with the command's uid, no capabilities, the same Landlock
- * domain and the same mount namespace, so it can do nothing the command
- * could not -- except create a protected name.  Renames, links and
- * symlinks onto a directory on the way to a protected name are refused
- * too, so a prepared tree cannot be moved into place.
+ * opened file is installed in the command with SECCOMP_IOCTL_NOTIF_ADDFD;
+ * a socket to bind is borrowed with pidfd_getfd).  It runs with the
+ * command's uid, no capabilities, the same Landlock domain and the same
+ * mount namespace, so it can do nothing the command could not -- except
+ * create or write a protected name.  Renames, links and symlinks onto a
+ * directory on the way to a protected name are refused too, so a
+ * prepared tree cannot be moved into place.
+ *
+ * Git (fs_git_rule): the configuration and hooks of every repository
+ * that existed when the run started, at any depth, are protected; a
+ * repository the command makes during the run (git clone) stays usable.
+ * "Made during the run" is known exactly: the guard performs every
+ * mkdir, so it keeps the (device, inode) of each directory it made.  A
+ * new ".git" may appear only in such a directory, and the parent is told
+ * about each one, to warn at exit.
  */
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/vfs.h>
 
 #include <errno.h>
@@ -30,9 +45,11 @@
 #include <limits.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -40,46 +57,154 @@
 #include "launcher/launcher.h"
 
 #define GUARD_MAXLINKS	40
+#define GUARD_MAXQ	16		/* git questions per path */
+#define GUARD_MAXREPOS	256		/* repositories followed */
+#define GUARD_MAXMADE	(1U << 22)	/* directories remembered */
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD	O_EXCL
+#endif
+#define GUARD_TTY_MAJOR	5		/* /dev/tty is 5:0 */
+#define GUARD_PTS_MAJOR	136		/* Unix98 ptys: 136..143 */
+
+/* Records on report_fd: R path, M old new (renamed), F (too many). */
+#define REPORT_REPO	'R'
+#define REPORT_MOVED	'M'
+#define REPORT_FULL	'F'
+
+struct guard_id {
+	dev_t	dev;
+	ino_t	ino;
+	int	used;
+};
+
+/* The guard's state across notifications. */
+struct guard {
+	const struct sandbox	*sb;
+	int			 notify_fd;
+	struct guard_id		*made;		/* directories made, hashed */
+	size_t			 made_cap;
+	size_t			 nmade;
+	struct gitwork		*work;		/* work trees' hooks */
+	char			*repos[GUARD_MAXREPOS];	/* told the parent */
+	size_t			 nrepos;
+	int			 repos_full;
+};
 
 struct guard_path {
 	int	parent;		/* O_PATH fd of the parent directory */
 	char	name[PATH_MAX];	/* last component, as given */
 	char	full[PATH_MAX];	/* resolved path, for the check */
 	int	dots;		/* "." or "..": creates nothing */
+	int	proc;		/* a procfs file itself */
+	int	magic;		/* O_PATH fd of a file reached through a
+				   procfs magic link, or -1 */
 };
 
 struct guard_req {
-	const struct sandbox	*sb;
-	pid_t			 pid;
-	int			 mem;
-	int			 notify_fd;
-	uint64_t		 id;
+	struct guard	*g;
+	pid_t		 pid;
+	int		 mem;
+	uint64_t	 id;
 };
 
+/* The parent's collection of the guard's records. */
+struct guard_report {
+	char	*buf;
+	size_t	 len;
+	size_t	 cap;
+};
+
+static void	guard_path_init(struct guard_path *);
+static void	guard_path_clear(struct guard_path *);
+static int	guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
+		    size_t len);
 static int	guard_read_str(struct guard_req *, uint64_t addr, char *buf,
 		    size_t size);
 static int	guard_base(struct guard_req *, int dfd, const char *path);
 static const char *guard_self(struct guard_req *, const char *path,
 		    char *buf, size_t size);
 static int	guard_on_proc(int fd);
-static int	guard_resolve(struct guard_req *, int base, const char *path,
+static int	guard_resolve(int base, const char *path, struct guard_path *);
+static int	guard_at_str(struct guard_req *, int dfd, const char *raw,
 		    struct guard_path *);
 static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
 		    struct guard_path *);
-static int	guard_check(struct guard_req *, const struct guard_path *,
+static int	guard_magic(struct guard_req *, struct guard_path *);
+static int	guard_final(struct guard_req *, struct guard_path *,
+		    int follow);
+static int	guard_made_has(const struct guard *, const struct stat *);
+static int	guard_made_cb(void *, const struct stat *);
+static void	guard_made_add(struct guard *, const struct stat *);
+static void	guard_made_at(struct guard *, int dirfd, const char *name);
+static int	guard_up(int fd, int levels);
+static int	guard_shape(int dirfd);
+static int	guard_git(struct guard_req *, const struct guard_path *,
 		    int ancestors_too);
+static int	guard_check(struct guard_req *, const struct guard_path *,
+		    int ancestors_too, const char *verb);
+static void	guard_send(struct guard *, char tag, const char *a,
+		    const char *b);
+static int	guard_dotgit_in(const char *path);
+static void	guard_repo(struct guard *, const char *dir);
+static void	guard_created(struct guard_req *, const struct guard_path *,
+		    int head_before);
+static void	guard_moved(struct guard_req *, const struct guard_path *op,
+		    const struct guard_path *np);
+static int	guard_head_before(struct guard_req *, const struct guard_path *);
 static void	guard_umask(struct guard_req *);
+static int	guard_ttynr(pid_t, pid_t *session, unsigned long *tty);
+static int	guard_tty(struct guard_req *, int flags, mode_t mode);
 static int	guard_open(struct guard_req *, int dfd, uint64_t path,
 		    int flags, mode_t mode);
+static int	guard_truncate(struct guard_req *, uint64_t path, off_t len);
+static int	guard_getfd(struct guard_req *, int fd);
+static int	guard_bind(struct guard_req *, int sockfd, uint64_t addr,
+		    int len);
+static int	guard_link(struct guard_req *, const __u64 *a, int at);
 static int	guard_install(struct guard_req *, int parent,
 		    const char *name, int flags, mode_t mode, int follow);
 static int	guard_install_now(struct guard_req *, int parent,
 		    const char *name, int flags, mode_t mode);
 static int	guard_handle(struct guard_req *, const struct seccomp_notif *,
 		    struct seccomp_notif_resp *);
+
+static void
+guard_path_init(struct guard_path *gp)
+{
+	gp->parent = gp->magic = -1;
+	gp->name[0] = gp->full[0] = '\0';
+	gp->dots = gp->proc = 0;
+}
+
+static void
+guard_path_clear(struct guard_path *gp)
+{
+	if (gp->parent != -1)
+		close(gp->parent);
+	if (gp->magic != -1)
+		close(gp->magic);
+	guard_path_init(gp);
+}
+
+/* Read exactly len bytes from the command's memory. */
+static int
+guard_read_mem(struct guard_req *gr, uint64_t addr, void *buf, size_t len)
+{
+	size_t	got = 0;
+	ssize_t	n;
+
+	while (got < len) {
+		n = pread(gr->mem, (char *)buf + got, len - got,
+		    (off_t)(addr + got));
+		if (n <= 0)
+			return -EFAULT;
+		got += (size_t)n;
+	}
+	return 0;
+}
 
 /* Read a NUL-terminated string from the command's memory. */
 static int
@@ -175,8 +300,7 @@ guard_on_proc(int fd)
  * the kernel does for every component but the last), and the last name.
  */
 static int
-guard_resolve(struct guard_req *gr, int base, const char *path,
-    struct guard_path *gp)
+guard_resolve(int base, const char *path, struct guard_path *gp)
 {
 	char		 dir[PATH_MAX], clean[PATH_MAX], real[PATH_MAX];
 	char		 link[64];
@@ -184,7 +308,6 @@ guard_resolve(struct guard_req *gr, int base, const char *path,
 	size_t		 len, end;
 	ssize_t		 n;
 
-	(void)gr;
 	gp->parent = -1;
 	len = strlen(path);
 	if (len == 0)
@@ -222,6 +345,9 @@ guard_resolve(struct guard_req *gr, int base, const char *path,
 	if ((n = readlink(link, real, sizeof(real) - 1)) <= 0 ||
 	    real[0] != '/')
 		return -EACCES;
+	/* readlink(2) cuts a longer name silently: never check a prefix. */
+	if ((size_t)n == sizeof(real) - 1)
+		return -ENAMETOOLONG;
 	real[n] = '\0';
 	snprintf(clean, sizeof(clean), "%s", gp->name);
 	while (strlen(clean) > 1 && clean[strlen(clean) - 1] == '/')
@@ -233,37 +359,459 @@ guard_resolve(struct guard_req *gr, int base, const char *path,
 	return 0;
 }
 
-/* Resolve a (dirfd, path pointer) pair of the command. */
+/* Resolve a path of the command (already read) against dfd. */
 static int
-guard_at(struct guard_req *gr, int dfd, uint64_t addr, struct guard_path *gp)
+guard_at_str(struct guard_req *gr, int dfd, const char *raw,
+    struct guard_path *gp)
 {
-	char		 raw[PATH_MAX], buf[PATH_MAX];
+	char		 buf[PATH_MAX];
 	const char	*path;
 	int		 base, rc;
 
-	gp->parent = -1;
-	if ((rc = guard_read_str(gr, addr, raw, sizeof(raw))) < 0)
-		return rc;
 	path = guard_self(gr, raw, buf, sizeof(buf));
 	if ((base = guard_base(gr, dfd, path)) < 0)
 		return base == -EBADF ? -EBADF : -errno;
-	rc = guard_resolve(gr, base, path, gp);
+	rc = guard_resolve(base, path, gp);
 	close(base);
 	return rc;
 }
 
+/* Resolve a (dirfd, path pointer) pair of the command. */
 static int
-guard_check(struct guard_req *gr, const struct guard_path *gp,
+guard_at(struct guard_req *gr, int dfd, uint64_t addr, struct guard_path *gp)
+{
+	char	raw[PATH_MAX];
+	int	rc;
+
+	gp->parent = -1;
+	if ((rc = guard_read_str(gr, addr, raw, sizeof(raw))) < 0)
+		return rc;
+	return guard_at_str(gr, dfd, raw, gp);
+}
+
+/*
+ * The last component lies in procfs.  Its magic links (/proc/PID/fd/N,
+ * /proc/PID/cwd) reopen a file the command holds, which the kernel finds
+ * and a readlink can only name: the guard opens it (O_PATH) as the kernel
+ * would, and checks the name of what it got.  A pipe, a socket or a
+ * deleted file has no name to protect; a procfs file is itself.
+ */
+static int
+guard_magic(struct guard_req *gr, struct guard_path *gp)
+{
+	char	link[64], real[PATH_MAX];
+	ssize_t	n;
+	int	fd, root, rc;
+
+	if ((fd = openat(gp->parent, gp->name, O_PATH | O_CLOEXEC)) == -1)
+		return -errno;
+	if (guard_on_proc(fd)) {
+		close(fd);
+		gp->proc = 1;
+		return 0;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, real, sizeof(real) - 1);
+	close(gp->parent);
+	gp->parent = -1;
+	gp->magic = fd;
+	gp->full[0] = '\0';
+	if (n <= 0 || real[0] != '/' || (n > 10 &&
+	    strcmp(real + n - 10, " (deleted)") == 0))
+		return 0;	/* nothing named */
+	real[n] = '\0';
+	/* Its directory, for the git questions; named the command's way. */
+	snprintf(link, sizeof(link), "/proc/%ld/root", (long)gr->pid);
+	if ((root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -errno;
+	rc = guard_resolve(root, real, gp);
+	close(root);
+	if (rc < 0) {
+		/* A name outside this mount namespace: check it alone. */
+		if (gp->parent != -1)
+			close(gp->parent);
+		gp->parent = -1;
+		snprintf(gp->full, sizeof(gp->full), "%s", real);
+	}
+	return 0;
+}
+
+/*
+ * Follow a symlink as the last component, one hop at a time, as the
+ * kernel would (unless told not to), so the check sees the name that
+ * would really be created or written.
+ */
+static int
+guard_final(struct guard_req *gr, struct guard_path *gp, int follow)
+{
+	struct stat	 st;
+	char		 target[PATH_MAX], buf[PATH_MAX];
+	ssize_t		 n;
+	int		 hops, base, rc;
+
+	for (hops = 0;; hops++) {
+		if (guard_on_proc(gp->parent))
+			return gp->dots ? 0 : guard_magic(gr, gp);
+		if (!follow || fstatat(gp->parent, gp->name, &st,
+		    AT_SYMLINK_NOFOLLOW) == -1 || !S_ISLNK(st.st_mode))
+			return 0;
+		if (hops == GUARD_MAXLINKS)
+			return -ELOOP;
+		if ((n = readlinkat(gp->parent, gp->name, target,
+		    sizeof(target) - 1)) <= 0)
+			return -ELOOP;
+		target[n] = '\0';
+		if (target[0] == '/') {
+			if (guard_self(gr, target, buf, sizeof(buf)) != buf)
+				snprintf(buf, sizeof(buf), "%s", target);
+			if ((base = guard_base(gr, AT_FDCWD, buf)) < 0)
+				return -errno;
+			snprintf(target, sizeof(target), "%s", buf);
+			close(gp->parent);
+		} else
+			base = gp->parent;
+		gp->parent = -1;
+		rc = guard_resolve(base, target, gp);
+		close(base);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+static int
+guard_made_has(const struct guard *g, const struct stat *st)
+{
+	size_t	i;
+
+	if (g->made_cap == 0)
+		return 0;
+	for (i = fs_id_hash(st->st_dev, st->st_ino) & (g->made_cap - 1);
+	    g->made[i].used; i = (i + 1) & (g->made_cap - 1))
+		if (g->made[i].dev == st->st_dev && g->made[i].ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
+/*
+ * Remember a directory (or ".git") the guard made.  Past GUARD_MAXMADE,
+ * or out of memory, it is not remembered: treated as older than the run,
+ * which protects more, never less.
+ */
+static int
+guard_made_cb(void *arg, const struct stat *st)
+{
+	return guard_made_has(arg, st);
+}
+
+static void
+guard_made_add(struct guard *g, const struct stat *st)
+{
+	struct guard_id	*nv;
+	size_t		 i, ncap;
+
+	if (guard_made_has(g, st) || g->nmade >= GUARD_MAXMADE)
+		return;
+	if ((g->nmade + 1) * 2 > g->made_cap) {
+		ncap = g->made_cap == 0 ? 1024 : g->made_cap * 2;
+		if ((nv = calloc(ncap, sizeof(*nv))) == NULL)
+			return;
+		for (i = 0; i < g->made_cap; i++) {
+			size_t j;
+
+			if (!g->made[i].used)
+				continue;
+			for (j = fs_id_hash(g->made[i].dev, g->made[i].ino) &
+			    (ncap - 1); nv[j].used; j = (j + 1) & (ncap - 1))
+				;
+			nv[j] = g->made[i];
+		}
+		free(g->made);
+		g->made = nv;
+		g->made_cap = ncap;
+	}
+	for (i = fs_id_hash(st->st_dev, st->st_ino) & (g->made_cap - 1);
+	    g->made[i].used; i = (i + 1) & (g->made_cap - 1))
+		;
+	g->made[i].dev = st->st_dev;
+	g->made[i].ino = st->st_ino;
+	g->made[i].used = 1;
+	g->nmade++;
+}
+
+static void
+guard_made_at(struct guard *g, int dirfd, const char *name)
+{
+	struct stat	st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		guard_made_add(g, &st);
+}
+
+/* An O_PATH fd of the directory levels above fd (0: a copy of fd). */
+static int
+guard_up(int fd, int levels)
+{
+	int	cur, next;
+
+	if ((cur = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		return -1;
+	while (levels-- > 0) {
+		next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(cur);
+		if ((cur = next) == -1)
+			return -1;
+	}
+	return cur;
+}
+
+/* Whether dirfd looks like a git directory to git's discovery. */
+static int
+guard_shape(int dirfd)
+{
+	struct stat	st;
+
+	if (fstatat(dirfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+		return 0;
+	if (fstatat(dirfd, "commondir", &st, 0) == 0 && S_ISREG(st.st_mode))
+		return 1;
+	return fstatat(dirfd, "objects", &st, 0) == 0 &&
+	    S_ISDIR(st.st_mode) && fstatat(dirfd, "refs", &st, 0) == 0 &&
+	    S_ISDIR(st.st_mode);
+}
+
+/*
+ * Answer fs_git_rule's questions about a resolved path.  1: protected.
+ * Every failure to answer protects.
+ */
+static int
+guard_git(struct guard_req *gr, const struct guard_path *gp,
     int ancestors_too)
 {
-	if (gp->dots)
+	struct fs_git_q	 q[GUARD_MAXQ];
+	struct stat	 st;
+	ssize_t		 n, i;
+	int		 fd, old;
+
+	n = fs_git_rule(gp->full, ancestors_too, gr->g->sb->allow_git_config,
+	    q, GUARD_MAXQ);
+	if (n <= 0)
+		return n < 0;
+	if (gp->parent == -1)
+		return 1;
+	for (i = 0; i < n; i++) {
+		if (q[i].ask == FS_GIT_DOTGIT) {
+			if (fstatat(gp->parent, gp->name, &st,
+			    AT_SYMLINK_NOFOLLOW) == -1 &&
+			    (errno != ENOENT || fstat(gp->parent, &st) == -1))
+				return 1;
+			if (!guard_made_has(gr->g, &st))
+				return 1;
+			continue;
+		}
+		if ((fd = guard_up(gp->parent, q[i].up - 1)) == -1)
+			return 1;
+		old = fstat(fd, &st) == -1 || !guard_made_has(gr->g, &st);
+		if (old && (q[i].ask == FS_GIT_BELOW || guard_shape(fd))) {
+			close(fd);
+			return 1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/*
+ * Whether to refuse creating, writing or replacing gp: -EACCES (said on
+ * stderr, with who reads the name) or 0.
+ */
+static int
+guard_check(struct guard_req *gr, const struct guard_path *gp,
+    int ancestors_too, const char *verb)
+{
+	const char	*why;
+
+	if (gp->dots || gp->proc || gp->full[0] == '\0')
 		return 0;
-	if (fs_plan_guarded(&gr->sb->plan, gp->full, ancestors_too)) {
-		log_warnx("refused to create %s: protected path (see "
-		    "pisbx-run(1), FILESYSTEM)", gp->full);
+	if ((why = fs_plan_guarded(&gr->g->sb->plan, gp->full,
+	    ancestors_too)) != NULL) {
+		log_warnx("refused to %s %s: protected path, read by %s "
+		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", verb,
+		    gp->full, why);
+		return -EACCES;
+	}
+	if (guard_git(gr, gp, ancestors_too)) {
+		if (strcasecmp(gp->name, ".git") == 0)
+			log_warnx("refused to %s %s: protected path; a .git "
+			    "there would make git run its config and hooks in "
+			    "a directory that existed before the run (make "
+			    "new repositories in a new directory; see "
+			    "pisbx-run(1), FILESYSTEM)", verb, gp->full);
+		else
+			log_warnx("refused to %s %s: protected path, git "
+			    "configuration or hooks of a repository that "
+			    "existed before the run (see pisbx-run(1), "
+			    "FILESYSTEM)", verb, gp->full);
+		return -EACCES;
+	}
+	if (gp->parent != -1 && (gr->g->work == NULL ||
+	    gitwork_hooked(gr->g->work, gp->parent, gp->full, ancestors_too,
+	    guard_made_cb, gr->g))) {
+		log_warnx("refused to %s %s: protected path, a git hook "
+		    "(core.hooksPath, or a hook manager's file) of a work tree "
+		    "that existed before the run (see pisbx-run(1), "
+		    "FILESYSTEM)", verb, gp->full);
 		return -EACCES;
 	}
 	return 0;
+}
+
+/* One record to the parent; a parent that is gone is no reason to stop. */
+static void
+guard_send(struct guard *g, char tag, const char *a, const char *b)
+{
+	char	buf[2 * PATH_MAX + 4];
+	size_t	len = 0, off = 0;
+	ssize_t	n;
+
+	if (g->sb->report_fd == -1)
+		return;
+	buf[len++] = tag;
+	if (a != NULL) {
+		memcpy(buf + len, a, strlen(a) + 1);
+		len += strlen(a) + 1;
+	}
+	if (b != NULL) {
+		memcpy(buf + len, b, strlen(b) + 1);
+		len += strlen(b) + 1;
+	}
+	while (off < len) {
+		n = write(g->sb->report_fd, buf + off, len - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		off += (size_t)n;
+	}
+}
+
+/* Whether a component of path is ".git". */
+static int
+guard_dotgit_in(const char *path)
+{
+	const char	*p = path;
+
+	while ((p = strcasestr(p, "/.git")) != NULL) {
+		if (p[5] == '/' || p[5] == '\0')
+			return 1;
+		p += 5;
+	}
+	return 0;
+}
+
+/* A repository may have been made at dir: tell the parent, once. */
+static void
+guard_repo(struct guard *g, const char *dir)
+{
+	size_t	i;
+
+	for (i = 0; i < g->nrepos; i++)
+		if (strcmp(g->repos[i], dir) == 0)
+			return;
+	if (g->nrepos == GUARD_MAXREPOS) {
+		if (!g->repos_full)
+			guard_send(g, REPORT_FULL, NULL, NULL);
+		g->repos_full = 1;
+		return;
+	}
+	if ((g->repos[g->nrepos] = strdup(dir)) == NULL)
+		return;
+	g->nrepos++;
+	guard_send(g, REPORT_REPO, dir, NULL);
+}
+
+/*
+ * Whether gp's directory was a git directory before HEAD was created in
+ * it (then it is no new repository), when gp is a "HEAD".
+ */
+static int
+guard_head_before(struct guard_req *gr, const struct guard_path *gp)
+{
+	struct stat	st;
+
+	if (strcasecmp(gp->name, "HEAD") != 0 || gp->parent == -1)
+		return 0;
+	return fstat(gp->parent, &st) == 0 && !guard_made_has(gr->g, &st) &&
+	    guard_shape(gp->parent);
+}
+
+/*
+ * After gp was created: a ".git" is remembered as made (so git can write
+ * its config), and its directory is a repository made during the run; so
+ * is the directory of a new HEAD outside any .git (a bare repository),
+ * unless that was a git directory already.
+ */
+static void
+guard_created(struct guard_req *gr, const struct guard_path *gp,
+    int head_before)
+{
+	char	dir[PATH_MAX], *slash;
+
+	if (gp->parent == -1 || (strcasecmp(gp->name, ".git") != 0 &&
+	    strcasecmp(gp->name, "HEAD") != 0))
+		return;
+	snprintf(dir, sizeof(dir), "%s", gp->full);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		return;
+	slash[slash == dir ? 1 : 0] = '\0';
+	if (gp->name[0] == '.') {
+		guard_made_at(gr->g, gp->parent, gp->name);
+		if (gr->g->work != NULL)
+			gitwork_flush(gr->g->work);
+		guard_repo(gr->g, dir);
+	} else if (!head_before && !guard_dotgit_in(dir))
+		guard_repo(gr->g, dir);
+}
+
+/*
+ * After op was renamed to np: repositories told to the parent move with
+ * their directory, and a directory moved into place may be one.
+ */
+static void
+guard_moved(struct guard_req *gr, const struct guard_path *op,
+    const struct guard_path *np)
+{
+	struct guard	*g = gr->g;
+	struct stat	 st;
+	char		 buf[PATH_MAX], *s;
+	size_t		 i, ol = strlen(op->full);
+	int		 fd;
+
+	for (i = 0; i < g->nrepos; i++) {
+		if (strncmp(g->repos[i], op->full, ol) != 0 ||
+		    (g->repos[i][ol] != '\0' && g->repos[i][ol] != '/'))
+			continue;
+		if ((size_t)snprintf(buf, sizeof(buf), "%s%s", np->full,
+		    g->repos[i] + ol) >= sizeof(buf) ||
+		    (s = strdup(buf)) == NULL)
+			continue;
+		guard_send(g, REPORT_MOVED, g->repos[i], s);
+		free(g->repos[i]);
+		g->repos[i] = s;
+	}
+	if (fstatat(np->parent, np->name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    !S_ISDIR(st.st_mode))
+		return;
+	/* Directories moved: which work tree holds what may have changed. */
+	if (g->work != NULL)
+		gitwork_flush(g->work);
+	if ((fd = openat(np->parent, np->name, O_PATH | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return;
+	if (fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    (!guard_dotgit_in(np->full) && guard_shape(fd)))
+		guard_repo(g, np->full);
+	close(fd);
 }
 
 /* Create with the command's umask, not ours. */
@@ -288,6 +836,61 @@ done:
 	umask(m & 0777);
 }
 
+/*
+ * The session and controlling terminal (tty_nr of proc(5), 0 for none)
+ * of pid.
+ */
+static int
+guard_ttynr(pid_t pid, pid_t *session, unsigned long *tty)
+{
+	char		 p[64], line[1024], *s;
+	FILE		*f;
+	int		 sid, nr, rc = -1;
+
+	snprintf(p, sizeof(p), "/proc/%ld/stat", (long)pid);
+	if ((f = fopen(p, "re")) == NULL)
+		return -1;
+	if (fgets(line, sizeof(line), f) != NULL &&
+	    (s = strrchr(line, ')')) != NULL &&
+	    sscanf(s + 1, " %*c %*d %*d %d %d", &sid, &nr) == 2) {
+		*session = sid;
+		*tty = (unsigned int)nr;
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+/*
+ * /dev/tty names the opener's controlling terminal, and the guard opens
+ * it for the command: open the command's own.  None: ENXIO, as the
+ * kernel says.  In the guard's session it is the guard's; in another, a
+ * pty the command made (the sandbox's devpts numbers its ptys like the
+ * host's, so only the session tells them apart).
+ */
+static int
+guard_tty(struct guard_req *gr, int flags, mode_t mode)
+{
+	unsigned long	 theirs;
+	unsigned int	 maj, min;
+	pid_t		 sid;
+	char		 p[64];
+
+	if (guard_ttynr(gr->pid, &sid, &theirs) == -1 || theirs == 0)
+		return -ENXIO;
+	maj = (theirs >> 8) & 0xfff;
+	min = (theirs & 0xff) | ((theirs >> 12) & 0xfff00);
+	if (sid == getsid(0))
+		snprintf(p, sizeof(p), "/dev/tty");
+	else if (maj >= GUARD_PTS_MAJOR && maj < GUARD_PTS_MAJOR + 8)
+		snprintf(p, sizeof(p), "/dev/pts/%u",
+		    (maj - GUARD_PTS_MAJOR) * 256 + min);
+	else
+		return -ENXIO;
+	return guard_install(gr, AT_FDCWD, p, flags | O_NOCTTY | O_CLOEXEC,
+	    mode, 1);
+}
+
 /* Open, and install the file in the command: 1 (answered) or -errno. */
 static int
 guard_install_now(struct guard_req *gr, int parent, const char *name,
@@ -303,7 +906,7 @@ guard_install_now(struct guard_req *gr, int parent, const char *name,
 	add.flags = SECCOMP_ADDFD_FLAG_SEND;
 	add.srcfd = (uint32_t)fd;
 	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-	rc = ioctl(gr->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	rc = ioctl(gr->g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
 	close(fd);
 	/* Answered, or the command is gone: nothing more to send. */
 	return rc >= 0 || errno == ENOENT ? 1 : -errno;
@@ -334,7 +937,7 @@ guard_install(struct guard_req *gr, int parent, const char *name, int flags,
 			memset(&resp, 0, sizeof(resp));
 			resp.id = gr->id;
 			resp.error = rc;
-			(void)seccomp_notify_respond(gr->notify_fd, &resp);
+			(void)seccomp_notify_respond(gr->g->notify_fd, &resp);
 		}
 		_exit(0);
 	}
@@ -342,8 +945,9 @@ guard_install(struct guard_req *gr, int parent, const char *name, int flags,
 }
 
 /*
- * open(O_CREAT): a symlink as the last component is followed here, one
- * hop at a time, so the check sees the name that would really be created.
+ * open(2) that can create, write or truncate.  The file is opened by the
+ * guard on the checked directory fd, with O_NOFOLLOW: a symlink planted
+ * since the check is not followed.
  */
 static int
 guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
@@ -351,67 +955,203 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 {
 	struct guard_path	 gp;
 	struct stat		 st;
-	char			 target[PATH_MAX], selfbuf[PATH_MAX];
-	char			 selfbuf2[PATH_MAX];
-	ssize_t			 n;
-	int			 rc, hops, base;
+	char			 link[64];
+	int			 rc, head;
 
-	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0)
+	guard_path_init(&gp);
+	flags |= O_CLOEXEC | O_NOCTTY;
+	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0 ||
+	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)))) < 0)
 		goto done;
-	for (hops = 0;; hops++) {
-		/*
-		 * procfs: nothing can be created there, and its magic links
-		 * (/proc/PID/fd/N) only reopen files the command holds; the
-		 * kernel follows them, a readlink could not.
-		 */
-		if (guard_on_proc(gp.parent)) {
-			rc = guard_install(gr, gp.parent, gp.name, flags |
-			    O_CLOEXEC | O_NOCTTY, mode, 1);
-			goto done;
-		}
-		if ((flags & (O_NOFOLLOW | O_EXCL)) != 0 ||
-		    fstatat(gp.parent, gp.name, &st,
-		    AT_SYMLINK_NOFOLLOW) == -1 ||
-		    !S_ISLNK(st.st_mode))
-			break;
-		if (hops == GUARD_MAXLINKS) {
-			rc = -ELOOP;
-			goto done;
-		}
-		if ((n = readlinkat(gp.parent, gp.name, target,
-		    sizeof(target) - 1)) <= 0) {
-			rc = -ELOOP;
-			goto done;
-		}
-		target[n] = '\0';
-		if (target[0] == '/') {
-			snprintf(selfbuf, sizeof(selfbuf), "%s",
-			    guard_self(gr, target, selfbuf2, sizeof(selfbuf2)));
-			snprintf(target, sizeof(target), "%s", selfbuf);
-			if ((base = guard_base(gr, AT_FDCWD, target)) < 0) {
-				rc = -errno;
-				goto done;
-			}
-		} else
-			base = gp.parent;
-		if (base == gp.parent)
-			gp.parent = -1;
-		if (gp.parent != -1)
-			close(gp.parent);
-		rc = guard_resolve(gr, base, target, &gp);
-		close(base);
-		if (rc < 0)
-			goto done;
+	if (gp.proc) {
+		rc = guard_install(gr, gp.parent, gp.name, flags, mode, 1);
+		goto done;
 	}
-	if ((rc = guard_check(gr, &gp, 0)) < 0)
+	if ((rc = guard_check(gr, &gp, 0, (flags & O_CREAT) && (gp.parent ==
+	    -1 || fstatat(gp.parent, gp.name, &st, AT_SYMLINK_NOFOLLOW) == -1) ?
+	    "create" : "write")) < 0)
 		goto done;
+	if (gp.magic != -1) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", gp.magic);
+		rc = guard_install(gr, AT_FDCWD, link, flags, mode, 1);
+		goto done;
+	}
+	if (fstatat(gp.parent, gp.name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISCHR(st.st_mode) &&
+	    st.st_rdev == makedev(GUARD_TTY_MAJOR, 0)) {
+		rc = guard_tty(gr, flags, mode);
+		goto done;
+	}
+	head = (flags & O_CREAT) && guard_head_before(gr, &gp);
 	guard_umask(gr);
-	/* O_NOFOLLOW: a symlink planted since the check is not followed. */
-	rc = guard_install(gr, gp.parent, gp.name, flags | O_NOFOLLOW |
-	    O_CLOEXEC | O_NOCTTY, mode, 0);
+	rc = guard_install(gr, gp.parent, gp.name, flags | O_NOFOLLOW, mode,
+	    0);
+	if (rc == 1 && (flags & O_CREAT))
+		guard_created(gr, &gp, head);
 done:
-	if (gp.parent != -1)
-		close(gp.parent);
+	guard_path_clear(&gp);
+	return rc;
+}
+
+/* truncate(2) by name: checked like an open for writing. */
+static int
+guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
+{
+	struct guard_path	 gp;
+	struct stat		 st;
+	char			 link[64];
+	int			 fd = -1, rc;
+
+	guard_path_init(&gp);
+	if ((rc = guard_at(gr, AT_FDCWD, addr, &gp)) < 0 ||
+	    (rc = guard_final(gr, &gp, 1)) < 0 ||
+	    (rc = guard_check(gr, &gp, 0, "truncate")) < 0)
+		goto done;
+	if (gp.magic != -1)
+		fd = fcntl(gp.magic, F_DUPFD_CLOEXEC, 3);
+	else
+		fd = openat(gp.parent, gp.name, O_PATH | O_CLOEXEC |
+		    (gp.proc ? 0 : O_NOFOLLOW));
+	if (fd == -1 || fstat(fd, &st) == -1) {
+		rc = -errno;
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto done;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	close(fd);
+	if ((fd = open(link, O_WRONLY | O_CLOEXEC)) == -1 ||
+	    ftruncate(fd, len) == -1)
+		rc = -errno;
+done:
+	if (fd != -1)
+		close(fd);
+	guard_path_clear(&gp);
+	return rc;
+}
+
+/*
+ * A copy of the command's descriptor fd: the calling thread's own table
+ * (PIDFD_THREAD, Linux 6.9), else its process's.
+ */
+static int
+guard_getfd(struct guard_req *gr, int fd)
+{
+	int	pidfd, copy, err;
+
+	pidfd = (int)syscall(SYS_pidfd_open, gr->pid, PIDFD_THREAD);
+	if (pidfd == -1 && errno == EINVAL)
+		pidfd = (int)syscall(SYS_pidfd_open, gr->pid, 0);
+	if (pidfd == -1)
+		return -errno;
+	copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	err = errno;
+	close(pidfd);
+	return copy == -1 ? -err : copy;
+}
+
+/*
+ * bind(2): a Unix socket path is a new file, checked like any other; the
+ * guard binds the command's socket itself (borrowed with pidfd_getfd),
+ * so the address is read once.  Any other address is bound as given.
+ */
+static int
+guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&ss, local;
+	struct guard_path	 gp;
+	char			 path[sizeof(sun->sun_path) + 1];
+	size_t			 off = offsetof(struct sockaddr_un, sun_path);
+	int			 sock, rc;
+
+	guard_path_init(&gp);
+	if (len < 0 || (size_t)len > sizeof(ss))
+		return -EINVAL;
+	memset(&ss, 0, sizeof(ss));
+	if (len > 0 && guard_read_mem(gr, addr, &ss, (size_t)len) < 0)
+		return -EFAULT;
+	if ((sock = guard_getfd(gr, sockfd)) < 0)
+		return sock;
+	if (ss.ss_family != AF_UNIX || (size_t)len <= off ||
+	    sun->sun_path[0] == '\0') {
+		rc = bind(sock, (struct sockaddr *)&ss, (socklen_t)len) == -1 ?
+		    -errno : 0;
+		goto done;
+	}
+	memcpy(path, sun->sun_path, (size_t)len - off);
+	path[(size_t)len - off] = '\0';
+	if ((rc = guard_at_str(gr, AT_FDCWD, path, &gp)) < 0 ||
+	    (rc = guard_check(gr, &gp, 0, "create")) < 0)
+		goto done;
+	memset(&local, 0, sizeof(local));
+	local.sun_family = AF_UNIX;
+	if (strlen(gp.name) >= sizeof(local.sun_path)) {
+		rc = -ENAMETOOLONG;
+		goto done;
+	}
+	memcpy(local.sun_path, gp.name, strlen(gp.name));
+	/* bind(2) takes no directory fd: bind relative to it. */
+	if (fchdir(gp.parent) == -1) {
+		rc = -errno;
+		goto done;
+	}
+	guard_umask(gr);
+	rc = bind(sock, (struct sockaddr *)&local, sizeof(local)) == -1 ?
+	    -errno : 0;
+	if (rc == 0)
+		guard_created(gr, &gp, 0);
+done:
+	close(sock);
+	guard_path_clear(&gp);
+	return rc;
+}
+
+/*
+ * link(2), linkat(2): the new name is checked like a creation, and the
+ * file linked like a write (a second name for a protected file would be
+ * a writable one).
+ */
+static int
+guard_link(struct guard_req *gr, const __u64 *a, int at)
+{
+	struct guard_path	 np, op;
+	char			 src[PATH_MAX], link[64];
+	int			 flags = at ? (int)a[4] : 0, rc;
+
+	guard_path_init(&np);
+	guard_path_init(&op);
+	if ((rc = guard_at(gr, at ? (int)a[2] : AT_FDCWD, a[at ? 3 : 1],
+	    &np)) < 0 || (rc = guard_check(gr, &np, 1, "create")) < 0 ||
+	    (rc = guard_read_str(gr, a[at ? 1 : 0], src, sizeof(src))) < 0)
+		goto done;
+	if (src[0] == '\0' && (flags & AT_EMPTY_PATH)) {
+		/* An O_TMPFILE (or any) fd of the command. */
+		snprintf(src, sizeof(src), "/proc/%ld/fd/%d", (long)gr->pid,
+		    (int)a[0]);
+		if ((rc = guard_at_str(gr, AT_FDCWD, src, &op)) < 0 ||
+		    (rc = guard_magic(gr, &op)) < 0)
+			goto done;
+	} else if ((rc = guard_at_str(gr, at ? (int)a[0] : AT_FDCWD, src,
+	    &op)) < 0 || (rc = guard_final(gr, &op,
+	    (flags & AT_SYMLINK_FOLLOW) != 0)) < 0)
+		goto done;
+	if ((rc = guard_check(gr, &op, 0, "link")) < 0)
+		goto done;
+	if (op.magic != -1) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", op.magic);
+		rc = linkat(AT_FDCWD, link, np.parent, np.name,
+		    AT_SYMLINK_FOLLOW) == -1 ? -errno : 0;
+	} else
+		rc = linkat(op.parent, op.name, np.parent, np.name, 0) == -1 ?
+		    -errno : 0;
+	if (rc == 0)
+		guard_created(gr, &np, 0);
+done:
+	guard_path_clear(&np);
+	guard_path_clear(&op);
 	return rc;
 }
 
@@ -420,10 +1160,12 @@ guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
     struct seccomp_notif_resp *resp)
 {
 	const __u64		*a = req->data.args;
-	struct guard_path	 np = { .parent = -1 }, op = { .parent = -1 };
-	char			 target[PATH_MAX], link[64];
-	int			 nr = req->data.nr, rc;
+	struct guard_path	 np, op;
+	char			 target[PATH_MAX];
+	int			 nr = req->data.nr, rc, at, head;
 
+	guard_path_init(&np);
+	guard_path_init(&op);
 	if (nr == SCMP_SYS(open) || nr == SCMP_SYS(openat) ||
 	    nr == SCMP_SYS(creat)) {
 		int		dfd, flags;
@@ -444,85 +1186,78 @@ guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
 		return guard_open(gr, dfd, path, flags, mode);
 	}
 
-	if (nr == SCMP_SYS(mkdir) || nr == SCMP_SYS(mkdirat)) {
-		int	at = nr == SCMP_SYS(mkdirat);
-
+	if (nr == SCMP_SYS(truncate))
+		rc = guard_truncate(gr, a[0], (off_t)a[1]);
+	else if (nr == SCMP_SYS(bind))
+		rc = guard_bind(gr, (int)a[0], a[1], (int)a[2]);
+	else if (nr == SCMP_SYS(link) || nr == SCMP_SYS(linkat))
+		rc = guard_link(gr, a, nr == SCMP_SYS(linkat));
+	else if (nr == SCMP_SYS(mkdir) || nr == SCMP_SYS(mkdirat)) {
+		at = nr == SCMP_SYS(mkdirat);
 		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
-		    a[at], &np)) < 0 || (rc = guard_check(gr, &np, 0)) < 0)
+		    a[at], &np)) < 0 ||
+		    (rc = guard_check(gr, &np, 0, "create")) < 0)
 			goto done;
 		guard_umask(gr);
 		rc = mkdirat(np.parent, np.name, (mode_t)a[at + 1]) == -1 ?
 		    -errno : 0;
+		if (rc == 0) {
+			guard_made_at(gr->g, np.parent, np.name);
+			guard_created(gr, &np, 0);
+		}
 	} else if (nr == SCMP_SYS(mknod) || nr == SCMP_SYS(mknodat)) {
-		int	at = nr == SCMP_SYS(mknodat);
-
+		at = nr == SCMP_SYS(mknodat);
 		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
-		    a[at], &np)) < 0 || (rc = guard_check(gr, &np, 0)) < 0)
+		    a[at], &np)) < 0 ||
+		    (rc = guard_check(gr, &np, 0, "create")) < 0)
 			goto done;
+		head = guard_head_before(gr, &np);
 		guard_umask(gr);
 		rc = mknodat(np.parent, np.name, (mode_t)a[at + 1],
 		    (dev_t)a[at + 2]) == -1 ? -errno : 0;
+		if (rc == 0)
+			guard_created(gr, &np, head);
 	} else if (nr == SCMP_SYS(symlink) || nr == SCMP_SYS(symlinkat)) {
-		int	at = nr == SCMP_SYS(symlinkat);
-
+		at = nr == SCMP_SYS(symlinkat);
 		if ((rc = guard_read_str(gr, a[0], target,
 		    sizeof(target))) < 0)
 			goto done;
 		if ((rc = guard_at(gr, at ? (int)a[1] : AT_FDCWD,
 		    a[at ? 2 : 1], &np)) < 0 ||
-		    (rc = guard_check(gr, &np, 1)) < 0)
+		    (rc = guard_check(gr, &np, 1, "create")) < 0)
 			goto done;
+		head = guard_head_before(gr, &np);
 		rc = symlinkat(target, np.parent, np.name) == -1 ? -errno : 0;
-	} else if (nr == SCMP_SYS(link) || nr == SCMP_SYS(linkat)) {
-		int	at = nr == SCMP_SYS(linkat);
-		int	flags = at ? (int)a[4] : 0;
-		char	src[PATH_MAX];
-
-		if ((rc = guard_at(gr, at ? (int)a[2] : AT_FDCWD,
-		    a[at ? 3 : 1], &np)) < 0 ||
-		    (rc = guard_check(gr, &np, 1)) < 0)
-			goto done;
-		if ((rc = guard_read_str(gr, a[at ? 1 : 0], src,
-		    sizeof(src))) < 0)
-			goto done;
-		if (src[0] == '\0' && (flags & AT_EMPTY_PATH)) {
-			/* An O_TMPFILE (or any) fd of the command. */
-			snprintf(link, sizeof(link), "/proc/%ld/fd/%d",
-			    (long)gr->pid, (int)a[0]);
-			rc = linkat(AT_FDCWD, link, np.parent, np.name,
-			    AT_SYMLINK_FOLLOW) == -1 ? -errno : 0;
-			goto done;
-		}
-		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
-		    a[at ? 1 : 0], &op)) < 0)
-			goto done;
-		rc = linkat(op.parent, op.name, np.parent, np.name,
-		    flags & AT_SYMLINK_FOLLOW) == -1 ? -errno : 0;
+		if (rc == 0)
+			guard_created(gr, &np, head);
 	} else if (nr == SCMP_SYS(rename) || nr == SCMP_SYS(renameat) ||
 	    nr == SCMP_SYS(renameat2)) {
-		int		at = nr != SCMP_SYS(rename);
 		unsigned int	flags = nr == SCMP_SYS(renameat2) ?
 				    (unsigned int)a[4] : 0;
 
+		at = nr != SCMP_SYS(rename);
 		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD, a[at ? 1 : 0],
 		    &op)) < 0 ||
 		    (rc = guard_at(gr, at ? (int)a[2] : AT_FDCWD,
 		    a[at ? 3 : 1], &np)) < 0)
 			goto done;
 		/* RENAME_EXCHANGE moves the target onto the source's name. */
-		if ((rc = guard_check(gr, &np, 1)) < 0 ||
-		    (rc = guard_check(gr, &op, (flags & RENAME_EXCHANGE) != 0))
-		    < 0)
+		if ((rc = guard_check(gr, &np, 1, "replace")) < 0 ||
+		    (rc = guard_check(gr, &op,
+		    (flags & RENAME_EXCHANGE) != 0, "move")) < 0)
 			goto done;
+		head = guard_head_before(gr, &np);
 		rc = renameat2(op.parent, op.name, np.parent, np.name,
 		    flags) == -1 ? -errno : 0;
+		if (rc == 0) {
+			guard_moved(gr, &op, &np);
+			guard_created(gr, &np, head);
+		}
 	} else
 		rc = -ENOSYS;
 done:
-	if (np.parent != -1)
-		close(np.parent);
-	if (op.parent != -1)
-		close(op.parent);
+	guard_path_clear(&np);
+	guard_path_clear(&op);
 	resp->val = 0;
 	resp->error = rc < 0 ? rc : 0;
 	return 0;
@@ -533,8 +1268,11 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 {
 	struct seccomp_notif		*req = NULL;
 	struct seccomp_notif_resp	*resp = NULL;
+	struct guard			 g;
 	struct guard_req		 gr;
+	struct stat			 st;
 	char				 p[64];
+	size_t				 i;
 	int				 rc;
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -543,8 +1281,16 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 		log_warnx("guard: out of memory");
 		return;
 	}
-	gr.sb = sb;
-	gr.notify_fd = notify_fd;
+	memset(&g, 0, sizeof(g));
+	g.sb = sb;
+	g.notify_fd = notify_fd;
+	/* The private TMPDIR is the run's own: new repositories may go there. */
+	if (stat(sb->tmpdir, &st) == 0)
+		guard_made_add(&g, &st);
+	/* Without it every write is refused (guard_check): said once. */
+	if ((g.work = gitwork_new(&sb->plan)) == NULL)
+		log_warn("guard: out of memory; every write will be refused");
+	gr.g = &g;
 	signal(SIGCHLD, SIG_IGN);	/* FIFO openers reap themselves */
 	for (;;) {
 		/* The kernel refuses a receive buffer that is not zeroed. */
@@ -577,4 +1323,136 @@ guard_serve(const struct sandbox *sb, int notify_fd)
 			(void)seccomp_notify_respond(notify_fd, resp);
 	}
 	seccomp_notify_free(req, resp);
+	for (i = 0; i < g.nrepos; i++)
+		free(g.repos[i]);
+	free(g.made);
+	gitwork_free(g.work);
+}
+
+struct guard_report *
+guard_report_new(void)
+{
+	return calloc(1, sizeof(struct guard_report));
+}
+
+/*
+ * Append what is readable on fd (non-blocking).  0 at EOF, 1 when more may
+ * come, -1 on error.
+ */
+int
+guard_report_read(struct guard_report *r, int fd)
+{
+	char	*nb;
+	ssize_t	 n;
+
+	for (;;) {
+		if (r->cap - r->len < 4096) {
+			/* A bound: the guard follows GUARD_MAXREPOS. */
+			if (r->cap >= (size_t)(GUARD_MAXREPOS * 3) * PATH_MAX)
+				return -1;
+			if ((nb = realloc(r->buf, r->cap + 65536)) == NULL)
+				return -1;
+			r->buf = nb;
+			r->cap += 65536;
+		}
+		n = read(fd, r->buf + r->len, r->cap - r->len);
+		if (n == 0)
+			return 0;
+		if (n == -1)
+			return errno == EAGAIN || errno == EINTR ? 1 : -1;
+		r->len += (size_t)n;
+	}
+}
+
+/*
+ * Replay the records (moves rewrite the paths before them), then warn
+ * about each repository that still exists.
+ */
+void
+guard_report_warn(struct guard_report *r)
+{
+	char		*repos[GUARD_MAXREPOS], *s, buf[PATH_MAX];
+	const char	*p = r->buf, *end = r->buf + r->len, *a, *b;
+	struct stat	 st;
+	size_t		 n = 0, i, j, al, shown = 0;
+	int		 kind[GUARD_MAXREPOS];
+	int		 full = 0, fd;
+
+	while (p < end) {
+		char tag = *p++;
+
+		if (tag == REPORT_FULL) {
+			full = 1;
+			continue;
+		}
+		a = p;
+		if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
+			break;
+		p++;
+		if (tag == REPORT_REPO) {
+			if (n < GUARD_MAXREPOS && (repos[n] = strdup(a)) != NULL)
+				n++;
+			continue;
+		}
+		b = p;
+		if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
+			break;
+		p++;
+		al = strlen(a);
+		for (i = 0; i < n; i++) {
+			if (strncmp(repos[i], a, al) != 0 || (repos[i][al] !=
+			    '\0' && repos[i][al] != '/'))
+				continue;
+			if ((size_t)snprintf(buf, sizeof(buf), "%s%s", b,
+			    repos[i] + al) >= sizeof(buf) ||
+			    (s = strdup(buf)) == NULL)
+				continue;
+			free(repos[i]);
+			repos[i] = s;
+		}
+	}
+	/* 1: a repository (with a .git), 2: a bare one; 0: gone. */
+	for (i = 0; i < n; i++) {
+		kind[i] = 0;
+		if ((fd = open(repos[i], O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
+		    -1)
+			continue;
+		if (fstatat(fd, ".git", &st, 0) == 0)
+			kind[i] = 1;
+		else if (guard_shape(fd))
+			kind[i] = 2;
+		close(fd);
+	}
+	for (i = 0; i < n; i++) {
+		if (kind[i] == 0)
+			continue;
+		/* One inside another is part of it (a clone's submodules). */
+		for (j = 0; j < n; j++)
+			if (j != i && kind[j] != 0 &&
+			    fs_under(repos[i], repos[j]) &&
+			    strcmp(repos[i], repos[j]) != 0)
+				break;
+		if (j < n || shown++ >= 10)
+			continue;
+		log_warnx("the command made a git repository at %s: its "
+		    "config and hooks come from the sandbox and run code when "
+		    "git is used there, or in a repository that takes it in "
+		    "as a submodule; look at %s%s before you run git in it",
+		    repos[i], repos[i], kind[i] == 1 ?
+		    "/.git/config and .git/hooks" : "/config and hooks");
+	}
+	if (shown > 10 || full)
+		log_warnx("the command made more git repositories than "
+		    "listed here");
+	for (i = 0; i < n; i++)
+		free(repos[i]);
+}
+
+void
+guard_report_free(struct guard_report *r)
+{
+	if (r == NULL)
+		return;
+	free(r->buf);
+	free(r);
 }

@@ -9,11 +9,12 @@
 #define PISBX_LAUNCHER_H
 
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <signal.h>
 #include <stddef.h>
 
-struct config;
+#include "policy/policy.h"
 
 #define SANDBOX_HTTP_PORT	3128
 #define SANDBOX_SOCKS_PORT	1080
@@ -51,7 +52,48 @@ struct fs_plan {
 	char		**writable;	/* allowWrite roots that exist */
 	size_t		 nwritable;
 	char		**guarded;	/* never created, written or replaced */
+	const char	**guarded_why;	/* who reads each (static strings) */
 	size_t		 nguarded;
+	char		*home;		/* resolved, or NULL */
+	struct strlist	 hookspaths;	/* the user's global core.hooksPath */
+};
+
+/* What fs_plan_build needs besides the config. */
+struct fs_inputs {
+	const char	*cwd;		/* absolute, symlinks resolved */
+	const char	*home;		/* $HOME, or NULL */
+	const char	*tmpdir;	/* the run's private TMPDIR */
+	const char	*exe_dir;	/* where the pisbx executables are */
+	const char	*config_path;	/* the trusted config, or NULL */
+	const char	*access_log;	/* --access-log, or NULL */
+	const char	*supervisor_socket;	/* or NULL */
+	const char	*path;		/* the command's $PATH, or NULL */
+};
+
+/*
+ * The questions fs_git_rule leaves to the guard, about a directory "up"
+ * levels above the path's last component (0: the path itself).  A "yes"
+ * to any makes the path protected.
+ */
+enum fs_git_ask {
+	/*
+	 * The path is a ".git" entry: yes when it exists and was not made
+	 * during the run, or does not exist and its directory was not made
+	 * during the run (a new repository would take over git there).
+	 */
+	FS_GIT_DOTGIT,
+	/* That ".git" directory was not made during the run. */
+	FS_GIT_BELOW,
+	/*
+	 * That directory was not made during the run and is a git
+	 * directory: HEAD, and objects/ and refs/ or a commondir file.
+	 */
+	FS_GIT_SHAPE
+};
+
+struct fs_git_q {
+	enum fs_git_ask	ask;
+	int		up;
 };
 
 /* Everything the sandbox child needs, prepared by the parent. */
@@ -64,6 +106,8 @@ struct sandbox {
 	int		 userns;	/* create a user namespace (not root) */
 	int		 allow_all_unix;
 	struct fs_plan	 plan;
+	int		 allow_git_config;
+	int		 report_fd;	/* guard -> parent: repositories made */
 	char		*rundir;	/* private per-run dir on the host */
 	char		*tmpdir;	/* rundir/tmp: the command's TMPDIR */
 	char		*empty;		/* rundir/empty: hides denied files */
@@ -91,15 +135,40 @@ struct sandbox_run {
  * Resolve the config's filesystem section into a plan: ~ expanded,
  * relative paths against cwd, symlinks resolved; adds the working
  * directory, the private TMPDIR, the mandatory write-deny set, git
- * worktree directories, the trusted config and the executables' dir.
+ * worktree directories and hooks, the trusted config and the files it
+ * names, the executables' dir.  Returns 0; -1 on error; EXIT_SETUP or
+ * EXIT_CONFIG when no sound policy can be built (said why).
  */
 int	 fs_plan_build(struct fs_plan *, const struct config *,
-	    const char *cwd, const char *home, const char *tmpdir,
-	    const char *exe_dir, const char *config_path);
+	    const struct fs_inputs *);
 void	 fs_plan_free(struct fs_plan *);
-/* Whether path is path or below one of the plan's guarded paths. */
-int	 fs_plan_guarded(const struct fs_plan *, const char *path,
+/*
+ * Whether path is, or is below, one of the plan's guarded paths (with
+ * ancestors_too also above one): who reads it, or NULL.
+ */
+const char *fs_plan_guarded(const struct fs_plan *, const char *path,
 	    int ancestors_too);
+/*
+ * The git part of the protected-name decision, on a resolved path alone:
+ * fills q with the questions (at most max) that decide it; 0: not a git
+ * path; -1: more than max (protected).
+ */
+ssize_t	 fs_git_rule(const char *path, int ancestors_too, int allow_config,
+	    struct fs_git_q *q, size_t max);
+/* Whether path is root or lies below it (both absolute, clean). */
+int	 fs_under(const char *path, const char *root);
+/* The same, ignoring ASCII case (for protected names). */
+int	 fs_under_ci(const char *path, const char *root);
+/* A hash of a file's identity (device, inode), for the guard's tables. */
+size_t	 fs_id_hash(dev_t, ino_t);
+/* Append the core.hooksPath values of one git config file. */
+int	 fs_git_hookspath(const char *cfgfile, struct strlist *out);
+/*
+ * Append the hooks of the work tree at top, resolved: its core.hooksPath
+ * and global's, and the files git hook managers read there.
+ */
+int	 fs_git_hookdirs(const char *top, const struct strlist *global,
+	    const char *home, struct strlist *out);
 void	 fs_plan_dump(const struct fs_plan *);
 
 /* mount.c */
@@ -120,18 +189,48 @@ int	 landlock_apply(const struct sandbox *);
 
 /* seccomp.c */
 /*
- * Install the command's filter: AF_UNIX/AF_VSOCK sockets, io_uring,
- * mounts, keyrings and TIOCSTI refused; file creation sent to the guard.
- * Returns the notification fd (for the guard), or -1.
+ * Install the command's filter: socket families outside an allow-list,
+ * new user namespaces, io_uring, mounts, keyrings, TIOCSTI and kernel
+ * attack surface refused; creating and writing files, and bind, sent to
+ * the guard.  Returns the notification fd (for the guard), or -1.
  */
 int	 seccomp_apply(const struct sandbox *);
 
 /* guard.c */
 /*
- * Serve the creation notifications of fd: refuse guarded paths, perform
- * every other creation on the command's behalf.  Returns at EOF.
+ * Serve the notifications of fd: refuse guarded paths, perform every
+ * other creation and write on the command's behalf, and tell the parent
+ * (report_fd) about git repositories made during the run.  Returns at
+ * EOF.
  */
 void	 guard_serve(const struct sandbox *, int notify_fd);
+/*
+ * The parent's side of report_fd: collect what the guard says (call with
+ * the readable end until EOF), then warn about every git repository made
+ * during the run that still exists.
+ */
+struct guard_report;
+struct guard_report *guard_report_new(void);
+int	 guard_report_read(struct guard_report *, int fd);
+void	 guard_report_warn(struct guard_report *);
+void	 guard_report_free(struct guard_report *);
+
+/* gitwork.c */
+/* The hooks of the git work tree around a path, for the guard. */
+struct gitwork;
+struct gitwork *gitwork_new(const struct fs_plan *);
+/* Forget every answer (a directory moved, a .git appeared). */
+void	 gitwork_flush(struct gitwork *);
+void	 gitwork_free(struct gitwork *);
+/*
+ * Whether path (its directory: dirfd) is, or with ancestors_too holds, a
+ * hook of the work tree around it -- core.hooksPath, a hook manager's
+ * file -- when that work tree is older than the run (made(arg, st) says
+ * whether its .git was made during the run).  Unsure: 1.
+ */
+int	 gitwork_hooked(struct gitwork *, int dirfd, const char *path,
+	    int ancestors_too, int (*made)(void *, const struct stat *),
+	    void *arg);
 
 /* sandbox.c */
 /* Clone the sandbox; the child never returns. */

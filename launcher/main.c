@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
@@ -35,11 +36,14 @@ struct run_state {
 	int			 timed_out;
 	int			 aborted;	/* a stop signal was passed on */
 	double			 timeout;
+	struct guard_report	*report;	/* from the creation guard */
+	struct event		*repev;
 };
 
 static void	usage(FILE *, int) __attribute__((noreturn));
 static void	run_signal_cb(evutil_socket_t, short, void *);
 static void	run_timeout_cb(evutil_socket_t, short, void *);
+static void	run_report_cb(evutil_socket_t, short, void *);
 static char	*run_home(void);
 static const char *run_shell(void);
 
@@ -148,6 +152,18 @@ run_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	kill(rs->run.pid, SIGKILL);
 }
 
+/* The guard said something: keep it for the warnings at exit. */
+static void
+run_report_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct run_state	*rs = arg;
+
+	(void)ev;
+	/* At EOF the guard is gone; what is left is read at exit. */
+	if (guard_report_read(rs->report, fd) != 1)
+		event_del(rs->repev);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -168,9 +184,11 @@ main(int argc, char *argv[])
 	struct config		*conf = NULL;
 	struct proxy		*proxy = NULL;
 	struct event		*sigev = NULL, *tmev = NULL;
+	struct fs_inputs	 fin;
 	const char		*cli_config = NULL, *access_log = NULL;
 	const char		*shell_cmd = NULL, *env;
 	char			*config_path = NULL, *home = NULL;
+	char			*access_log_abs = NULL;
 	char			 cwd[PATH_MAX], exe[PATH_MAX], exe_dir[PATH_MAX];
 	char			 label[64], *shargv[4], *end;
 	enum log_format		 fmt = LOG_FORMAT_JSON;
@@ -178,7 +196,7 @@ main(int argc, char *argv[])
 	struct timeval		 tv;
 	size_t			 i;
 	int			 ch, verbose = 0, connect_mode = 0, depth = 0;
-	int			 sfd = -1;
+	int			 sfd = -1, report[2] = { -1, -1 };
 	/* Supervisor mode and the host-IPC fallback (supervise.h). */
 	struct supervise	 sup;
 	struct hostipc_tee	*tee = NULL;
@@ -193,7 +211,7 @@ main(int argc, char *argv[])
 	rs.status = EXIT_SETUP;
 	rs.run.pid = -1;
 	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
-	sb.host_dev_fd = sb.host_pts_fd = -1;
+	sb.host_dev_fd = sb.host_pts_fd = sb.report_fd = -1;
 	log_init("pisbx-run", 0);
 
 	while ((ch = getopt_long(argc, argv, "+c:vhV", longopts,
@@ -281,7 +299,21 @@ main(int argc, char *argv[])
 		return EXIT_SETUP;
 	}
 
-	/* 1. The trusted config: fail before anything starts. */
+	/*
+	 * 1. The trusted config: fail before anything starts.  An environment
+	 * variable outlives the directory it was set in: relative, it would
+	 * name a file in each run's working directory, which earlier
+	 * sandboxed commands could write.
+	 */
+	if (cli_config == NULL && (env = getenv("PISBX_CONFIG")) != NULL &&
+	    env[0] != '\0' && env[0] != '/') {
+		log_warnx("PISBX_CONFIG=%s: not an absolute path; a relative one "
+		    "is looked up in each run's working directory, which "
+		    "sandboxed commands can write; set it to an absolute path "
+		    "(nothing was run)", env);
+		supervise_clear(&sup);
+		return EXIT_CONFIG;
+	}
 	config_path = config_find(cli_config);
 	if ((conf = config_load(config_path, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
@@ -299,6 +331,32 @@ main(int argc, char *argv[])
 	/* 2. The sandbox's description. */
 	if (getcwd(exe, sizeof(exe)) == NULL || realpath(exe, cwd) == NULL) {
 		log_warn("getcwd");
+		goto fail;
+	}
+	/*
+	 * What pisbx-run starts on the host (the reviewer) runs in /, never
+	 * in the workspace: a relative file name in review.command must not
+	 * find a file a sandboxed command wrote.  Everything below names
+	 * paths absolutely.
+	 */
+	if (access_log != NULL && strcmp(access_log, "-") != 0 &&
+	    access_log[0] != '/') {
+		if (asprintf(&access_log_abs, "%s/%s", cwd, access_log) == -1) {
+			log_warn("--access-log");
+			goto fail;
+		}
+		access_log = access_log_abs;
+	}
+	if (config_path != NULL && config_path[0] != '/') {
+		if (asprintf(&end, "%s/%s", cwd, config_path) == -1) {
+			log_warn("--config");
+			goto fail;
+		}
+		free(config_path);
+		config_path = end;
+	}
+	if (chdir("/") == -1) {
+		log_warn("chdir /");
 		goto fail;
 	}
 	if (realpath("/proc/self/exe", exe) == NULL) {
@@ -330,6 +388,7 @@ main(int argc, char *argv[])
 	sb.gid = getgid();
 	sb.userns = geteuid() != 0;
 	sb.allow_all_unix = conf->allow_all_unix_sockets;
+	sb.allow_git_config = conf->allow_git_config;
 	sb.verbose = verbose;
 	if (shell_cmd != NULL) {
 		shargv[0] = (char *)run_shell();
@@ -343,8 +402,32 @@ main(int argc, char *argv[])
 		log_warn("cannot create the private run directory");
 		goto fail;
 	}
-	if (fs_plan_build(&sb.plan, conf, cwd, home, sb.tmpdir, exe_dir,
-	    config_path) == -1) {
+	/*
+	 * The access log exists before the policy is built, so the sandbox
+	 * sees it bound read-only: it can neither write nor remove it.
+	 */
+	if (access_log != NULL && strcmp(access_log, "-") != 0) {
+		if ((ch = open(access_log, O_WRONLY | O_APPEND | O_CREAT |
+		    O_CLOEXEC, 0640)) == -1) {
+			log_warn("--access-log %s", access_log);
+			goto fail;
+		}
+		close(ch);
+	}
+	memset(&fin, 0, sizeof(fin));
+	fin.cwd = cwd;
+	fin.home = home;
+	fin.tmpdir = sb.tmpdir;
+	fin.exe_dir = exe_dir;
+	fin.config_path = config_path;
+	fin.access_log = access_log;
+	fin.supervisor_socket = sup.socket;
+	fin.path = getenv("PATH");
+	if ((ch = fs_plan_build(&sb.plan, conf, &fin)) != 0) {
+		if (ch > 0) {
+			rs.status = ch;
+			goto done;
+		}
 		log_warnx("cannot resolve the filesystem policy");
 		goto fail;
 	}
@@ -404,8 +487,19 @@ main(int argc, char *argv[])
 		log_warn("signalfd");
 		goto fail;
 	}
+	/* The guard's reports of repositories made during the run. */
+	if (pipe2(report, O_CLOEXEC) == -1 ||
+	    fcntl(report[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    (rs.report = guard_report_new()) == NULL) {
+		log_warn("pipe");
+		goto fail;
+	}
+	sb.report_fd = report[1];
 	started_ms = hostipc_clock_ms();
-	if (sandbox_start(&sb, &rs.run) == -1)
+	ch = sandbox_start(&sb, &rs.run);
+	close(report[1]);
+	sb.report_fd = report[1] = -1;
+	if (ch == -1)
 		goto fail;
 	proxy = proxy_new(rs.base, conf, &popts);
 	conf = NULL;
@@ -436,6 +530,10 @@ main(int argc, char *argv[])
 	sigev = event_new(rs.base, sfd, EV_READ | EV_PERSIST, run_signal_cb,
 	    &rs);
 	if (sigev == NULL || event_add(sigev, NULL) == -1)
+		goto fail;
+	rs.repev = event_new(rs.base, report[0], EV_READ | EV_PERSIST,
+	    run_report_cb, &rs);
+	if (rs.repev == NULL || event_add(rs.repev, NULL) == -1)
 		goto fail;
 	if (rs.timeout > 0) {
 		tv.tv_sec = (time_t)rs.timeout;
@@ -469,6 +567,7 @@ fail:
 			;
 	}
 done:
+	free(access_log_abs);
 	hostipc_tee_free(tee);
 	/* Stop the proxy: close records written, the access log flushed. */
 	if (proxy != NULL) {
@@ -483,6 +582,8 @@ done:
 		close(rs.run.sock);
 	if (sigev != NULL)
 		event_free(sigev);
+	if (rs.repev != NULL)
+		event_free(rs.repev);
 	if (tmev != NULL)
 		event_free(tmev);
 	if (rs.base != NULL)
@@ -490,6 +591,18 @@ done:
 	if (sfd != -1)
 		close(sfd);
 	rundir_remove(sb.rundir);
+	/* After the private TMPDIR went: repositories there are gone too. */
+	if (report[0] != -1) {
+		/* Every writer went with the sandbox: the rest is there. */
+		if (rs.report != NULL) {
+			(void)guard_report_read(rs.report, report[0]);
+			guard_report_warn(rs.report);
+		}
+		close(report[0]);
+	}
+	if (report[1] != -1)
+		close(report[1]);
+	guard_report_free(rs.report);
 	config_free(conf);
 	fs_plan_free(&sb.plan);
 	env_free(sb.envp);

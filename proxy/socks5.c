@@ -71,8 +71,9 @@ socks5_reply(struct conn *c, uint8_t rep, const char *end)
 
 /*
  * Feed the client's bytes to the step the handshake is at, one message
- * at a time.  A step that ends the handshake (an error closing, or the
- * request handed to conn_authorise) returns 0 and c may be gone.
+ * at a time.  A step returns 1 to go on with the next message, 0 when it
+ * needs more bytes or ended the handshake (an error closing, or the
+ * request handed to conn_authorise: then c may be gone).
  */
 static void
 socks5_read_cb(struct bufferevent *bev, void *arg)

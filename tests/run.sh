@@ -80,7 +80,7 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
 fi
 
 if { [ "$what" = all ] && [ "$SANITIZE" != 1 ]; } || [ "$what" = fuzz ]; then
-	secs=${FUZZ_SECONDS:-5}
+	fuzz_secs=${FUZZ_SECONDS:-5}
 	for f in "$top/$BUILD"/fuzz/fuzz_*; do
 		[ -x "$f" ] || continue
 		n=$(basename "$f")
@@ -89,7 +89,7 @@ if { [ "$what" = all ] && [ "$SANITIZE" != 1 ]; } || [ "$what" = fuzz ]; then
 		work="$logdir/corpus-$n"
 		mkdir -p "$work"
 		[ -d "$corpus" ] && cp "$corpus"/* "$work"/ 2>/dev/null
-		run_one "fuzz/$n" "$f" -max_total_time="$secs" -timeout=10 \
+		run_one "fuzz/$n" "$f" -max_total_time="$fuzz_secs" -timeout=10 \
 		    -rss_limit_mb=2048 -print_final_stats=0 "$work"
 	done
 fi

@@ -24,39 +24,36 @@ check "the graph has approval -> policy" \
 check "the graph has no approval -> proxy edge" \
     sh -c '! printf "%s\n" "$1" | grep -q "^approval -> proxy "' _ "$out"
 
-# A copy of the sources with LINE added to FILE (created if missing).
+# The C sources once; each case gets a copy with LINE added to FILE
+# (created if missing).
+mkdir "$T/base"
+(cd "$PISBX_TOP" && find . \( -name build -o -name 'build-*' -o -name bin \
+    -o -name .git \) -prune -o \( -name '*.c' -o -name '*.h' \) -type f \
+    -print0 | xargs -0 cp --parents -t "$T/base")
 tree_with() {
 	dst=$(mktemp -d "$T/tree.XXXXXX")
-	(cd "$PISBX_TOP" && find common policy approval proxy supervisor \
-	    launcher tests bench \( -name '*.c' -o -name '*.h' \) -type f \
-	    -exec cp --parents {} "$dst" \;)
+	cp -a "$T/base/." "$dst"
 	mkdir -p "$dst/$(dirname "$1")"
 	printf '%s\n' "$2" >>"$dst/$1"
 	echo "$dst"
 }
 
-# refused FILE LINE MESSAGE: the check fails and says MESSAGE.
-refused() {
-	dir=$(tree_with "$1" "$2")
+# expect EXIT FILE LINE [MESSAGE]: the check on a copy with LINE added
+# to FILE exits EXIT (0 passes, 1 refuses) and says MESSAGE.
+expect() {
+	dir=$(tree_with "$2" "$3")
 	out=$(sh "$CHECK" --check "$dir" 2>&1); rc=$?
-	if [ $rc -eq 1 ] && printf '%s\n' "$out" | grep -qF -- "$3"; then
-		ok "refused: $1: $2"
+	what=$([ "$1" -eq 0 ] && echo allowed || echo refused)
+	if [ $rc -eq "$1" ] &&
+	    printf '%s\n' "$out" | grep -qF -- "${4:-layering OK}"; then
+		ok "$what: $2: $3"
 	else
-		not_ok "not refused: $1: $2 (exit $rc)"
+		not_ok "not $what: $2: $3 (exit $rc)"
 		printf '%s\n' "$out" | sed 's/^/# /'
 	fi
 }
-
-# allowed FILE LINE: the check still passes.
-allowed() {
-	dir=$(tree_with "$1" "$2")
-	if out=$(sh "$CHECK" --check "$dir" 2>&1); then
-		ok "allowed: $1: $2"
-	else
-		not_ok "refused: $1: $2"
-		printf '%s\n' "$out" | sed 's/^/# /'
-	fi
-}
+refused() { expect 1 "$@"; }
+allowed() { expect 0 "$@"; }
 
 refused policy/canon.c '#include "common/log.h"' \
     'policy/canon.c: #include "common/log.h": policy/ may not include common/'

@@ -88,6 +88,40 @@ eq "echo >/dev/stdout into a file outside the workspace" "$(cat "$T/stdout.txt")
 eq "FIFO with a reader that creates a file first" \
     "$(sbx --timeout 20 -- /bin/sh -c 'mkfifo p; cat p >out & echo hi >p; wait; cat out; rm -f p out')" hi
 
+# /dev/tty, opened by the guard for the command, is the command's own
+# controlling terminal: the caller's, a pty the command made (numbered
+# like the caller's: only the session tells them apart), or none.
+if command -v script >/dev/null; then
+	cat >"$T/inpty.py" <<'EOF'
+import os, pty
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv("/bin/sh", ["sh", "-c", "echo inner >/dev/tty"])
+out = b""
+while True:
+    try:
+        d = os.read(fd, 100)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+print("pty got", out.decode().strip())
+EOF
+	cat >"$T/tty.sh" <<'EOF'
+echo outer >/dev/tty
+/usr/bin/python3 "$1"
+setsid /bin/sh -c 'echo none >/dev/tty' 2>/dev/null || echo "no tty after setsid"
+EOF
+	chmod 644 "$T/inpty.py" "$T/tty.sh"
+	(cd "$WS" && script -qec "'$RUN' --config '$CONF' -- /bin/sh '$T/tty.sh' '$T/inpty.py'" \
+	    /dev/null) </dev/null >"$T/tty.out" 2>&1
+	eq "/dev/tty: the caller's terminal, a pty made inside, none after setsid" \
+	    "$(tr -d '\r' <"$T/tty.out")" "outer
+pty got inner
+no tty after setsid"
+fi
+
 # PID 1 is the reaper; the command is not.
 eq "command is not PID 1" "$(sbx -- /bin/sh -c 'echo $$')" 2
 eq "PID 1 is pisbx-run's reaper" "$(sbx -- /bin/cat /proc/1/comm)" pisbx-run

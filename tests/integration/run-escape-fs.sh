@@ -3,8 +3,10 @@
 # every name of the mandatory write-deny set (existing and not yet
 # existing, directly and through symlinks, renames and links), the trusted
 # config, the pisbx executables, a git worktree's main repository; the
-# config's denyRead/allowRead/denyWrite; and nothing left in the workspace
-# afterwards -- also when pisbx-run is killed with SIGKILL.
+# config's denyRead/allowRead/denyWrite; running from the home directory
+# or /; the files the config names (reviewer, hosts file, access log)
+# inside the workspace; a relative PISBX_CONFIG; and nothing left in the
+# workspace afterwards -- also when pisbx-run is killed with SIGKILL.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -12,7 +14,12 @@
 MANDATORY=".gitconfig .gitmodules .bashrc .bash_profile .zshrc .zprofile
 .profile .ripgreprc .mcp.json .vscode .idea .claude/commands .claude/agents
 .pi/settings.json .pi/sandbox.json .pi/pi-auto-review.json .git/hooks
-.git/config"
+.git/config .git/commondir .git/config.worktree .zshenv .zlogin .zlogout
+.bash_login .bash_logout .bash_aliases .claude/settings.json
+.claude/settings.local.json .claude/hooks .claude/skills .config/git
+.config/fish .ssh .ssh/authorized_keys .cursor .codex .pi/agent/models.json
+.gemini .config/systemd/user .config/autostart .local/bin .inputrc .npmrc
+.cargo/config.toml .gnupg .kube .docker .aws"
 
 run_config
 mkdir -p "$T/outside"
@@ -73,7 +80,7 @@ rm -rf prep
 # The same set holds in the private TMPDIR.
 if ( : >"$TMPDIR/.bashrc" ) 2>/dev/null; then echo "CREATED TMPDIR/.bashrc"; fails=1; fi
 if ln -s /x "$TMPDIR/.git" 2>/dev/null; then echo "CREATED TMPDIR/.git link"; fails=1; fi
-rmdir .claude .pi .git 2>/dev/null
+rmdir .claude .pi .git .cargo .config/systemd .config .local 2>/dev/null
 exit $fails
 EOF
 chmod 644 "$T/mandatory.sh"
@@ -172,7 +179,95 @@ check "main repository's config unchanged" sh -c "! grep -qx x '$T/main/.git/con
 check "main repository gets no hook" test ! -e "$T/main/.git/hooks/post-checkout"
 check "main repository's git dir not writable" test ! -e "$T/main/.git/evil"
 
-# 8. SIGKILL of pisbx-run: the whole tree dies, nothing is left behind.
+# 8. Running from the home directory, or /: no sound policy; refused
+# with the reason and the fix, nothing runs.
+run_config
+(cd "$FAKEHOME" && "$RUN" --config "$CONF" -- /bin/sh -c \
+    "cat .ssh/id_test; touch '$T/ran-home'") >"$T/out" 2>&1
+eq "cwd = the hidden home: exit 125" "$?" 125
+check "nothing ran, no key shown" sh -c "! grep -q PRIVATE '$T/out' && test ! -e '$T/ran-home'"
+contains "the refusal says why and what to do" "$(cat "$T/out")" \
+    "refusing to run in $FAKEHOME: the policy hides it"
+(cd / && "$RUN" --config "$CONF" -- /bin/sh -c "touch '$T/ran-root'") \
+    >"$T/out" 2>&1
+eq "cwd = /: exit 125" "$?" 125
+check "nothing ran from /" test ! -e "$T/ran-root"
+# With the secrets named instead, the home works as a workspace; the
+# mandatory set and the hidden paths hold inside it.
+run_config --fs '{"denyRead": ["~/.ssh"]}'
+mkdir -p "$FAKEHOME/.config" "$FAKEHOME/.local"
+chmod -R a+rwX "$FAKEHOME/.config" "$FAKEHOME/.local"
+chmod a+rwx "$FAKEHOME"
+(cd "$FAKEHOME" && "$RUN" --config "$CONF" -- /bin/sh -c '
+    cat .ssh/id_test; echo x >.ssh/authorized_keys; echo x >.zshenv;
+    mkdir -p .config/systemd/user && echo x >.config/systemd/user/a.service;
+    mkdir -p .local/bin && echo x >.local/bin/ls; echo ok >notes.txt') \
+    >"$T/out" 2>&1
+check "~/.ssh stays hidden in a home workspace" sh -c "! grep -q PRIVATE '$T/out'"
+check "no ~/.zshenv, systemd unit or ~/.local/bin/ls planted" \
+    test ! -e "$FAKEHOME/.zshenv" -a ! -e "$FAKEHOME/.config/systemd/user/a.service" \
+    -a ! -e "$FAKEHOME/.local/bin/ls" -a ! -e "$FAKEHOME/.ssh/authorized_keys"
+check "an ordinary file in the home workspace is written" grep -qx ok "$FAKEHOME/notes.txt"
+rm -rf "$FAKEHOME/notes.txt" "$FAKEHOME/.config" "$FAKEHOME/.local"
+chmod 755 "$FAKEHOME"
+
+# 9. The files the config names, inside the workspace.  A reviewer there
+# is refused (it runs on the host); the hosts file and the access log
+# are protected like the config.
+printf '#!/bin/sh\necho "{\\"decision\\": \\"deny\\"}"\n' >"$WS/review.sh"
+chmod 755 "$WS/review.sh"
+"$PY" - "$CONF" "$WS/review.sh" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["review"] = {"command": [sys.argv[2]]}
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+sbx -- /bin/sh -c "touch '$T/ran-review'" >"$T/out" 2>&1
+eq "a reviewer inside the workspace: exit 78" "$?" 78
+check "nothing ran" test ! -e "$T/ran-review"
+contains "the refusal names the key and the file" "$(cat "$T/out")" \
+    "review.command[0] names $WS/review.sh, inside the writable directory $WS"
+rm -f "$WS/review.sh"
+run_config
+cp "$T/hosts" "$WS/hosts"
+"$PY" - "$CONF" "$WS/hosts" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["resolver"]["hostsFile"] = sys.argv[2]
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+chmod 666 "$WS/hosts"
+cp "$WS/hosts" "$T/hosts.orig"
+(cd "$WS" && "$RUN" --config "$CONF" --access-log "$WS/access.log" -- \
+    /bin/sh -c 'echo "127.0.0.1 evil.test" >>hosts; (echo x >hosts);
+    (: >access.log); echo "{\"forged\": 1}" >>access.log; rm -f access.log;
+    mv access.log x; true') >"$T/out" 2>&1
+check "the hosts file in the workspace is unchanged" cmp -s "$T/hosts.orig" "$WS/hosts"
+check "the access log in the workspace is neither removed nor forged" \
+    sh -c "test -f '$WS/access.log' && ! grep -q forged '$WS/access.log'"
+rm -f "$WS/hosts" "$WS/access.log" "$WS/x"
+
+# 10. A relative PISBX_CONFIG would name a file in each run's directory,
+# which an earlier run could have planted: refused.
+run_config
+mkdir -p "$WS/sub"
+"$PY" - "$CONF" "$WS/sub/rel.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["filesystem"] = {"denyRead": [], "allowWrite": ["/tmp"]}
+c["network"]["allowAllUnixSockets"] = True
+json.dump(c, open(sys.argv[2], "w"))
+EOF
+chmod -R a+rwX "$WS/sub"
+(cd "$WS/sub" && PISBX_CONFIG=rel.json "$RUN" -- /bin/sh -c \
+    "touch '$T/ran-rel'") >"$T/out" 2>&1
+eq "a relative PISBX_CONFIG: exit 78" "$?" 78
+check "nothing ran under it" test ! -e "$T/ran-rel"
+contains "the refusal says to make it absolute" "$(cat "$T/out")" \
+    "PISBX_CONFIG=rel.json: not an absolute path"
+rm -rf "$WS/sub"
+
+# 11. SIGKILL of pisbx-run: the whole tree dies, nothing is left behind.
 run_config
 ws_snapshot
 MARK=$((300 + $$ % 500))

@@ -16,13 +16,16 @@ fi
 
 # A copy nobody can read, wherever the checkout lives (CI may keep it
 # under a private home): the scenarios, their helpers and the binaries.
-mkdir -p "$T/top/tests/integration" "$T/top/bin" "$T/top/build"
+mkdir -p "$T/top/tests/integration" "$T/top/bin" "$T/top/build/tests"
 cp -R "$PISBX_TOP/tests/lib" "$T/top/tests/" &&
     cp "$PISBX_TOP"/tests/integration/run-*.sh "$T/top/tests/integration/" &&
-    cp "$RUN" "$PROXY" "$T/top/bin/" || { not_ok "copy the scenarios"; done_testing; }
+    cp "$RUN" "$PROXY" "$T/top/bin/" &&
+    cp -R "$PISBX_BUILD/tests/helpers" "$T/top/build/tests/" ||
+    { not_ok "copy the scenarios"; done_testing; }
 chmod -R a+rX "$T/top"
 
-for s in run-basic run-escape-net run-escape-fs run-proxy; do
+for s in run-basic run-escape-net run-escape-fs run-escape-sys \
+    run-escape-git run-proxy; do
 	f=$T/top/tests/integration/$s.sh
 	[ -f "$f" ] || continue
 	# A scratch dir nobody owns: the scenario's own $T lives below it.

@@ -2,8 +2,11 @@
  * The launcher's filesystem plan (launcher/fspolicy.c): defaults, "~" and
  * relative paths, symlinks resolved, precedence at one path, rules only
  * for existing paths and sorted shallow-first, the mandatory set in every
- * writable root (allowGitConfig), git worktrees, and the guard's
- * fs_plan_guarded table.  Real files in a temporary directory.
+ * writable root and at a writable home (allowGitConfig), git worktrees
+ * and hooks (core.hooksPath), the files the config names, $PATH, the
+ * working directories no sound policy exists for, and the guard's two
+ * questions: fs_plan_guarded and fs_git_rule, as tables.  Real files in a
+ * temporary directory.
  */
 #include <sys/stat.h>
 
@@ -28,14 +31,27 @@ struct guard_case {
 	int		 want;
 };
 
+/* fs_git_rule: the questions, as "D0 B2 S1" (ask and levels up). */
+struct git_case {
+	const char	*path;
+	int		 ancestors_too;
+	int		 allow_config;
+	const char	*want;
+};
+
 /* Short, so every path built from them fits a PATH_MAX buffer. */
 static char	 top[128], ws[256], home[256], tmp[256], bin[256];
 
 static void	 mk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void	 touch(const char *fmt, ...)
-		    __attribute__((format(printf, 1, 2)));
 static struct config *conf_of(const char *json);
 static void	 build(struct fs_plan *, const char *json);
+static int	 build_in(struct fs_plan *, const char *json,
+		    const struct fs_inputs *);
+static void	 defaults(struct fs_inputs *);
+static int	 guarded(const struct fs_plan *, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+static void	 write_file(const char *text, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
 static const struct fs_rule *rule_at(const struct fs_plan *, const char *);
 static int	 has(char *const *v, size_t n, const char *);
 static int	 setup(void **);
@@ -54,16 +70,98 @@ static const struct guard_case guard_cases[] = {
 	{ ".git/HEAD", 0, 0 },
 	{ ".git", 0, 0 },
 	{ ".git", 1, 1 },	/* renaming a prepared tree to .git */
-	{ ".claude", 0, 0 },
+	{ ".claude", 0, 1 },
 	{ ".claude", 1, 1 },
 	{ ".claude/commands/x.md", 0, 1 },
-	{ ".claude/settings.json", 0, 0 },
+	{ ".claude/settings.json", 0, 1 },
+	{ ".claude/settings.local.json", 0, 1 },
+	{ ".claude/hooks/x.sh", 0, 1 },
+	{ ".claudex", 0, 0 },
 	{ ".pi/settings.json", 0, 1 },
-	{ ".pi/other.json", 0, 0 },
+	{ ".pi/other.json", 0, 1 },
+	{ ".git/commondir", 0, 1 },
+	{ ".git/config.worktree", 0, 1 },
+	{ ".zshenv", 0, 1 },
+	{ ".zlogin", 0, 1 },
+	{ ".bash_login", 0, 1 },
+	{ ".bash_logout", 0, 1 },
+	{ ".config/git/config", 0, 1 },
+	{ ".config/fish/config.fish", 0, 1 },
+	{ ".config/systemd/user/x.service", 0, 1 },
+	{ ".config/other", 0, 0 },
+	{ ".ssh/authorized_keys", 0, 1 },
+	{ ".cursor/mcp.json", 0, 1 },
+	{ ".codex/config.toml", 0, 1 },
+	{ ".local/bin/ls", 0, 1 },
+	{ ".local/share/x", 0, 0 },
+	{ ".husky/pre-commit", 0, 0 },	/* not a work tree: gitwork.c */
 	{ ".vscode/settings.json", 0, 1 },
 	{ ".mcp.json", 0, 1 },
 	{ "README.md", 0, 0 },
 	{ "README.md", 1, 0 },
+	{ ".BASHRC", 0, 1 },	/* case-insensitive filesystems */
+	{ ".Claude/Settings.json", 0, 1 },
+};
+
+static const struct git_case git_cases[] = {
+	{ "/w/src/main.c", 0, 0, "" },
+	{ "/w/src/main.c", 1, 0, "" },
+	/* A ".git" entry itself: creating, replacing, moving it. */
+	{ "/w/.git", 0, 0, "D0" },
+	{ "/w/a/b/.git", 1, 0, "D0" },
+	{ "/w/.gitignore", 0, 0, "" },
+	{ "/w/x.git", 0, 0, "" },
+	/* Below a ".git": what git reads as config, or runs. */
+	{ "/w/.git/config", 0, 0, "B1" },
+	{ "/w/.git/config", 0, 1, "" },
+	{ "/w/.git/config.worktree", 0, 1, "B1" },
+	{ "/w/.git/commondir", 0, 0, "B1" },
+	{ "/w/.git/hooks", 0, 0, "B1" },
+	{ "/w/.git/hooks/pre-commit", 0, 0, "B2" },
+	{ "/w/.git/hooks/a/b", 0, 0, "B3" },
+	{ "/w/.git/HEAD", 0, 0, "" },
+	{ "/w/.git/index.lock", 0, 0, "" },
+	{ "/w/.git/objects/ab/cdef", 0, 0, "" },
+	{ "/w/.git/refs/heads/main", 0, 0, "" },
+	{ "/w/.git/config.lock", 0, 0, "" },
+	{ "/w/.git/info/exclude", 0, 0, "" },
+	/* A linked worktree's git directory. */
+	{ "/w/.git/worktrees/t/config.worktree", 0, 0, "B3 S1" },
+	{ "/w/.git/worktrees/t/commondir", 0, 0, "B3 S1" },
+	{ "/w/.git/worktrees/t/hooks/x", 0, 0, "B4 S2" },
+	{ "/w/.git/worktrees/t/HEAD", 0, 0, "" },
+	{ "/w/.git/worktrees/t/index", 0, 0, "" },
+	{ "/w/.git/worktrees/t", 0, 0, "" },
+	{ "/w/.git/worktrees/t", 1, 0, "B2" },
+	{ "/w/.git/worktrees", 1, 0, "B1" },
+	/* A submodule's: names may hold slashes, and nest. */
+	{ "/w/.git/modules/m/config", 0, 0, "B3 S1" },
+	{ "/w/.git/modules/a/b/config", 0, 0, "B4 S1" },
+	{ "/w/.git/modules/m/hooks/post-checkout", 0, 0, "B4 S2" },
+	{ "/w/.git/modules/m/modules/n/config", 0, 0, "B5 S1" },
+	{ "/w/.git/modules/m/objects/x", 0, 0, "" },
+	{ "/w/.git/modules/m/HEAD", 0, 0, "" },
+	{ "/w/.git/modules/m", 1, 0, "B2" },
+	{ "/w/.git/modules", 1, 0, "B1" },
+	/* Git directories by another name (bare, separate): their shape. */
+	{ "/w/store.git/config", 0, 0, "S1" },
+	{ "/w/store.git/hooks/update", 0, 0, "S2" },
+	{ "/w/store.git/hooks", 1, 0, "S1" },
+	{ "/w/store.git/objects/x", 0, 0, "" },
+	{ "/w/src/config", 0, 0, "S1" },
+	{ "/w/src/config", 0, 1, "" },
+	{ "/w/src/config/db.yml", 0, 0, "" },
+	{ "/w/src/hooks/useThing.js", 0, 0, "S2" },
+	{ "/w/bare/worktrees", 1, 0, "S1" },
+	/* Another spelling on a case-insensitive filesystem. */
+	{ "/w/.GIT", 0, 0, "D0" },
+	{ "/w/.Git/CONFIG", 0, 0, "B1" },
+	{ "/w/sub/.GIT/Hooks/pre-commit", 0, 0, "B2" },
+	{ "/w/store.git/HOOKS/update", 0, 0, "S2" },
+	/* Several at once: nested repositories. */
+	{ "/w/.git/modules/x/.git", 0, 0, "D0" },
+	{ "/w/sub/.git/config", 0, 0, "B1" },
+	{ "/w/.git/x/.git/hooks", 0, 0, "B1" },
 };
 
 static void
@@ -83,21 +181,6 @@ mk(const char *fmt, ...)
 	mkdir(p, 0755);
 }
 
-static void
-touch(const char *fmt, ...)
-{
-	char	 p[PATH_MAX];
-	FILE	*f;
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(p, sizeof(p), fmt, ap);
-	va_end(ap);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	fclose(f);
-}
-
 static struct config *
 conf_of(const char *json)
 {
@@ -112,15 +195,38 @@ conf_of(const char *json)
 	return c;
 }
 
+/* fs_plan_build for a config text and inputs (NULL: the defaults). */
+static int
+build_in(struct fs_plan *plan, const char *json, const struct fs_inputs *inp)
+{
+	struct config	*c = conf_of(json);
+	struct fs_inputs in;
+	int		 rc;
+
+	if (inp != NULL)
+		in = *inp;
+	else
+		defaults(&in);
+	rc = fs_plan_build(plan, c, &in);
+	config_free(c);
+	return rc;
+}
+
 /* The plan for a config text, with the test's cwd, home, TMPDIR, bin. */
 static void
 build(struct fs_plan *plan, const char *json)
 {
-	struct config	*c = conf_of(json);
+	assert_int_equal(build_in(plan, json, NULL), 0);
+}
 
-	assert_int_equal(fs_plan_build(plan, c, ws, home, tmp, bin,
-	    NULL), 0);
-	config_free(c);
+static void
+defaults(struct fs_inputs *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->cwd = ws;
+	in->home = home;
+	in->tmpdir = tmp;
+	in->exe_dir = bin;
 }
 
 static const struct fs_rule *
@@ -132,6 +238,34 @@ rule_at(const struct fs_plan *plan, const char *path)
 		if (strcmp(plan->rules[i].path, path) == 0)
 			return &plan->rules[i];
 	return NULL;
+}
+
+/* Whether the plan protects the path (printf-style). */
+static int
+guarded(const struct fs_plan *plan, const char *fmt, ...)
+{
+	char	p[PATH_MAX];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p, sizeof(p), fmt, ap);
+	va_end(ap);
+	return fs_plan_guarded(plan, p, 0) != NULL;
+}
+
+static void
+write_file(const char *text, const char *fmt, ...)
+{
+	char	 p[PATH_MAX];
+	FILE	*f;
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p, sizeof(p), fmt, ap);
+	va_end(ap);
+	assert_non_null(f = fopen(p, "w"));
+	fputs(text, f);
+	fclose(f);
 }
 
 static int
@@ -225,8 +359,8 @@ test_existing_names(void **state)
 
 	(void)state;
 	mk("%s/.git/hooks", ws);
-	touch("%s/.git/config", ws);
-	touch("%s/.bashrc", ws);
+	write_file("", "%s/.git/config", ws);
+	write_file("", "%s/.bashrc", ws);
 	build(&plan, "{}");
 	snprintf(p, sizeof(p), "%s/.bashrc", ws);
 	assert_non_null(r = rule_at(&plan, p));
@@ -354,8 +488,8 @@ test_guarded(void **state)
 	build(&plan, "{}");
 	for (i = 0; i < sizeof(guard_cases) / sizeof(*guard_cases); i++) {
 		snprintf(p, sizeof(p), "%s/%s", ws, guard_cases[i].rel);
-		if (fs_plan_guarded(&plan, p, guard_cases[i].ancestors_too) !=
-		    guard_cases[i].want)
+		if ((fs_plan_guarded(&plan, p, guard_cases[i].ancestors_too) !=
+		    NULL) != guard_cases[i].want)
 			fail_msg("%s (ancestors %d): want %d", guard_cases[i].rel,
 			    guard_cases[i].ancestors_too, guard_cases[i].want);
 	}
@@ -364,6 +498,231 @@ test_guarded(void **state)
 	assert_true(fs_plan_guarded(&plan, p, 0));
 	/* Outside every root and the set: not guarded. */
 	assert_false(fs_plan_guarded(&plan, "/nonexistent/x", 0));
+	fs_plan_free(&plan);
+}
+
+/* fs_git_rule: the questions for each path, as a table. */
+static void
+test_git_rule(void **state)
+{
+	struct fs_git_q	q[16];
+	char		got[128];
+	ssize_t		n, j;
+	size_t		i;
+
+	(void)state;
+	for (i = 0; i < sizeof(git_cases) / sizeof(*git_cases); i++) {
+		const struct git_case *c = &git_cases[i];
+
+		n = fs_git_rule(c->path, c->ancestors_too, c->allow_config, q,
+		    16);
+		assert_true(n >= 0);
+		got[0] = '\0';
+		for (j = 0; j < n; j++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+			    "%s%c%d", j > 0 ? " " : "", "DBS"[q[j].ask],
+			    q[j].up);
+		if (strcmp(got, c->want) != 0)
+			fail_msg("%s (ancestors %d, allow config %d): got "
+			    "\"%s\", want \"%s\"", c->path, c->ancestors_too,
+			    c->allow_config, got, c->want);
+	}
+	/* More questions than room: -1, which the guard refuses. */
+	assert_int_equal(fs_git_rule("/a/hooks/hooks/hooks", 0, 0, q, 2), -1);
+}
+
+/* core.hooksPath: every spelling git accepts, nothing else. */
+static void
+test_hookspath(void **state)
+{
+	struct strlist	l = { NULL, 0 };
+	char		p[PATH_MAX];
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/cfg", top);
+	write_file("[user]\n\thooksPath = not-core\n"
+	    "[core]\n\tbare = false\n\thooksPath = one\n"
+	    "[Core]\n  HooksPath=\"two\"  \n"
+	    "\thooksPathX = no\n"
+	    "[core] hookspath = three # comment\n"
+	    "[remote \"core\"]\n\thooksPath = no\n", "%s", p);
+	assert_int_equal(fs_git_hookspath(p, &l), 0);
+	assert_int_equal(l.n, 3);
+	assert_string_equal(l.v[0], "one");
+	assert_string_equal(l.v[1], "two");
+	assert_string_equal(l.v[2], "three");
+	strlist_free(&l);
+	snprintf(p, sizeof(p), "%s/missing", top);
+	assert_int_equal(fs_git_hookspath(p, &l), 0);
+	assert_int_equal(l.n, 0);
+}
+
+/*
+ * The work tree around the working directory (even above it): its
+ * core.hooksPath and hook managers' files are protected, existing ones
+ * bound read-only.
+ */
+static void
+test_git_hooks(void **state)
+{
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	const struct fs_rule	*r;
+	char			 p[PATH_MAX];
+
+	(void)state;
+	mk("%s/.git/hooks", ws);
+	mk("%s/githooks", ws);
+	mk("%s/sub", ws);
+	write_file("[core]\n\thooksPath = githooks\n", "%s/.git/config", ws);
+	build(&plan, "{}");
+	assert_true(guarded(&plan, "%s/githooks/pre-commit", ws));
+	assert_true(guarded(&plan, "%s/.husky/pre-commit", ws));
+	assert_true(guarded(&plan, "%s/.pre-commit-config.yaml", ws));
+	assert_false(guarded(&plan, "%s/src/x.c", ws));
+	snprintf(p, sizeof(p), "%s/githooks", ws);
+	assert_non_null(r = rule_at(&plan, p));
+	assert_int_equal(r->action, FS_EXPOSE_RO);
+	fs_plan_free(&plan);
+
+	/* Run from a subdirectory: the work tree's top is above it. */
+	snprintf(p, sizeof(p), "%s/sub", ws);
+	defaults(&in);
+	in.cwd = p;
+	assert_int_equal(build_in(&plan, "{}", &in), 0);
+	assert_true(guarded(&plan, "%s/githooks/x", ws));
+	fs_plan_free(&plan);
+}
+
+/* A home directory inside a writable root gets the mandatory set too. */
+static void
+test_home_in_root(void **state)
+{
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	const struct fs_rule	*r;
+	char			 json[PATH_MAX];
+
+	(void)state;
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"denyRead\": "
+	    "[\"~/.ssh\"], \"allowWrite\": [\"%s\"]}}", top);
+	build(&plan, json);
+	assert_true(guarded(&plan, "%s/.bashrc", home));
+	assert_true(guarded(&plan, "%s/.ssh/authorized_keys", home));
+	assert_true(guarded(&plan, "%s/.config/systemd/user/x.service", home));
+	assert_true(guarded(&plan, "%s/.local/bin/ls", home));
+	assert_true(guarded(&plan, "%s/.bashrc", top));
+	assert_false(guarded(&plan, "%s/notes.txt", home));
+	fs_plan_free(&plan);
+
+	/* Working in the home itself, with the secrets hidden: sound. */
+	mk("%s/.ssh", home);
+	defaults(&in);
+	in.cwd = home;
+	assert_int_equal(build_in(&plan, "{\"filesystem\": "
+	    "{\"denyRead\": [\"~/.ssh\"]}}", &in), 0);
+	snprintf(json, sizeof(json), "%s/.ssh", home);
+	assert_non_null(r = rule_at(&plan, json));
+	assert_int_equal(r->action, FS_HIDE);
+	assert_true(has(plan.writable, plan.nwritable, home));
+	assert_true(guarded(&plan, "%s/.zshenv", home));
+	fs_plan_free(&plan);
+}
+
+/* Working directories no sound policy exists for: refused, said why. */
+static void
+test_refuse_cwd(void **state)
+{
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	char			 json[PATH_MAX];
+
+	(void)state;
+	defaults(&in);
+	in.cwd = home;		/* hidden by default */
+	assert_int_equal(build_in(&plan, "{}", &in), EXIT_SETUP);
+	in.cwd = "/";
+	assert_int_equal(build_in(&plan, "{}", &in), EXIT_SETUP);
+	assert_int_equal(build_in(&plan, "{\"filesystem\": {\"allowWrite\": "
+	    "[\"/\"]}}", NULL), EXIT_SETUP);
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"denyRead\": "
+	    "[\"%s\"]}}", ws);
+	assert_int_equal(build_in(&plan, json, NULL), EXIT_SETUP);
+	/* / as the working directory, written elsewhere: sound. */
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"allowWrite\": "
+	    "[\"%s\"]}}", ws);
+	in.cwd = "/";
+	assert_int_equal(build_in(&plan, json, &in), 0);
+	fs_plan_free(&plan);
+}
+
+/*
+ * The files the config and the command line name: protected; a reviewer
+ * inside a writable root: refused.
+ */
+static void
+test_trusted(void **state)
+{
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	const struct fs_rule	*r;
+	char			 json[4 * PATH_MAX], p[PATH_MAX];
+
+	(void)state;
+	write_file("", "%s/hosts", ws);
+	write_file("", "%s/reviewer.sh", bin);
+	snprintf(json, sizeof(json), "{\"resolver\": {\"hostsFile\": "
+	    "\"%s/hosts\"}, \"review\": {\"command\": [\"%s/reviewer.sh\", "
+	    "\"-v\", \"relative.txt\"]}}", ws, bin);
+	defaults(&in);
+	snprintf(p, sizeof(p), "%s/access.log", ws);
+	in.access_log = p;
+	in.supervisor_socket = "/nonexistent/sup.sock";
+	assert_int_equal(build_in(&plan, json, &in), 0);
+	assert_true(guarded(&plan, "%s/hosts", ws));
+	assert_true(guarded(&plan, "%s/access.log", ws));
+	assert_true(guarded(&plan, "/nonexistent/sup.sock"));
+	snprintf(p, sizeof(p), "%s/hosts", ws);
+	assert_non_null(r = rule_at(&plan, p));
+	assert_int_equal(r->action, FS_EXPOSE_RO);
+	fs_plan_free(&plan);
+
+	snprintf(json, sizeof(json), "{\"review\": {\"socket\": "
+	    "\"%s/sup.sock\"}}", ws);
+	assert_int_equal(build_in(&plan, json, NULL), 0);
+	assert_true(guarded(&plan, "%s/sup.sock", ws));
+	fs_plan_free(&plan);
+
+	/* The reviewer, or a file it is given, in a writable root. */
+	snprintf(json, sizeof(json), "{\"review\": {\"command\": "
+	    "[\"%s/r.sh\"]}}", ws);
+	assert_int_equal(build_in(&plan, json, NULL), EXIT_CONFIG);
+	snprintf(json, sizeof(json), "{\"review\": {\"command\": "
+	    "[\"/usr/bin/python3\", \"%s/r.py\"]}}", ws);
+	assert_int_equal(build_in(&plan, json, NULL), EXIT_CONFIG);
+	snprintf(json, sizeof(json), "{\"review\": {\"command\": "
+	    "[\"/bin/sh\", \"--rules=%s/rules\"]}}", tmp);
+	assert_int_equal(build_in(&plan, json, NULL), EXIT_CONFIG);
+}
+
+/* $PATH directories in a writable root, outside the working directory. */
+static void
+test_path_dirs(void **state)
+{
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	char			 json[PATH_MAX], path[4 * PATH_MAX];
+
+	(void)state;
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"allowWrite\": "
+	    "[\"%s\"]}}", top);
+	snprintf(path, sizeof(path), "%s/mybin:%s/.venv/bin:relative:"
+	    "/usr/bin", home, ws);
+	defaults(&in);
+	in.path = path;
+	assert_int_equal(build_in(&plan, json, &in), 0);
+	assert_true(guarded(&plan, "%s/mybin/ls", home));
+	assert_false(guarded(&plan, "%s/.venv/bin/python", ws));
 	fs_plan_free(&plan);
 }
 
@@ -377,6 +736,18 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guarded, setup, teardown),
+		cmocka_unit_test(test_git_rule),
+		cmocka_unit_test_setup_teardown(test_hookspath, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_git_hooks, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_home_in_root, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_cwd, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_trusted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_path_dirs, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

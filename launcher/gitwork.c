@@ -1,0 +1,238 @@
+/*
+ * The hooks of the git work tree around a path, for the creation guard.
+ * git runs the hooks of a repository from core.hooksPath when it is set
+ * (husky, lefthook and pre-commit set it, or install hooks that read
+ * their own files at the top of the work tree), and those live in the
+ * work tree, where the command writes.  For a work tree that existed
+ * before the run they are protected like .git/hooks, at any depth.
+ *
+ * Finding the work tree means walking up from the path's directory to
+ * the first one holding a ".git"; each directory on the way is
+ * remembered (by device and inode), so the next path nearby is answered
+ * from memory.  Renaming a directory, or making a ".git", can change the
+ * answers: the guard then forgets them all (gitwork_flush).
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "launcher/launcher.h"
+
+#define GITWORK_DIRS	16384	/* directories remembered */
+#define GITWORK_TREES	1024	/* work trees remembered */
+#define GITWORK_UP	256	/* levels walked at most */
+
+struct gitwork_dir {
+	dev_t	dev;
+	ino_t	ino;
+	int	tree;		/* index in trees, -1: none, -2: free slot */
+};
+
+struct gitwork_tree {
+	char		*top;
+	struct strlist	 hooks;	/* resolved hook directories and files */
+};
+
+struct gitwork {
+	const struct fs_plan	*plan;
+	struct gitwork_dir	 dirs[GITWORK_DIRS];
+	size_t			 ndirs;
+	struct gitwork_tree	 trees[GITWORK_TREES];
+	size_t			 ntrees;
+};
+
+static size_t	gitwork_slot(const struct gitwork *, dev_t, ino_t);
+static void	gitwork_remember(struct gitwork *, const struct stat *,
+		    int tree);
+static int	gitwork_tree(struct gitwork *, const char *top);
+static int	gitwork_find(struct gitwork *, int dirfd, const char *dir,
+		    int (*made)(void *, const struct stat *), void *arg);
+
+struct gitwork *
+gitwork_new(const struct fs_plan *plan)
+{
+	struct gitwork	*w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return NULL;
+	w->plan = plan;
+	gitwork_flush(w);
+	return w;
+}
+
+void
+gitwork_flush(struct gitwork *w)
+{
+	size_t	i;
+
+	for (i = 0; i < GITWORK_DIRS; i++)
+		w->dirs[i].tree = -2;
+	w->ndirs = 0;
+	for (i = 0; i < w->ntrees; i++) {
+		free(w->trees[i].top);
+		strlist_free(&w->trees[i].hooks);
+	}
+	w->ntrees = 0;
+}
+
+void
+gitwork_free(struct gitwork *w)
+{
+	if (w == NULL)
+		return;
+	gitwork_flush(w);
+	free(w);
+}
+
+/* The slot of (dev, ino): its entry, or the free slot to fill. */
+static size_t
+gitwork_slot(const struct gitwork *w, dev_t dev, ino_t ino)
+{
+	size_t	i = fs_id_hash(dev, ino) & (GITWORK_DIRS - 1);
+
+	while (w->dirs[i].tree != -2 &&
+	    (w->dirs[i].dev != dev || w->dirs[i].ino != ino))
+		i = (i + 1) & (GITWORK_DIRS - 1);
+	return i;
+}
+
+static void
+gitwork_remember(struct gitwork *w, const struct stat *st, int tree)
+{
+	size_t	i;
+
+	if (w->ndirs * 2 >= GITWORK_DIRS)
+		return;		/* full: answered by walking */
+	i = gitwork_slot(w, st->st_dev, st->st_ino);
+	if (w->dirs[i].tree == -2)
+		w->ndirs++;
+	w->dirs[i].dev = st->st_dev;
+	w->dirs[i].ino = st->st_ino;
+	w->dirs[i].tree = tree;
+}
+
+/* The work tree at top, learnt once: its index, or -1. */
+static int
+gitwork_tree(struct gitwork *w, const char *top)
+{
+	struct gitwork_tree	*t;
+
+	if (w->ntrees == GITWORK_TREES)
+		gitwork_flush(w);
+	t = &w->trees[w->ntrees];
+	memset(t, 0, sizeof(*t));
+	if ((t->top = strdup(top)) == NULL ||
+	    fs_git_hookdirs(top, &w->plan->hookspaths, w->plan->home,
+	    &t->hooks) == -1) {
+		free(t->top);
+		strlist_free(&t->hooks);
+		return -1;
+	}
+	return (int)w->ntrees++;
+}
+
+/*
+ * The work tree around directory dirfd (named dir): the index of an old
+ * one, -1 for none or one made during the run, -2 when it cannot be told
+ * (the caller protects).
+ */
+static int
+gitwork_find(struct gitwork *w, int dirfd, const char *dir,
+    int (*made)(void *, const struct stat *), void *arg)
+{
+	struct stat	 seen[GITWORK_UP], st, up;
+	char		 top[PATH_MAX], *slash;
+	size_t		 n = 0, i;
+	int		 cur, next, tree = -1;
+
+	if (strlen(dir) >= sizeof(top) ||
+	    (cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) == -1)
+		return -2;
+	strcpy(top, dir);
+	for (;;) {
+		if (fstat(cur, &st) == -1) {
+			tree = -2;
+			break;
+		}
+		i = gitwork_slot(w, st.st_dev, st.st_ino);
+		if (w->dirs[i].tree != -2) {
+			tree = w->dirs[i].tree;
+			break;
+		}
+		if (n == GITWORK_UP) {
+			tree = -2;
+			break;
+		}
+		seen[n++] = st;
+		if (fstatat(cur, ".git", &up, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (made(arg, &up))
+				tree = -1;
+			else if ((tree = gitwork_tree(w, top)) == -1)
+				tree = -2;
+			break;
+		}
+		next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (next == -1 || fstat(next, &up) == -1) {
+			if (next != -1)
+				close(next);
+			tree = -2;
+			break;
+		}
+		if (up.st_dev == st.st_dev && up.st_ino == st.st_ino) {
+			close(next);
+			break;		/* "/": no work tree */
+		}
+		close(cur);
+		cur = next;
+		if ((slash = strrchr(top, '/')) != NULL)
+			slash[slash == top ? 1 : 0] = '\0';
+	}
+	close(cur);
+	if (tree != -2)
+		for (i = 0; i < n; i++)
+			gitwork_remember(w, &seen[i], tree);
+	return tree;
+}
+
+/*
+ * Whether path, whose directory is dirfd, is a hook (or, with
+ * ancestors_too, holds one) of the git work tree around it, when that
+ * work tree is older than the run (made says which are not).  1: yes or
+ * cannot tell; 0: no.
+ */
+int
+gitwork_hooked(struct gitwork *w, int dirfd, const char *path,
+    int ancestors_too, int (*made)(void *, const struct stat *), void *arg)
+{
+	char	 dir[PATH_MAX], *slash;
+	size_t	 i;
+	int	 tree;
+
+	if (strlen(path) >= sizeof(dir) || (slash = strrchr(path, '/')) ==
+	    NULL)
+		return 1;
+	if (slash == path)
+		strcpy(dir, "/");
+	else {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	}
+	if ((tree = gitwork_find(w, dirfd, dir, made, arg)) == -2)
+		return 1;
+	if (tree == -1)
+		return 0;
+	for (i = 0; i < w->trees[tree].hooks.n; i++) {
+		const char *h = w->trees[tree].hooks.v[i];
+
+		if (fs_under_ci(path, h) ||
+		    (ancestors_too && fs_under_ci(h, path)))
+			return 1;
+	}
+	return 0;
+}
