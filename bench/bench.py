@@ -155,24 +155,17 @@ def stop(proc):
     if proc.poll() is not None:
         return
     pids = [proc.pid] + children(proc.pid)
-    for p in pids:
+    # Politely, then for good: a child of a sandbox may outlive proc.
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for p in pids:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
         try:
-            os.kill(p, signal.SIGTERM)
-        except ProcessLookupError:
+            proc.wait(3)
+        except subprocess.TimeoutExpired:
             pass
-    try:
-        proc.wait(3)
-    except subprocess.TimeoutExpired:
-        pass
-    for p in pids:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    try:
-        proc.wait(3)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def spawn(argv, **kw):
