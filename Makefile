@@ -71,8 +71,10 @@ LIB_SRC      := $(COMMON_SRC) $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) \
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/gen/default_config.o
 LIBPISBX := $(BUILD)/libpisbx.a
 
+# LINKS: pisbx-run under a second name (main() looks at argv[0]).
 PROGS :=
 MAIN_OBJ :=
+LINKS :=
 ifneq ($(wildcard proxy/main.c),)
 PROGS += $(BINDIR)/pisbx-proxy
 MAIN_OBJ += $(BUILD)/proxy/main.o
@@ -80,6 +82,7 @@ endif
 ifneq ($(wildcard launcher/main.c),)
 PROGS += $(BINDIR)/pisbx-run
 MAIN_OBJ += $(BUILD)/launcher/main.o
+LINKS += $(BINDIR)/pisbx-sh
 endif
 ifneq ($(wildcard supervisor/main.c),)
 PROGS += $(BINDIR)/pisbx-supervisor
@@ -97,7 +100,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all check check-run unit integration fuzz demo demo-run bench \
 	bench-run install clean tests-build
-all: $(PROGS)
+all: $(PROGS) $(LINKS)
 
 $(BUILD)/gen/default_config.c: conf/default.json scripts/embed.sh
 	@mkdir -p $(dir $@)
@@ -121,6 +124,9 @@ $(PROGS): $(BINDIR)/pisbx-%: $(LIBPISBX)
 $(BINDIR)/pisbx-proxy: $(BUILD)/proxy/main.o
 $(BINDIR)/pisbx-run: $(BUILD)/launcher/main.o
 $(BINDIR)/pisbx-supervisor: $(BUILD)/supervisor/main.o
+
+$(BINDIR)/pisbx-sh: $(BINDIR)/pisbx-run
+	ln -sf pisbx-run $@
 
 $(UNIT_BIN): $(BUILD)/tests/%: tests/unit/%.c $(LIBPISBX)
 	@mkdir -p $(dir $@)
@@ -163,7 +169,7 @@ $(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	    $(DEPFLAGS) -o $@ $< $(FUZZ_LIB) $(PKG_LIBS)
 
-tests-build: $(PROGS) $(UNIT_BIN) $(HELPER_BIN)
+tests-build: $(PROGS) $(LINKS) $(UNIT_BIN) $(HELPER_BIN)
 
 # What check, demo and bench drive, installed by ./bootstrap once: the
 # stamp is redone when bootstrap changes (or after make clean).
@@ -180,13 +186,13 @@ $(DEPS_STAMP)/%: bootstrap
 check: $(DEPS_STAMP)/test
 	@$(MAKE) --no-print-directory check-run
 
-check-run: $(PROGS) $(UNIT_BIN) $(HELPER_BIN) $(if $(filter 1,$(SANITIZE)),,$(FUZZ_BIN))
+check-run: $(PROGS) $(LINKS) $(UNIT_BIN) $(HELPER_BIN) $(if $(filter 1,$(SANITIZE)),,$(FUZZ_BIN))
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) SANITIZE=$(SANITIZE) sh tests/run.sh
 
 unit: $(UNIT_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh tests/run.sh unit
 
-integration: $(PROGS) $(HELPER_BIN)
+integration: $(PROGS) $(LINKS) $(HELPER_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh tests/run.sh integration
 
 fuzz: $(FUZZ_BIN)
@@ -195,18 +201,20 @@ fuzz: $(FUZZ_BIN)
 demo: $(DEPS_STAMP)/demo
 	@$(MAKE) --no-print-directory demo-run
 
-demo-run: $(PROGS) $(HELPER_BIN)
+demo-run: $(PROGS) $(LINKS) $(HELPER_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh scripts/demo.sh
 
 bench: $(DEPS_STAMP)/all
 	@$(MAKE) --no-print-directory bench-run
 
-bench-run: $(PROGS) $(HELPER_BIN) $(BENCH_BIN)
+bench-run: $(PROGS) $(LINKS) $(HELPER_BIN) $(BENCH_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh bench/run.sh
 
-install: $(PROGS)
+install: $(PROGS) $(LINKS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	for l in $(notdir $(LINKS)); do \
+	    ln -sf pisbx-run $(DESTDIR)$(PREFIX)/bin/$$l; done
 	for m in docs/*.1; do [ -f "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(PREFIX)/share/man/man1/; done; true
 
 clean:

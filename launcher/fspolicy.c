@@ -164,6 +164,12 @@ static char	*fs_join(const char *a, const char *b);
 static const char *fs_root_of(const struct fs_plan *, const char *path);
 static int	 fs_mandatory_at(struct fs_set *, const char *dir,
 		    int allow_git_config);
+static const char *fs_mandatory_of(const char *path, const char *dir,
+		    int allow_git_config);
+static int	 fs_file_roots(const struct config *, const struct fs_plan *,
+		    const char *home, const struct strlist *pathdirs);
+static int	 fs_path_list(const char *path, const char *project,
+		    struct strlist *out);
 static int	 fs_git_dirs(const char *top, char **gitdir, char **common,
 		    int *isfile);
 static int	 fs_git_global(struct fs_plan *, const char *home);
@@ -176,13 +182,15 @@ static int	 fs_trusted(struct fs_set *, const struct config *,
 static int	 fs_reviewer(const struct config *, const struct fs_plan *,
 		    const char *cwd, const char *home);
 static int	 fs_path_dirs(struct fs_set *, const struct fs_plan *,
-		    const char *path, const char *cwd);
+		    const struct strlist *pathdirs);
 static int	 fs_rules(struct fs_plan *, const struct fs_set *);
 static int	 fs_git_file(const char *name, int allow_config);
 static int	 fs_git_tail(char *const *v, size_t n, int ancestors_too,
 		    int allow_config);
 static int	 fs_git_ask(struct fs_git_q *, size_t max, size_t *n,
 		    enum fs_git_ask, int up);
+static int	 fs_workspace(const struct fs_set *, const char *cwd,
+		    const char *home, char **ws);
 
 /* "a" + "/" + "b", without doubling the slash after "/". */
 static char *
@@ -555,6 +563,70 @@ fs_mandatory_at(struct fs_set *set, const char *dir, int allow_git_config)
 	return 0;
 }
 
+/* Who reads path when it is, or lies in, the mandatory set at dir. */
+static const char *
+fs_mandatory_of(const char *path, const char *dir, int allow_git_config)
+{
+	const char	*rel;
+	size_t		 i, len = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		rel = path + 1;
+	else if (fs_under(path, dir) && path[len] == '/')
+		rel = path + len + 1;
+	else
+		return NULL;
+	for (i = 0; i < sizeof(fs_mandatory) / sizeof(*fs_mandatory); i++)
+		if (fs_under_ci(rel, fs_mandatory[i].name))
+			return fs_mandatory[i].reader;
+	if (!allow_git_config && fs_under_ci(rel, ".git/config"))
+		return "git";
+	return NULL;
+}
+
+/*
+ * A single file named in allowWrite is a writable root of its own, so the
+ * mandatory set of the directory above it would not cover it: hold it to
+ * that set (at its directory and at the home directory) and to the
+ * directories of $PATH outside the project (fs_path_dirs).  Such a file
+ * cannot be made writable: an error (EXIT_CONFIG, said), not a silent
+ * no-op.
+ */
+static int
+fs_file_roots(const struct config *conf, const struct fs_plan *plan,
+    const char *home, const struct strlist *pathdirs)
+{
+	struct stat	 st;
+	const char	*f, *why;
+	char		*dir;
+	size_t		 i, j;
+
+	for (i = 0; i < plan->nwritable; i++) {
+		f = plan->writable[i];
+		if (stat(f, &st) == -1 || S_ISDIR(st.st_mode))
+			continue;
+		if ((dir = strdup(f)) == NULL)
+			return -1;
+		*strrchr(dir, '/') = '\0';
+		why = fs_mandatory_of(f, dir[0] == '\0' ? "/" : dir,
+		    conf->allow_git_config);
+		free(dir);
+		if (why == NULL && home != NULL)
+			why = fs_mandatory_of(f, home, conf->allow_git_config);
+		for (j = 0; why == NULL && j < pathdirs->n; j++)
+			if (fs_under(f, pathdirs->v[j]))
+				why = "the shell (a directory on $PATH)";
+		if (why != NULL) {
+			log_warnx("%s: filesystem.allowWrite names %s, which "
+			    "is protected (read by %s outside the sandbox): it "
+			    "cannot be writable; remove it from "
+			    "filesystem.allowWrite", conf->path, f, why);
+			return EXIT_CONFIG;
+		}
+	}
+	return 0;
+}
+
 /*
  * Append every core.hooksPath value of one git config file to out.  A
  * missing file has none; include.path is not followed.
@@ -733,36 +805,109 @@ done:
 }
 
 /*
- * No sound policy for the working directory: "/" (everything writable)
- * or a path the policy hides (the home directory by default) -- the
- * working directory is re-exposed, which would undo the hiding.
+ * The default writable root: the top of the git work tree that contains
+ * cwd (so an agent's "cd src" keeps the project writable), unless that is
+ * the home directory, "/", or a tree holding a hidden (denyRead) path;
+ * else cwd.  $PISBX_WORKSPACE, an existing absolute directory, names it
+ * instead (fs_refuse_cwd then holds it to the working directory's rules).
+ * Returns 0 (*ws set), -1 on no memory, EXIT_SETUP (said why).
+ */
+static int
+fs_workspace(const struct fs_set *set, const char *cwd, const char *home,
+    char **ws)
+{
+	char		*top, *dotgit, *slash, real[PATH_MAX];
+	const char	*env = getenv("PISBX_WORKSPACE");
+	struct stat	 st;
+	size_t		 i;
+
+	if (env != NULL && env[0] != '\0') {
+		if (env[0] != '/') {
+			log_warnx("PISBX_WORKSPACE=%s: not an absolute path",
+			    env);
+			return EXIT_SETUP;
+		}
+		if (realpath(env, real) == NULL ||
+		    stat(real, &st) == -1 || !S_ISDIR(st.st_mode)) {
+			log_warnx("PISBX_WORKSPACE=%s: not a directory", env);
+			return EXIT_SETUP;
+		}
+		return (*ws = strdup(real)) == NULL ? -1 : 0;
+	}
+	if ((top = strdup(cwd)) == NULL)
+		return -1;
+	for (;;) {
+		if ((dotgit = fs_join(top, ".git")) == NULL) {
+			free(top);
+			return -1;
+		}
+		i = lstat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) ||
+		    S_ISREG(st.st_mode));
+		free(dotgit);
+		if (i)
+			break;
+		if ((slash = strrchr(top, '/')) == NULL || slash == top)
+			goto cwd;	/* no work tree (or "/" is one) */
+		*slash = '\0';
+	}
+	if (strcmp(top, "/") == 0 || (home != NULL && strcmp(top, home) == 0))
+		goto cwd;
+	for (i = 0; i < set->n; i++)
+		if ((set->v[i].flags & P_DENY_READ) &&
+		    fs_under(set->v[i].path, top))
+			goto cwd;
+	*ws = top;
+	return 0;
+cwd:
+	free(top);
+	return (*ws = strdup(cwd)) == NULL ? -1 : 0;
+}
+
+/*
+ * No sound policy for the working directory or the workspace: "/"
+ * (everything writable) or a path the policy hides (the home directory by
+ * default) -- both are re-exposed, which would undo the hiding.  The
+ * workspace found from a git work tree is never one of these
+ * (fs_workspace); $PISBX_WORKSPACE is held to the same rule as cwd.
  */
 static int
 fs_refuse_cwd(const struct fs_set *set, const struct fs_plan *plan,
     const char *cwd, int deny_read_set)
 {
-	size_t	i;
+	const char	*ws = plan->workspace;
+	size_t		 i;
 
 	if (fs_root_of(plan, "/") != NULL) {
 		log_warnx("refusing to run with / as a writable directory "
-		    "(the working directory, or filesystem.allowWrite): the "
-		    "whole machine would be writable; cd to a project "
-		    "directory, or name the directories to write in "
-		    "filesystem.allowWrite");
+		    "(the working directory, PISBX_WORKSPACE, or "
+		    "filesystem.allowWrite): the whole machine would be "
+		    "writable; cd to a project directory, or name the "
+		    "directories to write in filesystem.allowWrite");
 		return EXIT_SETUP;
 	}
 	for (i = 0; i < set->n; i++) {
-		if (!(set->v[i].flags & P_DENY_READ) ||
-		    strcmp(set->v[i].path, cwd) != 0)
+		if (!(set->v[i].flags & P_DENY_READ))
 			continue;
-		log_warnx("refusing to run in %s: the policy hides it "
-		    "(filesystem.denyRead%s), and the working directory "
-		    "would expose it, with every secret in it; cd to a "
-		    "project directory below it, or set filesystem.denyRead "
-		    "to the secrets only (e.g. [\"~/.ssh\", \"~/.aws\"])",
-		    cwd, deny_read_set ? "" :
-		    " defaults to the home directory");
-		return EXIT_SETUP;
+		if (strcmp(set->v[i].path, cwd) == 0) {
+			log_warnx("refusing to run in %s: the policy hides it "
+			    "(filesystem.denyRead%s), and the working "
+			    "directory would expose it, with every secret in "
+			    "it; cd to a project directory below it, or set "
+			    "filesystem.denyRead to the secrets only (e.g. "
+			    "[\"~/.ssh\", \"~/.aws\"])", cwd, deny_read_set ?
+			    "" : " defaults to the home directory");
+			return EXIT_SETUP;
+		}
+		if (ws != NULL && strcmp(set->v[i].path, ws) == 0) {
+			log_warnx("PISBX_WORKSPACE=%s: the policy hides it "
+			    "(filesystem.denyRead%s), so it cannot be the "
+			    "workspace: that would expose every secret in it; "
+			    "name the project's directory, or set "
+			    "filesystem.denyRead to the secrets only (e.g. "
+			    "[\"~/.ssh\", \"~/.aws\"])", ws, deny_read_set ?
+			    "" : " defaults to the home directory");
+			return EXIT_SETUP;
+		}
 	}
 	return 0;
 }
@@ -790,7 +935,7 @@ fs_trusted(struct fs_set *set, const struct config *conf,
 		return -1;
 	if (in->access_log != NULL && strcmp(in->access_log, "-") != 0 &&
 	    fs_set_add_resolved(set, in->access_log, P_DENY_WRITE,
-	    "the proxy (--access-log)", in->cwd, home) == -1)
+	    "the proxy (the access log)", in->cwd, home) == -1)
 		return -1;
 	return 0;
 }
@@ -833,14 +978,13 @@ fs_reviewer(const struct config *conf, const struct fs_plan *plan,
 }
 
 /*
- * Directories of $PATH in a writable root outside the working directory
- * (~/.local/bin, ~/bin...): the user's shell runs what is there.  Inside
- * the working directory they are the project's own (.venv/bin,
- * node_modules/.bin), which its builds write.
+ * The directories of $PATH outside the project (the workspace, or the
+ * working directory with allowWrite), resolved: ~/.local/bin, ~/bin...;
+ * the user's shell runs what is there.  Inside the project they are its
+ * own (.venv/bin, node_modules/.bin), which its builds write.
  */
 static int
-fs_path_dirs(struct fs_set *set, const struct fs_plan *plan,
-    const char *path, const char *cwd)
+fs_path_list(const char *path, const char *project, struct strlist *out)
 {
 	char	*copy, *dir, *save = NULL, *p;
 	int	 rc = 0;
@@ -851,17 +995,31 @@ fs_path_dirs(struct fs_set *set, const struct fs_plan *plan,
 	    dir = strtok_r(NULL, ":", &save)) {
 		if (dir[0] != '/')
 			continue;
-		if ((p = fs_resolve(dir, cwd, NULL)) == NULL) {
+		if ((p = fs_resolve(dir, project, NULL)) == NULL) {
 			rc = -1;
 			break;
 		}
-		if (fs_root_of(plan, p) != NULL && !fs_under(p, cwd))
-			rc = fs_set_add(set, p, P_DENY_WRITE,
-			    "the shell (a directory on $PATH)");
+		if (!fs_under(p, project))
+			rc = fs_strv_add(&out->v, &out->n, p);
 		free(p);
 	}
 	free(copy);
 	return rc;
+}
+
+/* Protect the directories of $PATH outside the project in a writable root. */
+static int
+fs_path_dirs(struct fs_set *set, const struct fs_plan *plan,
+    const struct strlist *pathdirs)
+{
+	size_t	i;
+
+	for (i = 0; i < pathdirs->n; i++)
+		if (fs_root_of(plan, pathdirs->v[i]) != NULL &&
+		    fs_set_add(set, pathdirs->v[i], P_DENY_WRITE,
+		    "the shell (a directory on $PATH)") == -1)
+			return -1;
+	return 0;
 }
 
 /* One rule per existing path that changes what the sandbox sees. */
@@ -937,6 +1095,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
     const struct fs_inputs *in)
 {
 	struct fs_set	 set = { NULL, 0 };
+	struct strlist	 pathdirs = { NULL, 0 };
 	struct stat	 st;
 	char		*p = NULL, *home_real = NULL;
 	const char	*env, *cwd = in->cwd;
@@ -969,13 +1128,20 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	    "pisbx (its executables)") == -1)
 		goto fail;
 
-	/* Writes. */
+	/* Writes: allowWrite, else the workspace. */
 	if (conf->fs_allow_write_set) {
 		if (fs_set_add_list(&set, &conf->allow_write, P_ALLOW_WRITE,
 		    cwd, home_real) == -1)
 			goto fail;
-	} else if (fs_set_add(&set, cwd, P_ALLOW_WRITE, NULL) == -1)
-		goto fail;
+	} else {
+		if ((rc = fs_workspace(&set, cwd, home_real,
+		    &plan->workspace)) != 0)
+			goto fail;
+		rc = -1;
+		if (fs_set_add(&set, plan->workspace, P_ALLOW_READ |
+		    P_ALLOW_WRITE, NULL) == -1)
+			goto fail;
+	}
 	if (fs_set_add(&set, in->tmpdir, P_ALLOW_WRITE, NULL) == -1)
 		goto fail;
 	if (fs_set_add_list(&set, &conf->deny_write, P_DENY_WRITE, cwd,
@@ -1012,26 +1178,35 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		if (!(set.v[i].flags & P_ALLOW_WRITE) ||
 		    (set.v[i].flags & P_DENY_WRITE))
 			continue;
-		if (stat(set.v[i].path, &st) == -1 || !S_ISDIR(st.st_mode))
+		/* A single file is a root too (Landlock: file rights). */
+		if (stat(set.v[i].path, &st) == -1 ||
+		    !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 			continue;
 		if (fs_strv_add(&plan->writable, &plan->nwritable,
 		    set.v[i].path) == -1)
 			goto fail;
 	}
+	if (fs_path_list(in->path, plan->workspace != NULL ?
+	    plan->workspace : cwd, &pathdirs) == -1)
+		goto fail;
 	if ((rc = fs_refuse_cwd(&set, plan, cwd,
 	    conf->fs_deny_read_set)) != 0 ||
-	    (rc = fs_reviewer(conf, plan, cwd, home_real)) != 0)
+	    (rc = fs_reviewer(conf, plan, cwd, home_real)) != 0 ||
+	    (rc = fs_file_roots(conf, plan, home_real, &pathdirs)) != 0)
 		goto fail;
 	rc = -1;
 
 	/*
 	 * The mandatory set at the top of each writable root and at the home
-	 * directory when it lies in one; the git work tree around each root.
+	 * directory when it lies in one; the git work tree around each
+	 * directory root.
 	 */
 	nroots = plan->nwritable;
 	for (i = 0; i < nroots; i++) {
 		const char *root = plan->writable[i];
 
+		if (stat(root, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
 		if (fs_mandatory_at(&set, root, conf->allow_git_config) ==
 		    -1 || fs_worktree(&set, root) == -1 ||
 		    fs_git_repo(&set, plan, root) == -1)
@@ -1040,21 +1215,57 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	if (home_real != NULL && fs_root_of(plan, home_real) != NULL &&
 	    fs_mandatory_at(&set, home_real, conf->allow_git_config) == -1)
 		goto fail;
+	/*
+	 * And at the working directory inside a root (the workspace above
+	 * it): an agent or editor started there reads its .claude, .vscode.
+	 */
+	if (fs_root_of(plan, cwd) != NULL &&
+	    fs_mandatory_at(&set, cwd, conf->allow_git_config) == -1)
+		goto fail;
 	if (fs_worktree(&set, cwd) == -1 ||
-	    fs_path_dirs(&set, plan, in->path, cwd) == -1)
+	    fs_path_dirs(&set, plan, &pathdirs) == -1)
 		goto fail;
 
 	if (fs_rules(plan, &set) == -1)
 		goto fail;
 	fs_set_free(&set);
+	strlist_free(&pathdirs);
 	free(home_real);
 	return 0;
 fail:
 	free(p);
 	fs_set_free(&set);
+	strlist_free(&pathdirs);
 	free(home_real);
 	fs_plan_free(plan);
 	return rc;
+}
+
+int
+fs_plan_grant(struct fs_plan *plan, const char *path, int writable)
+{
+	struct fs_rule	*nv;
+	struct stat	 st;
+
+	if (path[0] != '/' || lstat(path, &st) == -1 ||
+	    !S_ISREG(st.st_mode) || fs_plan_guarded(plan, path, 1) != NULL) {
+		errno = EACCES;
+		return -1;
+	}
+	if ((nv = reallocarray(plan->rules, plan->nrules + 1,
+	    sizeof(*nv))) == NULL)
+		return -1;
+	plan->rules = nv;
+	if ((nv[plan->nrules].path = strdup(path)) == NULL)
+		return -1;
+	nv[plan->nrules].action = writable ? FS_EXPOSE_RW : FS_EXPOSE_RO;
+	nv[plan->nrules].is_dir = 0;
+	plan->nrules++;
+	if (writable && fs_strv_add(&plan->writable, &plan->nwritable,
+	    path) == -1)
+		return -1;
+	qsort(plan->rules, plan->nrules, sizeof(*plan->rules), fs_rule_cmp);
+	return 0;
 }
 
 void
@@ -1073,6 +1284,7 @@ fs_plan_free(struct fs_plan *plan)
 	free(plan->guarded);
 	free(plan->guarded_why);
 	free(plan->home);
+	free(plan->workspace);
 	strlist_free(&plan->hookspaths);
 	memset(plan, 0, sizeof(*plan));
 }
@@ -1104,6 +1316,8 @@ fs_plan_dump(const struct fs_plan *plan)
 	static const char *const names[] = { "hide", "read-only", "writable" };
 	size_t	i;
 
+	if (plan->workspace != NULL)
+		log_info("fs: workspace %s", plan->workspace);
 	for (i = 0; i < plan->nrules; i++)
 		log_info("fs: %-9s %s", names[plan->rules[i].action],
 		    plan->rules[i].path);

@@ -37,6 +37,11 @@
 #define LL_FS_MAKE_SYM		(1ULL << 12)
 #define LL_FS_REFER		(1ULL << 13)	/* ABI 2 */
 #define LL_FS_TRUNCATE		(1ULL << 14)	/* ABI 3 */
+#define LL_FS_IOCTL_DEV		(1ULL << 15)	/* ABI 5 */
+/* The only rights a rule on a file (not a directory) may carry. */
+#define LL_FS_FILE_RIGHTS	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | \
+				 LL_FS_READ_FILE | LL_FS_TRUNCATE | \
+				 LL_FS_IOCTL_DEV)
 
 #define LL_SCOPE_ABSTRACT_UNIX_SOCKET	(1ULL << 0)	/* ABI 6 */
 #define LL_SCOPE_SIGNAL			(1ULL << 1)	/* ABI 6 */
@@ -65,11 +70,17 @@ landlock_abi(void)
 	return abi < 0 ? 0 : (int)abi;
 }
 
-/* Allow access beneath path (or beneath the O_PATH fd when path is NULL). */
+/*
+ * Allow access beneath path (or beneath the O_PATH fd when path is NULL).
+ * A rule on anything but a directory may carry only the rights that act
+ * on an open file (the kernel refuses the rule otherwise): a writable
+ * single file gets write and truncate, never create or remove.
+ */
 static int
 landlock_allow(int ruleset, const char *path, int fd, uint64_t access)
 {
 	struct ll_path_beneath_attr	pb;
+	struct stat			st;
 	int				own = -1, rc;
 
 	if (path != NULL) {
@@ -77,11 +88,22 @@ landlock_allow(int ruleset, const char *path, int fd, uint64_t access)
 			return errno == ENOENT ? 0 : -1;
 		fd = own;
 	}
+	if (fstat(fd, &st) == -1) {
+		rc = -1;
+		goto done;
+	}
+	if (!S_ISDIR(st.st_mode))
+		access &= LL_FS_FILE_RIGHTS;
+	if (access == 0) {
+		rc = 0;
+		goto done;
+	}
 	memset(&pb, 0, sizeof(pb));
 	pb.allowed_access = access;
 	pb.parent_fd = fd;
 	rc = (int)syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH,
 	    &pb, 0);
+done:
 	if (own != -1)
 		close(own);
 	return rc;

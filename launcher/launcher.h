@@ -54,6 +54,7 @@ struct fs_plan {
 	char		**guarded;	/* never created, written or replaced */
 	const char	**guarded_why;	/* who reads each (static strings) */
 	size_t		 nguarded;
+	char		*workspace;	/* the default writable root, or NULL */
 	char		*home;		/* resolved, or NULL */
 	struct strlist	 hookspaths;	/* the user's global core.hooksPath */
 };
@@ -65,7 +66,7 @@ struct fs_inputs {
 	const char	*tmpdir;	/* the run's private TMPDIR */
 	const char	*exe_dir;	/* where the pisbx executables are */
 	const char	*config_path;	/* the trusted config, or NULL */
-	const char	*access_log;	/* --access-log, or NULL */
+	const char	*access_log;	/* the access log, or NULL */
 	const char	*supervisor_socket;	/* or NULL */
 	const char	*path;		/* the command's $PATH, or NULL */
 };
@@ -142,6 +143,11 @@ struct sandbox_run {
 int	 fs_plan_build(struct fs_plan *, const struct config *,
 	    const struct fs_inputs *);
 void	 fs_plan_free(struct fs_plan *);
+/*
+ * One more regular file seen from the sandbox, read-only or writable (an
+ * agent's bookkeeping file); never a guarded path.
+ */
+int	 fs_plan_grant(struct fs_plan *, const char *path, int writable);
 /*
  * Whether path is, or is below, one of the plan's guarded paths (with
  * ancestors_too also above one): who reads it, or NULL.
@@ -254,6 +260,45 @@ void	 env_free(char **);
 /* --connect-proxy HOST PORT: relay stdio through an HTTP CONNECT tunnel. */
 int	 connect_proxy_main(const char *proxy, const char *host,
 	    const char *port);
+
+/* agent.c */
+/*
+ * What Claude Code's wrapper around a command needs from outside the
+ * sandbox: its shell snapshot (read-only) and its cwd file (writable).
+ */
+struct agent_files {
+	char		*snapshot;	/* absolute, or NULL */
+	char		*cwd_file;	/* absolute, or NULL */
+	int		 cwd_created;	/* we made it: removed if still empty */
+};
+/*
+ * Recognise Claude Code's wrapper in line: a snapshot exactly in
+ * claude_dir/shell-snapshots, a cwd file exactly in tmp_dir (either
+ * directory may be NULL: nothing recognised there).  -1 on no memory.
+ */
+int	 agent_line_parse(const char *line, const char *claude_dir,
+	    const char *tmp_dir, struct agent_files *);
+/* Claude Code's config dir ($CLAUDE_CONFIG_DIR, ~/.claude), or NULL. */
+const char *agent_claude_dir(char *buf, size_t len);
+/* Claude Code's temp dir ($CLAUDE_CODE_TMPDIR, $TMPDIR, ...), or NULL. */
+const char *agent_tmp_dir(void);
+/*
+ * Check both files on the host (creating the cwd file empty when it does
+ * not exist); drop what cannot be granted safely, saying why.  The paths
+ * become real paths.  -1 on no memory.
+ */
+int	 agent_files_prepare(struct agent_files *, uid_t);
+/* After the run: remove a cwd file we made that is still empty; free. */
+void	 agent_files_done(struct agent_files *);
+void	 agent_files_free(struct agent_files *);
+
+/* hook.c */
+/*
+ * pisbx-run --hook AGENT: answer a PreToolUse hook (JSON on stdin) with
+ * the Bash command wrapped in pisbx-sh from exe_dir.  Returns the exit
+ * status (0, or 2: the command is blocked, stderr says why).
+ */
+int	 hook_main(const char *agent, const char *exe_dir);
 
 /* rundir.c */
 /* Create the private per-run dir (rundir, rundir/tmp). */

@@ -40,12 +40,34 @@ struct run_state {
 	struct event		*repev;
 };
 
+/* What to run and how: from pisbx-run's options, or pisbx-sh's. */
+struct run_opts {
+	const char	*cli_config;
+	const char	*access_log;	/* NULL: the config's */
+	enum log_format	 fmt;
+	int		 fmt_set;	/* --log-format given */
+	double		 timeout;
+	int		 verbose;
+	char		*const *argv;	/* the command, or NULL with line */
+	const char	*line;		/* a command line for bash -c */
+	char		*const *line_args; /* bash's $0, $1... after line */
+	int		 login;		/* bash -l */
+	int		 agent;		/* pisbx-sh: an agent's bookkeeping */
+};
+
 static void	usage(FILE *, int) __attribute__((noreturn));
+static void	sh_usage(const char *) __attribute__((noreturn));
 static void	run_signal_cb(evutil_socket_t, short, void *);
 static void	run_timeout_cb(evutil_socket_t, short, void *);
 static void	run_report_cb(evutil_socket_t, short, void *);
 static char	*run_home(void);
-static const char *run_shell(void);
+static const char *run_bash(void);
+static char	**run_shell_argv(const struct run_opts *);
+static int	run_agent_files(struct sandbox *, const struct run_opts *,
+		    struct agent_files *);
+static int	run(const struct run_opts *);
+static int	sh_main(int, char *[]);
+static int	self_dir(char *, size_t);
 
 static void
 usage(FILE *f, int code)
@@ -55,6 +77,7 @@ usage(FILE *f, int code)
 "                 [--log-format json|text] [-v] -- COMMAND [ARG...]\n"
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
+"       pisbx-run --hook claude-code|codex\n"
 "\n"
 "Runs COMMAND in fresh network, mount, PID and IPC namespaces whose only\n"
 "way out is a filtering proxy (HTTP on 127.0.0.1:3128, SOCKS5 on\n"
@@ -65,10 +88,12 @@ usage(FILE *f, int code)
 "  --timeout SECONDS    kill the whole sandbox after SECONDS (exit 124)\n"
 "  --access-log PATH    one record per proxy decision and close ('-': stdout)\n"
 "  --log-format FMT     json (default) or text\n"
-"  -c STRING            run STRING with $SHELL -c (or /bin/sh)\n"
+"  -c STRING            run STRING with bash -c (sh where there is no bash)\n"
 "  -v                   more diagnostics (twice: debug)\n"
 "  --connect-proxy H P  relay stdin/stdout to H:P through the sandbox's\n"
 "                       proxy (an ssh ProxyCommand; set in GIT_SSH_COMMAND)\n"
+"  --hook AGENT         answer the agent's PreToolUse hook (JSON on stdin)\n"
+"                       with its Bash command wrapped in pisbx-sh\n"
 "\n"
 "Exit status: the command's (128+N when killed by signal N); 124 timeout;\n"
 "125 the sandbox could not be built; 126/127 command not executable/found;\n"
@@ -89,14 +114,83 @@ run_home(void)
 	return NULL;
 }
 
+/*
+ * The shell for a command line: bash, whatever $SHELL says (agents write
+ * bash: "[[", arrays, "source"); sh only where there is no bash.
+ */
 static const char *
-run_shell(void)
+run_bash(void)
 {
-	const char	*sh = getenv("SHELL");
+	static const char *const shells[] = { "/bin/bash", "/usr/bin/bash" };
+	size_t	i;
 
-	if (sh != NULL && sh[0] == '/' && access(sh, X_OK) == 0)
-		return sh;
+	for (i = 0; i < sizeof(shells) / sizeof(*shells); i++)
+		if (access(shells[i], X_OK) == 0)
+			return shells[i];
 	return "/bin/sh";
+}
+
+/* bash [-l] -c LINE [$0 $1...], or NULL on no memory. */
+static char **
+run_shell_argv(const struct run_opts *o)
+{
+	char	**v;
+	size_t	  n = 0, i, nargs = 0;
+
+	while (o->line_args != NULL && o->line_args[nargs] != NULL)
+		nargs++;
+	if ((v = calloc(nargs + 5, sizeof(*v))) == NULL)
+		return NULL;
+	v[n++] = (char *)run_bash();
+	if (o->login)
+		v[n++] = (char *)"-l";
+	v[n++] = (char *)"-c";
+	v[n++] = (char *)o->line;
+	for (i = 0; i < nargs; i++)
+		v[n++] = o->line_args[i];
+	v[n] = NULL;
+	return v;
+}
+
+/* The directory of our own executable (symlinks resolved). */
+static int
+self_dir(char *buf, size_t len)
+{
+	char	 exe[PATH_MAX], *end;
+
+	if (realpath("/proc/self/exe", exe) == NULL)
+		return -1;
+	if ((end = strrchr(exe, '/')) != NULL)
+		end[end == exe ? 1 : 0] = '\0';
+	if ((size_t)snprintf(buf, len, "%s", exe) >= len)
+		return -1;
+	return 0;
+}
+
+/*
+ * pisbx-sh: Claude Code's snapshot and cwd file around the line, seen
+ * from the sandbox (read-only and writable) when they are exactly what
+ * Claude Code writes; see agent.c.
+ */
+static int
+run_agent_files(struct sandbox *sb, const struct run_opts *o,
+    struct agent_files *af)
+{
+	char	buf[PATH_MAX];
+
+	if (!o->agent || o->line == NULL)
+		return 0;
+	if (agent_line_parse(o->line, agent_claude_dir(buf, sizeof(buf)),
+	    agent_tmp_dir(), af) == -1 || agent_files_prepare(af, sb->uid) ==
+	    -1)
+		return -1;
+	if (af->snapshot != NULL && fs_plan_grant(&sb->plan, af->snapshot,
+	    0) == -1)
+		log_warn("not exposing %s", af->snapshot);
+	if (af->cwd_file != NULL && fs_plan_grant(&sb->plan, af->cwd_file,
+	    1) == -1)
+		log_warn("not letting the command write %s", af->cwd_file);
+	return 0;
 }
 
 /*
@@ -173,85 +267,66 @@ main(int argc, char *argv[])
 		{ "access-log",		required_argument, NULL, 'a' },
 		{ "log-format",		required_argument, NULL, 'f' },
 		{ "connect-proxy",	no_argument,	   NULL, 'P' },
+		{ "hook",		required_argument, NULL, 'H' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct run_state	 rs;
-	struct sandbox		 sb;
-	struct proxy_opts	 popts;
-	struct config_errors	 errs = { NULL, 0 };
-	struct config		*conf = NULL;
-	struct proxy		*proxy = NULL;
-	struct event		*sigev = NULL, *tmev = NULL;
-	struct fs_inputs	 fin;
-	const char		*cli_config = NULL, *access_log = NULL;
-	const char		*shell_cmd = NULL, *env;
-	char			*config_path = NULL, *home = NULL;
-	char			*access_log_abs = NULL;
-	char			 cwd[PATH_MAX], exe[PATH_MAX], exe_dir[PATH_MAX];
-	char			 label[64], *shargv[4], *end;
-	enum log_format		 fmt = LOG_FORMAT_JSON;
-	sigset_t		 mask;
-	struct timeval		 tv;
-	size_t			 i;
-	int			 ch, verbose = 0, connect_mode = 0, depth = 0;
-	int			 sfd = -1, report[2] = { -1, -1 };
-	/* Supervisor mode and the host-IPC fallback (supervise.h). */
-	struct supervise	 sup;
-	struct hostipc_tee	*tee = NULL;
-	struct hostipc_outcome	 outcome;
-	const struct config	*hconf = NULL;
-	long long		 timeout_ms, started_ms = 0;
-	char			 serr[512];
-	int			 supervised;
+	struct run_opts	 o;
+	const char	*name, *hook = NULL;
+	char		*end, dir[PATH_MAX];
+	int		 ch, connect_mode = 0;
 
-	memset(&rs, 0, sizeof(rs));
-	memset(&sb, 0, sizeof(sb));
-	rs.status = EXIT_SETUP;
-	rs.run.pid = -1;
-	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
-	sb.host_dev_fd = sb.host_pts_fd = sb.report_fd = -1;
+	name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
+	    argv[0];
+	if (strcmp(name, "pisbx-sh") == 0)
+		return sh_main(argc, argv);
+
+	memset(&o, 0, sizeof(o));
+	o.fmt = LOG_FORMAT_JSON;
 	log_init("pisbx-run", 0);
-
 	while ((ch = getopt_long(argc, argv, "+c:vhV", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'C':
-			cli_config = optarg;
+			o.cli_config = optarg;
 			break;
 		case 't':
 			errno = 0;
-			rs.timeout = strtod(optarg, &end);
-			if (errno != 0 || *end != '\0' || rs.timeout <= 0 ||
-			    rs.timeout > 1e9) {
+			o.timeout = strtod(optarg, &end);
+			if (errno != 0 || *end != '\0' || o.timeout <= 0 ||
+			    o.timeout > 1e9) {
 				log_warnx("--timeout: not a positive number of "
 				    "seconds: %s", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'a':
-			access_log = optarg;
+			o.access_log = optarg;
 			break;
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
-				fmt = LOG_FORMAT_JSON;
+				o.fmt = LOG_FORMAT_JSON;
 			else if (strcmp(optarg, "text") == 0)
-				fmt = LOG_FORMAT_TEXT;
+				o.fmt = LOG_FORMAT_TEXT;
 			else {
 				log_warnx("--log-format: json or text, not %s",
 				    optarg);
 				return EXIT_USAGE;
 			}
+			o.fmt_set = 1;
 			break;
 		case 'P':
 			connect_mode = 1;
 			break;
+		case 'H':
+			hook = optarg;
+			break;
 		case 'c':
-			shell_cmd = optarg;
+			o.line = optarg;
 			break;
 		case 'v':
-			verbose++;
+			o.verbose++;
 			break;
 		case 'h':
 			usage(stdout, 0);
@@ -264,19 +339,144 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	log_init("pisbx-run", verbose);
+	log_init("pisbx-run", o.verbose);
 
 	if (connect_mode) {
 		if (argc != 2)
 			usage(stderr, EXIT_USAGE);
 		return connect_proxy_main("127.0.0.1:3128", argv[0], argv[1]);
 	}
-	if ((shell_cmd == NULL) == (argc == 0)) {
-		if (shell_cmd != NULL)
+	if (hook != NULL) {
+		if (argc != 0 || o.line != NULL)
+			usage(stderr, EXIT_USAGE);
+		if (self_dir(dir, sizeof(dir)) == -1) {
+			log_warn("--hook: /proc/self/exe; the command was not "
+			    "run");
+			return 2;
+		}
+		return hook_main(hook, dir);
+	}
+	if ((o.line == NULL) == (argc == 0)) {
+		if (o.line != NULL)
 			log_warnx("-c takes the whole command; no arguments "
 			    "after it");
 		usage(stderr, EXIT_USAGE);
 	}
+	if (o.line == NULL)
+		o.argv = argv;
+	return run(&o);
+}
+
+static void
+sh_usage(const char *why)
+{
+	log_warnx("%s", why);
+	fprintf(stderr,
+"usage: pisbx-sh -c 'COMMAND LINE' [NAME [ARG...]]\n"
+"       pisbx-sh 'COMMAND LINE'\n"
+"       pisbx-sh PROGRAM ARG...\n"
+"Runs the line with bash (or the program) in the pisbx sandbox; the\n"
+"config is $PISBX_CONFIG or the usual places (pisbx-run(1)), and it takes\n"
+"no options: a shell prefix carries none.  See pisbx-sh(1).\n");
+	exit(EXIT_USAGE);
+}
+
+/*
+ * pisbx-sh: pisbx-run for agents that take a shell, or a prefix in front
+ * of their shell line.  "-c LINE [NAME ARG...]" and a single LINE run
+ * through bash; two or more words run as a program and its arguments.
+ * Options a shell is called with (-l, --login) are accepted; any other
+ * is an error, since a prefix cannot carry pisbx's own.
+ */
+static int
+sh_main(int argc, char *argv[])
+{
+	struct run_opts	 o;
+	int		 i, cflag = 0;
+	const char	*a;
+
+	log_init("pisbx-sh", 0);
+	memset(&o, 0, sizeof(o));
+	o.fmt = LOG_FORMAT_JSON;
+	o.agent = 1;
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		a = argv[i];
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(a, "--version") == 0) {
+			printf("pisbx-sh %s\n", PISBX_VERSION);
+			return 0;
+		}
+		if (strcmp(a, "--login") == 0) {
+			o.login = 1;
+			continue;
+		}
+		if (a[1] == '\0' || a[strspn(a + 1, "cl") + 1] != '\0')
+			sh_usage("options are not taken here (only -c and -l): "
+			    "pisbx-run's options go in the config");
+		if (strchr(a, 'c') != NULL)
+			cflag = 1;
+		if (strchr(a, 'l') != NULL)
+			o.login = 1;
+	}
+	if (cflag) {
+		if (i >= argc)
+			sh_usage("-c: no command line");
+		o.line = argv[i];
+		o.line_args = argv + i + 1;
+	} else if (argc - i == 1)
+		o.line = argv[i];
+	else if (argc - i >= 2)
+		o.argv = argv + i;
+	else
+		sh_usage("no command");
+	return run(&o);
+}
+
+/* Run one command in a sandbox; returns pisbx-run's exit status. */
+static int
+run(const struct run_opts *o)
+{
+	struct run_state	 rs;
+	struct sandbox		 sb;
+	struct proxy_opts	 popts;
+	struct config_errors	 errs = { NULL, 0 };
+	struct config		*conf = NULL;
+	struct proxy		*proxy = NULL;
+	struct event		*sigev = NULL, *tmev = NULL;
+	struct agent_files	 af;
+	struct fs_inputs	 fin;
+	const char		*env;
+	char			*config_path = NULL, *home = NULL;
+	char			*access_log = NULL;
+	char			 cwd[PATH_MAX], exe[PATH_MAX], exe_dir[PATH_MAX];
+	char			 label[64], **shargv = NULL, *end;
+	sigset_t		 mask;
+	struct timeval		 tv;
+	size_t			 i;
+	int			 ch, depth = 0, sfd = -1;
+	int			 report[2] = { -1, -1 };
+	enum log_format		 fmt = o->fmt;
+	/* Supervisor mode and the host-IPC fallback (supervise.h). */
+	struct supervise	 sup;
+	struct hostipc_tee	*tee = NULL;
+	struct hostipc_outcome	 outcome;
+	const struct config	*hconf = NULL;
+	long long		 timeout_ms, started_ms = 0;
+	char			 serr[512];
+	int			 supervised;
+
+	memset(&rs, 0, sizeof(rs));
+	memset(&sb, 0, sizeof(sb));
+	memset(&af, 0, sizeof(af));
+	rs.status = EXIT_SETUP;
+	rs.timeout = o->timeout;
+	rs.run.pid = -1;
+	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
+	sb.host_dev_fd = sb.host_pts_fd = sb.report_fd = -1;
+	log_init(NULL, o->verbose);
 
 	/*
 	 * Inside a sandbox there is no way out but the outer proxy, and the
@@ -305,16 +505,16 @@ main(int argc, char *argv[])
 	 * name a file in each run's working directory, which earlier
 	 * sandboxed commands could write.
 	 */
-	if (cli_config == NULL && (env = getenv("PISBX_CONFIG")) != NULL &&
+	if (o->cli_config == NULL && (env = getenv("PISBX_CONFIG")) != NULL &&
 	    env[0] != '\0' && env[0] != '/') {
-		log_warnx("PISBX_CONFIG=%s: not an absolute path; a relative one "
-		    "is looked up in each run's working directory, which "
+		log_warnx("PISBX_CONFIG=%s: not an absolute path; a relative "
+		    "one is looked up in each run's working directory, which "
 		    "sandboxed commands can write; set it to an absolute path "
 		    "(nothing was run)", env);
 		supervise_clear(&sup);
 		return EXIT_CONFIG;
 	}
-	config_path = config_find(cli_config);
+	config_path = config_find(o->cli_config);
 	if ((conf = config_load(config_path, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
 			log_warnx("%s", errs.msg[i]);
@@ -334,19 +534,35 @@ main(int argc, char *argv[])
 		goto fail;
 	}
 	/*
+	 * The access log: the command line's, else the config's (absolute:
+	 * the loader says so).  Known now, so the policy protects it.
+	 */
+	if (o->access_log != NULL) {
+		if (strcmp(o->access_log, "-") == 0 ||
+		    o->access_log[0] == '/')
+			access_log = strdup(o->access_log);
+		else if (asprintf(&access_log, "%s/%s", cwd,
+		    o->access_log) == -1)
+			access_log = NULL;
+		if (access_log == NULL) {
+			log_warn("--access-log");
+			goto fail;
+		}
+	} else if (conf->access_log != NULL) {
+		if ((access_log = strdup(conf->access_log)) == NULL) {
+			log_warn("proxy.accessLog");
+			goto fail;
+		}
+		if (!o->fmt_set)
+			fmt = conf->access_log_text ? LOG_FORMAT_TEXT :
+			    LOG_FORMAT_JSON;
+	}
+	/*
 	 * What pisbx-run starts on the host (the reviewer) runs in /, never
 	 * in the workspace: a relative file name in review.command must not
 	 * find a file a sandboxed command wrote.  Everything below names
 	 * paths absolutely.
 	 */
-	if (access_log != NULL && strcmp(access_log, "-") != 0 &&
-	    access_log[0] != '/') {
-		if (asprintf(&access_log_abs, "%s/%s", cwd, access_log) == -1) {
-			log_warn("--access-log");
-			goto fail;
-		}
-		access_log = access_log_abs;
-	}
 	if (config_path != NULL && config_path[0] != '/') {
 		if (asprintf(&end, "%s/%s", cwd, config_path) == -1) {
 			log_warn("--config");
@@ -373,8 +589,7 @@ main(int argc, char *argv[])
 		supervise_clear(&sup);
 		return 1;
 	}
-	ch = hostipc_preflight(conf, &sup, shell_cmd != NULL ? NULL : argv,
-	    shell_cmd, cwd, timeout_ms);
+	ch = hostipc_preflight(conf, &sup, o->argv, o->line, cwd, timeout_ms);
 	if (ch != -1) {
 		rs.status = ch;
 		goto done;
@@ -389,15 +604,15 @@ main(int argc, char *argv[])
 	sb.userns = geteuid() != 0;
 	sb.allow_all_unix = conf->allow_all_unix_sockets;
 	sb.allow_git_config = conf->allow_git_config;
-	sb.verbose = verbose;
-	if (shell_cmd != NULL) {
-		shargv[0] = (char *)run_shell();
-		shargv[1] = (char *)"-c";
-		shargv[2] = (char *)shell_cmd;
-		shargv[3] = NULL;
+	sb.verbose = o->verbose;
+	if (o->line != NULL) {
+		if ((shargv = run_shell_argv(o)) == NULL) {
+			log_warn("shell arguments");
+			goto fail;
+		}
 		sb.argv = shargv;
 	} else
-		sb.argv = argv;
+		sb.argv = o->argv;
 	if (rundir_create(&sb) == -1) {
 		log_warn("cannot create the private run directory");
 		goto fail;
@@ -409,7 +624,7 @@ main(int argc, char *argv[])
 	if (access_log != NULL && strcmp(access_log, "-") != 0) {
 		if ((ch = open(access_log, O_WRONLY | O_APPEND | O_CREAT |
 		    O_CLOEXEC, 0640)) == -1) {
-			log_warn("--access-log %s", access_log);
+			log_warn("access log %s", access_log);
 			goto fail;
 		}
 		close(ch);
@@ -431,7 +646,11 @@ main(int argc, char *argv[])
 		log_warnx("cannot resolve the filesystem policy");
 		goto fail;
 	}
-	if (verbose)
+	if (run_agent_files(&sb, o, &af) == -1) {
+		log_warn("the agent's files");
+		goto fail;
+	}
+	if (o->verbose)
 		fs_plan_dump(&sb.plan);
 	for (i = 0; i < sb.plan.nrules; i++) {
 		if (sb.plan.rules[i].action == FS_HIDE &&
@@ -555,7 +774,7 @@ main(int argc, char *argv[])
 		outcome.timed_out = rs.timed_out;
 		outcome.aborted = rs.aborted;
 		rs.status = hostipc_after(hconf, &sup, &outcome, tee,
-		    shell_cmd != NULL ? NULL : argv, shell_cmd, cwd, timeout_ms,
+		    o->argv, o->line, cwd, timeout_ms,
 		    hostipc_clock_ms() - started_ms, rs.status);
 	}
 	goto done;
@@ -567,13 +786,18 @@ fail:
 			;
 	}
 done:
-	free(access_log_abs);
 	hostipc_tee_free(tee);
 	/* Stop the proxy: close records written, the access log flushed. */
 	if (proxy != NULL) {
 		proxy_stop(proxy);
 		proxy_free(proxy);
 	}
+	/*
+	 * The end-of-run summary of what was refused (destinations, file
+	 * creations) belongs here: the command has exited, the proxy has
+	 * stopped, and our stderr is the command's, so an agent sends what
+	 * is printed here back to its model with the command's output.
+	 */
 	if (rs.run.listen_http != -1)
 		close(rs.run.listen_http);
 	if (rs.run.listen_socks != -1)
@@ -611,6 +835,9 @@ done:
 	free(sb.empty);
 	free(home);
 	free(config_path);
+	free(access_log);
+	free(shargv);
+	agent_files_done(&af);
 	supervise_unregister(&sup);
 	supervise_clear(&sup);
 	return rs.status;

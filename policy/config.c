@@ -127,7 +127,7 @@ static const char *const keys_filesystem[] = {
 };
 static const char *const keys_proxy[] = {
 	"listen", "maxConnections", "connectTimeoutMs", "idleTimeoutMs",
-	"headerTimeoutMs", NULL
+	"headerTimeoutMs", "accessLog", "accessLogFormat", NULL
 };
 static const char *const keys_resolver[] = {
 	"servers", "hostsFile", "timeoutMs", NULL
@@ -888,6 +888,9 @@ static void
 parse_proxy(struct cfgctx *ctx, const json_t *v, struct config *conf)
 {
 	static const char jp[] = "$.proxy";
+	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	const char *s;
+	size_t len;
 
 	if (obj_check(ctx, jp, v, keys_proxy) == -1)
 		return;
@@ -900,6 +903,22 @@ parse_proxy(struct cfgctx *ctx, const json_t *v, struct config *conf)
 	    &conf->idle_timeout_ms);
 	get_int(ctx, jp, v, "headerTimeoutMs", 1, 600000,
 	    &conf->header_timeout_ms);
+	/* For programs started without options (pisbx-sh). */
+	if ((s = get_string(ctx, jp, v, "accessLog", &len)) != NULL) {
+		jpath_key(p, sizeof(p), jp, "accessLog");
+		if (abs_path_check(ctx, p, s, len, PATH_MAX) == 0 &&
+		    (conf->access_log = strdup(s)) == NULL)
+			cfg_nomem(ctx, p);
+	}
+	if ((s = get_string(ctx, jp, v, "accessLogFormat", &len)) != NULL) {
+		jpath_key(p, sizeof(p), jp, "accessLogFormat");
+		if (strcmp(s, "text") == 0)
+			conf->access_log_text = 1;
+		else if (strcmp(s, "json") != 0) {
+			quote(q, sizeof(q), s, len);
+			cfg_err(ctx, p, "must be \"json\" or \"text\" (%s)", q);
+		}
+	}
 }
 
 static void
@@ -1314,6 +1333,7 @@ config_free(struct config *conf)
 	strlist_free(&conf->listen);
 	strlist_free(&conf->resolver_servers);
 	free(conf->hosts_file);
+	free(conf->access_log);
 	strlist_free(&conf->review_command);
 	free(conf->review_socket);
 	free(conf->review_capability_env);

@@ -174,6 +174,8 @@ struct config {
 	int		 connect_timeout_ms;
 	int		 idle_timeout_ms;
 	int		 header_timeout_ms;
+	char		*access_log;		/* absolute path, or NULL */
+	int		 access_log_text;	/* format "text" */
 
 	/* resolver */
 	struct strlist	 resolver_servers;	/* "ip:port" */

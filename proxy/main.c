@@ -145,8 +145,9 @@ main(int argc, char *argv[])
 	struct event *ev_hup, *ev_term, *ev_int;
 	const char *cli_config = NULL;
 	char **explain = NULL, **listen = NULL, bound[512], cwd[4096];
+	char *conf_log = NULL;
 	size_t nexplain = 0, nlisten = 0, i;
-	int ch, check = 0, verbose = 0, rc = 0;
+	int ch, check = 0, verbose = 0, rc = 0, fmt_set = 0;
 
 	memset(&ms, 0, sizeof(ms));
 	memset(&opts, 0, sizeof(opts));
@@ -173,6 +174,7 @@ main(int argc, char *argv[])
 			opts.access_log = optarg;
 			break;
 		case 'f':
+			fmt_set = 1;
 			if (strcmp(optarg, "json") == 0)
 				opts.log_format = LOG_FORMAT_JSON;
 			else if (strcmp(optarg, "text") == 0)
@@ -258,6 +260,15 @@ main(int argc, char *argv[])
 	for (i = 0; i < nlisten; i++)
 		if ((listen[i] = strdup(listen[i])) == NULL)
 			err(1, NULL);
+	/* The command line's access log, else the config's (read at start). */
+	if (opts.access_log == NULL && conf->access_log != NULL) {
+		if ((conf_log = strdup(conf->access_log)) == NULL)
+			err(1, NULL);
+		opts.access_log = conf_log;
+		if (!fmt_set)
+			opts.log_format = conf->access_log_text ?
+			    LOG_FORMAT_TEXT : LOG_FORMAT_JSON;
+	}
 	if ((ms.px = proxy_new(ms.base, conf, &opts)) == NULL) {
 		rc = EX_CONFIG_;
 		goto out;
@@ -296,6 +307,7 @@ out:
 		for (i = 0; i < nlisten; i++)
 			free(listen[i]);
 	free(ms.config_path);
+	free(conf_log);
 	free(explain);
 	free(listen);
 	return rc;

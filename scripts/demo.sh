@@ -219,6 +219,36 @@ EOF
 	fi
 fi
 
+# 5. What an agent hands its shell: Claude Code's line, through pisbx-sh.
+SH=$BINDIR/pisbx-sh
+if [ -x "$SH" ] && command -v git >/dev/null 2>&1; then
+	say "5. An agent's command: CLAUDE_CODE_SHELL_PREFIX=pisbx-sh"
+	mkdir -p "$T/proj/src" "$T/ctmp"
+	chmod 700 "$T/ctmp"
+	git -C "$T/proj" init -q
+	cmd="cd src && curl -sS http://demo.test:$WEB/ -o /dev/null -w \"allowed -> %{http_code}\\n\" && curl -sS https://uploads.github.com/ 2>&1 | head -n 1; echo built >../build.log"
+	line="{ shopt -u extglob || setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL; } >/dev/null 2>&1 || true && eval '$cmd' < /dev/null && pwd -P >| $T/ctmp/claude-1a2b-cwd"
+	show "cd project && PISBX_CONFIG=\$PWD/../demo.json pisbx-sh \"\$LINE\"   # as Claude Code calls its prefix (PISBX_CONFIG absolute)"
+	printf '   | %s\n' "$line" | sed "s|$T/||g"
+	out=$(cd "$T/proj" && PISBX_CONFIG="$T/demo.json" CLAUDE_CODE_TMPDIR="$T/ctmp" \
+	    "$SH" "$line" 2>&1); rc=$?
+	printf '%s\n' "$out" | sed "s|$T/||g; s/^/   /"
+	case $out in
+	*"allowed -> 200"*"403"*) good "allowed went through; the denied host's 403 is in what the agent reads back" ;;
+	*) bad "agent line: unexpected output" ;;
+	esac
+	if [ $rc -eq 0 ] && [ "$(cat "$T/ctmp/claude-1a2b-cwd" 2>/dev/null)" = "$T/proj/src" ]; then
+		good "Claude Code's cwd file says src: the next command runs there"
+	else
+		bad "cwd file: $(cat "$T/ctmp/claude-1a2b-cwd" 2>&1)"
+	fi
+	if [ "$(cat "$T/proj/build.log" 2>/dev/null)" = built ]; then
+		good "from src/, the project root (the git work tree) is writable"
+	else
+		bad "build.log was not written at the project root"
+	fi
+fi
+
 echo
 if [ $failed -eq 0 ]; then
 	echo "demo: all steps went as expected"

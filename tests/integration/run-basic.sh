@@ -16,12 +16,12 @@ sbx -- /bin/sh -c 'kill -KILL $$'; eq "death by SIGKILL is 128+9" "$?" 137
 sbx -- /nonexistent/cmd 2>"$T/err"; eq "missing command is 127" "$?" 127
 contains "missing command named" "$(cat "$T/err")" "/nonexistent/cmd"
 
-# -c runs through the shell.
+# -c runs through bash, whatever $SHELL says (agents write bash).
 out=$(cd "$WS" && SHELL=/bin/sh "$RUN" --config "$CONF" -c 'echo one; echo two | tr o 0')
 eq "-c runs a shell command line" "$out" "one
 tw0"
-out=$(cd "$WS" && SHELL=/nonexistent "$RUN" --config "$CONF" -c 'echo $0')
-eq "-c falls back to /bin/sh" "$out" "/bin/sh"
+out=$(cd "$WS" && SHELL=/bin/dash "$RUN" --config "$CONF" -c '[[ -n x ]] && echo $0')
+eq "-c runs bash even when SHELL is dash" "$out" "/bin/bash"
 
 # Usage, version, help.
 "$RUN" >/dev/null 2>&1; eq "no command is a usage error" "$?" 2

@@ -5,7 +5,8 @@
 # config, the pisbx executables, a git worktree's main repository; the
 # config's denyRead/allowRead/denyWrite; running from the home directory
 # or /; the files the config names (reviewer, hosts file, access log)
-# inside the workspace; a relative PISBX_CONFIG; and nothing left in the
+# inside the workspace (also proxy.accessLog, for pisbx-run and
+# pisbx-sh); a relative PISBX_CONFIG; and nothing left in the
 # workspace afterwards -- also when pisbx-run is killed with SIGKILL.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
@@ -246,6 +247,21 @@ check "the hosts file in the workspace is unchanged" cmp -s "$T/hosts.orig" "$WS
 check "the access log in the workspace is neither removed nor forged" \
     sh -c "test -f '$WS/access.log' && ! grep -q forged '$WS/access.log'"
 rm -f "$WS/hosts" "$WS/access.log" "$WS/x"
+# The same access log named by the config (proxy.accessLog), as pisbx-sh
+# uses it: protected the same way, whichever program reads the config.
+run_config --proxy "{\"accessLog\": \"$WS/access.log\"}"
+for prog in pisbx-run pisbx-sh; do
+	printf '{"kept": 1}\n' >"$WS/access.log"
+	chmod 666 "$WS/access.log"
+	(cd "$WS" && PISBX_CONFIG=$CONF "$PISBX_BINDIR/$prog" /bin/sh -c \
+	    '(: >access.log); echo "{\"forged\": 1}" >>access.log;
+	    rm -f access.log; mv access.log x; true') >"$T/out" 2>&1
+	check "$prog: proxy.accessLog in the workspace is neither removed, truncated nor forged" \
+	    sh -c "grep -q kept '$WS/access.log' && ! grep -q forged '$WS/access.log'"
+	contains "$prog: the refusal names the access log" "$(cat "$T/out")" \
+	    "$WS/access.log: protected path, read by the proxy (the access log)"
+	rm -f "$WS/access.log" "$WS/x"
+done
 
 # 10. A relative PISBX_CONFIG would name a file in each run's directory,
 # which an earlier run could have planted: refused.

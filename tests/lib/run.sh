@@ -25,7 +25,8 @@ if ! unshare -U -r -n true 2>/dev/null && [ "$(id -u)" -ne 0 ]; then
 	skip "user namespaces are not available to $(id -un)"
 fi
 
-# run_config [--allow "A B"] [--deny "C"] [--fs JSON] [--net JSON]: write
+# run_config [--allow "A B"] [--deny "C"] [--fs JSON] [--net JSON]
+# [--proxy JSON]: write
 # $CONF: a hosts file (names in $HOSTS_NAMES map to 127.0.0.1), the lists,
 # and an optional "filesystem" object.
 run_config() {
@@ -51,6 +52,8 @@ while i < len(args):
         conf["filesystem"] = json.loads(v)
     elif a == "--net":
         conf["network"].update(json.loads(v))
+    elif a == "--proxy":
+        conf["proxy"] = json.loads(v)
     else:
         sys.exit("run_config: unknown option " + a)
 with open(out, "w") as f:

@@ -191,6 +191,12 @@ static const struct bad_case bad_cases[] = {
 	    "expected an absolute path, got \"hosts\"" },
 	{ "{\"resolver\": {\"hostsFile\": 5}}", "$.resolver.hostsFile",
 	    "expected a string, got 5" },
+	{ "{\"proxy\": {\"accessLog\": \"access.log\"}}",
+	    "$.proxy.accessLog", "expected an absolute path, got \"access.log\"" },
+	{ "{\"proxy\": {\"accessLog\": true}}", "$.proxy.accessLog",
+	    "expected a string, got true" },
+	{ "{\"proxy\": {\"accessLogFormat\": \"csv\"}}",
+	    "$.proxy.accessLogFormat", "must be \"json\" or \"text\" (\"csv\")" },
 	{ "{\"resolver\": {\"timeoutMs\": 600001}}", "$.resolver.timeoutMs",
 	    "expected an integer from 1 to 600000" },
 	{ "{\"resolver\": {\"server\": []}}", "$.resolver.server",
@@ -383,7 +389,9 @@ static const char full_config[] =
     "    \"maxConnections\": 1000000,\n"
     "    \"connectTimeoutMs\": 1,\n"
     "    \"idleTimeoutMs\": 86400000,\n"
-    "    \"headerTimeoutMs\": 600000\n"
+    "    \"headerTimeoutMs\": 600000,\n"
+    "    \"accessLog\": \"/var/log/pisbx/access.log\",\n"
+    "    \"accessLogFormat\": \"text\"\n"
     "  },\n"
     "  \"resolver\": {\n"
     "    \"servers\": [\"127.0.0.1:5353\", \"::1\", \"[::1]:53\",\n"
@@ -455,6 +463,8 @@ test_full(void **state)
 	assert_int_equal(conf->connect_timeout_ms, 1);
 	assert_int_equal(conf->idle_timeout_ms, 86400000);
 	assert_int_equal(conf->header_timeout_ms, 600000);
+	assert_string_equal(conf->access_log, "/var/log/pisbx/access.log");
+	assert_int_equal(conf->access_log_text, 1);
 
 	assert_int_equal(conf->resolver_servers.n, 4);
 	assert_string_equal(conf->resolver_servers.v[0], "127.0.0.1:5353");

@@ -4,7 +4,8 @@
  * for existing paths and sorted shallow-first, the mandatory set in every
  * writable root and at a writable home (allowGitConfig), git worktrees
  * and hooks (core.hooksPath), the files the config names, $PATH, the
- * working directories no sound policy exists for, and the guard's two
+ * working directories no sound policy exists for, the workspace (git
+ * top, PISBX_WORKSPACE), single writable files, and the guard's two
  * questions: fs_plan_guarded and fs_git_rule, as tables.  Real files in a
  * temporary directory.
  */
@@ -297,6 +298,7 @@ setup(void **state)
 	mk("%s", tmp);
 	mk("%s", bin);
 	unsetenv("PISBX_CONFIG");
+	unsetenv("PISBX_WORKSPACE");
 	unsetenv("XDG_CONFIG_HOME");
 	return 0;
 }
@@ -726,6 +728,100 @@ test_path_dirs(void **state)
 	fs_plan_free(&plan);
 }
 
+/*
+ * The workspace: the git work tree's top above cwd, with the mandatory
+ * set at both; PISBX_WORKSPACE held to cwd's rules; $PATH inside it is
+ * the project's.
+ */
+static void
+test_workspace(void **state)
+{
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	char			 cwd[PATH_MAX], path[PATH_MAX];
+
+	(void)state;
+	mk("%s/.git", ws);
+	mk("%s/src", ws);
+	snprintf(cwd, sizeof(cwd), "%s/src", ws);
+	snprintf(path, sizeof(path), "%s/.venv/bin:%s/.local/bin", ws, home);
+	defaults(&in);
+	in.cwd = cwd;
+	in.path = path;
+	assert_int_equal(build_in(&plan, "{}", &in), 0);
+	assert_string_equal(plan.workspace, ws);
+	assert_true(has(plan.writable, plan.nwritable, ws));
+	assert_true(guarded(&plan, "%s/.bashrc", ws));
+	assert_true(guarded(&plan, "%s/src/.claude/settings.json", ws));
+	assert_true(guarded(&plan, "%s/src/.vscode", ws));
+	assert_false(guarded(&plan, "%s/src/main.c", ws));
+	assert_false(guarded(&plan, "%s/.venv/bin/python", ws));
+	fs_plan_free(&plan);
+
+	/* PISBX_WORKSPACE: like a working directory. */
+	setenv("PISBX_WORKSPACE", home, 1);
+	assert_int_equal(build_in(&plan, "{}", &in), EXIT_SETUP);
+	setenv("PISBX_WORKSPACE", "/", 1);
+	assert_int_equal(build_in(&plan, "{}", &in), EXIT_SETUP);
+	setenv("PISBX_WORKSPACE", "home", 1);
+	assert_int_equal(build_in(&plan, "{}", &in), EXIT_SETUP);
+	setenv("PISBX_WORKSPACE", home, 1);
+	snprintf(path, sizeof(path), "{\"filesystem\": {\"denyRead\": "
+	    "[\"%s/.ssh\"]}}", home);
+	assert_int_equal(build_in(&plan, path, &in), 0);
+	assert_string_equal(plan.workspace, home);
+	assert_true(guarded(&plan, "%s/.zshenv", home));
+	fs_plan_free(&plan);
+	unsetenv("PISBX_WORKSPACE");
+
+	/* The home as the work tree's top: the working directory. */
+	snprintf(path, sizeof(path), "%s/.git", ws);
+	assert_int_equal(rmdir(path), 0);
+	mk("%s/.git", home);
+	assert_int_equal(build_in(&plan, "{}", &in), 0);
+	assert_string_equal(plan.workspace, cwd);
+	fs_plan_free(&plan);
+}
+
+/*
+ * A single file in allowWrite: a writable root, unless the mandatory set
+ * (at its directory, at the home directory) or $PATH protects it.
+ */
+static void
+test_file_roots(void **state)
+{
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	char			 json[2 * PATH_MAX], p[PATH_MAX];
+	static const char *const refused[] = {	/* below the home */
+		".npmrc", ".config/git/config", "mybin/tool", "proj/.bashrc",
+	};
+	size_t			 i;
+
+	(void)state;
+	mk("%s/.config/git", home);
+	mk("%s/mybin", home);
+	write_file("", "%s/notes.md", home);
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"allowWrite\": "
+	    "[\".\", \"%s/notes.md\"]}}", home);
+	assert_int_equal(build_in(&plan, json, NULL), 0);
+	snprintf(p, sizeof(p), "%s/notes.md", home);
+	assert_true(has(plan.writable, plan.nwritable, p));
+	fs_plan_free(&plan);
+
+	snprintf(p, sizeof(p), "%s/mybin", home);
+	defaults(&in);
+	in.path = p;
+	for (i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+		snprintf(p, sizeof(p), "%s/%s", home, refused[i]);
+		write_file("", "%s", p);
+		snprintf(json, sizeof(json), "{\"filesystem\": "
+		    "{\"allowWrite\": [\".\", \"%s\"]}}", p);
+		snprintf(p, sizeof(p), "%s/mybin", home);
+		assert_int_equal(build_in(&plan, json, &in), EXIT_CONFIG);
+	}
+}
+
 int
 main(void)
 {
@@ -747,6 +843,10 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_trusted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_dirs, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_workspace, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_file_roots, setup,
 		    teardown),
 	};
 
