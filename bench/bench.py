@@ -27,6 +27,7 @@ BENCH_BASELINE=DIR adds a column for the pisbx-proxy and pisbx-run of an
 earlier build in DIR (before/after in one run; not a peer in the ratios).
 """
 
+import base64
 import json
 import os
 import re
@@ -656,7 +657,6 @@ class Bench:
                 f.write('wrk.path = "http://%s/"\nwrk.headers["Host"] = '
                         '"%s"\n' % (self.target, self.target))
                 if auth:
-                    import base64
                     f.write('wrk.headers["Proxy-Authorization"] = '
                             '"Basic %s"\n' % base64.b64encode(
                                 auth.encode()).decode())
