@@ -43,7 +43,7 @@ TEST_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 TEST_LIBS  := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 # Goals that install what they need before they build (or build nothing).
-SELF_DEPS_GOALS := check demo bench clean
+SELF_DEPS_GOALS := check demo bench clean uninstall
 ifneq ($(filter-out $(SELF_DEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 ifeq ($(PKG_LIBS),)
 $(error pisbx: build libraries missing (pkg-config: $(PKGS)); run ./bootstrap to install them (as root, or it prints the apt-get line), or make check / make demo, which run it)
@@ -53,7 +53,7 @@ endif
 WARN    = -Wall -Wextra -Wshadow -Wformat=2 -Wwrite-strings -Wstrict-prototypes \
 	  -Wmissing-prototypes -Werror=implicit-function-declaration -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -I. \
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(CPPFLAGS) $(WARN) $(CFLAGS) $(SANFLAGS) -I. \
 	  $(PKG_CFLAGS)
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 DEPFLAGS = -MMD -MP
@@ -99,7 +99,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all check check-run unit integration fuzz demo demo-run bench \
-	bench-run install clean tests-build
+	bench-run install uninstall clean tests-build
 all: $(PROGS) $(LINKS)
 
 $(BUILD)/gen/default_config.c: conf/default.json scripts/embed.sh
@@ -210,12 +210,63 @@ bench: $(DEPS_STAMP)/all
 bench-run: $(PROGS) $(LINKS) $(HELPER_BIN) $(BENCH_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh bench/run.sh
 
+# make install: the programs and pisbx-run's other names ($(LINKS), when
+# defined), the manual pages with their docs/ references pointed at
+# $(DOCDIR), the docs, the example config, the schema and the domain
+# lists, the systemd units, and the standalone proxy's config and
+# logrotate file under $(SYSCONFDIR), which are never overwritten.
+# Everything but the binaries is copied through $(INSTALL_SUBST), so
+# the installed units and pages name the installed paths.
+SYSCONFDIR  ?= /etc
+MANDIR      ?= $(PREFIX)/share/man
+DOCDIR      ?= $(PREFIX)/share/doc/pisbx
+DATADIR     ?= $(PREFIX)/share/pisbx
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+USERUNITDIR ?= $(PREFIX)/lib/systemd/user
+INSTALL_SUBST = sed -e 's|@BINDIR@|$(PREFIX)/bin|g' \
+	-e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
+	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+MAN_SUBST = sed -e 's|docs/\([a-z0-9-]*\.md\)|$(DOCDIR)/\1|g'
+UNITS      := $(wildcard conf/systemd/*.service.in)
+USER_UNITS := $(wildcard conf/systemd/user/*.service.in)
+DOMAINS    := $(wildcard conf/domains/*.json)
+
 install: $(PROGS) $(LINKS)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)/domains \
+	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) \
+	    $(DESTDIR)$(SYSCONFDIR)/pisbx $(DESTDIR)$(SYSCONFDIR)/logrotate.d
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	for l in $(notdir $(LINKS)); do \
-	    ln -sf pisbx-run $(DESTDIR)$(PREFIX)/bin/$$l; done
-	for m in docs/*.1; do [ -f "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(PREFIX)/share/man/man1/; done; true
+	    ln -sf pisbx-run $(DESTDIR)$(PREFIX)/bin/$$l || exit 1; done
+	for m in docs/*.1; do \
+	    $(MAN_SUBST) $$m > $(DESTDIR)$(MANDIR)/man1/$${m#docs/} && \
+	    chmod 0644 $(DESTDIR)$(MANDIR)/man1/$${m#docs/} || exit 1; done
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
+	sed -e 's|](docs/|](|g' README.md > $(DESTDIR)$(DOCDIR)/README.md
+	chmod 0644 $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 conf/example.json conf/schema.json $(DESTDIR)$(DATADIR)/
+	$(if $(DOMAINS),install -m 0644 $(DOMAINS) $(DESTDIR)$(DATADIR)/domains/)
+	for u in $(UNITS); do f=$$(basename $$u .in); \
+	    $(INSTALL_SUBST) $$u > $(DESTDIR)$(UNITDIR)/$$f && \
+	    chmod 0644 $(DESTDIR)$(UNITDIR)/$$f || exit 1; done
+	for u in $(USER_UNITS); do f=$$(basename $$u .in); \
+	    $(INSTALL_SUBST) $$u > $(DESTDIR)$(USERUNITDIR)/$$f && \
+	    chmod 0644 $(DESTDIR)$(USERUNITDIR)/$$f || exit 1; done
+	[ -e $(DESTDIR)$(SYSCONFDIR)/pisbx/proxy.json ] || \
+	    install -m 0644 conf/proxy.json $(DESTDIR)$(SYSCONFDIR)/pisbx/
+	[ -e $(DESTDIR)$(SYSCONFDIR)/logrotate.d/pisbx-proxy ] || \
+	    install -m 0644 conf/logrotate/pisbx-proxy \
+	    $(DESTDIR)$(SYSCONFDIR)/logrotate.d/
+
+# Removes what install put, but the files under $(SYSCONFDIR) (they may
+# hold the administrator's changes).
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(PROGS) $(LINKS)))
+	rm -f $(patsubst docs/%,$(DESTDIR)$(MANDIR)/man1/%,$(wildcard docs/*.1))
+	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)
+	rm -f $(patsubst conf/systemd/%.in,$(DESTDIR)$(UNITDIR)/%,$(UNITS)) \
+	    $(patsubst conf/systemd/user/%.in,$(DESTDIR)$(USERUNITDIR)/%,$(USER_UNITS))
 
 clean:
 	rm -rf build build-san bin

@@ -34,6 +34,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "common/time.h"
 #include "policy/policy.h"
@@ -674,8 +675,8 @@ client_review(struct client *c, json_t *req, const char *id)
 			len = strlen(s);
 			if ((fl = fcntl(fd, F_GETFL)) != -1)
 				fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-			if (write(fd, s, len) == (ssize_t)len)
-				(void)write(fd, "\n", 1);
+			if (io_write_all(fd, s, len, 0) == 0)
+				(void)io_write_all(fd, "\n", 1, 0);
 		}
 		sup_log(sup->logfd, req, res == REVIEW_RESULT_ALLOW ?
 		    "allow" : "deny", review_result_reason(res));
@@ -836,7 +837,7 @@ sup_log(int fd, json_t *req, const char *decision, const char *reason)
 
 		/* One write, so lines from reviewers never mix. */
 		s[n] = '\n';
-		(void)write(fd, s, n + 1);
+		(void)io_write_all(fd, s, n + 1, 0);
 		free(s);
 	}
 	json_decref(o);
