@@ -748,39 +748,35 @@ class Bench:
                  floor, vals, "PSS of every process of `SANDBOX sleep 30` "
                  "after 1.5 s (floor: unshare -n sleep 30)")
 
-    def rows_start(self):
-        runs = max(20, RUNS * 30)
+    def per_sandbox(self, label, runs, argv_of, skip=()):
+        """Median ms of argv_of(who) in each sandbox (srt: fewer runs)."""
         vals = {}
-        floor = self.hyperfine("unshare", self.sandbox("unshare", ["true"]),
-                               runs)
         for who in self.sandboxes():
+            if who in skip:
+                continue
             try:
                 vals[who] = self.hyperfine(
-                    "start-" + who, self.sandbox(who, ["true"]),
+                    "%s-%s" % (label, who), self.sandbox(who, argv_of(who)),
                     runs if who != "srt" else max(5, runs // 10),
                     cwd=self.path("ws"))
             except Skip as e:
-                self.note("start %s: %s" % (who, e))
+                self.note("%s %s: %s" % (label, who, e))
+        return vals
+
+    def rows_start(self):
+        runs = max(20, RUNS * 30)
+        floor = self.hyperfine("unshare", self.sandbox("unshare", ["true"]),
+                               runs)
+        vals = self.per_sandbox("start", runs, lambda who: ["true"])
         self.row("start", "start: SANDBOX true", "ms ↓", "lo", floor, vals,
                  "hyperfine -N 'SANDBOX true' (pisbx: pisbx-run -- true; "
                  "bwrap --unshare-net --ro-bind / / true; srt true; floor: "
                  "unshare -n true)")
         curl = ["curl", "-sSf", "--noproxy", "", "-o", "/dev/null",
                 "http://%s/" % self.target]
-        cvals = {}
         cfloor = self.hyperfine("curl", curl, runs)
-        for who in self.sandboxes():
-            if who == "bwrap":
-                continue
-            try:
-                cvals[who] = self.hyperfine(
-                    "curl-" + who, self.sandbox(
-                        who, curl[:4] + ["-x", "127.0.0.1:3128"] + curl[4:]
-                        if who in OURS else curl),
-                    runs if who != "srt" else max(5, runs // 10),
-                    cwd=self.path("ws"))
-            except Skip as e:
-                self.note("start + curl %s: %s" % (who, e))
+        cvals = self.per_sandbox("start+curl", runs, lambda who: curl,
+                                 skip=("bwrap",))
         self.row("start", "start + one curl", "ms ↓", "lo", cfloor, cvals,
                  "hyperfine -N 'SANDBOX curl -sSf --noproxy \"\" "
                  "http://127.0.0.1:PORT/' through the sandbox's proxy "
