@@ -1,7 +1,7 @@
 /*
  * approval/: the one-shot review hook client.  The proxy asks for a review
- * of a public destination that no list matched; the answer covers that one
- * connection.  Transports: a command per request, a Unix-socket supervisor,
+ * of a public destination that no list matched; an allow covers that one
+ * target over that one protocol (struct review_grant).  Transports: a command per request, a Unix-socket supervisor,
  * or the person at /dev/tty.  Every failure is a deny with a reason.
  */
 #ifndef PISBX_APPROVAL_H
@@ -9,8 +9,9 @@
 
 #include <stdint.h>
 
+#include "policy/policy.h"
+
 struct event_base;
-struct config;
 
 enum review_result {
 	REVIEW_RESULT_ALLOW,
@@ -28,6 +29,29 @@ struct review_request {
 };
 
 /*
+ * What one approval covers: the target it was asked about (canonical
+ * host and port) over the protocol it was asked about -- a forwarded
+ * request and a raw tunnel to the same host:port are two decisions.  An
+ * empty host covers nothing.  Whoever keeps grants (a connection now; a
+ * cache of wider scope later) compares them with review_grant_covers.
+ */
+#define REVIEW_GRANT_HOST_MAX	256
+#define REVIEW_GRANT_PROTO_MAX	16
+
+struct review_grant {
+	char		 host[REVIEW_GRANT_HOST_MAX];
+	uint16_t	 port;
+	char		 protocol[REVIEW_GRANT_PROTO_MAX];
+};
+
+/* Record that req was approved. */
+void		 review_grant_set(struct review_grant *,
+		    const struct review_request *req);
+/* Whether the approval g covers req: same host, port and protocol. */
+int		 review_grant_covers(const struct review_grant *g,
+		    const struct review_request *req);
+
+/*
  * Called once per started review, never synchronously from review_start
  * and never after review_cancel.  detail is the reviewer's reason (allow
  * or deny) or the error text, printable, valid during the call; it may be
@@ -39,16 +63,31 @@ typedef void (*review_cb)(enum review_result, const char *detail, void *arg);
 struct reviewer;
 struct review;
 
+/* What a reviewer asks through, and how long it waits. */
+struct reviewer_opts {
+	enum review_mode	 mode;		/* REVIEW_NONE: no reviewer */
+	char *const		*argv;		/* command: NULL-terminated */
+	const char		*socket_path;	/* socket */
+	const char		*capability;	/* socket: NULL or "": none */
+	int			 timeout_ms;	/* per review; 0: 30000 */
+	int			 max_inflight;	/* 0: 16 */
+	const char		*worker_id;	/* in every network request */
+	const char		*cwd;		/* in every network request */
+};
+
 /*
- * A reviewer for the config's "review" section.  worker_id and cwd go in
- * every request (the launcher's sandbox id and working directory, or the
- * standalone proxy's --label and its cwd).  capability is the supervisor
- * capability (socket transport), or NULL to read the config's
- * capabilityEnv from the environment.
+ * The options of a config's "review" section.  worker_id and cwd go in
+ * every network request (the launcher's sandbox id and working
+ * directory, or the standalone proxy's --label and its cwd).  capability
+ * is the supervisor capability (socket transport), or NULL to read the
+ * config's capabilityEnv from the environment.  o borrows from conf.
  */
-struct reviewer	*reviewer_new(struct event_base *, const struct config *,
-		    const char *worker_id, const char *cwd,
-		    const char *capability);
+void		 reviewer_opts_config(struct reviewer_opts *o,
+		    const struct config *conf, const char *worker_id,
+		    const char *cwd, const char *capability);
+/* A reviewer; everything in o is copied. */
+struct reviewer	*reviewer_new(struct event_base *,
+		    const struct reviewer_opts *o);
 void		 reviewer_free(struct reviewer *);
 /* Whether any reviewer is configured (else every review is NONE). */
 int		 reviewer_enabled(const struct reviewer *);

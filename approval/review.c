@@ -35,13 +35,40 @@ static struct review *review_begin(struct reviewer *, json_t *,
 		    enum review_result *, const char **);
 static char	*review_strdup0(const char *);
 
-struct reviewer *
-reviewer_new(struct event_base *base, const struct config *conf,
+void
+reviewer_opts_config(struct reviewer_opts *o, const struct config *conf,
     const char *worker_id, const char *cwd, const char *capability)
 {
-	struct reviewer	*r;
 	const char	*envname;
-	size_t		 i;
+
+	memset(o, 0, sizeof(*o));
+	o->worker_id = worker_id;
+	o->cwd = cwd;
+	if (conf == NULL)
+		return;
+	o->mode = conf->review_mode;
+	o->argv = conf->review_command.v;
+	o->socket_path = conf->review_socket;
+	o->timeout_ms = conf->review_timeout_ms;
+	o->max_inflight = conf->review_max_inflight;
+	/*
+	 * The capability is the launcher's (or the standalone proxy's) own
+	 * secret; an unset or empty variable means there is none and every
+	 * review is an error.
+	 */
+	if (o->mode == REVIEW_SOCKET && capability == NULL) {
+		envname = conf->review_capability_env != NULL ?
+		    conf->review_capability_env : "PISBX_CAPABILITY";
+		capability = getenv(envname);
+	}
+	o->capability = capability;
+}
+
+struct reviewer *
+reviewer_new(struct event_base *base, const struct reviewer_opts *o)
+{
+	struct reviewer	*r;
+	size_t		 i, n;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
@@ -50,43 +77,32 @@ reviewer_new(struct event_base *base, const struct config *conf,
 	TAILQ_INIT(&r->reviews);
 	TAILQ_INIT(&r->children);
 	TAILQ_INIT(&r->tty_queue);
-	r->mode = conf != NULL ? conf->review_mode : REVIEW_NONE;
-	r->timeout_ms = REVIEW_TIMEOUT_DEFAULT;
-	r->max_inflight = REVIEW_INFLIGHT_DEFAULT;
-	if (conf != NULL && conf->review_timeout_ms > 0)
-		r->timeout_ms = conf->review_timeout_ms;
-	if (conf != NULL && conf->review_max_inflight > 0)
-		r->max_inflight = conf->review_max_inflight;
-	if ((r->worker_id = review_strdup0(worker_id)) == NULL ||
-	    (r->cwd = review_strdup0(cwd)) == NULL)
+	r->mode = o->mode;
+	r->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms :
+	    REVIEW_TIMEOUT_DEFAULT;
+	r->max_inflight = o->max_inflight > 0 ? o->max_inflight :
+	    REVIEW_INFLIGHT_DEFAULT;
+	if ((r->worker_id = review_strdup0(o->worker_id)) == NULL ||
+	    (r->cwd = review_strdup0(o->cwd)) == NULL)
 		goto fail;
 
 	switch (r->mode) {
 	case REVIEW_COMMAND:
-		r->argv = calloc(conf->review_command.n + 1, sizeof(char *));
-		if (r->argv == NULL)
+		for (n = 0; o->argv != NULL && o->argv[n] != NULL; n++)
+			;
+		if (n == 0 || (r->argv = calloc(n + 1, sizeof(char *))) ==
+		    NULL)
 			goto fail;
-		for (i = 0; i < conf->review_command.n; i++)
-			if ((r->argv[i] =
-			    strdup(conf->review_command.v[i])) == NULL)
+		for (i = 0; i < n; i++)
+			if ((r->argv[i] = strdup(o->argv[i])) == NULL)
 				goto fail;
 		break;
 	case REVIEW_SOCKET:
-		if (conf->review_socket == NULL ||
-		    (r->socket_path = strdup(conf->review_socket)) == NULL)
+		if (o->socket_path == NULL ||
+		    (r->socket_path = strdup(o->socket_path)) == NULL)
 			goto fail;
-		/*
-		 * The capability is the launcher's (or the standalone
-		 * proxy's) own secret; an unset or empty variable means
-		 * there is none and every review is an error.
-		 */
-		if (capability == NULL) {
-			envname = conf->review_capability_env != NULL ?
-			    conf->review_capability_env : "PISBX_CAPABILITY";
-			capability = getenv(envname);
-		}
-		if (capability != NULL && *capability != '\0' &&
-		    (r->capability = strdup(capability)) == NULL)
+		if (o->capability != NULL && *o->capability != '\0' &&
+		    (r->capability = strdup(o->capability)) == NULL)
 			goto fail;
 		break;
 	case REVIEW_TTY:
@@ -378,6 +394,29 @@ review_release(struct review *rv)
 	free(rv->host);
 	free(rv->protocol);
 	free(rv);
+}
+
+void
+review_grant_set(struct review_grant *g, const struct review_request *req)
+{
+	memset(g, 0, sizeof(*g));
+	if (req->host == NULL || req->protocol == NULL ||
+	    strlen(req->host) >= sizeof(g->host) ||
+	    strlen(req->protocol) >= sizeof(g->protocol))
+		return;		/* covers nothing */
+	snprintf(g->host, sizeof(g->host), "%s", req->host);
+	snprintf(g->protocol, sizeof(g->protocol), "%s", req->protocol);
+	g->port = req->port;
+}
+
+int
+review_grant_covers(const struct review_grant *g,
+    const struct review_request *req)
+{
+	return g->host[0] != '\0' && req->host != NULL &&
+	    req->protocol != NULL && g->port == req->port &&
+	    strcmp(g->host, req->host) == 0 &&
+	    strcmp(g->protocol, req->protocol) == 0;
 }
 
 const char *

@@ -3,9 +3,8 @@
  * that are waited for, made before the sandbox starts (register, host-IPC
  * preflight) or after it ended (unregister, host-IPC retry), when nothing
  * else runs.  Socket calls go through approval's supervisor_call on a
- * private event base; reviews without a supervisor go to the config's
- * review command or the TTY through approval's reviewer, on a private
- * event base too.
+ * private event base; reviews go through approval's reviewer (any
+ * transport), on a private event base too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +37,6 @@ static void	 call_done_cb(enum supervisor_status, json_t *, const char *,
 static json_t	*worker_call(const char *, const char *, const char *,
 		    const char *, const char *, int, enum review_result *,
 		    char *, size_t, char *, size_t);
-static enum review_result review_ask_conf(const struct config *,
-		    const char *, json_t *, char *, size_t);
 static void	 ask_done_cb(enum review_result, const char *, void *);
 
 json_t *
@@ -119,6 +116,7 @@ supclient_register(const char *path, const char *capability,
 	struct config_errors	 errs = { NULL, 0 };
 	json_t			*reply, *net;
 	enum review_result	 res;
+	const char		*missing;
 	char			 reason[512];
 	char			*text = NULL;
 
@@ -141,12 +139,22 @@ supclient_register(const char *path, const char *capability,
 
 	/*
 	 * A reply that allows but carries no usable policy must not widen
-	 * anything: the run goes on with every destination denied.
+	 * anything: the run goes on with every destination denied.  As in
+	 * pi-sandbox 0.8.0, any missing, extra or malformed key makes it
+	 * unusable -- a policy without its deny list is not an empty one.
 	 */
 	net = json_object_get(reply, "network");
 	if (net == NULL) {
 		snprintf(err, errlen, "registration reply has no \"network\" "
 		    "policy; denying every destination");
+	} else if (!json_is_object(net)) {
+		snprintf(err, errlen, "registration policy is not a JSON "
+		    "object; denying every destination");
+	} else if ((missing = json_object_get(net, "allowedDomains") == NULL ?
+	    "allowedDomains" : json_object_get(net, "deniedDomains") == NULL ?
+	    "deniedDomains" : NULL) != NULL) {
+		snprintf(err, errlen, "registration policy has no \"%s\"; "
+		    "denying every destination", missing);
 	} else if ((text = json_dumps(net, JSON_COMPACT | JSON_ENCODE_ANY))
 	    == NULL) {
 		snprintf(err, errlen, "cannot read the registration policy; "
@@ -250,56 +258,13 @@ worker_call(const char *type, const char *path, const char *capability,
 	return reply;
 }
 
-enum review_result
-review_ask(const struct config *conf, const char *path,
-    const char *capability, json_t *request, char *reason, size_t reasonlen)
-{
-	struct config	 sup;
-
-	/*
-	 * A registered run asks its supervisor, whatever the config's
-	 * review says, and only with the capability it was given.
-	 */
-	if (path != NULL) {
-		memset(&sup, 0, sizeof(sup));
-		sup.review_mode = REVIEW_SOCKET;
-		sup.review_socket = (char *)path;
-		sup.review_timeout_ms = conf != NULL ?
-		    conf->review_timeout_ms : 0;
-		conf = &sup;
-		if (capability == NULL)
-			capability = "";
-	}
-	return review_ask_conf(conf, capability, request, reason, reasonlen);
-}
-
-enum review_result
-review_ask_local(char *const argv[], int timeout_ms, json_t *request,
-    char *reason, size_t reasonlen)
-{
-	struct config	 conf;
-	size_t		 n = 0;
-
-	memset(&conf, 0, sizeof(conf));
-	conf.review_timeout_ms = timeout_ms;
-	conf.review_mode = argv != NULL ? REVIEW_COMMAND : REVIEW_TTY;
-	if (argv != NULL) {
-		while (argv[n] != NULL)
-			n++;
-		conf.review_command.v = (char **)argv;
-		conf.review_command.n = n;
-	}
-	return review_ask_conf(&conf, NULL, request, reason, reasonlen);
-}
-
 /*
- * One review through the config's reviewer (approval's asynchronous
- * transports; capability as for reviewer_new), run on a private event
- * base until answered.
+ * One review through the reviewer o describes (approval's asynchronous
+ * transports), run on a private event base until answered.
  */
-static enum review_result
-review_ask_conf(const struct config *conf, const char *capability,
-    json_t *request, char *reason, size_t reasonlen)
+enum review_result
+review_ask(const struct reviewer_opts *o, json_t *request, char *reason,
+    size_t reasonlen)
 {
 	struct event_base	*base;
 	struct reviewer		*r = NULL;
@@ -313,7 +278,7 @@ review_ask_conf(const struct config *conf, const char *capability,
 		snprintf(reason, reasonlen, "cannot create an event base");
 		return REVIEW_RESULT_ERROR;
 	}
-	if ((r = reviewer_new(base, conf, NULL, NULL, capability)) == NULL) {
+	if ((r = reviewer_new(base, o)) == NULL) {
 		snprintf(reason, reasonlen, "cannot set up the reviewer");
 		goto done;
 	}

@@ -58,19 +58,16 @@ struct hostipc_request {
 struct json_t	*supclient_hostipc_request(const char *worker_id,
 		    const struct hostipc_request *);
 /*
- * Ask one review and wait for it: over the supervisor socket (path and
- * capability set), else through the config's review (command, TTY or
- * socket).  approval's reviewer runs it (review_start_request) on a
- * private event base.  The request object is sent as it is, plus version
- * and id.  No reviewer, a socket reviewer without a capability, and every
+ * Ask one review and wait for it, through the reviewer o describes: the
+ * supervisor's socket (a registered run, whatever its config says) or
+ * the config's review (reviewer_opts_config).  approval's reviewer runs
+ * it (review_start_request) on a private event base, for at most
+ * o->timeout_ms.  The request object is sent as it is, plus version and
+ * id.  No reviewer, a socket reviewer without a capability, and every
  * failure are denies; returns the result with the reason or error in
  * reason.
  */
-enum review_result review_ask(const struct config *, const char *path,
-		    const char *capability, struct json_t *request,
-		    char *reason, size_t reasonlen);
-/* The same with an explicit command (argv) or, argv NULL, the TTY. */
-enum review_result review_ask_local(char *const argv[], int timeout_ms,
+enum review_result review_ask(const struct reviewer_opts *o,
 		    struct json_t *request, char *reason, size_t reasonlen);
 
 #endif

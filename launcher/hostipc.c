@@ -38,6 +38,7 @@ static const char *find_ci(const char *, size_t, const char *);
 static int	 line_names_ipc(const char *, size_t);
 static void	 tee_read_cb(evutil_socket_t, short, void *);
 static int	 tee_copy(struct hostipc_tee *);
+static long long hostipc_left(long long);
 
 extern char **environ;
 
@@ -201,27 +202,48 @@ hostipc_tail_add(struct hostipc_tail *t, const char *data, size_t n)
 int
 hostipc_review(const struct config *conf, const struct supervise *s,
     const char *text, const char *cwd, const char *rule,
-    const char *warning, char *reason, size_t reasonlen)
+    const char *warning, long long deadline_ms, char *reason,
+    size_t reasonlen)
 {
 	struct hostipc_request	 hr;
+	struct reviewer_opts	 o;
 	enum review_result	 res;
 	json_t			*req;
 	const char		*wid;
+	long long		 left;
 
 	hr.command = text;
 	hr.cwd = cwd;
 	hr.rule = rule;
 	hr.warning = warning;
 	wid = s != NULL && s->registered ? s->worker_id : "pisbx-run";
+	/*
+	 * A registered run asks its supervisor, whatever the config's
+	 * review says, and only with the capability it was given.
+	 */
+	if (s != NULL && s->registered) {
+		memset(&o, 0, sizeof(o));
+		o.mode = REVIEW_SOCKET;
+		o.socket_path = s->socket;
+		o.capability = s->capability != NULL ? s->capability : "";
+		o.timeout_ms = conf->review_timeout_ms;
+	} else
+		reviewer_opts_config(&o, conf, NULL, NULL, NULL);
+	/* The reviewer's time is the run's time: never wait past it. */
+	if (deadline_ms > 0) {
+		if ((left = deadline_ms - hostipc_clock_ms()) <= 0) {
+			snprintf(reason, reasonlen, "the run's --timeout "
+			    "passed before the review");
+			return 0;
+		}
+		if (o.timeout_ms <= 0 || left < o.timeout_ms)
+			o.timeout_ms = (int)left;
+	}
 	if ((req = supclient_hostipc_request(wid, &hr)) == NULL) {
 		snprintf(reason, reasonlen, "cannot build the request");
 		return 0;
 	}
-	if (s != NULL && s->registered)
-		res = review_ask(conf, s->socket, s->capability, req, reason,
-		    reasonlen);
-	else
-		res = review_ask(conf, NULL, NULL, req, reason, reasonlen);
+	res = review_ask(&o, req, reason, reasonlen);
 	json_decref(req);
 	if (res == REVIEW_RESULT_NONE)
 		snprintf(reason, reasonlen, "no reviewer configured");
@@ -461,6 +483,21 @@ hostipc_tee_free(struct hostipc_tee *t)
 	free(t);
 }
 
+/*
+ * What is left of the run's time at deadline_ms (0: no timeout): the
+ * milliseconds, 0 for none set, or -1 when it has passed.
+ */
+static long long
+hostipc_left(long long deadline_ms)
+{
+	long long	 left;
+
+	if (deadline_ms <= 0)
+		return 0;
+	left = deadline_ms - hostipc_clock_ms();
+	return left > 0 ? left : -1;
+}
+
 int
 hostipc_preflight(const struct config *conf, const struct supervise *s,
     char *const argv[], const char *shell_string, const char *cwd,
@@ -469,10 +506,14 @@ hostipc_preflight(const struct config *conf, const struct supervise *s,
 	const char	*prefix;
 	char		*text, *rule = NULL;
 	char		 reason[512];
-	int		 rc;
+	long long	 deadline = 0, left;
+	int		 rc, allowed;
 
 	if (conf->hostipc_mode != HOSTIPC_ASK)
 		return -1;
+	/* The run's --timeout counts from here, the review included. */
+	if (timeout_ms > 0)
+		deadline = hostipc_clock_ms() + timeout_ms;
 	if ((text = hostipc_command_text(argv, shell_string)) == NULL) {
 		fprintf(stderr, "pisbx: host-IPC execution denied: out of "
 		    "memory\n");
@@ -488,16 +529,23 @@ hostipc_preflight(const struct config *conf, const struct supervise *s,
 		    "memory\n");
 		return HOSTIPC_EXIT_DENIED;
 	}
-	if (!hostipc_review(conf, s, text, cwd, rule, "the command runs on "
-	    "the host, outside the sandbox, with the user's own access",
-	    reason, sizeof(reason))) {
+	allowed = hostipc_review(conf, s, text, cwd, rule, "the command runs "
+	    "on the host, outside the sandbox, with the user's own access",
+	    deadline, reason, sizeof(reason));
+	if ((left = hostipc_left(deadline)) < 0) {
+		/* Out of time while the reviewer thought: a timeout. */
+		fprintf(stderr, "pisbx: host-IPC: --timeout (%lld ms) passed "
+		    "while waiting for the reviewer; the command was not "
+		    "started\n", timeout_ms);
+		rc = EXIT_TIMEOUT_STATUS;
+	} else if (!allowed) {
 		fprintf(stderr, "pisbx: host-IPC execution denied: %s\n",
 		    reason);
 		rc = HOSTIPC_EXIT_DENIED;
 	} else {
 		fprintf(stderr, "pisbx: host-IPC: approved (%s); running on "
 		    "the host, outside the sandbox\n", rule);
-		rc = hostipc_run(argv, shell_string, cwd, timeout_ms);
+		rc = hostipc_run(argv, shell_string, cwd, left);
 	}
 	free(rule);
 	free(text);
@@ -510,10 +558,10 @@ hostipc_after(const struct config *conf, const struct supervise *s,
     char *const argv[], const char *shell_string, const char *cwd,
     long long timeout_ms, long long elapsed_ms, int status)
 {
-	long long	 left;
+	long long	 left, deadline = 0;
 	char		*text;
 	char		 reason[512];
-	int		 rc;
+	int		 rc, allowed;
 
 	if (conf->hostipc_mode != HOSTIPC_ASK || !conf->hostipc_retry ||
 	    t == NULL || !hostipc_should_retry(o, t->tail.buf, t->tail.len))
@@ -521,21 +569,29 @@ hostipc_after(const struct config *conf, const struct supervise *s,
 	/* Out of time is a timeout, never a retry. */
 	if ((left = hostipc_remaining_ms(timeout_ms, elapsed_ms)) < 0)
 		return status;
+	if (left > 0)
+		deadline = hostipc_clock_ms() + left;
 	if ((text = hostipc_command_text(argv, shell_string)) == NULL)
 		return status;
-	if (!hostipc_review(conf, s, text, cwd, "unix-socket-eperm",
+	allowed = hostipc_review(conf, s, text, cwd, "unix-socket-eperm",
 	    "the sandboxed attempt failed on a refused Unix socket and may "
 	    "already have had side effects; it would run again on the host, "
-	    "outside the sandbox", reason, sizeof(reason))) {
+	    "outside the sandbox", deadline, reason, sizeof(reason));
+	free(text);
+	/* The review took the rest of the run's time: no retry. */
+	if ((left = hostipc_left(deadline)) < 0) {
+		fprintf(stderr, "pisbx: host-IPC: --timeout (%lld ms) passed "
+		    "while waiting for the reviewer; no retry\n", timeout_ms);
+		return status;
+	}
+	if (!allowed) {
 		fprintf(stderr, "pisbx: host-IPC execution denied: %s\n",
 		    reason);
-		free(text);
 		return status;
 	}
 	fprintf(stderr, "pisbx: ---- host-IPC retry: the sandboxed attempt "
 	    "exited %d on a refused Unix socket; running again on the host, "
 	    "outside the sandbox ----\n", o->status);
 	rc = hostipc_run(argv, shell_string, cwd, left);
-	free(text);
 	return rc;
 }

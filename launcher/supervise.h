@@ -100,12 +100,14 @@ void	 hostipc_tail_add(struct hostipc_tail *, const char *, size_t);
 struct supervise;
 /*
  * Review one host execution (type "host-ipc"): over the supervisor's
- * socket when s is registered, else through the config's reviewer.
- * Returns 1 when allowed, 0 when denied, with the reason in reason.
+ * socket when s is registered, else through the config's reviewer, for
+ * no longer than until deadline_ms (hostipc_clock_ms; 0: none).  Returns
+ * 1 when allowed, 0 when denied, with the reason in reason.
  */
 int	 hostipc_review(const struct config *, const struct supervise *,
 	    const char *text, const char *cwd, const char *rule,
-	    const char *warning, char *reason, size_t reasonlen);
+	    const char *warning, long long deadline_ms, char *reason,
+	    size_t reasonlen);
 /*
  * Run the command on the host, outside any sandbox, in cwd, with
  * timeout_ms (0: none); signals are forwarded.  Returns the exit status
@@ -134,16 +136,18 @@ void	 hostipc_tee_end(struct hostipc_tee *);
 void	 hostipc_tee_free(struct hostipc_tee *);
 /*
  * The preflight: -1 when no prefix matches (run sandboxed), else the
- * exit status of the host run, or HOSTIPC_EXIT_DENIED after printing
- * "pisbx: host-IPC execution denied: REASON".
+ * exit status of the host run, HOSTIPC_EXIT_DENIED after printing
+ * "pisbx: host-IPC execution denied: REASON", or 124 when timeout_ms ran
+ * out while the reviewer was asked (the review counts against it; the
+ * command is then not started).
  */
 int	 hostipc_preflight(const struct config *, const struct supervise *,
 	    char *const argv[], const char *shell_string, const char *cwd,
 	    long long timeout_ms);
 /*
  * After a sandboxed run: status itself, or -- when the retry applies and
- * a reviewer allows it -- the status of a host run with the remaining
- * timeout, after a separator line.
+ * a reviewer allows it in time -- the status of a host run with what is
+ * left of the timeout after the review, after a separator line.
  */
 int	 hostipc_after(const struct config *, const struct supervise *,
 	    const struct hostipc_outcome *, const struct hostipc_tee *,

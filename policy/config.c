@@ -126,8 +126,8 @@ static const char *const keys_filesystem[] = {
 	NULL
 };
 static const char *const keys_proxy[] = {
-	"listen", "maxConnections", "connectTimeoutMs", "idleTimeoutMs",
-	"headerTimeoutMs", "accessLog", "accessLogFormat", NULL
+	"listen", "maxConnections", "maxClientConnections", "connectTimeoutMs",
+	"idleTimeoutMs", "headerTimeoutMs", "accessLog", "accessLogFormat", NULL
 };
 static const char *const keys_resolver[] = {
 	"servers", "hostsFile", "timeoutMs", NULL
@@ -897,6 +897,8 @@ parse_proxy(struct cfgctx *ctx, const json_t *v, struct config *conf)
 	get_strlist(ctx, jp, v, "listen", &check_listen, &conf->listen);
 	get_int(ctx, jp, v, "maxConnections", 1, 1000000,
 	    &conf->max_connections);
+	get_int(ctx, jp, v, "maxClientConnections", 1, 1000000,
+	    &conf->max_client_connections);
 	get_int(ctx, jp, v, "connectTimeoutMs", 1, 600000,
 	    &conf->connect_timeout_ms);
 	get_int(ctx, jp, v, "idleTimeoutMs", 1, 86400000,

@@ -171,6 +171,7 @@ struct config {
 	/* proxy */
 	struct strlist	 listen;	/* "127.0.0.1:3128", "[::1]:0", "/path" */
 	int		 max_connections;
+	int		 max_client_connections;	/* 0: the default */
 	int		 connect_timeout_ms;
 	int		 idle_timeout_ms;
 	int		 header_timeout_ms;

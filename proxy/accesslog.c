@@ -249,6 +249,10 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 		fprintf(f, "%s conn=%llu %s %s %s", ts,
 		    (unsigned long long)r->conn, r->close ? "close" : "decision",
 		    r->proto, client);
+		if (r->user != NULL) {
+			alog_clean(err, sizeof(err), r->user);
+			fprintf(f, " user=%s", err);
+		}
 		if (r->host != NULL)
 			fprintf(f, " -> %s:%d", r->host, r->port);
 		if (r->decision != NULL)
@@ -288,6 +292,8 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 	alog_add_int(&l, "conn", (long long)r->conn);
 	alog_add_str(&l, "proto", r->proto);
 	alog_add_clean(&l, "client", r->client ? r->client : "");
+	if (r->user != NULL)
+		alog_add_clean(&l, "user", r->user);
 	if (r->host != NULL) {
 		alog_add_clean(&l, "host", r->host);
 		alog_add_int(&l, "port", r->port);

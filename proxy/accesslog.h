@@ -16,6 +16,7 @@ struct alog_rec {
 	uint64_t	 conn;
 	const char	*proto;
 	const char	*client;
+	const char	*user;		/* SOCKS5 user name, or NULL */
 	const char	*host;		/* NULL: not known yet */
 	int		 port;
 	const char	*decision;	/* NULL: none was made */

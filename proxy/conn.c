@@ -48,7 +48,12 @@ static void	 conn_deny(struct conn *, const char *, const char *,
 static void	 conn_review_cb(enum review_result, const char *, void *);
 static void	 conn_watch_gone(struct conn *);
 static void	 conn_gone_cb(evutil_socket_t, short, void *);
-static void	 conn_allowed(struct conn *, const char *);
+static void	 conn_review_request(const struct conn *,
+		    struct review_request *);
+static void	 conn_allowed(struct conn *, const char *, const char *);
+static void	 conn_literal_addr(const struct conn *,
+		    struct sockaddr_storage *);
+static int	 conn_literal_ok(struct conn *, char *, size_t);
 static void	 conn_resolve(struct conn *);
 static void	 conn_dns_cb(const struct sockaddr_storage *, size_t,
 		    const char *, void *);
@@ -57,6 +62,7 @@ static int	 conn_addr_ok(struct conn *, const struct sockaddr *,
 static void	 conn_connect_next(struct conn *);
 static void	 conn_connect_cb(evutil_socket_t, short, void *);
 static void	 conn_connect_done(struct conn *, int, int);
+static int	 conn_peer_check(struct conn *, int);
 static void	 conn_connected(struct conn *);
 static const char *proto_name(enum conn_proto);
 static void	 conn_record(struct conn *, struct alog_rec *);
@@ -84,19 +90,25 @@ conn_config(const struct conn *c)
 }
 
 void
-conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen)
+conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen,
+    struct client_slot *slot, const char *refuse, const char *detail)
 {
 	struct proxy *px = l->px;
 	struct conn *c;
 	const struct config *conf = px->gen->conf;
-	int one = 1;
+	int one = 1, ms;
 
 	(void)salen;
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (detail != NULL && (c->error = strdup(detail)) == NULL)) {
 		log_warnx("accept: out of memory");
+		free(c);
+		client_slot_put(px, slot);
 		close(fd);
 		return;
 	}
+	c->slot = slot;
+	c->refuse = refuse;
 	c->px = px;
 	c->id = ++px->next_id;
 	c->state = CONN_SNIFF;
@@ -118,29 +130,45 @@ conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen)
 	    BEV_OPT_CLOSE_ON_FREE);
 	if (c->client == NULL) {
 		close(fd);
-		free(c);
-		return;
+		goto fail;
 	}
 	if ((c->timer = evtimer_new(px->base, conn_timer_cb, c)) == NULL) {
 		bufferevent_free(c->client);
-		free(c);
-		return;
+		goto fail;
 	}
 	TAILQ_INSERT_TAIL(&px->conns, c, entry);
 	px->nconns++;
+	if (c->refuse != NULL)
+		px->nrefusing++;
 	bufferevent_setcb(c->client, conn_sniff_cb, NULL, conn_event_cb, c);
 	bufferevent_enable(c->client, EV_READ);
-	conn_timer_set(c, conf->header_timeout_ms);
-	if (conn_read_early(c))
+	/* A client only held to be refused gets little time to ask. */
+	ms = conf->header_timeout_ms;
+	if (c->refuse != NULL && ms > CONN_REFUSE_TIMEOUT_MS)
+		ms = CONN_REFUSE_TIMEOUT_MS;
+	conn_timer_set(c, ms);
+	switch (conn_read_early(c)) {
+	case 1:
 		conn_sniff_cb(c->client, c);	/* may close c */
+		break;
+	case -1:
+		conn_close(c, "client-eof");
+		break;
+	}
+	return;
+fail:
+	client_slot_put(px, c->slot);
+	free(c->error);
+	free(c);
 }
 
 /*
  * Clients speak first, and their request has usually arrived by the time
  * the connection is accepted: read it now instead of after another loop
- * turn.  At most a small chunk; nothing read (EAGAIN, EOF, an error) is
- * left for the bufferevent's own read, which sees it again.  Returns 1
- * when bytes were read.
+ * turn.  At most a small chunk; nothing read (EAGAIN, an error) is left
+ * for the bufferevent's own read, which sees it again.  Returns 1 when
+ * bytes were read, -1 at EOF: a client gone before it said anything
+ * (one of a burst left in the backlog) frees its slot at once.
  */
 static int
 conn_read_early(struct conn *c)
@@ -160,7 +188,7 @@ conn_read_early(struct conn *c)
 		v.iov_len = (size_t)r;
 	evbuffer_commit_space(in, &v, r > 0 ? 1 : 0);
 	evbuffer_freeze(in, 0);
-	return r > 0;
+	return r > 0 ? 1 : r == 0 ? -1 : 0;
 }
 
 /* The first byte says which protocol the client speaks. */
@@ -247,6 +275,10 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 			conn_close(c, "header-timeout");
 		break;
 	case CONN_RELAY:
+		if (relay_peek_waiting(c)) {
+			relay_peek_timeout(c);
+			break;
+		}
 		idle = conf->idle_timeout_ms;
 		event_base_gettimeofday_cached(c->px->base, &now);
 		timersub(&now, &c->last_active, &d);
@@ -316,6 +348,11 @@ conn_close(struct conn *c, const char *end)
 	struct alog_rec r;
 	struct timeval now, d;
 
+	/* Over a limit, whatever it sent: the refusal is on record. */
+	if (c->refuse != NULL && c->decision == NULL) {
+		conn_decide(c, 0, c->refuse, c->error);
+		conn_log_decision(c);
+	}
 	event_base_gettimeofday_cached(px->base, &now);
 	timersub(&now, &c->start, &d);
 	conn_record(c, &r);
@@ -345,8 +382,12 @@ conn_close(struct conn *c, const char *end)
 	event_free(c->timer);
 	http_conn_free(c->http);
 	free(c->error);
+	free(c->user);
+	client_slot_put(px, c->slot);
 	TAILQ_REMOVE(&px->conns, c, entry);
 	px->nconns--;
+	if (c->refuse != NULL)
+		px->nrefusing--;
 	free(c);
 }
 
@@ -358,6 +399,7 @@ conn_record(struct conn *c, struct alog_rec *r)
 	r->conn = c->id;
 	r->proto = proto_name(c->proto);
 	r->client = c->client_name;
+	r->user = c->user;
 	if (c->have_target) {
 		r->host = c->host.text;
 		r->port = c->port;
@@ -436,9 +478,20 @@ conn_deny(struct conn *c, const char *reason, const char *detail,
 	conn_fail(c, err);
 }
 
+/* The review request for the connection's current target. */
+static void
+conn_review_request(const struct conn *c, struct review_request *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->host = c->host.text;
+	req->port = c->port;
+	req->protocol = proto_name(c->proto);
+}
+
 /*
  * The policy step: deny list, then allow list, then the review hook.  A
- * name that is denied or not yet approved never reaches DNS.
+ * name that is denied or not yet approved never reaches DNS; an address
+ * that could never be dialled is refused before anyone is asked.
  */
 void
 conn_authorise(struct conn *c)
@@ -448,17 +501,21 @@ conn_authorise(struct conn *c)
 	struct review_request req;
 	enum review_result now;
 	const char *detail = NULL;
-	char target[TARGET_TEXT_MAX], reason[TARGET_TEXT_MAX + 32];
+	char reason[TARGET_TEXT_MAX + 32], why[256];
 	enum verdict v;
 
 	c->state = CONN_AUTHORISE;
 	c->addr[0] = '\0';
-	free(c->error);
-	c->error = NULL;
 	evtimer_del(c->timer);
 	if (c->client != NULL)
 		bufferevent_disable(c->client, EV_READ);
-	target_format(target, sizeof(target), &c->host, c->port);
+	/* Over a connection limit: the request was read only to answer it. */
+	if (c->refuse != NULL) {
+		conn_deny(c, c->refuse, c->error, CERR_BUSY);
+		return;
+	}
+	free(c->error);
+	c->error = NULL;
 	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
 	switch (v) {
 	case VERDICT_DENY:
@@ -469,21 +526,33 @@ conn_authorise(struct conn *c)
 	case VERDICT_ALLOW:
 		snprintf(reason, sizeof(reason), "allow-list:%s",
 		    pat != NULL ? pat->text : "?");
-		conn_allowed(c, reason);
+		conn_allowed(c, reason, NULL);
 		return;
 	case VERDICT_REVIEW:
 		break;
 	}
-	/* An approval covers the connection it was given for. */
-	if (c->approved[0] != '\0' && strcmp(c->approved, target) == 0) {
-		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW));
+	/*
+	 * A literal the dial step would refuse whatever the answer (non-
+	 * public without an exact allow entry, or one of our listeners) is
+	 * refused now: no person is asked a question that does not matter.
+	 */
+	if (c->host.kind != HOST_NAME && !conn_literal_ok(c, why,
+	    sizeof(why))) {
+		conn_deny(c, "non-public-address", why, CERR_DENY);
+		return;
+	}
+	/*
+	 * An approval covers what it was asked about: this target over this
+	 * protocol.  A CONNECT after an approved forwarded request on the
+	 * same client connection is a new question.
+	 */
+	conn_review_request(c, &req);
+	if (review_grant_covers(&c->grant, &req)) {
+		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW),
+		    "approved earlier on this connection");
 		return;
 	}
 	c->state = CONN_REVIEW;
-	memset(&req, 0, sizeof(req));
-	req.host = c->host.text;
-	req.port = c->port;
-	req.protocol = proto_name(c->proto);
 	c->review = review_start(g->rv, &req, conn_review_cb, c, &now,
 	    &detail);
 	if (c->review == NULL) {
@@ -530,6 +599,7 @@ static void
 conn_review_cb(enum review_result res, const char *detail, void *arg)
 {
 	struct conn *c = arg;
+	struct review_request req;
 
 	c->review = NULL;
 	if (c->gone_ev != NULL) {
@@ -539,22 +609,54 @@ conn_review_cb(enum review_result res, const char *detail, void *arg)
 	pgen_unref(c->gen);
 	c->gen = NULL;
 	if (res == REVIEW_RESULT_ALLOW) {
-		target_format(c->approved, sizeof(c->approved), &c->host,
-		    c->port);
-		conn_allowed(c, review_result_reason(res));
-		if (detail != NULL && c->error == NULL)
-			conn_error(c, "%s", detail);
+		conn_review_request(c, &req);
+		review_grant_set(&c->grant, &req);
+		conn_allowed(c, review_result_reason(res), detail);
 		return;
 	}
 	conn_deny(c, review_result_reason(res), detail, CERR_DENY);
 }
 
-/* Allowed by policy or review: the decision record waits for the address. */
+/*
+ * Allowed by policy or review (detail: the reviewer's reason, or NULL):
+ * the decision record waits for the address.
+ */
 static void
-conn_allowed(struct conn *c, const char *reason)
+conn_allowed(struct conn *c, const char *reason, const char *detail)
 {
-	conn_decide(c, 1, reason, NULL);
+	conn_decide(c, 1, reason, detail);
 	conn_resolve(c);
+}
+
+/* The one address of a literal target, for dialling. */
+static void
+conn_literal_addr(const struct conn *c, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *sin;
+	struct sockaddr_in6 *sin6;
+
+	memset(ss, 0, sizeof(*ss));
+	if (c->host.kind == HOST_IPV4) {
+		sin = (struct sockaddr_in *)ss;
+		sin->sin_family = AF_INET;
+		sin->sin_addr = c->host.v4;
+		sin->sin_port = htons(c->port);
+	} else {
+		sin6 = (struct sockaddr_in6 *)ss;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = c->host.v6;
+		sin6->sin6_port = htons(c->port);
+	}
+}
+
+/* conn_addr_ok for a literal target's one address. */
+static int
+conn_literal_ok(struct conn *c, char *why, size_t whylen)
+{
+	struct sockaddr_storage ss;
+
+	conn_literal_addr(c, &ss);
+	return conn_addr_ok(c, (struct sockaddr *)&ss, why, whylen);
 }
 
 /*
@@ -587,8 +689,6 @@ conn_addr_ok(struct conn *c, const struct sockaddr *sa, char *why,
 static void
 conn_resolve(struct conn *c)
 {
-	struct sockaddr_in *sin;
-	struct sockaddr_in6 *sin6;
 	char why[256];
 
 	c->state = CONN_RESOLVE;
@@ -613,18 +713,7 @@ conn_resolve(struct conn *c)
 		}
 		return;
 	}
-	memset(&c->addrs[0], 0, sizeof(c->addrs[0]));
-	if (c->host.kind == HOST_IPV4) {
-		sin = (struct sockaddr_in *)&c->addrs[0];
-		sin->sin_family = AF_INET;
-		sin->sin_addr = c->host.v4;
-		sin->sin_port = htons(c->port);
-	} else {
-		sin6 = (struct sockaddr_in6 *)&c->addrs[0];
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_addr = c->host.v6;
-		sin6->sin6_port = htons(c->port);
-	}
+	conn_literal_addr(c, &c->addrs[0]);
 	if (!conn_addr_ok(c, (struct sockaddr *)&c->addrs[0], why,
 	    sizeof(why))) {
 		conn_deny(c, "non-public-address", why, CERR_DENY);
@@ -789,6 +878,8 @@ conn_connect_done(struct conn *c, int fd, int soerr)
 		conn_connect_next(c);
 		return;
 	}
+	if (conn_peer_check(c, fd) == -1)
+		return;
 	c->connect_fd = -1;
 	c->upstream = bufferevent_socket_new(c->px->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
@@ -799,6 +890,40 @@ conn_connect_done(struct conn *c, int fd, int soerr)
 	}
 	relay_tune(c->upstream);
 	conn_connected(c);
+}
+
+/*
+ * The connect completed: check where it went, not only what was dialled.
+ * The peer the kernel connected us to must not be one of the proxy's own
+ * listeners, however the address was spelt (conn_addr_ok checked the
+ * spelling before).  Returns 0, or -1 when fd was closed and the
+ * connection moved on (the next address, or a deny).
+ */
+static int
+conn_peer_check(struct conn *c, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char peer[SOCKADDR_TEXT_MAX], detail[SOCKADDR_TEXT_MAX * 2 + 64];
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) == -1) {
+		/* Reset already: as if the connect had failed. */
+		c->connect_timedout = 0;
+		c->connect_errno = errno;
+		close(fd);
+		c->connect_fd = -1;
+		conn_connect_next(c);
+		return -1;
+	}
+	if (!proxy_own_addr(c->px, (struct sockaddr *)&ss))
+		return 0;
+	close(fd);
+	c->connect_fd = -1;
+	sockaddr_format((struct sockaddr *)&ss, peer, sizeof(peer));
+	snprintf(detail, sizeof(detail), "%s (dialled as %s) is the proxy's "
+	    "own listener", peer, c->addr);
+	conn_deny(c, "non-public-address", detail, CERR_DENY);
+	return -1;
 }
 
 /*

@@ -205,6 +205,12 @@ http_fail(struct conn *c, enum conn_err err)
 		snprintf(text, sizeof(text), "invalid target: %s",
 		    c->error ? c->error : c->reason);
 		break;
+	case CERR_BUSY:
+		status = 503;
+		snprintf(text, sizeof(text), "%s to %s not served now: %s (%s)",
+		    c->proto == PROTO_CONNECT ? "CONNECT" : "request", target,
+		    c->reason, c->error ? c->error : "over a connection limit");
+		break;
 	case CERR_TIMEOUT:
 		status = 504;
 		snprintf(text, sizeof(text), "cannot reach %s: %s", target,
@@ -520,7 +526,7 @@ http_connected(struct conn *c)
 		    "HTTP/1.1 200 Connection established\r\n\r\n";
 
 		relay_send(c->client, ok, sizeof(ok) - 1);
-		relay_start_peek(c);
+		relay_start(c);
 		return;
 	}
 	target_format(h->up_target, sizeof(h->up_target), &c->host, c->port);

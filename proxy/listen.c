@@ -2,7 +2,7 @@
  * Listeners: TCP ("ip:port", "[v6]:port") and Unix-socket listeners, or
  * a socket handed over by the launcher; accepting (with a pause when out
  * of descriptors, and proxy.maxConnections); and the proxy's own
- * addresses, which no connection may dial.
+ * addresses, which no connection may dial by any spelling.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -10,12 +10,15 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #include <errno.h>
-#include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -27,13 +30,27 @@
 #include "proxy/proxy_int.h"
 
 #define ACCEPT_RETRY_MS		200
+/* maxClientConnections when the config does not set it (or maxConnections). */
+#define CLIENT_LIMIT_DEFAULT	256
 
 static int	 listener_add(struct proxy *, int, const char *);
 static void	 listener_accept_cb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	 listener_error_cb(struct evconnlistener *, void *);
 static void	 listener_retry_cb(evutil_socket_t, short, void *);
-static int	 addr_is_local(const struct sockaddr *);
+static unsigned	 client_key(int, const struct sockaddr *,
+		    struct client_slot *);
+static struct client_slot *client_slot_get(struct proxy *, int,
+		    const struct sockaddr *);
+static void	 client_slot_text(const struct client_slot *, char *,
+		    size_t);
+struct own_addr;
+static void	 own_addr_of(const struct sockaddr *, struct own_addr *);
+static int	 own_addr_unspecified(const struct own_addr *);
+static int	 own_addr_equal(const struct own_addr *, const struct own_addr *);
+static int	 addr_is_local(const struct own_addr *);
+static int	 listener_reached(const struct listener *,
+		    const struct own_addr *);
 
 int
 proxy_listen(struct proxy *px, const char *addr, char *bound,
@@ -123,6 +140,15 @@ listener_add(struct proxy *px, int fd, const char *created)
 		goto fail;
 	}
 	sockaddr_format((struct sockaddr *)&l->ss, l->name, sizeof(l->name));
+	if (l->ss.ss_family == AF_INET6) {
+		int v6only = 0;
+		socklen_t vlen = sizeof(v6only);
+
+		/* Unknown: dual-stack, so IPv4 counts too (fail closed). */
+		if (getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
+		    &vlen) == 0)
+			l->v6only = v6only;
+	}
 	{
 		int acc = 0;
 		socklen_t alen = sizeof(acc);
@@ -203,6 +229,15 @@ listener_retry_cb(evutil_socket_t fd, short what, void *arg)
 		evconnlistener_enable(l->lev);
 }
 
+/*
+ * Accept a client, or -- over a limit -- accept it only to answer "not
+ * now" (503, SOCKS5 0x01) once its request is read, with a record that
+ * names the limit.  A client address holds at most maxClientConnections
+ * of the maxConnections served, so one slow client cannot take them all.
+ * Connections held to be refused are capped too (CONN_REFUSING_MAX, each
+ * for at most CONN_REFUSE_TIMEOUT_MS); past that a client is closed at
+ * once, counted in a warning at most once a second.
+ */
 static void
 listener_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -210,97 +245,347 @@ listener_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	struct listener *l = arg;
 	struct proxy *px = l->px;
 	const struct config *conf = px->gen->conf;
-	char peer[128];
+	struct client_slot *slot;
+	char detail[160], who[SOCKADDR_TEXT_MAX + 16];
+	const char *refuse = NULL;
+	int per_client;
+	time_t now;
 
 	(void)lev;
 	if (px->stopping) {
 		close(fd);
 		return;
 	}
-	if (conf->max_connections > 0 &&
-	    px->nconns >= (size_t)conf->max_connections) {
-		sockaddr_format(sa, peer, sizeof(peer));
-		log_warnx("refusing %s on %s: proxy.maxConnections (%d) "
-		    "reached", peer, l->name, conf->max_connections);
+	if ((slot = client_slot_get(px, fd, sa)) == NULL) {
+		log_warnx("accept on %s: out of memory", l->name);
 		close(fd);
 		return;
 	}
-	conn_new(l, fd, sa, (socklen_t)salen);
+	per_client = proxy_client_limit(conf);
+	if (px->nconns - px->nrefusing >= (size_t)conf->max_connections) {
+		refuse = "max-connections";
+		snprintf(detail, sizeof(detail), "proxy.maxConnections (%d) "
+		    "reached; try again later", conf->max_connections);
+	} else if (slot->n > per_client) {	/* counting this one */
+		refuse = "max-client-connections";
+		client_slot_text(slot, who, sizeof(who));
+		snprintf(detail, sizeof(detail), "proxy.maxClientConnections "
+		    "(%d) reached for %s; try again later", per_client, who);
+	}
+	if (refuse != NULL && px->nrefusing >= CONN_REFUSING_MAX) {
+		/* Too many to even answer: close, and say so now and then. */
+		client_slot_put(px, slot);
+		close(fd);
+		px->dropped++;
+		now = time(NULL);
+		if (now != px->dropped_warned) {
+			log_warnx("%s: %llu connection(s) on %s closed without "
+			    "an answer (%d already waiting for theirs)",
+			    refuse, (unsigned long long)px->dropped, l->name,
+			    CONN_REFUSING_MAX);
+			px->dropped = 0;
+			px->dropped_warned = now;
+		}
+		return;
+	}
+	if (refuse != NULL) {
+		client_slot_put(px, slot);
+		slot = NULL;
+	}
+	conn_new(l, fd, sa, (socklen_t)salen, slot, refuse,
+	    refuse != NULL ? detail : NULL);
 }
 
-/* Whether sa is a local address of this host (for wildcard listeners). */
-static int
-addr_is_local(const struct sockaddr *sa)
+int
+proxy_client_limit(const struct config *conf)
 {
-	struct ifaddrs *ifa, *i;
-	int local = 0;
+	if (conf->max_client_connections > 0)
+		return conf->max_client_connections;
+	return conf->max_connections < CLIENT_LIMIT_DEFAULT ?
+	    conf->max_connections : CLIENT_LIMIT_DEFAULT;
+}
 
-	if (sa->sa_family == AF_INET &&
-	    (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) ==
-	    127)
-		return 1;
-	if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(
-	    &((const struct sockaddr_in6 *)sa)->sin6_addr))
-		return 1;
-	if (getifaddrs(&ifa) == -1)
-		return 1;	/* cannot tell: fail closed */
-	for (i = ifa; i != NULL && !local; i = i->ifa_next) {
-		if (i->ifa_addr == NULL || i->ifa_addr->sa_family !=
-		    sa->sa_family)
-			continue;
-		if (sa->sa_family == AF_INET)
-			local = ((struct sockaddr_in *)i->ifa_addr)->
-			    sin_addr.s_addr == ((const struct sockaddr_in *)
-			    sa)->sin_addr.s_addr;
+/*
+ * Who a client is, for maxClientConnections: its IPv4 address; for IPv6
+ * its /64 (one host is usually given a whole /64, so counting addresses
+ * would let it take every slot), ::1 and IPv4-mapped addresses as
+ * themselves; for a Unix-socket peer its user id.  Returns the bucket.
+ */
+static unsigned
+client_key(int fd, const struct sockaddr *sa, struct client_slot *k)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	memset(k->key, 0, sizeof(k->key));
+	k->family = sa->sa_family;
+	switch (sa->sa_family) {
+	case AF_INET:
+		memcpy(k->key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		break;
+	case AF_INET6:
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+			k->family = AF_INET;
+			memcpy(k->key, &sin6->sin6_addr.s6_addr[12], 4);
+		} else if (IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr))
+			memcpy(k->key, &sin6->sin6_addr, 16);
 		else
-			local = memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->
-			    sin6_addr, &((const struct sockaddr_in6 *)sa)->
-			    sin6_addr, sizeof(struct in6_addr)) == 0;
+			memcpy(k->key, &sin6->sin6_addr, 8);
+		break;
+	default:
+		k->family = AF_UNIX;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
+			memcpy(k->key, &cred.uid, sizeof(cred.uid));
+		else
+			memset(k->key, 0xff, 4);
+		break;
 	}
-	freeifaddrs(ifa);
+	h = (h ^ (uint32_t)k->family) * 16777619u;
+	for (i = 0; i < sizeof(k->key); i++)
+		h = (h ^ k->key[i]) * 16777619u;
+	return h % CLIENT_BUCKETS;
+}
+
+/* The client's slot, made when new; its count is taken.  NULL: no memory. */
+static struct client_slot *
+client_slot_get(struct proxy *px, int fd, const struct sockaddr *sa)
+{
+	struct client_slot k, *cs;
+	unsigned b;
+
+	b = client_key(fd, sa, &k);
+	LIST_FOREACH(cs, &px->clients[b], entry)
+		if (cs->family == k.family &&
+		    memcmp(cs->key, k.key, sizeof(k.key)) == 0)
+			break;
+	if (cs == NULL) {
+		if ((cs = calloc(1, sizeof(*cs))) == NULL)
+			return NULL;
+		cs->family = k.family;
+		memcpy(cs->key, k.key, sizeof(k.key));
+		LIST_INSERT_HEAD(&px->clients[b], cs, entry);
+	}
+	cs->n++;
+	return cs;
+}
+
+void
+client_slot_put(struct proxy *px, struct client_slot *cs)
+{
+	(void)px;
+	if (cs == NULL || --cs->n > 0)
+		return;
+	LIST_REMOVE(cs, entry);
+	free(cs);
+}
+
+/* The client as the refusal names it: "192.0.2.7", "2001:db8::/64". */
+static void
+client_slot_text(const struct client_slot *cs, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	uint32_t uid;
+
+	switch (cs->family) {
+	case AF_INET:
+		inet_ntop(AF_INET, cs->key, a, sizeof(a));
+		snprintf(buf, len, "%s", a);
+		break;
+	case AF_INET6:
+		inet_ntop(AF_INET6, cs->key, a, sizeof(a));
+		snprintf(buf, len, "%s%s", a, IN6_IS_ADDR_LOOPBACK(
+		    (const struct in6_addr *)cs->key) ? "" : "/64");
+		break;
+	default:
+		memcpy(&uid, cs->key, sizeof(uid));
+		snprintf(buf, len, "uid %ld", uid == UINT32_MAX ? -1L :
+		    (long)uid);
+		break;
+	}
+}
+
+/*
+ * An IP address with IPv4-mapped IPv6 (::ffff:a.b.c.d) unwrapped: a
+ * socket of either family reaches an IPv4 listener by it.
+ */
+struct own_addr {
+	int		 family;	/* AF_INET, AF_INET6, or 0: not IP */
+	struct in_addr	 v4;
+	struct in6_addr	 v6;
+	uint16_t	 port;		/* network order */
+};
+
+static void
+own_addr_of(const struct sockaddr *sa, struct own_addr *a)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+	memset(a, 0, sizeof(*a));
+	if (sa->sa_family == AF_INET) {
+		a->family = AF_INET;
+		a->v4 = sin->sin_addr;
+		a->port = sin->sin_port;
+	} else if (sa->sa_family == AF_INET6) {
+		a->port = sin6->sin6_port;
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+			a->family = AF_INET;
+			memcpy(&a->v4, &sin6->sin6_addr.s6_addr[12], 4);
+		} else {
+			a->family = AF_INET6;
+			a->v6 = sin6->sin6_addr;
+		}
+	}
+}
+
+static int
+own_addr_unspecified(const struct own_addr *a)
+{
+	return (a->family == AF_INET && a->v4.s_addr == htonl(INADDR_ANY)) ||
+	    (a->family == AF_INET6 && IN6_IS_ADDR_UNSPECIFIED(&a->v6));
+}
+
+static int
+own_addr_equal(const struct own_addr *a, const struct own_addr *b)
+{
+	if (a->family != b->family)
+		return 0;
+	if (a->family == AF_INET)
+		return a->v4.s_addr == b->v4.s_addr;
+	return memcmp(&a->v6, &b->v6, sizeof(a->v6)) == 0;
+}
+
+/*
+ * Whether a is an address of this host: the unspecified address (a
+ * connect to it goes to loopback), all of 127.0.0.0/8, ::1, or any
+ * address the kernel's routing delivers locally -- the interfaces'
+ * addresses and every address of a local route ("ip route add local
+ * 11.0.0.0/24 dev lo" makes all 256 local without an interface address
+ * for any of them).  The kernel is asked (RTM_GETROUTE): when it cannot
+ * be, the address counts as local (fail closed).
+ */
+static int
+addr_is_local(const struct own_addr *a)
+{
+	struct {
+		struct nlmsghdr	 nh;
+		struct rtmsg	 rt;
+		char		 attr[RTA_SPACE(sizeof(struct in6_addr))];
+	} req;
+	union {
+		struct nlmsghdr	 nh;
+		char		 buf[8192];
+	} resp;
+	struct sockaddr_nl snl;
+	struct rtattr *rta;
+	struct rtmsg *rt;
+	struct nlmsgerr *ne;
+	size_t alen;
+	ssize_t n;
+	int fd, local = 1;
+
+	if (own_addr_unspecified(a))
+		return 1;
+	if (a->family == AF_INET && (ntohl(a->v4.s_addr) >> 24) == 127)
+		return 1;
+	if (a->family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&a->v6))
+		return 1;
+
+	alen = a->family == AF_INET ? sizeof(a->v4) : sizeof(a->v6);
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.rt)) + RTA_SPACE(alen);
+	req.nh.nlmsg_type = RTM_GETROUTE;
+	req.nh.nlmsg_flags = NLM_F_REQUEST;
+	req.nh.nlmsg_seq = 1;
+	req.rt.rtm_family = (unsigned char)a->family;
+	req.rt.rtm_dst_len = (unsigned char)(alen * 8);
+	rta = (struct rtattr *)req.attr;
+	rta->rta_type = RTA_DST;
+	rta->rta_len = (unsigned short)RTA_LENGTH(alen);
+	memcpy(RTA_DATA(rta), a->family == AF_INET ? (const void *)&a->v4 :
+	    (const void *)&a->v6, alen);
+	memset(&snl, 0, sizeof(snl));
+	snl.nl_family = AF_NETLINK;
+	if ((fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+	    NETLINK_ROUTE)) == -1)
+		return 1;
+	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&snl,
+	    sizeof(snl)) == -1)
+		goto done;
+	do
+		n = recv(fd, &resp, sizeof(resp), 0);
+	while (n == -1 && errno == EINTR);
+	if (n < (ssize_t)sizeof(struct nlmsghdr) || !NLMSG_OK(&resp.nh,
+	    (size_t)n))
+		goto done;
+	if (resp.nh.nlmsg_type == NLMSG_ERROR) {
+		ne = NLMSG_DATA(&resp.nh);
+		/* No route at all: nothing here answers to it. */
+		if (resp.nh.nlmsg_len >= NLMSG_LENGTH(sizeof(*ne)) &&
+		    (ne->error == -ENETUNREACH || ne->error == -EHOSTUNREACH))
+			local = 0;
+	} else if (resp.nh.nlmsg_type == RTM_NEWROUTE &&
+	    resp.nh.nlmsg_len >= NLMSG_LENGTH(sizeof(*rt))) {
+		rt = NLMSG_DATA(&resp.nh);
+		local = rt->rtm_type == RTN_LOCAL;
+	}
+done:
+	close(fd);
 	return local;
 }
 
 /*
+ * Whether a connection to t would reach listener l.  The address the
+ * kernel would connect to is what counts, not its spelling:
+ *
+ *  - the unspecified address (0.0.0.0, ::, ::ffff:0.0.0.0) is a connect
+ *    to this host: it reaches a listener on that port whatever it is
+ *    bound to (fail closed; Linux goes to loopback);
+ *  - a wildcard listener is reached by every local address: 127.0.0.0/8,
+ *    ::1, the interfaces' addresses -- of both families when an IPv6
+ *    wildcard listener is not IPV6_V6ONLY;
+ *  - a listener bound to one address by that address, IPv4 also through
+ *    its IPv4-mapped IPv6 form.
+ *
+ * conn.c checks the connected peer again once a connect completes, so an
+ * address this misses (a route of the host's own) is still caught.
+ */
+static int
+listener_reached(const struct listener *l, const struct own_addr *t)
+{
+	struct own_addr la;
+
+	own_addr_of((const struct sockaddr *)&l->ss, &la);
+	if (la.family == 0 || t->family == 0 || la.port != t->port)
+		return 0;
+	if (own_addr_unspecified(t))
+		return 1;
+	if (own_addr_unspecified(&la)) {
+		if (la.family != t->family && (la.family == AF_INET ||
+		    l->v6only))
+			return 0;
+		return addr_is_local(t);
+	}
+	return own_addr_equal(&la, t);
+}
+
+/*
  * The proxy's own listening addresses are always refused: a loop through
- * the proxy would bypass nothing but costs two connections per round.
+ * the proxy would bypass nothing but costs two connections per round, and
+ * each round could be reviewed and logged as something else.
  */
 int
 proxy_own_addr(struct proxy *px, const struct sockaddr *sa)
 {
 	struct listener *l;
-	uint16_t port;
+	struct own_addr t;
 
-	port = sa->sa_family == AF_INET ?
-	    ((const struct sockaddr_in *)sa)->sin_port :
-	    ((const struct sockaddr_in6 *)sa)->sin6_port;
-	TAILQ_FOREACH(l, &px->listeners, entry) {
-		if (l->ss.ss_family == AF_INET) {
-			struct sockaddr_in *ls = (struct sockaddr_in *)&l->ss;
-
-			if (ls->sin_port != port)
-				continue;
-			if (ls->sin_addr.s_addr == htonl(INADDR_ANY)) {
-				if (addr_is_local(sa))
-					return 1;
-			} else if (sa->sa_family == AF_INET &&
-			    ((const struct sockaddr_in *)sa)->sin_addr.s_addr
-			    == ls->sin_addr.s_addr)
-				return 1;
-		} else if (l->ss.ss_family == AF_INET6) {
-			struct sockaddr_in6 *ls = (struct sockaddr_in6 *)&l->ss;
-
-			if (ls->sin6_port != port)
-				continue;
-			if (IN6_IS_ADDR_UNSPECIFIED(&ls->sin6_addr)) {
-				if (addr_is_local(sa))
-					return 1;
-			} else if (sa->sa_family == AF_INET6 &&
-			    memcmp(&((const struct sockaddr_in6 *)sa)->
-			    sin6_addr, &ls->sin6_addr,
-			    sizeof(struct in6_addr)) == 0)
-				return 1;
-		}
-	}
+	own_addr_of(sa, &t);
+	TAILQ_FOREACH(l, &px->listeners, entry)
+		if (listener_reached(l, &t))
+			return 1;
 	return 0;
 }

@@ -47,13 +47,14 @@ static struct pgen *
 pgen_new(struct proxy *px, struct config *conf)
 {
 	struct pgen *g;
+	struct reviewer_opts o;
 
 	if ((g = calloc(1, sizeof(*g))) == NULL)
 		return NULL;
 	g->conf = conf;
 	g->refs = 1;
-	g->rv = reviewer_new(px->base, conf, px->label, px->cwd,
-	    px->capability);
+	reviewer_opts_config(&o, conf, px->label, px->cwd, px->capability);
+	g->rv = reviewer_new(px->base, &o);
 	if (g->rv == NULL) {
 		free(g);
 		return NULL;

@@ -15,8 +15,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "policy/policy.h"
+#include "approval/approval.h"
 #include "proxy/accesslog.h"
 #include "proxy/parse.h"
 #include "proxy/proxy.h"
@@ -77,6 +79,7 @@ enum conn_err {
 	CERR_NET_UNREACH,	/* 502 / 0x03 */
 	CERR_HOST_UNREACH,	/* 502 / 0x04 */
 	CERR_TIMEOUT,		/* 504 / 0x06 */
+	CERR_BUSY,		/* 503 / 0x01: over a connection limit */
 	CERR_FAILURE		/* 502 / 0x01 */
 };
 
@@ -94,12 +97,30 @@ struct listener {
 	struct event		*retry;		/* after EMFILE */
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen;
+	int			 v6only;	/* IPv6: IPV6_V6ONLY set */
 	char			 name[TARGET_TEXT_MAX + 108];
 	char			*unlink_path;	/* a Unix socket we created */
 };
 
 struct http_conn;
 struct relay;
+
+/* What one client holds: its address (or uid) and its connections. */
+#define CLIENT_BUCKETS		256
+
+struct client_slot {
+	LIST_ENTRY(client_slot)	 entry;
+	int			 family;	/* AF_INET, AF_INET6, AF_UNIX */
+	uint8_t			 key[16];	/* address, /64, or uid */
+	int			 n;		/* connections it holds */
+};
+
+/*
+ * Connections over a limit are held only to answer 503 / SOCKS5 0x01:
+ * at most this many at once, each for at most CONN_REFUSE_TIMEOUT_MS.
+ */
+#define CONN_REFUSING_MAX	64
+#define CONN_REFUSE_TIMEOUT_MS	5000
 
 #define CONN_MAX_ADDRS	DNS_MAX_ADDRS
 
@@ -111,7 +132,10 @@ struct conn {
 	enum conn_proto		 proto;
 	struct bufferevent	*client;
 	struct bufferevent	*upstream;
+	struct client_slot	*slot;		/* NULL while refusing */
+	const char		*refuse;	/* over a limit: the reason */
 	char			 client_name[400];
+	char			*user;		/* SOCKS5 user name (logged) */
 	struct timeval		 start;
 	struct timeval		 last_active;
 	struct event		*timer;
@@ -135,7 +159,7 @@ struct conn {
 	const char		*decision;	/* "allow", "deny", NULL */
 	char			 reason[TARGET_TEXT_MAX + 32];
 	char			*error;		/* detail, malloc'ed */
-	char			 approved[TARGET_TEXT_MAX];	/* review:allow */
+	struct review_grant	 grant;		/* what review:allow covers */
 	struct pgen		*gen;		/* held during a review */
 	struct review		*review;
 	struct event		*gone_ev;	/* REVIEW: client hung up */
@@ -163,7 +187,11 @@ struct proxy {
 	char			*capability;
 	TAILQ_HEAD(listener_head, listener) listeners;
 	TAILQ_HEAD(, conn)	 conns;
-	size_t			 nconns;
+	size_t			 nconns;	/* all, refusing ones too */
+	size_t			 nrefusing;	/* held to answer "not now" */
+	unsigned long long	 dropped;	/* closed unanswered */
+	time_t			 dropped_warned;
+	LIST_HEAD(, client_slot) clients[CLIENT_BUCKETS];
 	uint64_t		 next_id;
 	int			 stopping;
 };
@@ -175,12 +203,26 @@ void	 pgen_unref(struct pgen *);
 /* listen.c */
 /* Stop serving a listener and free it (and its Unix socket file). */
 void	 listener_free(struct listener *);
-/* Whether sa is one of the proxy's own listening addresses. */
+/* The connections one client may hold (proxy.maxClientConnections). */
+int	 proxy_client_limit(const struct config *);
+/* Give back a connection's hold on its client slot. */
+void	 client_slot_put(struct proxy *, struct client_slot *);
+/*
+ * Whether a connection to sa would reach one of the proxy's own
+ * listeners, whatever address spells it (0.0.0.0, 127.0.0.0/8 and the
+ * interfaces' addresses for a wildcard listener, IPv4-mapped IPv6).
+ */
 int	 proxy_own_addr(struct proxy *, const struct sockaddr *);
 
 /* conn.c */
-/* A new client connection accepted on l: start reading its first bytes. */
-void	 conn_new(struct listener *, int fd, struct sockaddr *, socklen_t);
+/*
+ * A new client connection accepted on l: start reading its first bytes.
+ * It holds slot; refuse (with detail) is the limit it is over, if any:
+ * then its request is read only to be answered 503 / SOCKS5 0x01.
+ */
+void	 conn_new(struct listener *, int fd, struct sockaddr *, socklen_t,
+	    struct client_slot *slot, const char *refuse,
+	    const char *detail);
 /* Free everything the connection owns and write its close record. */
 void	 conn_close(struct conn *, const char *end);
 /* Write the connection's decision record. */
@@ -224,10 +266,16 @@ void	 conn_fail(struct conn *, enum conn_err);
 #define RELAY_PIPE_MAX	(1024 * 1024)
 
 
-/* Both bufferevents exist: relay until both sides are done. */
+/*
+ * A tunnel's both bufferevents exist: check the client's first bytes (a
+ * TLS ClientHello must name the target), then relay until both sides
+ * are done.
+ */
 void	 relay_start(struct conn *);
-/* Relay with a TLS ClientHello peek on the client's first bytes. */
-void	 relay_start_peek(struct conn *);
+/* Whether the tunnel waits for the rest of a split ClientHello. */
+int	 relay_peek_waiting(const struct conn *);
+/* A split ClientHello was not completed in time: refuse the tunnel. */
+void	 relay_peek_timeout(struct conn *);
 /* Write a buffer straight to a socket (MSG_NOSIGNAL); bytes or -1. */
 ssize_t	 relay_write_now(struct evbuffer *, int);
 /* Read more than a bufferevent's 4 KiB into its input, if there is more. */

@@ -18,10 +18,13 @@
  * has moved RELAY_SPLICE_AFTER bytes switches to splice(2) through a
  * pipe.
  *
- * A CONNECT tunnel first peeks at the client's first bytes: a TLS
- * ClientHello whose SNI names another host than the authorised target is
- * refused (sni-mismatch), so a tunnel to an allowed name cannot carry a
- * TLS session for a different one.
+ * Every tunnel (CONNECT and SOCKS5, to a name or an address) first peeks
+ * at the client's first bytes: a TLS ClientHello whose SNI names another
+ * host than the authorised target is refused (sni-mismatch), so a tunnel
+ * to an allowed name cannot carry a TLS session for a different one.  A
+ * ClientHello split over several segments or records is reassembled up
+ * to TLS_PEEK_MAX; one that is not complete within proxy.headerTimeoutMs
+ * is refused too.  Nothing of it reaches the upstream before the check.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -66,6 +69,7 @@ struct relay {
 	struct relay_end	 client;
 	struct relay_end	 upstream;
 	int			 peeking;	/* TLS ClientHello peek */
+	int			 peek_wait;	/* a partial one buffered */
 	int			 owned;		/* the sockets are ours */
 };
 
@@ -81,6 +85,8 @@ static ssize_t	 relay_readv(struct evbuffer *, int);
 static int	 relay_through(struct relay_end *, const char *, size_t);
 static void	 relay_pause(struct relay_end *);
 static int	 relay_peek(struct relay *);
+static void	 relay_peek_done(struct relay *);
+static void	 relay_peek_refuse(struct conn *, const char *);
 static void	 relay_eof(struct relay_end *);
 static void	 relay_maybe_done(struct relay *);
 static void	 relay_splice_on(struct relay_end *);
@@ -217,21 +223,16 @@ relay_start(struct conn *c)
 
 	if ((rl = relay_begin(c)) == NULL)
 		return;
-	/* Early client bytes (sent with the request) go up first. */
-	*rl->client.bytes += evbuffer_get_length(rl->client.buf);
-	(void)relay_push(&rl->client);
-}
-
-void
-relay_start_peek(struct conn *c)
-{
-	struct relay *rl;
-
-	if ((rl = relay_begin(c)) == NULL)
-		return;
 	rl->peeking = 1;
+	/* Early client bytes (sent with the request) are checked, then sent. */
 	if (evbuffer_get_length(rl->client.buf) > 0 && relay_peek(rl) == 1)
 		(void)relay_push(&rl->client);
+}
+
+int
+relay_peek_waiting(const struct conn *c)
+{
+	return c->relay != NULL && c->relay->peek_wait;
 }
 
 /*
@@ -624,13 +625,11 @@ relay_eof(struct relay_end *e)
 		 * the client may still read (half-close).
 		 */
 		if (evbuffer_get_length(e->buf) > 0) {
-			conn_decide(c, 0, "sni-mismatch", "malformed TLS "
-			    "ClientHello: truncated by EOF");
-			conn_log_decision(c);
-			conn_close(c, "sni-mismatch");
+			relay_peek_refuse(c, "malformed TLS ClientHello: "
+			    "truncated by EOF");
 			return;
 		}
-		rl->peeking = 0;
+		relay_peek_done(rl);
 	}
 	event_del(e->rev);
 	e->eof = 1;
@@ -672,8 +671,15 @@ relay_peek(struct relay *rl)
 	res = tls_peek_clienthello(p, len, sni, sizeof(sni), &why);
 	switch (res) {
 	case TLS_PEEK_MORE:
-		if (len < TLS_PEEK_MAX)
+		if (len < TLS_PEEK_MAX) {
+			/* A split ClientHello: wait, but not for ever. */
+			if (!rl->peek_wait) {
+				rl->peek_wait = 1;
+				conn_timer_set(c,
+				    conn_config(c)->header_timeout_ms);
+			}
 			return 0;
+		}
 		why = "ClientHello larger than the peek limit";
 		/* FALLTHROUGH */
 	case TLS_PEEK_INVALID:
@@ -682,24 +688,65 @@ relay_peek(struct relay *rl)
 		break;
 	case TLS_PEEK_NOT_TLS:
 	case TLS_PEEK_NO_SNI:
-		goto relay;
+		relay_peek_done(rl);
+		return 1;
 	case TLS_PEEK_SNI:
-		if (c->host.kind == HOST_NAME &&
-		    host_canon(sni, strlen(sni), &h, &errstr) == 0 &&
-		    strcmp(h.text, c->host.text) == 0)
-			goto relay;
+		/*
+		 * The SNI must name the authorised target: the same name, or
+		 * for an address target the same address (RFC 6066 forbids
+		 * literals in SNI, but some clients send one).  A name sent
+		 * to an address target is another destination than the one
+		 * authorised -- a shared front end would route by it.
+		 */
+		if (host_canon(sni, strlen(sni), &h, &errstr) == 0 &&
+		    h.kind == c->host.kind &&
+		    strcmp(h.text, c->host.text) == 0) {
+			relay_peek_done(rl);
+			return 1;
+		}
 		snprintf(detail, sizeof(detail), "TLS SNI \"%s\" does not "
-		    "name the target %s", sni, c->host.text);
+		    "name the target %s%s", sni, c->host.text,
+		    c->host.kind != HOST_NAME ? " (connect by name so that "
+		    "the name is what is authorised)" : "");
 		break;
 	}
-	/* Fail closed: the tunnel was for another name than the TLS one. */
+	relay_peek_refuse(c, detail);
+	return -1;
+}
+
+/*
+ * The first bytes passed the check: relay the rest unlooked at.  The held
+ * bytes count from here, as everything relayed does.
+ */
+static void
+relay_peek_done(struct relay *rl)
+{
+	struct conn *c = rl->conn;
+
+	rl->peeking = 0;
+	*rl->client.bytes += evbuffer_get_length(rl->client.buf);
+	if (rl->peek_wait) {
+		rl->peek_wait = 0;
+		conn_timer_set(c, conn_config(c)->idle_timeout_ms);
+	}
+}
+
+/* Fail closed: the tunnel was for another name than the TLS one. */
+static void
+relay_peek_refuse(struct conn *c, const char *detail)
+{
 	conn_decide(c, 0, "sni-mismatch", detail);
 	conn_log_decision(c);
 	conn_close(c, "sni-mismatch");
-	return -1;
-relay:
-	/* The held bytes count from here, as everything relayed does. */
-	rl->peeking = 0;
-	*rl->client.bytes += evbuffer_get_length(in);
-	return 1;
+}
+
+void
+relay_peek_timeout(struct conn *c)
+{
+	char detail[128];
+
+	snprintf(detail, sizeof(detail), "incomplete TLS ClientHello: not "
+	    "complete within proxy.headerTimeoutMs (%d ms)",
+	    conn_config(c)->header_timeout_ms);
+	relay_peek_refuse(c, detail);
 }

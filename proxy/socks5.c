@@ -1,7 +1,9 @@
 /*
  * SOCKS5 (RFC 1928) with no-auth and username/password (RFC 1929).  Any
- * credentials are accepted: the user name only labels the client in the
- * access log.  CONNECT only; BIND and UDP ASSOCIATE get 0x07.
+ * credentials are accepted: the user name is logged in its own field
+ * ("user"), never in place of the client's label -- under pisbx-run the
+ * sandboxed code picks the user name, the launcher the label.  CONNECT
+ * only; BIND and UDP ASSOCIATE get 0x07.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -139,7 +141,7 @@ socks5_greeting(struct conn *c, const uint8_t *p, size_t len)
 	return 1;
 }
 
-/* RFC 1929: any credentials pass; the user name labels the client. */
+/* RFC 1929: any credentials pass; the user name is only logged. */
 static int
 socks5_auth(struct conn *c, const uint8_t *p, size_t len)
 {
@@ -154,10 +156,13 @@ socks5_auth(struct conn *c, const uint8_t *p, size_t len)
 		conn_close_after_flush(c, "bad-request");
 		return 0;
 	}
-	if (a.user[0] != '\0')
-		snprintf(c->client_name, sizeof(c->client_name), "%s",
-		    a.user);
 	explicit_bzero(a.pass, sizeof(a.pass));
+	free(c->user);
+	c->user = NULL;
+	if (a.user[0] != '\0' && (c->user = strdup(a.user)) == NULL) {
+		conn_close(c, "out-of-memory");
+		return 0;
+	}
 	socks5_answer(c, (size_t)n, 0x01, 0x00);
 	c->socks_step = S5_REQUEST;
 	return 1;
@@ -269,6 +274,7 @@ socks5_fail(struct conn *c, enum conn_err err)
 	case CERR_TIMEOUT:
 		rep = SOCKS5_REP_TTL;
 		break;
+	case CERR_BUSY:		/* "general SOCKS server failure" */
 	case CERR_FAILURE:
 	default:
 		rep = SOCKS5_REP_FAILURE;

@@ -105,12 +105,24 @@ tls_peek_clienthello(const uint8_t *buf, size_t len, char *sni,
 			return TLS_PEEK_INVALID;
 		}
 		if (len - off - 5 < rlen) {
-			/* Take what there is so far to learn the length. */
-			if (hslen == 0 && len - off - 5 >= 4 &&
-			    buf[off + 5] != TLS_HS_CLIENT_HELLO) {
-				*why = "first handshake message is not a "
-				    "ClientHello";
-				return TLS_PEEK_INVALID;
+			/*
+			 * Take what there is so far to learn the type and
+			 * the length: a hello that can never fit is refused
+			 * now, not after waiting for the rest of it.
+			 */
+			if (hslen == 0 && len - off - 5 >= 4) {
+				if (buf[off + 5] != TLS_HS_CLIENT_HELLO) {
+					*why = "first handshake message is "
+					    "not a ClientHello";
+					return TLS_PEEK_INVALID;
+				}
+				need = 4 + ((size_t)buf[off + 6] << 16 |
+				    (size_t)buf[off + 7] << 8 | buf[off + 8]);
+				if (need > sizeof(hs)) {
+					*why = "ClientHello larger than the "
+					    "peek limit";
+					return TLS_PEEK_INVALID;
+				}
 			}
 			return TLS_PEEK_MORE;
 		}

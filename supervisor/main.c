@@ -28,20 +28,45 @@
 
 #define CAPABILITY_BYTES	32
 
-static void	 usage(void) __attribute__((noreturn));
+static void	 usage(FILE *, int) __attribute__((noreturn));
 static void	 signal_cb(evutil_socket_t, short, void *);
 static char	*read_file(const char *, size_t *);
 
 static struct supervisor *sup;
 
 static void
-usage(void)
+usage(FILE *f, int status)
 {
-	fprintf(stderr, "usage: pisbx-supervisor [-v] [--config FILE] "
-	    "--socket PATH [--access-log PATH|-]\n"
-	    "           [--review-timeout MS] [--tty | --review-command "
-	    "/abs/reviewer [ARG...]]\n");
-	exit(2);
+	fprintf(f,
+"usage: pisbx-supervisor [-v] [--config FILE] --socket PATH\n"
+"                        [--access-log PATH|-] [--review-timeout MS]\n"
+"                        [--tty | --review-command /abs/reviewer [ARG...]]\n"
+"       pisbx-supervisor -h | --help | -V | --version\n"
+"\n"
+"The reference supervisor for pisbx-run's supervisor mode: it hands every\n"
+"registering worker the trusted config's network policy, answers its\n"
+"network and host-IPC reviews, and keeps the worker table.  It prints the\n"
+"line to export (PISBX_SUPERVISOR_SOCKET, and PISBX_SUPERVISOR_CAPABILITY\n"
+"unless it was given one in its environment) on standard output.\n"
+"\n"
+"  --config FILE          trusted config (else $PISBX_CONFIG, then\n"
+"                         $XDG_CONFIG_HOME/pisbx/config.json, then the\n"
+"                         embedded default, which allows nothing)\n"
+"  --socket PATH          the Unix socket to serve (created mode 0600)\n"
+"  --access-log PATH      one JSON line per request; - is stdout\n"
+"  --review-timeout MS    per review (default: the config's\n"
+"                         review.timeoutMs)\n"
+"  --tty                  ask the person at this terminal\n"
+"  --review-command ...   ask this command (the rest of the line)\n"
+"  -v                     more diagnostics on stderr (repeatable)\n"
+"  -h, --help             this text\n"
+"  -V, --version          print the version\n"
+"\n"
+"Without --tty or --review-command the config's review (command or tty)\n"
+"answers; without any, every review is denied.  SIGUSR1 prints the\n"
+"worker table on stderr; SIGTERM, SIGINT and SIGHUP stop it and remove\n"
+"the socket.\n");
+	exit(status);
 }
 
 int
@@ -51,9 +76,8 @@ main(int argc, char *argv[])
 	struct config_errors	 errs = { NULL, 0 };
 	struct config		*conf;
 	struct event_base	*base;
-	struct event		*ev[5];
-	static const int	 sigs[5] = { SIGUSR1, SIGCHLD, SIGTERM, SIGINT,
-				    SIGHUP };
+	struct event		*ev[4];
+	static const int	 sigs[4] = { SIGUSR1, SIGTERM, SIGINT, SIGHUP };
 	const char		*cli_config = NULL, *env;
 	unsigned char		 rnd[CAPABILITY_BYTES];
 	char			 cap[CAPABILITY_BYTES * 2 + 1];
@@ -78,7 +102,7 @@ main(int argc, char *argv[])
 		    (size_t)argc) {
 			o.review_timeout_ms = atoi(argv[++i]);
 			if (o.review_timeout_ms <= 0)
-				usage();
+				usage(stderr, 2);
 		} else if (strcmp(a, "--tty") == 0)
 			o.review_tty = 1;
 		else if (strcmp(a, "--review-command") == 0) {
@@ -90,11 +114,16 @@ main(int argc, char *argv[])
 			break;
 		} else if (strcmp(a, "-v") == 0)
 			verbose++;
-		else
-			usage();
+		else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+			usage(stdout, 0);
+		else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+			printf("pisbx-supervisor %s\n", PISBX_VERSION);
+			return 0;
+		} else
+			usage(stderr, 2);
 	}
 	if (o.socket_path == NULL)
-		usage();
+		usage(stderr, 2);
 	if (o.review_tty && rargv != NULL)
 		errx(2, "--tty and --review-command exclude each other");
 	log_init("pisbx-supervisor", verbose);
@@ -170,7 +199,7 @@ main(int argc, char *argv[])
 		errx(1, "cannot create an event base");
 	if ((sup = supervisor_new(base, &o, errbuf, sizeof(errbuf))) == NULL)
 		errx(1, "%s", errbuf);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 4; i++)
 		if ((ev[i] = evsignal_new(base, sigs[i], signal_cb, base)) ==
 		    NULL || evsignal_add(ev[i], NULL) == -1)
 			errx(1, "cannot watch signal %d", sigs[i]);
@@ -191,7 +220,7 @@ main(int argc, char *argv[])
 
 	event_base_dispatch(base);
 
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 4; i++)
 		event_free(ev[i]);
 	supervisor_free(sup);
 	event_base_free(base);
@@ -213,9 +242,6 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	switch (sig) {
 	case SIGUSR1:
 		supervisor_dump(sup, STDERR_FILENO);
-		break;
-	case SIGCHLD:
-		supervisor_reap(sup);
 		break;
 	default:
 		log_info("signal %d: stopping", (int)sig);

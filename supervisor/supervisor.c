@@ -3,19 +3,21 @@
  * 0600), one request per connection, each answered by one reply line and
  * the connection closed.  Registration hands out the trusted config's
  * network policy; network and host-IPC reviews are answered by a review
- * command or the person at the TTY in a child process, so a slow reviewer
- * holds up nobody else; the worker table records who registered.
+ * command or the person at the TTY through approval's asynchronous
+ * reviewer, on this process's event loop, so a slow reviewer holds up
+ * nobody else; the worker table records who registered.
  *
- * Every request must carry the capability (compared in constant time);
- * frames over 16 KiB, malformed JSON and unknown types are refused with a
- * deny, and a misbehaving client only ever loses its own connection.
+ * Every request must carry the capability (compared in constant time)
+ * and an id never used before with it; a worker's later requests must
+ * name the cwd it registered with.  Frames over 16 KiB, malformed JSON
+ * and unknown types are refused with a deny, and a misbehaving client
+ * only ever loses its own connection.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +35,7 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "common/io.h"
 #include "common/log.h"
@@ -43,7 +46,9 @@
 #include "supervisor/supervisor.h"
 
 #define CLIENTS_MAX		256	/* connections open at once */
-#define REVIEWERS_MAX		64	/* reviewer processes at once */
+#define REVIEWS_MAX		64	/* reviews in flight at once */
+/* Request ids remembered to refuse replays (8 octets each). */
+#define IDS_MAX			(1 << 20)
 #define CLIENT_IDLE_SECS	30	/* to send one request line */
 #define WORKER_ID_MAX		64
 #define ID_MAX			128
@@ -72,6 +77,20 @@ struct client {
 	struct bufferevent	*bev;
 	pid_t			 pid;
 	int			 closing;	/* reply queued */
+	struct review		*review;	/* in flight, or NULL */
+	char			*id;		/* its request's id */
+	json_t			*req;		/* its request (logged) */
+};
+
+/*
+ * The ids of the requests accepted so far, as keyed 64-bit digests in an
+ * open-addressing table (0 marks a free slot).
+ */
+struct idset {
+	uint64_t		*v;
+	size_t			 size;		/* a power of two */
+	size_t			 n;
+	unsigned char		 key[32];	/* random, per process */
 };
 
 TAILQ_HEAD(workerq, worker);
@@ -83,15 +102,13 @@ struct supervisor {
 	char			*path;
 	char			*capability;
 	json_t			*network;
-	char			**argv;		/* or NULL */
-	int			 tty;
-	int			 timeout_ms;
+	struct reviewer		*rv;
 	int			 logfd;		/* access log or -1 */
 	struct workerq		 workers;
 	size_t			 nworkers;
 	struct clientq		 clients;
 	size_t			 nclients;
-	int			 reviewers;	/* children running */
+	struct idset		 ids;
 };
 
 static void	 accept_cb(struct evconnlistener *, evutil_socket_t,
@@ -104,6 +121,8 @@ static void	 client_reply(struct client *, const char *id,
 		    const char *action, const char *reason, json_t *extra);
 static void	 client_handle(struct client *, const char *, size_t);
 static void	 client_review(struct client *, json_t *, const char *id);
+static void	 client_review_cb(enum review_result, const char *, void *);
+static int	 idset_add(struct idset *, const char *);
 static struct worker *worker_find(struct supervisor *, const char *);
 static int	 worker_add(struct supervisor *, const char *, const char *,
 		    pid_t, struct worker **);
@@ -111,18 +130,17 @@ static int	 text_ok(const char *, size_t, size_t);
 static int	 worker_id_ok(const char *);
 static void	 sup_log(int fd, json_t *req, const char *decision,
 		    const char *reason);
-static void	 closefrom_except(int, int);
 
 struct supervisor *
 supervisor_new(struct event_base *base, const struct supervisor_opts *o,
     char *err, size_t errlen)
 {
 	struct supervisor	*sup;
+	struct reviewer_opts	 ro;
 	struct sockaddr_un	 sun;
 	struct stat		 st;
 	json_error_t		 jerr;
 	mode_t			 old;
-	size_t			 i, n;
 	int			 fd = -1, c;
 
 	if ((sup = calloc(1, sizeof(*sup))) == NULL) {
@@ -133,9 +151,10 @@ supervisor_new(struct event_base *base, const struct supervisor_opts *o,
 	sup->logfd = -1;
 	TAILQ_INIT(&sup->workers);
 	TAILQ_INIT(&sup->clients);
-	sup->tty = o->review_tty;
-	sup->timeout_ms = o->review_timeout_ms > 0 ? o->review_timeout_ms :
-	    30000;
+	if (RAND_bytes(sup->ids.key, sizeof(sup->ids.key)) != 1) {
+		snprintf(err, errlen, "no random bytes");
+		goto fail;
+	}
 	if ((sup->capability = strdup(o->capability)) == NULL ||
 	    (sup->path = strdup(o->socket_path)) == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -156,19 +175,16 @@ supervisor_new(struct event_base *base, const struct supervisor_opts *o,
 		    o->network_json), REVIEW_FRAME_MAX - REPLY_OVERHEAD);
 		goto fail;
 	}
-	if (o->review_argv != NULL) {
-		for (n = 0; o->review_argv[n] != NULL; n++)
-			;
-		if ((sup->argv = calloc(n + 1, sizeof(char *))) == NULL) {
-			snprintf(err, errlen, "out of memory");
-			goto fail;
-		}
-		for (i = 0; i < n; i++)
-			if ((sup->argv[i] = strdup(o->review_argv[i])) ==
-			    NULL) {
-				snprintf(err, errlen, "out of memory");
-				goto fail;
-			}
+	/* The reviews run on this loop: no process per review. */
+	memset(&ro, 0, sizeof(ro));
+	ro.mode = o->review_argv != NULL ? REVIEW_COMMAND : o->review_tty ?
+	    REVIEW_TTY : REVIEW_NONE;
+	ro.argv = o->review_argv;
+	ro.timeout_ms = o->review_timeout_ms;
+	ro.max_inflight = REVIEWS_MAX;
+	if ((sup->rv = reviewer_new(base, &ro)) == NULL) {
+		snprintf(err, errlen, "cannot set up the reviewer");
+		goto fail;
 	}
 	if (o->access_log != NULL) {
 		if (strcmp(o->access_log, "-") == 0)
@@ -248,7 +264,6 @@ supervisor_free(struct supervisor *sup)
 {
 	struct worker	*w;
 	struct client	*c;
-	char		**a;
 
 	if (sup == NULL)
 		return;
@@ -258,17 +273,14 @@ supervisor_free(struct supervisor *sup)
 			unlink(sup->path);
 	}
 	while ((c = TAILQ_FIRST(&sup->clients)) != NULL)
-		client_free(c);
+		client_free(c);		/* cancels its review */
+	reviewer_free(sup->rv);
 	while ((w = TAILQ_FIRST(&sup->workers)) != NULL) {
 		TAILQ_REMOVE(&sup->workers, w, entry);
 		free(w->cwd);
 		free(w);
 	}
-	if (sup->argv != NULL) {
-		for (a = sup->argv; *a != NULL; a++)
-			free(*a);
-		free(sup->argv);
-	}
+	free(sup->ids.v);
 	if (sup->capability != NULL) {
 		OPENSSL_cleanse(sup->capability, strlen(sup->capability));
 		free(sup->capability);
@@ -278,16 +290,6 @@ supervisor_free(struct supervisor *sup)
 	json_decref(sup->network);
 	free(sup->path);
 	free(sup);
-}
-
-void
-supervisor_reap(struct supervisor *sup)
-{
-	int	 status;
-
-	while (waitpid(-1, &status, WNOHANG) > 0)
-		if (sup->reviewers > 0)
-			sup->reviewers--;
 }
 
 void
@@ -366,8 +368,11 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	size_t			 eollen;
 	char			*line;
 
-	if (c->closing)
+	/* One request per connection: anything after it is dropped. */
+	if (c->closing || c->review != NULL) {
+		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
+	}
 	eol = evbuffer_search_eol(in, NULL, &eollen, EVBUFFER_EOL_LF);
 	if (eol.pos == -1 ? evbuffer_get_length(in) > REVIEW_FRAME_MAX :
 	    (size_t)eol.pos > REVIEW_FRAME_MAX) {
@@ -414,12 +419,17 @@ client_event_cb(struct bufferevent *bev, short what, void *arg)
 	client_free(c);
 }
 
+/* Close a client; a review it was waiting for is cancelled. */
 static void
 client_free(struct client *c)
 {
+	if (c->review != NULL)
+		review_cancel(c->review);
 	TAILQ_REMOVE(&c->sup->clients, c, entry);
 	c->sup->nclients--;
 	bufferevent_free(c->bev);
+	free(c->id);
+	json_decref(c->req);
 	free(c);
 }
 
@@ -582,6 +592,26 @@ client_handle(struct client *c, const char *line, size_t len)
 		client_reply(c, r.id, "deny", reason, NULL);
 		goto done;
 	}
+	/*
+	 * A request line seen before (a replay: the capability is in it)
+	 * is refused whatever it asks; an id is good for one request.
+	 */
+	switch (idset_add(&sup->ids, r.id)) {
+	case 0:
+		break;
+	case 1:
+		log_warnx("refused a replayed request id (pid %ld)",
+		    (long)c->pid);
+		client_reply(c, r.id, "deny", "replayed request id", NULL);
+		sup_log(sup->logfd, r.obj, "deny", "replayed request id");
+		goto done;
+	default:
+		log_warnx("request id table full (%d ids); restart "
+		    "pisbx-supervisor to accept more requests", IDS_MAX);
+		client_reply(c, r.id, "deny", "request id table full", NULL);
+		sup_log(sup->logfd, r.obj, "deny", "request id table full");
+		goto done;
+	}
 	w = worker_find(sup, r.worker_id);
 	switch (r.kind) {
 	case SUPREQ_REGISTER:
@@ -611,6 +641,18 @@ client_handle(struct client *c, const char *line, size_t len)
 		sup_log(sup->logfd, r.obj, "deny", "unknown worker");
 		goto done;
 	}
+	/*
+	 * A worker is bound to the cwd it registered with: another one
+	 * cannot retire it, nor show a reviewer another directory.
+	 */
+	if (strcmp(r.cwd, w->cwd) != 0) {
+		log_warnx("worker %s: request for cwd %s, registered with %s "
+		    "(pid %ld)", r.worker_id, r.cwd, w->cwd, (long)c->pid);
+		client_reply(c, r.id, "deny", "cwd does not match the "
+		    "registration", NULL);
+		sup_log(sup->logfd, r.obj, "deny", "cwd mismatch");
+		goto done;
+	}
 	if (r.kind == SUPREQ_UNREGISTER) {
 		w->state = WORKER_EXITED;
 		log_info("unregistered worker %s", r.worker_id);
@@ -625,65 +667,44 @@ done:
 }
 
 /*
- * Answer a review in a child process: it asks the reviewer, writes the
- * reply on the client's connection and exits.  The parent drops its copy
- * of the connection at once.
+ * Ask the reviewer (asynchronously, on this loop) and answer when it
+ * does.  The connection stays open meanwhile, with no idle timeout (the
+ * reviewer's own applies); a client that goes away cancels its review.
  */
 static void
 client_review(struct client *c, json_t *req, const char *id)
 {
 	struct supervisor	*sup = c->sup;
-	enum review_result	 res;
-	json_t			*o;
-	char			 reason[512];
-	char			*s;
-	pid_t			 pid;
-	size_t			 len;
-	int			 fd, fl;
+	enum review_result	 now;
+	const char		*detail, *why;
 
-	if (sup->argv == NULL && !sup->tty) {
-		client_reply(c, id, "deny", "no-reviewer", NULL);
-		sup_log(sup->logfd, req, "deny", "no-reviewer");
+	c->review = review_start_request(sup->rv, req, client_review_cb, c,
+	    &now, &detail);
+	if (c->review == NULL) {
+		why = review_result_reason(now);
+		client_reply(c, id, "deny", now == REVIEW_RESULT_ERROR &&
+		    detail != NULL ? detail : why, NULL);
+		sup_log(sup->logfd, req, "deny", why);
 		return;
 	}
-	if (sup->reviewers >= REVIEWERS_MAX) {
-		client_reply(c, id, "deny", "review:busy", NULL);
-		sup_log(sup->logfd, req, "deny", "review:busy");
+	if ((c->id = strdup(id)) == NULL) {
+		client_free(c);
 		return;
 	}
-	fd = bufferevent_getfd(c->bev);
-	if ((pid = fork()) == -1) {
-		log_warn("fork");
-		client_reply(c, id, "deny", "review:error", NULL);
-		return;
-	}
-	if (pid == 0) {
-		signal(SIGCHLD, SIG_DFL);
-		signal(SIGUSR1, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGPIPE, SIG_IGN);
-		closefrom_except(fd, sup->logfd);
-		res = review_ask_local(sup->argv, sup->timeout_ms, req, reason,
-		    sizeof(reason));
-		o = json_pack("{s:s, s:s}", "id", id, "action",
-		    res == REVIEW_RESULT_ALLOW ? "allow" : "deny");
-		if (o != NULL && reason[0] != '\0')
-			json_object_set_new(o, "reason", json_string(reason));
-		if (o != NULL && (s = json_dumps(o, JSON_COMPACT)) != NULL) {
-			len = strlen(s);
-			if ((fl = fcntl(fd, F_GETFL)) != -1)
-				fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-			if (io_write_all(fd, s, len, 0) == 0)
-				(void)io_write_all(fd, "\n", 1, 0);
-		}
-		sup_log(sup->logfd, req, res == REVIEW_RESULT_ALLOW ?
-		    "allow" : "deny", review_result_reason(res));
-		_exit(0);
-	}
-	sup->reviewers++;
-	client_free(c);
+	c->req = json_incref(req);
+	bufferevent_set_timeouts(c->bev, NULL, NULL);
+}
+
+static void
+client_review_cb(enum review_result res, const char *detail, void *arg)
+{
+	struct client	*c = arg;
+	const char	*action = res == REVIEW_RESULT_ALLOW ? "allow" : "deny";
+
+	c->review = NULL;
+	sup_log(c->sup->logfd, c->req, action, review_result_reason(res));
+	client_reply(c, c->id, action, detail != NULL && *detail != '\0' ?
+	    detail : NULL, NULL);
 }
 
 static struct worker *
@@ -835,7 +856,7 @@ sup_log(int fd, json_t *req, const char *decision, const char *reason)
 	if ((s = json_dumps(o, JSON_COMPACT)) != NULL) {
 		size_t	 n = strlen(s);
 
-		/* One write, so lines from reviewers never mix. */
+		/* One write per line, so a line is never split. */
 		s[n] = '\n';
 		(void)io_write_all(fd, s, n + 1, 0);
 		free(s);
@@ -843,23 +864,58 @@ sup_log(int fd, json_t *req, const char *decision, const char *reason)
 	json_decref(o);
 }
 
-/* Close every fd from 3 up except a and b (-1 for none). */
-static void
-closefrom_except(int a, int b)
+/*
+ * Remember id: 0 when new, 1 when seen before, -1 when the table is full
+ * (or out of memory).  Ids are kept as keyed digests (SHA-256 of a
+ * per-process random key and the id, 8 octets of it), so a request cannot
+ * pick collisions; a false "seen" is a 1 in 2^64 chance per id.
+ */
+static int
+idset_add(struct idset *set, const char *id)
 {
-	int	 lo, hi;
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	unsigned int	 mdlen = 0;
+	EVP_MD_CTX	*ctx;
+	uint64_t	 h, *nv;
+	size_t		 i, j, nsize;
+	int		 ok;
 
-	lo = a < b ? a : b;
-	hi = a < b ? b : a;
-	if (lo < 3)
-		lo = hi;
-	if (hi < 3) {
-		close_range(3, ~0U, 0);
-		return;
+	if ((ctx = EVP_MD_CTX_new()) == NULL)
+		return -1;
+	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
+	    EVP_DigestUpdate(ctx, set->key, sizeof(set->key)) == 1 &&
+	    EVP_DigestUpdate(ctx, id, strlen(id)) == 1 &&
+	    EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen >= 8;
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return -1;
+	memcpy(&h, md, sizeof(h));
+	if (h == 0)
+		h = 1;
+	/* Grow at half full; the table never shrinks. */
+	if (set->n + 1 > set->size / 2) {
+		if (set->n >= IDS_MAX)
+			return -1;
+		nsize = set->size == 0 ? 1024 : set->size * 2;
+		if ((nv = calloc(nsize, sizeof(*nv))) == NULL)
+			return -1;
+		for (i = 0; i < set->size; i++) {
+			if (set->v[i] == 0)
+				continue;
+			for (j = set->v[i] & (nsize - 1); nv[j] != 0;
+			    j = (j + 1) & (nsize - 1))
+				;
+			nv[j] = set->v[i];
+		}
+		free(set->v);
+		set->v = nv;
+		set->size = nsize;
 	}
-	if (lo > 3)
-		close_range(3, (unsigned)lo - 1, 0);
-	if (hi > lo + 1)
-		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-	close_range((unsigned)hi + 1, ~0U, 0);
+	for (j = h & (set->size - 1); set->v[j] != 0;
+	    j = (j + 1) & (set->size - 1))
+		if (set->v[j] == h)
+			return 1;
+	set->v[j] = h;
+	set->n++;
+	return 0;
 }

@@ -22,7 +22,7 @@ struct supervisor_opts {
 	const char	*network_json;	/* {"allowedDomains":..,...} */
 	char *const	*review_argv;	/* review command, or NULL */
 	int		 review_tty;	/* else: ask at /dev/tty */
-	int		 review_timeout_ms;
+	int		 review_timeout_ms;	/* 0: 30000 */
 	const char	*access_log;	/* path, "-", or NULL */
 };
 
@@ -31,8 +31,6 @@ struct supervisor *supervisor_new(struct event_base *,
 		    const struct supervisor_opts *, char *err, size_t errlen);
 /* Print the worker table (id, cwd, state, started, requests). */
 void		 supervisor_dump(struct supervisor *, int fd);
-/* Reap finished reviewer processes (SIGCHLD). */
-void		 supervisor_reap(struct supervisor *);
 /* Stop listening, remove the socket, free everything. */
 void		 supervisor_free(struct supervisor *);
 /*

@@ -63,6 +63,7 @@ int
 main(int argc, char *argv[])
 {
 	struct config		 conf;
+	struct reviewer_opts	 ropts;
 	struct event_base	*base;
 	struct reviewer		*r;
 	struct review_request	 req;
@@ -183,7 +184,8 @@ main(int argc, char *argv[])
 	}
 	printf("fds-before %d\n", count_fds());
 	fflush(stdout);
-	if ((r = reviewer_new(base, &conf, worker, cwd, capability)) == NULL)
+	reviewer_opts_config(&ropts, &conf, worker, cwd, capability);
+	if ((r = reviewer_new(base, &ropts)) == NULL)
 		errx(1, "reviewer_new");
 	reviewer = r;
 	if ((slots = calloc((size_t)n, sizeof(*slots))) == NULL)

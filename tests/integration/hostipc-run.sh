@@ -5,7 +5,9 @@
 # run.  With retryOnUnixSocketError, a sandboxed run that failed on a
 # refused Unix socket is reviewed once and re-run on the host after its
 # first output and a separator -- never after success, a timeout, another
-# kind of error, or in a nested sandbox -- with only the time left.
+# kind of error, or in a nested sandbox -- with only the time left; the
+# time a reviewer takes counts against --timeout (a command whose time is
+# up is not started, a retry never outlasts the timeout).
 # Reviews go to the review command, the TTY (with a warning), or the
 # supervisor in supervisor mode.
 . "$PISBX_TOP/tests/lib/common.sh"
@@ -243,6 +245,60 @@ check "remaining timeout: the host run started" grep -q 'host-IPC retry' "$T/t1.
 check "remaining timeout: it did not finish" sh -c "! grep -q finished '$T/t1.out'"
 run "$T/c.json" --timeout 30 -- slowcat allowed >"$T/t2.out" 2>/dev/null
 eq "with time left the same retry finishes" "$(cat "$T/t2.out")" finished-on-host
+
+# The reviewer's time is the run's time.  A reviewer that takes 3 s
+# (then allows) under --timeout 1.5: the command is not started, 124.
+cat >"$T/slowrev.py" <<'EOF'
+#!/usr/bin/python3
+import json, sys, time
+req = json.loads(sys.stdin.readline())
+time.sleep(float(sys.argv[1]))
+print(json.dumps({"id": req["id"], "action": "allow", "reason": "slowly"}))
+EOF
+chmod 755 "$T/slowrev.py"
+conf "$T/slow3.json" true "{\"command\": [\"$T/slowrev.py\", \"3\"], \"timeoutMs\": 20000}"
+conf "$T/slow1.json" true "{\"command\": [\"$T/slowrev.py\", \"1\"], \"timeoutMs\": 20000}"
+n0=$(conns)
+run "$T/slow3.json" --timeout 1.5 -- hostcat "$T/host.sock" >"$T/d1.out" 2>"$T/d1.err"
+eq "preflight, review outlasting --timeout: exit 124" $? 124
+check "... says the command was not started" grep -q \
+    'passed while waiting for the reviewer; the command was not started' "$T/d1.err"
+eq "... and nothing ran on the host" "$(conns)" "$n0"
+check "... nothing was printed by the command" [ ! -s "$T/d1.out" ]
+
+# A retry whose review outlasts the rest of --timeout: no retry.
+cat >"$T/bin/failcat" <<EOF
+#!/bin/sh
+if [ -n "\${PISBX_SANDBOX:-}" ]; then
+	echo "connect($T/host.sock): Operation not permitted" >&2
+	exit 1
+fi
+exec hostcat "$T/host.sock"
+EOF
+chmod 755 "$T/bin/failcat"
+n0=$(conns)
+run "$T/slow3.json" --timeout 2 -- failcat >"$T/d2.out" 2>"$T/d2.err"
+eq "retry, review outlasting --timeout: the first attempt's status" $? 1
+check "... says there is no retry" grep -q \
+    'passed while waiting for the reviewer; no retry' "$T/d2.err"
+eq "... and nothing ran on the host" "$(conns)" "$n0"
+
+# A retry gets what is left after its review: a review of at least 1 s
+# under --timeout 3 leaves the host run at most 2 s.
+cat >"$T/bin/longcat" <<EOF
+#!/bin/sh
+if [ -n "\${PISBX_SANDBOX:-}" ]; then
+	echo "connect($T/host.sock): Operation not permitted" >&2
+	exit 1
+fi
+exec sleep 30
+EOF
+chmod 755 "$T/bin/longcat"
+run "$T/slow1.json" --timeout 3 -- longcat >/dev/null 2>"$T/d3.err"
+eq "retry after a 1 s review under --timeout 3: 124" $? 124
+budget=$(sed -n 's/^pisbx: timed out after \([0-9]*\) ms on the host$/\1/p' "$T/d3.err")
+check "... the host run's budget (${budget:-?} ms) leaves out the review" \
+    [ "${budget:-99999}" -le 2000 ]
 
 # Nested: pisbx-run refuses to run inside a sandbox, host-IPC included.
 n0=$(conns); r0=$(reviews)

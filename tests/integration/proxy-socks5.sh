@@ -1,6 +1,7 @@
 #!/bin/sh
 # SOCKS5 (RFC 1928/1929): curl --socks5-hostname and --socks5, no-auth and
-# username/password, domain, IPv4 and IPv6 targets; reply codes for deny
+# username/password (the user name logged in its own field, never as the
+# client), domain, IPv4 and IPv6 targets; reply codes for deny
 # (0x02), DNS failure (0x04), refused (0x05), timeout (0x06), BIND and
 # UDP ASSOCIATE (0x07) with full replies; SOCKS4 refused with an 8-byte
 # SOCKS4 reject; the access-log records.
@@ -38,7 +39,8 @@ contains "curl --socks5 (IPv4 target) reaches the origin" "$out" '"path": "/l"'
 check_log "socks5 allow record (IPv4 literal)" event=decision proto=socks5 \
     host=127.0.0.1 port="$WEB_PORT" decision=allow reason=allow-list:127.0.0.1
 
-# Username/password: accepted, logged as the client label.
+# Username/password: accepted; the user name is logged in its own field,
+# never in place of the client.
 out=$(curl -sS --max-time 10 -x "socks5h://alice:secret@127.0.0.1:$PX_PORT" \
     "http://sock.test:$WEB_PORT/auth" 2>&1)
 contains "curl socks5h with user/password" "$out" '"path": "/auth"'
@@ -46,10 +48,15 @@ out=$(socks "$PX_PORT" --auth bob:pw --target "sock.test:$ECHO_PORT" --send hi)
 contains "RFC 1929: method 0x02 chosen" "$out" "method 0x02"
 contains "RFC 1929: auth accepted" "$out" "auth 0x00"
 contains "RFC 1929: CONNECT succeeds, data relayed" "$out" "echo ok"
-if grep '"decision"' "$PX_LOG" | grep -q bob; then
-	ok "SOCKS5 username logged as the client label"
+check_log "SOCKS5 user name in its own field, client is the peer" \
+    event=decision proto=socks5 port="$ECHO_PORT" user=bob \
+    client~'^127\.0\.0\.1:[0-9]+$'
+check_log "... on the close record too" event=close proto=socks5 \
+    port="$ECHO_PORT" user=bob client~'^127\.0\.0\.1:[0-9]+$'
+if grep -q 'pw' "$PX_LOG"; then
+	not_ok "the SOCKS5 password reached the access log"
 else
-	not_ok "SOCKS5 username not in the access log"
+	ok "the SOCKS5 password is never logged"
 fi
 
 # Raw exchanges: each reply is a full RFC 1928 reply.
@@ -104,5 +111,20 @@ out=$(echo "04 01 $(printf '%04x' "$ECHO_PORT") 00000001 00 $(printf 'sock.test'
     raw "$PX_PORT" --hex)
 eq "SOCKS4a CONNECT rejected with 00 5b + 6 bytes" "$(printf '%s' "$out" | cut -c1-4)/${#out}" "005b/16"
 
+# A launcher-given label (--label) is fixed: a user name the client picks
+# (with a control character, masked) goes in "user" and the label stays.
 check "proxy still running" px_alive
+MAIN_LOG=$PX_LOG MAIN_PORT=$PX_PORT
+PX_LOG=$T/labelled.log
+px_start "$T/conf.json" --label sandbox-7
+out=$(socks "$PX_PORT" --auth "$(printf 'root\001x'):pw" \
+    --target "sock.test:$ECHO_PORT" --send hi)
+contains "labelled proxy: SOCKS5 with a user name relays" "$out" "echo ok"
+check_log "labelled proxy: client stays the label, user masked" \
+    event=decision proto=socks5 client=sandbox-7 'user=root?x'
+check_log "labelled proxy: close record keeps the label" event=close \
+    proto=socks5 client=sandbox-7 'user=root?x'
+eq "labelled proxy: no record names another client" \
+    "$(log_count client~'^(?!sandbox-7$)')" 0
+PX_LOG=$MAIN_LOG PX_PORT=$MAIN_PORT
 px_done

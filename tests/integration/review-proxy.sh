@@ -7,14 +7,8 @@
 # A reviewed destination must be public to be dialled, so the scenario
 # re-runs itself in a private network namespace where 11.0.0.1 sits on lo
 # and the test names resolve there: nothing can leave the namespace.
-if [ "${PISBX_REVIEW_NETNS:-}" != 1 ]; then
-	if ! unshare -n true 2>/dev/null; then
-		echo "skip: cannot create a network namespace (unshare -n)"
-		exit 77
-	fi
-	PISBX_REVIEW_NETNS=1 exec unshare -n sh "$0" "$@"
-fi
-ip link set lo up && ip addr add 11.0.0.1/32 dev lo || exit 1
+. "$(dirname "$0")/../lib/netns.sh"
+ip addr add 11.0.0.1/32 dev lo || exit 1
 
 . "$PISBX_TOP/tests/lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"

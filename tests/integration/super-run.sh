@@ -214,9 +214,11 @@ check "only the socket variable set: says which is missing" grep -q \
     "$T/half.out"
 check "no command ran in any refused case" [ ! -e "$WS/ran" ]
 
-# Allowed without a usable policy: deny-all, with a warning.
-for mode in extra nonetwork badpolicy; do
+# Allowed without a usable policy -- an extra, missing or malformed key,
+# as pi-sandbox 0.8.0 reads it: deny-all, with a warning.
+for mode in extra nonetwork badpolicy noallowed nodenied notobject nulllist; do
 	stop_tsup
+	: >"$PX_LOG"
 	tsup --register "$mode" --network "$NET"
 	srun -- curl -s -o /dev/null -w '%{http_code}' --max-time 10 \
 	    "http://allowed.test:$WEB/" >"$T/$mode.out" 2>"$T/$mode.err"

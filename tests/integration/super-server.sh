@@ -4,7 +4,9 @@
 # review command (also from approval's real socket client), host-IPC
 # reviews, unregister, the worker table on SIGUSR1, and hostile clients
 # (wrong or missing capability, garbage, oversized frames, silent
-# connections) that never take it down.
+# connections) that never take it down; replayed request ids and requests
+# for another cwd than the registration's refused; reviews answered on
+# the supervisor's own loop (no process per review); --help, --version.
 . "$PISBX_TOP/tests/lib/common.sh"
 . "$PISBX_TOP/tests/lib/super.sh"
 [ -x "$SUPERVISOR" ] || skip "no $SUPERVISOR"
@@ -44,8 +46,12 @@ check "prints the export line with socket and capability" has_line \
 C=$(sed -n 's/.*PISBX_SUPERVISOR_CAPABILITY=//p' "$T/sup.out")
 check "the socket is mode 0600" [ "$(stat -c %a "$SOCK")" = 600 ]
 
-req() {	# TYPE WORKER [EXTRA-JSON-MEMBERS] [CAPABILITY]
-	send "$SOCK" "{\"version\":1,\"capability\":\"${4-$C}\",\"id\":\"r-$$-$1\",\"type\":\"$1\",\"workerId\":\"$2\",\"cwd\":\"/work/p\"${3:+,$3}}"
+# req TYPE WORKER [EXTRA-JSON-MEMBERS] [CAPABILITY] [CWD]: one request with
+# a fresh id (in REQ_ID; the line in REQ_LINE), the reply on stdout.
+req() {
+	REQ_ID=r-$(cat /proc/sys/kernel/random/uuid)
+	REQ_LINE="{\"version\":1,\"capability\":\"${4-$C}\",\"id\":\"$REQ_ID\",\"type\":\"$1\",\"workerId\":\"$2\",\"cwd\":\"${5:-/work/p}\"${3:+,$3}}"
+	send "$SOCK" "$REQ_LINE"
 }
 jget() {	# FILE EXPR: print a Python expression over the reply r
 	$PY -c 'import json,sys
@@ -57,7 +63,7 @@ print(eval(sys.argv[2]))' "$1" "$2"
 req register w1 >"$T/reg1"
 check "register: allowed" [ "$(jget "$T/reg1" 'r["action"]')" = allow ]
 check "register: the reply carries the request's id" \
-    [ "$(jget "$T/reg1" 'r["id"]')" = "r-$$-register" ]
+    [ "$(jget "$T/reg1" 'r["id"]')" = "$REQ_ID" ]
 check "register: the config's network policy, nothing else" \
     [ "$(jget "$T/reg1" 'json.dumps(r["network"], sort_keys=True)')" = \
     '{"allowedDomains": ["a.example", "*.b.example:443"], "deniedDomains": ["*:22"]}' ]
@@ -83,7 +89,7 @@ check "wrong capabilities are logged" has_line "$T/sup.err" \
 req network w1 '"hostname":"ok.example","port":443,"protocol":"connect"' >"$T/n1"
 check "network review: the reviewer's allow" \
     [ "$(jget "$T/n1" 'r["action"] + "/" + r["reason"] + "/" + r["id"]')" = \
-    "allow/fine by me/r-$$-network" ]
+    "allow/fine by me/$REQ_ID" ]
 req network w1 '"hostname":"no.example","port":443,"protocol":"http"' >"$T/n2"
 check "network review: the reviewer's deny" \
     [ "$(jget "$T/n2" 'r["action"] + "/" + r["reason"]')" = "deny/not on my list" ]
@@ -140,7 +146,67 @@ req network w1 '"hostname":"ok.example","port":443,"protocol":"http"' >"$T/fast"
 check "a slow review does not block another" \
     [ "$(jget "$T/fast" 'r["action"]')" = allow ]
 check "... which is still pending" kill -0 "$SLOW"
+# The reviews run on the supervisor's own loop: its only children are
+# the review commands, never a copy of itself per review.
+kids=$(for st in /proc/[0-9]*/stat; do
+	sed -n "s/^[0-9]* (\(.*\)) . $SPID .*/\1/p" "$st" 2>/dev/null
+done)
+case $kids in
+*pisbx-supervis*) not_ok "a review forked the supervisor (children: $(echo $kids))" ;;
+*) ok "no process per review: the children are the reviewers ($(echo $kids))" ;;
+esac
 kill "$SLOW" 2>/dev/null
+wait "$SLOW" 2>/dev/null
+i=0
+while [ -n "$(for st in /proc/[0-9]*/stat; do sed -n "s/^[0-9]* (.*) . $SPID .*/x/p" "$st" 2>/dev/null; done)" ] &&
+    [ $i -lt 100 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+check "a client that goes away cancels its review (the reviewer is gone)" \
+    [ $i -lt 100 ]
+check_rec_slow() { grep -q '"slow.example".*"review:error"\|"slow.example"' "$T/access.log"; }
+
+# Replays: an id is good for one request, whatever the line asks.
+req register w6 >"$T/reg6"
+REG6=$REQ_LINE
+send "$SOCK" "$REG6" >"$T/reg6b"
+check "a replayed register line: denied" \
+    [ "$(jget "$T/reg6b" 'r["action"] + "/" + r["reason"]')" = "deny/replayed request id" ]
+req network w6 '"hostname":"ok.example","port":443,"protocol":"http"' >"$T/n6"
+N6=$REQ_LINE
+send "$SOCK" "$N6" >"$T/n6b"
+check "a replayed network review: denied without asking" \
+    [ "$(jget "$T/n6b" 'r["action"] + "/" + r["reason"]')" = "deny/replayed request id" ]
+send "$SOCK" "$(printf '%s' "$N6" | sed 's/"type":"network"/"type":"unregister"/')" >"$T/n6c"
+check "the same id on another type: denied" \
+    [ "$(jget "$T/n6c" 'r["reason"]')" = "replayed request id" ]
+req unregister w6 >"$T/u6"
+check "w6 unregisters" [ "$(jget "$T/u6" 'r["action"]')" = allow ]
+send "$SOCK" "$REG6" >"$T/reg6c"
+check "a replayed register cannot bring a retired worker back" \
+    [ "$(jget "$T/reg6c" 'r["reason"]')" = "replayed request id" ]
+check "replays are logged" has_line "$T/access.log" \
+    '"decision":"deny","reason":"replayed request id"'
+
+# A worker is bound to the cwd it registered with.
+req register w7 >"$T/reg7"
+req unregister w7 "" "$C" /elsewhere >"$T/u7"
+check "unregister with another cwd: denied" \
+    [ "$(jget "$T/u7" 'r["action"] + "/" + r["reason"]')" = \
+    "deny/cwd does not match the registration" ]
+req network w7 '"hostname":"ok.example","port":443,"protocol":"http"' "$C" /elsewhere >"$T/n7"
+check "a network review with another cwd: denied" \
+    [ "$(jget "$T/n7" 'r["reason"]')" = "cwd does not match the registration" ]
+req host-ipc w7 '"operation":"execute-host","command":"tmux ls","rule":"preflight-prefix:tmux"' "$C" /elsewhere >"$T/h7"
+check "a host-ipc review with another cwd: denied" \
+    [ "$(jget "$T/h7" 'r["reason"]')" = "cwd does not match the registration" ]
+check "the reviewer never saw the other cwd" \
+    sh -c "! grep -q /elsewhere '$T/rev.rec'"
+req network w7 '"hostname":"ok.example","port":443,"protocol":"http"' >"$T/n7b"
+check "w7 is still registered and reviewed in its own cwd" \
+    [ "$(jget "$T/n7b" 'r["action"]')" = allow ]
+req unregister w7 >"$T/u7b"
+check "w7 unregisters from its own cwd" [ "$(jget "$T/u7b" 'r["action"]')" = allow ]
 
 # Hostile clients.
 send "$SOCK" 'this is not json' >"$T/g1"
@@ -159,6 +225,18 @@ check "unknown type: denied" \
 send "$SOCK" "{\"version\":1,\"capability\":\"$C\",\"id\":\"bad\",\"type\":\"register\",\"workerId\":\"../../x\",\"cwd\":\"/\"}" >"$T/g5"
 check "a workerId that is not a token: denied" \
     [ "$(jget "$T/g5" 'r["action"]')" = deny ]
+# --help and --version.
+"$SUPERVISOR" --help >"$T/help.out" 2>&1
+check "--help: exit 0 and the usage" sh -c "[ $? -eq 0 ] && grep -q '^usage: pisbx-supervisor' '$T/help.out' && grep -q -- '--review-command' '$T/help.out'"
+"$SUPERVISOR" -h >/dev/null 2>&1
+check "-h: exit 0" [ $? -eq 0 ]
+out=$("$SUPERVISOR" --version 2>&1)
+check "--version: exit 0" [ $? -eq 0 ]
+check "--version: pisbx-supervisor VERSION" sh -c "printf '%s' '$out' | grep -Eqx 'pisbx-supervisor [0-9]+\.[0-9]+\.[0-9]+'"
+"$SUPERVISOR" --bogus >/dev/null 2>"$T/bogus.err"
+check "an unknown option: exit 2" [ $? -eq 2 ]
+check "... with the usage on stderr" grep -q '^usage: pisbx-supervisor' "$T/bogus.err"
+
 # A connection that says nothing stays open beside the others.
 $PY -c 'import socket,sys,time
 s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(30)' \

@@ -9,6 +9,9 @@
     servers.py certgen   DIR NAME...
     servers.py client    --port P|--unix PATH [--timeout S] [--shut] [--hex] [--trickle MS]
     servers.py socks5    --port P --target H:P [--auth U:P] [--cmd C] [--send X]
+                         [--source ADDR]
+    servers.py tls       --port P --via connect|socks5 --target H:P [--sni NAME]
+                         [--split N] [--stall] [--raw HEX]
     servers.py sha       N
 
 Every server binds 127.0.0.1 (or ::1 with --bind ::1) only, writes its
@@ -500,9 +503,30 @@ def recv_exact(s, n):
     return bytes(out)
 
 
+def socks5_request_bytes(target, atyp="auto"):
+    """The address and port part of a SOCKS5 request for "host:port"."""
+    host, _, port = target.rpartition(":")
+    port = int(port)
+    if atyp == "auto":
+        try:
+            ip = ipaddress.ip_address(host.strip("[]"))
+            atyp = "ipv4" if ip.version == 4 else "ipv6"
+        except ValueError:
+            atyp = "domain"
+    if atyp == "ipv4":
+        addr = b"\x01" + socket.inet_pton(socket.AF_INET, host)
+    elif atyp == "ipv6":
+        addr = b"\x04" + socket.inet_pton(socket.AF_INET6, host.strip("[]"))
+    else:
+        hb = host.encode("latin-1")
+        addr = b"\x03" + bytes([len(hb)]) + hb
+    return addr + port.to_bytes(2, "big")
+
+
 def cmd_socks5(args):
     """One SOCKS5 exchange; prints what the proxy answered."""
-    s = socket.create_connection(("127.0.0.1", args.port), args.timeout)
+    s = socket.create_connection(("127.0.0.1", args.port), args.timeout,
+                                 (args.source, 0) if args.source else None)
     if args.auth:
         s.sendall(b"\x05\x01\x02")
     else:
@@ -522,24 +546,9 @@ def cmd_socks5(args):
         print("auth 0x%02x" % (a[1] if len(a) == 2 else 0xFF))
         if len(a) != 2 or a[1] != 0:
             return
-    host, _, port = args.target.rpartition(":")
-    port = int(port)
-    atyp = args.atyp
-    if atyp == "auto":
-        try:
-            ip = ipaddress.ip_address(host.strip("[]"))
-            atyp = "ipv4" if ip.version == 4 else "ipv6"
-        except ValueError:
-            atyp = "domain"
-    if atyp == "ipv4":
-        addr = b"\x01" + socket.inet_pton(socket.AF_INET, host)
-    elif atyp == "ipv6":
-        addr = b"\x04" + socket.inet_pton(socket.AF_INET6, host.strip("[]"))
-    else:
-        hb = host.encode("latin-1")
-        addr = b"\x03" + bytes([len(hb)]) + hb
     cmd = {"connect": 1, "bind": 2, "udp": 3}[args.socks_cmd]
-    s.sendall(bytes([5, cmd, 0]) + addr + port.to_bytes(2, "big"))
+    s.sendall(bytes([5, cmd, 0]) +
+              socks5_request_bytes(args.target, args.atyp))
     head = recv_exact(s, 4)
     if len(head) != 4:
         print("reply short %s" % head.hex())
@@ -557,6 +566,108 @@ def cmd_socks5(args):
         print("echo %s" % ("ok" if back == args.send.encode() else
                            "bad %r" % back))
     s.close()
+
+
+def tunnel_open(args):
+    """A tunnel to args.target through the proxy (CONNECT or SOCKS5):
+    the socket, or None after printing "refused ..."."""
+    s = socket.create_connection(("127.0.0.1", args.port), args.timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if args.via == "connect":
+        s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" %
+                   (args.target, args.target)).encode())
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            d = s.recv(1)
+            if not d:
+                break
+            head += d
+        status = head.split(b" ")[1].decode() if b" " in head else "none"
+        if status != "200":
+            print("refused %s" % status)
+            return None
+        return s
+    s.sendall(b"\x05\x01\x00")
+    if recv_exact(s, 2) != b"\x05\x00":
+        print("refused method")
+        return None
+    s.sendall(b"\x05\x01\x00" + socks5_request_bytes(args.target))
+    head = recv_exact(s, 4)
+    if len(head) != 4 or head[1] != 0:
+        print("refused 0x%02x" % (head[1] if len(head) > 1 else 0xFF))
+        return None
+    recv_exact(s, {1: 4, 4: 16}.get(head[3], 0) + 2)
+    return s
+
+
+def cmd_tls(args):
+    """A TLS client through a tunnel, with the SNI it is told (none with
+    --sni ""), its ClientHello sent in --split pieces 0.1 s apart.  Prints
+    "handshake ok" and the answer's status line, or "closed" when the
+    proxy ended the tunnel; --stall sends half the ClientHello and waits
+    for the proxy to close; --raw sends those bytes instead of TLS."""
+    s = tunnel_open(args)
+    if s is None:
+        return
+    s.settimeout(args.timeout)
+    if args.raw:
+        s.sendall(bytes.fromhex(args.raw))
+        try:
+            d = s.recv(65536)
+        except OSError:
+            d = b""
+        print("closed" if not d else "answered %d bytes" % len(d))
+        return
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(inc, out, server_hostname=args.sni or None)
+    first = True
+    try:
+        while True:
+            try:
+                tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                pass
+            data = out.read()
+            if first:
+                first = False
+                if args.stall:
+                    s.sendall(data[:len(data) // 2])
+                    d = s.recv(65536)
+                    print("closed" if not d else "answered")
+                    return
+                n = max(1, args.split)
+                step = -(-len(data) // n)
+                for i in range(0, len(data), step):
+                    s.sendall(data[i:i + step])
+                    if i + step < len(data):
+                        time.sleep(0.1)
+            elif data:
+                s.sendall(data)
+            d = s.recv(65536)
+            if not d:
+                print("closed")
+                return
+            inc.write(d)
+    except (OSError, ssl.SSLError) as e:
+        print("closed (%s)" % e.__class__.__name__)
+        return
+    print("handshake ok")
+    tls.write(b"GET /tls HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    s.sendall(out.read())
+    got = b""
+    while b"\r\n" not in got:
+        try:
+            got += tls.read(4096)
+        except ssl.SSLWantReadError:
+            d = s.recv(65536)
+            if not d:
+                break
+            inc.write(d)
+    print("response %s" % got.split(b"\r\n", 1)[0].decode("latin-1"))
 
 
 def cmd_sha(args):
@@ -618,14 +729,24 @@ def main():
     sp.add_argument("--cmd", dest="socks_cmd", default="connect",
                     choices=["connect", "bind", "udp"])
     sp.add_argument("--send")
+    sp.add_argument("--source")
     sp.add_argument("--timeout", type=float, default=5.0)
+    sp = sub.add_parser("tls")
+    sp.add_argument("--port", type=int, required=True)
+    sp.add_argument("--via", choices=["connect", "socks5"], required=True)
+    sp.add_argument("--target", required=True)
+    sp.add_argument("--sni", default="")
+    sp.add_argument("--split", type=int, default=1)
+    sp.add_argument("--stall", action="store_true")
+    sp.add_argument("--raw")
+    sp.add_argument("--timeout", type=float, default=10.0)
     sp = sub.add_parser("sha")
     sp.add_argument("n", type=int)
     sub.add_parser("dnsport")
     args = p.parse_args()
     {"http": cmd_http, "echo": cmd_echo, "blackhole": cmd_blackhole,
      "synhole": cmd_synhole, "certgen": cmd_certgen,
-     "client": cmd_client, "socks5": cmd_socks5,
+     "client": cmd_client, "socks5": cmd_socks5, "tls": cmd_tls,
      "sha": cmd_sha, "dnsport": cmd_dnsport}[args.cmd](args)
 
 

@@ -2,7 +2,8 @@
 """A scriptable supervisor for the supervisor-mode and host-IPC tests.
 
   supervisor.py serve --socket PATH --capability CAP --record FILE
-        [--register allow|deny|garbage|noreply|wrongid|extra|nonetwork|badpolicy]
+        [--register allow|deny|garbage|noreply|wrongid|extra|nonetwork|badpolicy|
+                    noallowed|nodenied|notobject|nulllist]
         [--network JSON] [--review allow|deny|hang] [--hostipc allow|deny]
   supervisor.py send --socket PATH LINE     (one line out, the reply printed)
 
@@ -85,6 +86,18 @@ def handle(conn, a):
             elif mode == "badpolicy":
                 reply(conn, {"id": rid, "action": "allow",
                              "network": {"allowedDomains": ["https://x"]}})
+            elif mode in ("noallowed", "nodenied"):
+                net = dict(net)
+                net.pop("allowedDomains" if mode == "noallowed"
+                        else "deniedDomains")
+                reply(conn, {"id": rid, "action": "allow", "network": net})
+            elif mode == "notobject":
+                reply(conn, {"id": rid, "action": "allow",
+                             "network": [net]})
+            elif mode == "nulllist":
+                net = dict(net)
+                net["deniedDomains"] = None
+                reply(conn, {"id": rid, "action": "allow", "network": net})
         elif t == "unregister":
             reply(conn, {"id": rid, "action": "allow"})
         elif t == "network":

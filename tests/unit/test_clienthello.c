@@ -219,6 +219,9 @@ test_invalid(void **state)
 	/* A hello longer than the peek buffer. */
 	n = wrap(recbuf, hsbuf, build_hs(hsbuf, names, 1, 30000, 1), 16384);
 	assert_int_equal(peek(recbuf, n, sni), TLS_PEEK_INVALID);
+	/* ... refused from its first bytes, not after waiting for more. */
+	assert_int_equal(peek(recbuf, 9, sni), TLS_PEEK_INVALID);
+	assert_int_equal(peek(recbuf, 8, sni), TLS_PEEK_MORE);
 	/* A NUL inside the name. */
 	{
 		const char *nul[] = { "a.example", NULL };

@@ -133,6 +133,11 @@ static const struct bad_case bad_cases[] = {
 	    "$.proxy.maxConnections", "got 1000001" },
 	{ "{\"proxy\": {\"maxConnections\": 1.5}}", "$.proxy.maxConnections",
 	    "expected an integer from 1 to 1000000, got 1.5" },
+	{ "{\"proxy\": {\"maxClientConnections\": 0}}",
+	    "$.proxy.maxClientConnections",
+	    "expected an integer from 1 to 1000000, got 0" },
+	{ "{\"proxy\": {\"maxClientConnections\": \"all\"}}",
+	    "$.proxy.maxClientConnections", "expected an integer" },
 	{ "{\"proxy\": {\"maxConnections\": 1.0}}", "$.proxy.maxConnections",
 	    "got 1.0" },
 	{ "{\"proxy\": {\"maxConnections\": 1e3}}", "$.proxy.maxConnections",
@@ -333,6 +338,7 @@ test_defaults(void **state)
 	assert_int_equal(conf->allow_all_unix_sockets, 0);
 	assert_int_equal(conf->listen.n, 0);
 	assert_int_equal(conf->max_connections, 1024);
+	assert_int_equal(conf->max_client_connections, 0);	/* default */
 	assert_int_equal(conf->connect_timeout_ms, 10000);
 	assert_int_equal(conf->idle_timeout_ms, 300000);
 	assert_int_equal(conf->header_timeout_ms, 30000);
@@ -387,6 +393,7 @@ static const char full_config[] =
     "    \"listen\": [\"127.0.0.1:3128\", \"[::1]:0\", \"/run/pisbx.sock\",\n"
     "      \"[0:0:0:0:0:0:0:1]:0\"],\n"
     "    \"maxConnections\": 1000000,\n"
+    "    \"maxClientConnections\": 9,\n"
     "    \"connectTimeoutMs\": 1,\n"
     "    \"idleTimeoutMs\": 86400000,\n"
     "    \"headerTimeoutMs\": 600000,\n"
@@ -460,6 +467,7 @@ test_full(void **state)
 	assert_string_equal(conf->listen.v[2], "/run/pisbx.sock");
 	assert_null(conf->listen.v[3]);
 	assert_int_equal(conf->max_connections, 1000000);
+	assert_int_equal(conf->max_client_connections, 9);
 	assert_int_equal(conf->connect_timeout_ms, 1);
 	assert_int_equal(conf->idle_timeout_ms, 86400000);
 	assert_int_equal(conf->header_timeout_ms, 600000);

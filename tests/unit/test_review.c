@@ -177,6 +177,7 @@ test_immediate(void **state)
 	struct event_base	*base;
 	struct reviewer		*r;
 	struct config		 conf;
+	struct reviewer_opts	 o;
 	struct review_request	 req = { "example.com", 443, "connect" };
 	enum review_result	 now;
 	const char		*detail;
@@ -186,7 +187,8 @@ test_immediate(void **state)
 	assert_non_null(base);
 	memset(&conf, 0, sizeof(conf));
 	conf.review_mode = REVIEW_NONE;
-	r = reviewer_new(base, &conf, "w", "/", NULL);
+	reviewer_opts_config(&o, &conf, "w", "/", NULL);
+	r = reviewer_new(base, &o);
 	assert_non_null(r);
 	assert_false(reviewer_enabled(r));
 	assert_null(review_start(r, &req, never_cb, NULL, &now, &detail));
@@ -197,7 +199,8 @@ test_immediate(void **state)
 	conf.review_socket = (char *)"/nonexistent/pisbx.sock";
 	conf.review_capability_env = (char *)"PISBX_TEST_NO_SUCH_CAPABILITY";
 	unsetenv("PISBX_TEST_NO_SUCH_CAPABILITY");
-	r = reviewer_new(base, &conf, "w", "/", NULL);
+	reviewer_opts_config(&o, &conf, "w", "/", NULL);
+	r = reviewer_new(base, &o);
 	assert_non_null(r);
 	assert_true(reviewer_enabled(r));
 	assert_null(review_start(r, &req, never_cb, NULL, &now, &detail));
@@ -206,7 +209,8 @@ test_immediate(void **state)
 	reviewer_free(r);
 
 	/* With a capability, a missing socket is an immediate error too. */
-	r = reviewer_new(base, &conf, "w", "/", "cap");
+	reviewer_opts_config(&o, &conf, "w", "/", "cap");
+	r = reviewer_new(base, &o);
 	assert_non_null(r);
 	assert_null(review_start(r, &req, never_cb, NULL, &now, &detail));
 	assert_int_equal(now, REVIEW_RESULT_ERROR);
