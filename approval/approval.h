@@ -22,6 +22,18 @@ enum review_result {
 	REVIEW_RESULT_NONE	/* no reviewer configured */
 };
 
+/*
+ * How far an approval reaches (the reply's "scope"): this connection
+ * only; the rest of this pisbx-run or pisbx-proxy process; the rest of
+ * the worker (a supervisor's review: the worker is its pisbx-run).  The
+ * lists are checked first, always.
+ */
+enum review_scope {
+	REVIEW_SCOPE_ONCE,
+	REVIEW_SCOPE_RUN,
+	REVIEW_SCOPE_WORKER
+};
+
 struct review_request {
 	const char	*host;		/* canonical host text */
 	uint16_t	 port;
@@ -58,7 +70,8 @@ int		 review_grant_covers(const struct review_grant *g,
  * NULL.  The callback may cancel other reviews but must not free the
  * reviewer.
  */
-typedef void (*review_cb)(enum review_result, const char *detail, void *arg);
+typedef void (*review_cb)(enum review_result, enum review_scope,
+	    const char *detail, void *arg);
 
 struct reviewer;
 struct review;
@@ -73,6 +86,7 @@ struct reviewer_opts {
 	int			 max_inflight;	/* 0: 16 */
 	const char		*worker_id;	/* in every network request */
 	const char		*cwd;		/* in every network request */
+	const char		*command;	/* tty: the command that asks */
 };
 
 /*
@@ -115,6 +129,8 @@ struct review	*review_start_request(struct reviewer *,
 void		 review_cancel(struct review *);
 /* Access-log reason for a result: "review:allow", "no-reviewer", ... */
 const char	*review_result_reason(enum review_result);
+/* "once", "run", "worker". */
+const char	*review_scope_name(enum review_scope);
 
 /* Largest reply (or request) frame, in octets, newline excluded. */
 #define REVIEW_FRAME_MAX	(16 * 1024)
@@ -123,13 +139,16 @@ const char	*review_result_reason(enum review_result);
 
 /*
  * Parse one reply frame (a JSON object, no newline).  want_id is the
- * request's id; id_required makes a missing "id" an error (socket).  On
- * success *res is ALLOW or DENY and detail holds the printable reason
- * ("" when none); returns -1 with the error text in detail otherwise.
+ * request's id; id_required makes a missing "id" an error, and allows the
+ * scope "worker" (a supervisor's reply).  On success *res is ALLOW or
+ * DENY, *scope (may be NULL) the reply's "scope" (absent: once), and
+ * detail holds the printable reason ("" when none); returns -1 with the
+ * error text in detail otherwise -- a malformed scope too.
  */
 int		 review_reply_parse(const char *buf, size_t len,
 		    const char *want_id, int id_required,
-		    enum review_result *res, char *detail, size_t detaillen);
+		    enum review_result *res, enum review_scope *scope,
+		    char *detail, size_t detaillen);
 /* A fresh random request id (UUID v4 from getrandom(2)); -1 on failure. */
 int		 review_id_new(char id[REVIEW_ID_LEN + 1]);
 

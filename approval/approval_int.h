@@ -29,6 +29,7 @@ struct review {
 	char			*protocol;
 	review_cb		 cb;
 	void			*arg;
+	enum review_scope	 scope;		/* the answer's, before done */
 	struct event		*timer;
 	int			 finished;	/* callback running */
 
@@ -50,6 +51,7 @@ struct reviewer {
 	int			 max_inflight;
 	char			*worker_id;
 	char			*cwd;
+	char			*command;	/* tty: the command that asks */
 
 	int			 inflight;
 	int			 in_callback;	/* review_done calling back */
@@ -63,6 +65,8 @@ struct reviewer {
 	struct review		*tty_active;
 	struct event		*tty_kick;	/* ask the next one, async */
 	struct event		*tty_ev;	/* answer readable */
+	struct event		*tty_tick;	/* the countdown */
+	int			 tty_left_ms;
 	int			 tty_fd;
 	char			 tty_line[256];
 	size_t			 tty_len;
@@ -73,7 +77,10 @@ struct reviewer {
 };
 
 /* review.c */
-/* Answer a review: its callback runs once, then it is freed. */
+/*
+ * Answer a review: its callback runs once (with rv->scope, which the
+ * transport set for an allow), then it is freed.
+ */
 void	 review_done(struct review *, enum review_result, const char *detail);
 /* (Re)arm the review's timeout: review_timeout_ms from now. */
 int	 review_arm_timer(struct review *);
@@ -82,8 +89,8 @@ char	*review_request_line(const struct review *, int with_capability,
 	    size_t *len);
 /* review_reply_parse on an already parsed object. */
 int	 review_reply_check(const struct json_t *, const char *want_id,
-	    int id_required, enum review_result *, char *detail,
-	    size_t detaillen);
+	    int id_required, enum review_result *, enum review_scope *,
+	    char *detail, size_t detaillen);
 /* Replace non-printable octets with '?' and cut at size - 1. */
 void	 review_printable(char *dst, size_t size, const char *src);
 

@@ -468,8 +468,8 @@ command_decide(struct child *c, const siginfo_t *si)
 		snprintf(detail, sizeof(detail), "reviewer wrote an empty line");
 		goto error;
 	}
-	if (review_reply_parse(c->out, len, rv->id, 0, &res, detail,
-	    sizeof(detail)) == -1)
+	if (review_reply_parse(c->out, len, rv->id, 0, &res, &rv->scope,
+	    detail, sizeof(detail)) == -1)
 		goto error;
 	review_done(rv, res, detail[0] != '\0' ? detail : NULL);
 	return;

@@ -83,7 +83,8 @@ reviewer_new(struct event_base *base, const struct reviewer_opts *o)
 	r->max_inflight = o->max_inflight > 0 ? o->max_inflight :
 	    REVIEW_INFLIGHT_DEFAULT;
 	if ((r->worker_id = review_strdup0(o->worker_id)) == NULL ||
-	    (r->cwd = review_strdup0(o->cwd)) == NULL)
+	    (r->cwd = review_strdup0(o->cwd)) == NULL ||
+	    (r->command = review_strdup0(o->command)) == NULL)
 		goto fail;
 
 	switch (r->mode) {
@@ -175,6 +176,7 @@ reviewer_destroy(struct reviewer *r)
 		free(r->capability);
 	}
 	free(r->worker_id);
+	free(r->command);
 	free(r->cwd);
 	free(r);
 }
@@ -324,7 +326,8 @@ review_done(struct review *rv, enum review_result res, const char *detail)
 	TAILQ_REMOVE(&r->reviews, rv, entry);
 	r->inflight--;
 	r->in_callback++;
-	rv->cb(res, detail, rv->arg);
+	rv->cb(res, res == REVIEW_RESULT_ALLOW ? rv->scope :
+	    REVIEW_SCOPE_ONCE, detail, rv->arg);
 	r->in_callback--;
 	review_release(rv);
 }
@@ -489,8 +492,8 @@ fail:
 
 int
 review_reply_parse(const char *buf, size_t len, const char *want_id,
-    int id_required, enum review_result *res, char *detail,
-    size_t detaillen)
+    int id_required, enum review_result *res, enum review_scope *scope,
+    char *detail, size_t detaillen)
 {
 	json_t		*o;
 	json_error_t	 jerr;
@@ -508,7 +511,7 @@ review_reply_parse(const char *buf, size_t len, const char *want_id,
 		    jerr.text);
 		return -1;
 	}
-	rc = review_reply_check(o, want_id, id_required, res, detail,
+	rc = review_reply_check(o, want_id, id_required, res, scope, detail,
 	    detaillen);
 	json_decref(o);
 	return rc;
@@ -516,13 +519,17 @@ review_reply_parse(const char *buf, size_t len, const char *want_id,
 
 int
 review_reply_check(const json_t *o, const char *want_id, int id_required,
-    enum review_result *res, char *detail, size_t detaillen)
+    enum review_result *res, enum review_scope *scope, char *detail,
+    size_t detaillen)
 {
 	const json_t	*v;
-	const char	*s;
+	const char	*s, *w;
 	size_t		 n;
+	enum review_scope sc = REVIEW_SCOPE_ONCE;
 
 	*res = REVIEW_RESULT_ERROR;
+	if (scope != NULL)
+		*scope = REVIEW_SCOPE_ONCE;
 	if (!json_is_object(o)) {
 		snprintf(detail, detaillen, "reply is not a JSON object");
 		return -1;
@@ -566,8 +573,46 @@ review_reply_check(const json_t *o, const char *want_id, int id_required,
 		snprintf(detail, detaillen, "reply action is not allow or deny");
 		return -1;
 	}
+	/*
+	 * How far an allow reaches.  Anything but the three words is a
+	 * malformed reply, a deny: a reviewer that meant "once" and wrote
+	 * "Once" must not be read as wider.
+	 */
+	if ((v = json_object_get(o, "scope")) != NULL) {
+		n = json_is_string(v) ? json_string_length(v) : 0;
+		w = json_is_string(v) ? json_string_value(v) : "";
+		if (n == 4 && strcmp(w, "once") == 0)
+			sc = REVIEW_SCOPE_ONCE;
+		else if (n == 3 && strcmp(w, "run") == 0)
+			sc = REVIEW_SCOPE_RUN;
+		else if (n == 6 && strcmp(w, "worker") == 0 && id_required)
+			sc = REVIEW_SCOPE_WORKER;
+		else {
+			*res = REVIEW_RESULT_ERROR;
+			snprintf(detail, detaillen, "reply scope is not %s",
+			    id_required ? "once, run or worker" :
+			    "once or run (worker is for a supervisor's reply)");
+			return -1;
+		}
+	}
+	if (scope != NULL)
+		*scope = sc;
 	review_printable(detail, detaillen, s);
 	return 0;
+}
+
+const char *
+review_scope_name(enum review_scope sc)
+{
+	switch (sc) {
+	case REVIEW_SCOPE_RUN:
+		return "run";
+	case REVIEW_SCOPE_WORKER:
+		return "worker";
+	case REVIEW_SCOPE_ONCE:
+		break;
+	}
+	return "once";
 }
 
 void

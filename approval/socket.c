@@ -417,8 +417,8 @@ socket_call_cb(enum supervisor_status st, json_t *reply, const char *error,
 	rv->call = NULL;
 	switch (st) {
 	case SUPERVISOR_OK:
-		if (review_reply_check(reply, rv->id, 1, &res, detail,
-		    sizeof(detail)) == -1)
+		if (review_reply_check(reply, rv->id, 1, &res, &rv->scope,
+		    detail, sizeof(detail)) == -1)
 			review_done(rv, REVIEW_RESULT_ERROR, detail);
 		else
 			review_done(rv, res, detail[0] != '\0' ? detail : NULL);

@@ -37,7 +37,8 @@ static void	 call_done_cb(enum supervisor_status, json_t *, const char *,
 static json_t	*worker_call(const char *, const char *, const char *,
 		    const char *, const char *, int, enum review_result *,
 		    char *, size_t, char *, size_t);
-static void	 ask_done_cb(enum review_result, const char *, void *);
+static void	 ask_done_cb(enum review_result, enum review_scope,
+		    const char *, void *);
 
 json_t *
 supclient_call(const char *path, const char *capability, json_t *request,
@@ -251,8 +252,8 @@ worker_call(const char *type, const char *path, const char *capability,
 	if ((text = json_dumps(reply, JSON_COMPACT)) == NULL) {
 		snprintf(reason, reasonlen, "out of memory");
 		*res = REVIEW_RESULT_ERROR;
-	} else if (review_reply_parse(text, strlen(text), id, 1, res, reason,
-	    reasonlen) == -1)
+	} else if (review_reply_parse(text, strlen(text), id, 1, res, NULL,
+	    reason, reasonlen) == -1)
 		*res = REVIEW_RESULT_ERROR;
 	free(text);
 	return reply;
@@ -303,10 +304,13 @@ done:
 }
 
 static void
-ask_done_cb(enum review_result res, const char *detail, void *arg)
+ask_done_cb(enum review_result res, enum review_scope scope,
+    const char *detail, void *arg)
 {
 	struct ask_state	*st = arg;
 
+	/* A host-IPC answer covers one command: its scope means nothing. */
+	(void)scope;
 	st->done = 1;
 	st->res = res;
 	snprintf(st->reason, st->reasonlen, "%s", detail != NULL ? detail :

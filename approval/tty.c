@@ -39,6 +39,7 @@
 
 #define TTY_LOCK_RETRY_MS	50	/* terminal locked by another process */
 #define TTY_STALL_MS		1000	/* the question waits this long for room */
+#define TTY_TICK_MS		1000	/* the countdown's step */
 
 static void	 tty_kick(struct reviewer *);
 static void	 tty_kick_cb(evutil_socket_t, short, void *);
@@ -49,6 +50,8 @@ static char	*tty_question(const struct reviewer *, const struct review *);
 static void	 tty_field(FILE *, const char *, const json_t *,
 		    const char *);
 static void	 tty_read_cb(evutil_socket_t, short, void *);
+static void	 tty_tick_cb(evutil_socket_t, short, void *);
+static void	 tty_countdown(struct reviewer *);
 static void	 tty_answer(struct reviewer *, enum review_result,
 		    const char *);
 static void	 tty_end(struct reviewer *, const char *note);
@@ -218,6 +221,17 @@ tty_ask(struct reviewer *r, struct review *rv, int fd, char *err,
 		snprintf(err, errlen, "cannot wait for the terminal");
 		goto fail_restore;
 	}
+	/* The network question counts down on the line above the prompt. */
+	if (rv->host != NULL) {
+		r->tty_left_ms = r->timeout_ms;
+		if ((r->tty_tick = event_new(r->base, -1, EV_PERSIST,
+		    tty_tick_cb, r)) != NULL) {
+			struct timeval	 tv = { TTY_TICK_MS / 1000,
+			    (TTY_TICK_MS % 1000) * 1000 };
+
+			event_add(r->tty_tick, &tv);
+		}
+	}
 	return 0;
 fail:
 	sigaction(SIGTTOU, &old, NULL);
@@ -237,7 +251,7 @@ tty_question(const struct reviewer *r, const struct review *rv)
 {
 	FILE		*f;
 	const char	*type;
-	char		*q = NULL, worker[256], cwd[1024];
+	char		*q = NULL, *cmd, worker[256], cwd[1024];
 	size_t		 len;
 
 	if ((f = open_memstream(&q, &len)) == NULL)
@@ -246,14 +260,25 @@ tty_question(const struct reviewer *r, const struct review *rv)
 	if (rv->host != NULL) {
 		review_printable(worker, sizeof(worker), r->worker_id);
 		review_printable(cwd, sizeof(cwd), r->cwd);
-		fprintf(f, "\r\npisbx: %s%swants a network connection\r\n"
-		    "  host:     %s\r\n"
+		fprintf(f, "\r\npisbx: %s%swants a network connection\r\n",
+		    worker, worker[0] != '\0' ? " " : "");
+		if (r->command[0] != '\0') {
+			if ((cmd = malloc(strlen(r->command) + 1)) != NULL)
+				review_printable(cmd, strlen(r->command) + 1,
+				    r->command);
+			fprintf(f, "  command:  %s\r\n", cmd != NULL ? cmd :
+			    "?");
+			free(cmd);
+		}
+		fprintf(f, "  host:     %s\r\n"
 		    "  port:     %u\r\n"
 		    "  protocol: %s\r\n"
 		    "  cwd:      %s\r\n"
-		    "Allow this connection once? [y/N] ",
-		    worker, worker[0] != '\0' ? " " : "", rv->host, rv->port,
-		    rv->protocol, cwd);
+		    "  time:     %d s to answer (no answer: no)\r\n"
+		    "Allow this connection once? y = once, r = for the rest of "
+		    "this run, N = no [y/r/N] ",
+		    rv->host, rv->port, rv->protocol, cwd,
+		    (r->timeout_ms + 999) / 1000);
 	} else if (type != NULL && strcmp(type, "host-ipc") == 0) {
 		fprintf(f, "\r\npisbx: WARNING: this command would run on the "
 		    "host, OUTSIDE the sandbox,\r\n"
@@ -350,8 +375,45 @@ tty_read_cb(evutil_socket_t fd, short what, void *arg)
 	if (!r->tty_overlong &&
 	    (strcasecmp(s, "y") == 0 || strcasecmp(s, "yes") == 0))
 		tty_answer(r, REVIEW_RESULT_ALLOW, "allowed at the terminal");
-	else
+	else if (!r->tty_overlong && r->tty_active->host != NULL &&
+	    (strcasecmp(s, "r") == 0 || strcasecmp(s, "run") == 0)) {
+		/* Only the proxy's own network question offers it. */
+		r->tty_active->scope = REVIEW_SCOPE_RUN;
+		tty_answer(r, REVIEW_RESULT_ALLOW,
+		    "allowed at the terminal for this run");
+	} else
 		tty_answer(r, REVIEW_RESULT_DENY, "denied at the terminal");
+}
+
+/* One second less: say so on the question's "time" line. */
+static void
+tty_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct reviewer	*r = arg;
+
+	(void)fd;
+	(void)what;
+	r->tty_left_ms -= TTY_TICK_MS;
+	if (r->tty_left_ms < 0)
+		r->tty_left_ms = 0;
+	tty_countdown(r);
+}
+
+/*
+ * Rewrite the line above the prompt in place: save the cursor (where the
+ * person is typing), go up one line, write, come back (DECSC, CUU, EL,
+ * DECRC: every terminal pisbx meets has them).
+ */
+static void
+tty_countdown(struct reviewer *r)
+{
+	char	buf[128];
+
+	if (r->tty_fd == -1)
+		return;
+	snprintf(buf, sizeof(buf), "\0337\033[1A\r  time:     %d s to answer "
+	    "(no answer: no)\033[K\0338", (r->tty_left_ms + 999) / 1000);
+	tty_write(r->tty_fd, buf);
 }
 
 /* Answer the active question, then ask the next one. */
@@ -379,6 +441,10 @@ tty_end(struct reviewer *r, const char *note)
 	if (r->tty_ev != NULL) {
 		event_free(r->tty_ev);
 		r->tty_ev = NULL;
+	}
+	if (r->tty_tick != NULL) {
+		event_free(r->tty_tick);
+		r->tty_tick = NULL;
 	}
 	if (r->tty_fd != -1) {
 		memset(&ign, 0, sizeof(ign));

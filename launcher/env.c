@@ -2,6 +2,11 @@
  * The command's environment: the caller's, minus the supervisor's
  * capability variables (and the config's review capabilityEnv), plus the
  * proxy settings that make clients use the sandbox's only way out.
+ *
+ * Each client family spells "use this proxy" its own way; the table says
+ * which spelling is for whom (docs/pisbx-run.1, ENVIRONMENT).  A client
+ * that reads none of them fails at its first connection: the sandbox's
+ * network has no route and no DNS, so nothing leaves unseen.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,12 +18,72 @@
 #define ENV_HTTP	"http://127.0.0.1:3128"
 #define ENV_SOCKS	"socks5h://127.0.0.1:1080"
 #define ENV_NOPROXY	"localhost,127.0.0.1,::1"
+/*
+ * The JVM reads no *_PROXY variable.  JAVA_TOOL_OPTIONS reaches every JVM
+ * (java, javac, mvn, gradle and its daemon); the last -D of a name wins,
+ * so ours go after the caller's own options.  nonProxyHosts is NO_PROXY.
+ */
+#define ENV_JAVA	"-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=3128 " \
+			"-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=3128 " \
+			"-Dhttp.nonProxyHosts=localhost|127.*|[::1]"
 
-/* Set by us: the caller's values are dropped. */
+struct env_pair {
+	const char	*name;
+	const char	*value;
+};
+
+/* Set by us, whatever the caller had. */
+static const struct env_pair env_fixed[] = {
+	/* curl, wget, git, pip, uv, cargo, go, deno, bun, python, ruby... */
+	{ "HTTP_PROXY", ENV_HTTP }, { "http_proxy", ENV_HTTP },
+	{ "HTTPS_PROXY", ENV_HTTP }, { "https_proxy", ENV_HTTP },
+	{ "ALL_PROXY", ENV_SOCKS }, { "all_proxy", ENV_SOCKS },
+	{ "NO_PROXY", ENV_NOPROXY }, { "no_proxy", ENV_NOPROXY },
+	/* npm, pnpm and yarn 1: over a project .npmrc's own proxy= */
+	{ "npm_config_proxy", ENV_HTTP },
+	{ "npm_config_https_proxy", ENV_HTTP },
+	{ "npm_config_noproxy", ENV_NOPROXY },
+	/* yarn 2 and later read no *_PROXY variable at all */
+	{ "YARN_HTTP_PROXY", ENV_HTTP }, { "YARN_HTTPS_PROXY", ENV_HTTP },
+	/* Node's own fetch() and http (22.21, 24 and later) */
+	{ "NODE_USE_ENV_PROXY", "1" },
+	/* rsync:// (the rsync daemon protocol) through CONNECT */
+	{ "RSYNC_PROXY", "127.0.0.1:3128" },
+	{ "PISBX_SANDBOX", "1" },
+};
+
+/* Set by us from the run (below), the caller's values dropped. */
 static const char *const env_ours[] = {
-	"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy",
-	"ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "GIT_SSH_COMMAND",
-	"TMPDIR", "TMP", "TEMP", "PISBX_SANDBOX", "PISBX_DEPTH",
+	"GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "JAVA_TOOL_OPTIONS",
+	"TMPDIR", "TMP", "TEMP", "PISBX_DEPTH",
+};
+
+/*
+ * filesystem.caches: each tool's cache in its own directory under the
+ * run's cache directory (~/.cache/pisbx), which the host's own tools
+ * never read.  The caller's value is replaced: it names a place the
+ * sandbox cannot write, or one the host's tools read.
+ */
+static const struct env_cache {
+	enum fs_cache	 which;
+	const char	*name;
+	const char	*sub;
+} env_caches[] = {
+	{ CACHE_NPM, "npm_config_cache", "npm" },
+	{ CACHE_YARN, "YARN_CACHE_FOLDER", "yarn" },		/* yarn 1 */
+	{ CACHE_YARN, "YARN_GLOBAL_FOLDER", "yarn-berry" },	/* yarn 2+ */
+	{ CACHE_PIP, "PIP_CACHE_DIR", "pip" },
+	{ CACHE_UV, "UV_CACHE_DIR", "uv" },
+	/* The toolchain stays where it is (~/.cargo/bin on PATH, rustup). */
+	{ CACHE_CARGO, "CARGO_HOME", "cargo" },
+	{ CACHE_GO, "GOPATH", "go" },		/* modules: GOPATH/pkg/mod */
+	{ CACHE_GO, "GOMODCACHE", "go/pkg/mod" },
+	{ CACHE_GO, "GOCACHE", "go-build" },
+	{ CACHE_GRADLE, "GRADLE_USER_HOME", "gradle" },
+	{ CACHE_BUN, "BUN_INSTALL_CACHE_DIR", "bun" },
+	{ CACHE_DENO, "DENO_DIR", "deno" },
+	/* node-gyp, pre-commit, ruff, mypy... anything XDG */
+	{ CACHE_XDG, "XDG_CACHE_HOME", "xdg" },
 };
 
 static int	env_named(const char *entry, const char *name);
@@ -56,40 +121,67 @@ env_add(char ***v, size_t *n, const char *fmt, ...)
 }
 
 char **
-env_build(char **in, const char *tmpdir, const char *self_exe,
-    const char *capability_env, int depth)
+env_build(char **in, const struct env_inputs *ei)
 {
-	char	**v = NULL;
-	size_t	  n = 0, i, j;
-	int	  skip, rc = 0;
+	const char	*java = NULL, *maven = NULL;
+	char		**v = NULL;
+	size_t		  n = 0, i, j;
+	int		  skip, rc = 0;
 
 	for (i = 0; in != NULL && in[i] != NULL; i++) {
 		skip = strncmp(in[i], "PISBX_SUPERVISOR_", 17) == 0 ||
 		    strchr(in[i], '=') == NULL;
-		if (capability_env != NULL && env_named(in[i], capability_env))
+		if (ei->capability_env != NULL &&
+		    env_named(in[i], ei->capability_env))
 			skip = 1;
+		for (j = 0; j < sizeof(env_fixed) / sizeof(*env_fixed); j++)
+			if (env_named(in[i], env_fixed[j].name))
+				skip = 1;
 		for (j = 0; j < sizeof(env_ours) / sizeof(*env_ours); j++)
 			if (env_named(in[i], env_ours[j]))
 				skip = 1;
+		for (j = 0; ei->cache_dir != NULL &&
+		    j < sizeof(env_caches) / sizeof(*env_caches); j++)
+			if ((ei->caches & (1U << env_caches[j].which)) &&
+			    env_named(in[i], env_caches[j].name))
+				skip = 1;
+		if (env_named(in[i], "JAVA_TOOL_OPTIONS"))
+			java = strchr(in[i], '=') + 1;
+		if (env_named(in[i], "MAVEN_OPTS")) {
+			maven = strchr(in[i], '=') + 1;
+			skip = 1;
+		}
 		if (!skip)
 			rc |= env_add(&v, &n, "%s", in[i]);
 	}
-	rc |= env_add(&v, &n, "HTTP_PROXY=%s", ENV_HTTP);
-	rc |= env_add(&v, &n, "http_proxy=%s", ENV_HTTP);
-	rc |= env_add(&v, &n, "HTTPS_PROXY=%s", ENV_HTTP);
-	rc |= env_add(&v, &n, "https_proxy=%s", ENV_HTTP);
-	rc |= env_add(&v, &n, "ALL_PROXY=%s", ENV_SOCKS);
-	rc |= env_add(&v, &n, "all_proxy=%s", ENV_SOCKS);
-	rc |= env_add(&v, &n, "NO_PROXY=%s", ENV_NOPROXY);
-	rc |= env_add(&v, &n, "no_proxy=%s", ENV_NOPROXY);
+	for (j = 0; j < sizeof(env_fixed) / sizeof(*env_fixed); j++)
+		rc |= env_add(&v, &n, "%s=%s", env_fixed[j].name,
+		    env_fixed[j].value);
+	rc |= env_add(&v, &n, "JAVA_TOOL_OPTIONS=%s%s%s",
+	    java != NULL ? java : "", java != NULL && java[0] != '\0' ?
+	    " " : "", ENV_JAVA);
+	for (j = 0; ei->cache_dir != NULL &&
+	    j < sizeof(env_caches) / sizeof(*env_caches); j++)
+		if (ei->caches & (1U << env_caches[j].which))
+			rc |= env_add(&v, &n, "%s=%s/%s", env_caches[j].name,
+			    ei->cache_dir, env_caches[j].sub);
+	/* Maven reads its local repository from a system property. */
+	if (ei->cache_dir != NULL && (ei->caches & (1U << CACHE_MAVEN)))
+		rc |= env_add(&v, &n, "MAVEN_OPTS=%s%s-Dmaven.repo.local=%s/"
+		    "maven", maven != NULL ? maven : "", maven != NULL &&
+		    maven[0] != '\0' ? " " : "", ei->cache_dir);
+	else if (maven != NULL)
+		rc |= env_add(&v, &n, "MAVEN_OPTS=%s", maven);
 	/* ssh runs ProxyCommand through the shell: quote the path. */
 	rc |= env_add(&v, &n, "GIT_SSH_COMMAND=ssh -o "
-	    "ProxyCommand=\"'%s' --connect-proxy %%h %%p\"", self_exe);
-	rc |= env_add(&v, &n, "TMPDIR=%s", tmpdir);
-	rc |= env_add(&v, &n, "TMP=%s", tmpdir);
-	rc |= env_add(&v, &n, "TEMP=%s", tmpdir);
-	rc |= env_add(&v, &n, "PISBX_SANDBOX=1");
-	rc |= env_add(&v, &n, "PISBX_DEPTH=%d", depth + 1);
+	    "ProxyCommand=\"'%s' --connect-proxy %%h %%p\"", ei->self_exe);
+	/* git runs GIT_PROXY_COMMAND HOST PORT itself, with no shell. */
+	if (ei->git_proxy != NULL)
+		rc |= env_add(&v, &n, "GIT_PROXY_COMMAND=%s", ei->git_proxy);
+	rc |= env_add(&v, &n, "TMPDIR=%s", ei->tmpdir);
+	rc |= env_add(&v, &n, "TMP=%s", ei->tmpdir);
+	rc |= env_add(&v, &n, "TEMP=%s", ei->tmpdir);
+	rc |= env_add(&v, &n, "PISBX_DEPTH=%d", ei->depth + 1);
 	if (rc != 0) {
 		env_free(v);
 		return NULL;

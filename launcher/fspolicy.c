@@ -143,6 +143,81 @@ static const struct fs_mandatory fs_hook_managers[] = {
 	{ ".lefthook.yml", "lefthook (a git hook)" },
 };
 
+/*
+ * filesystem.toolchains: where toolchains and their non-secret settings
+ * live in the home directory, re-exposed read-only while the home stays
+ * hidden (docs/filesystem.md gives the reason for each).  Only what is
+ * there, only inside a hidden tree, never over the user's own denyRead.
+ */
+static const struct fs_home {
+	enum fs_toolchain	 which;
+	const char		*rel;		/* below the home directory */
+} fs_toolchain_paths[] = {
+	{ TOOLCHAIN_RUSTUP, ".rustup" },
+	{ TOOLCHAIN_CARGO, ".cargo/bin" },
+	{ TOOLCHAIN_PYENV, ".pyenv" },
+	{ TOOLCHAIN_NVM, ".nvm" },
+	{ TOOLCHAIN_VOLTA, ".volta" },
+	{ TOOLCHAIN_BUN, ".bun" },
+	{ TOOLCHAIN_DENO, ".deno" },
+	{ TOOLCHAIN_GO, "go/bin" },
+	{ TOOLCHAIN_GO, "sdk" },
+	{ TOOLCHAIN_GO, ".config/go/env" },
+	{ TOOLCHAIN_LOCAL, ".local/bin" },
+	{ TOOLCHAIN_LOCAL, ".local/lib" },
+	{ TOOLCHAIN_LOCAL, ".local/share/pipx" },
+	{ TOOLCHAIN_LOCAL, ".local/share/uv/tools" },
+	{ TOOLCHAIN_LOCAL, ".local/share/uv/python" },
+	{ TOOLCHAIN_MISE, ".local/share/mise" },
+	{ TOOLCHAIN_MISE, ".config/mise" },
+	{ TOOLCHAIN_MISE, ".tool-versions" },
+	{ TOOLCHAIN_ASDF, ".asdf" },
+	{ TOOLCHAIN_ASDF, ".asdfrc" },
+	{ TOOLCHAIN_ASDF, ".tool-versions" },
+	{ TOOLCHAIN_SDKMAN, ".sdkman" },
+	{ TOOLCHAIN_GIT, ".gitconfig" },
+	{ TOOLCHAIN_GIT, ".config/git/config" },
+	{ TOOLCHAIN_GIT, ".config/git/ignore" },
+	{ TOOLCHAIN_GIT, ".config/git/attributes" },
+};
+
+/*
+ * Secret stores: hidden wherever they would be readable -- under a parent
+ * the config re-exposes (allowRead "~", the home as the workspace) --
+ * unless the config names the store itself, or a path inside it.
+ */
+static const char *const fs_secrets[] = {
+	/* keys, cloud and cluster credentials */
+	".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube",
+	".docker/config.json", ".config/containers/auth.json", ".oci",
+	".vault-token", ".terraform.d/credentials.tfrc.json",
+	".config/rclone", ".s3cfg", ".boto", ".pgpass", ".my.cnf",
+	/* forges and registries */
+	".netrc", ".git-credentials", ".config/git/credentials",
+	".config/gh", ".config/hub", ".config/glab-cli", ".npmrc",
+	".yarnrc.yml", ".pypirc", ".cargo/credentials",
+	".cargo/credentials.toml", ".gem/credentials",
+	".local/share/uv/credentials", ".m2/settings.xml",
+	".m2/settings-security.xml", ".gradle/gradle.properties",
+	/* shell and interpreter histories */
+	".bash_history", ".zsh_history", ".zhistory", ".histfile",
+	".local/share/fish/fish_history", ".python_history",
+	".node_repl_history", ".psql_history", ".mysql_history",
+	".sqlite_history", ".irb_history", ".rediscli_history", ".lesshst",
+	/* browser profiles */
+	".mozilla", ".config/google-chrome", ".config/chromium",
+	".config/BraveSoftware", ".config/microsoft-edge", ".config/vivaldi",
+	".config/opera", ".var/app", "snap",
+	/* keyrings and password stores */
+	".local/share/keyrings", ".password-store", ".pki", ".config/op",
+	/* agents' credentials */
+	".claude/.credentials.json", ".pi/agent/auth.json",
+	".codex/auth.json", ".gemini/oauth_creds.json",
+};
+
+/* The writable caches, below the home directory. */
+#define FS_CACHE_DIR	".cache/pisbx"
+
 static char	*fs_resolve(const char *in, const char *cwd,
 		    const char *home);
 static int	 fs_set_add(struct fs_set *, const char *path, int flags,
@@ -159,7 +234,8 @@ static int	 fs_prefix(const char *path, const char *root,
 static int	 fs_depth(const char *);
 static int	 fs_rule_cmp(const void *, const void *);
 static char	*fs_read_line(const char *file, const char *prefix);
-static int	 fs_worktree(struct fs_set *, const char *root);
+static int	 fs_worktree(struct fs_set *, const char *root,
+		    const struct config *, const char *cwd, const char *home);
 static char	*fs_join(const char *a, const char *b);
 static const char *fs_root_of(const struct fs_plan *, const char *path);
 static int	 fs_mandatory_at(struct fs_set *, const char *dir,
@@ -184,6 +260,15 @@ static int	 fs_reviewer(const struct config *, const struct fs_plan *,
 static int	 fs_path_dirs(struct fs_set *, const struct fs_plan *,
 		    const struct strlist *pathdirs);
 static int	 fs_rules(struct fs_plan *, const struct fs_set *);
+static int	 fs_visible(const struct fs_set *, const char *path);
+static int	 fs_list_meets(const struct strlist *, const char *path,
+		    int inside, const char *cwd, const char *home);
+static int	 fs_toolchains(struct fs_set *, const struct config *,
+		    const char *home, const char *cwd);
+static int	 fs_caches(struct fs_set *, struct fs_plan *,
+		    const struct config *, const char *home);
+static int	 fs_secrets_hide(struct fs_set *, const struct config *,
+		    const char *home, const char *cwd);
 static int	 fs_git_file(const char *name, int allow_config);
 static int	 fs_git_tail(char *const *v, size_t n, int ancestors_too,
 		    int allow_config);
@@ -310,16 +395,41 @@ static int
 fs_set_add_list(struct fs_set *set, const struct strlist *l, int flags,
     const char *cwd, const char *home)
 {
-	size_t	 i;
+	struct stat	 st;
+	const char	*key, *what;
+	char		*p;
+	size_t		 i;
+	int		 rc;
 
+	if (flags & P_DENY_READ) {
+		key = "denyRead";
+		what = "nothing to hide";
+	} else if (flags & P_ALLOW_READ) {
+		key = "allowRead";
+		what = "nothing to show";
+	} else if (flags & P_ALLOW_WRITE) {
+		key = "allowWrite";
+		what = "nothing is made writable (create it before the run "
+		    "to let commands write there)";
+	} else {
+		key = "denyWrite";
+		what = "commands cannot create it";
+	}
 	for (i = 0; i < l->n; i++) {
-		if (fs_set_add_resolved(set, l->v[i], flags,
-		    flags & P_DENY_WRITE ? "filesystem.denyWrite" : NULL,
-		    cwd, home) == -1) {
+		if ((p = fs_resolve(l->v[i], cwd, home)) == NULL) {
 			log_warnx("filesystem path %s: cannot resolve "
 			    "(no home directory?)", l->v[i]);
 			return -1;
 		}
+		/* A path for another machine, or a tool not yet installed. */
+		if (lstat(p, &st) == -1 && errno == ENOENT)
+			log_info("warning: filesystem.%s[%zu]: %s (%s) does "
+			    "not exist: %s", key, i, l->v[i], p, what);
+		rc = fs_set_add(set, p, flags, flags & P_DENY_WRITE ?
+		    "filesystem.denyWrite" : NULL);
+		free(p);
+		if (rc == -1)
+			return -1;
 	}
 	return 0;
 }
@@ -498,10 +608,11 @@ done:
  * would send git elsewhere.
  */
 static int
-fs_worktree(struct fs_set *set, const char *root)
+fs_worktree(struct fs_set *set, const char *root, const struct config *conf,
+    const char *cwd, const char *home)
 {
 	char	*dotgit = NULL, *gitdir = NULL, *common = NULL;
-	int	 isfile, rc = -1;
+	int	 isfile, rc = -1, deny;
 
 	if (fs_git_dirs(root, &gitdir, &common, &isfile) == -1)
 		return -1;
@@ -509,12 +620,23 @@ fs_worktree(struct fs_set *set, const char *root)
 		rc = 0;
 		goto done;
 	}
+	/*
+	 * An allowWrite entry of the config for the main repository (its
+	 * work tree, its .git, or above) lets a commit here write what a
+	 * commit writes there: objects, refs, this worktree's index and
+	 * HEAD.  Its config, hooks, commondir, config.worktree and the rest
+	 * of git's rules stay the guard's to refuse, as in any repository
+	 * older than the run.
+	 */
+	deny = !(conf->fs_allow_write_set && fs_list_meets(&conf->allow_write,
+	    common, 0, cwd, home));
 	if ((dotgit = fs_join(root, ".git")) == NULL ||
 	    fs_set_add(set, dotgit, P_DENY_WRITE, "git (the .git file)") ==
-	    -1 || fs_set_add(set, gitdir, P_ALLOW_READ | P_DENY_WRITE,
-	    "git (the worktree's git directory)") == -1 ||
+	    -1 || fs_set_add(set, gitdir, P_ALLOW_READ | (deny ?
+	    P_DENY_WRITE : 0), "git (the worktree's git directory)") == -1 ||
 	    (strcmp(common, gitdir) != 0 && fs_set_add(set, common,
-	    P_ALLOW_READ | P_DENY_WRITE, "git (the main repository)") == -1))
+	    P_ALLOW_READ | (deny ? P_DENY_WRITE : 0),
+	    "git (the main repository)") == -1))
 		goto done;
 	rc = 0;
 done:
@@ -536,6 +658,9 @@ fs_root_of(const struct fs_plan *plan, const char *path)
 	return NULL;
 }
 
+/* Who reads a repository's config; the guard names allowGitConfig. */
+const char fs_why_git_config[] = "git";
+
 /* The mandatory set at the top of dir. */
 static int
 fs_mandatory_at(struct fs_set *set, const char *dir, int allow_git_config)
@@ -555,7 +680,7 @@ fs_mandatory_at(struct fs_set *set, const char *dir, int allow_git_config)
 	if (!allow_git_config) {
 		if ((p = fs_join(dir, ".git/config")) == NULL)
 			return -1;
-		rc = fs_set_add(set, p, P_DENY_WRITE, "git");
+		rc = fs_set_add(set, p, P_DENY_WRITE, fs_why_git_config);
 		free(p);
 		if (rc == -1)
 			return -1;
@@ -937,6 +1062,9 @@ fs_trusted(struct fs_set *set, const struct config *conf,
 	    fs_set_add_resolved(set, in->access_log, P_DENY_WRITE,
 	    "the proxy (the access log)", in->cwd, home) == -1)
 		return -1;
+	if (in->report != NULL && fs_set_add_resolved(set, in->report,
+	    P_DENY_WRITE, "pisbx-run (--report)", in->cwd, home) == -1)
+		return -1;
 	return 0;
 }
 
@@ -1023,6 +1151,152 @@ fs_path_dirs(struct fs_set *set, const struct fs_plan *plan,
 }
 
 /* One rule per existing path that changes what the sandbox sees. */
+/*
+ * Whether path would be readable by the set so far: the deepest entry at
+ * or above it that says anything about reading says so (at one path,
+ * allowing beats denying, as in fs_rules).
+ */
+static int
+fs_visible(const struct fs_set *set, const char *path)
+{
+	size_t	 i, best = 0, len;
+	int	 f, vis = 1;
+
+	for (i = 0; i < set->n; i++) {
+		f = set->v[i].flags;
+		if (!(f & (P_DENY_READ | P_ALLOW_READ | P_ALLOW_WRITE)) ||
+		    !fs_under(path, set->v[i].path))
+			continue;
+		len = strlen(set->v[i].path);
+		if (len < best)
+			continue;
+		best = len;
+		vis = (f & (P_ALLOW_READ | P_ALLOW_WRITE)) != 0;
+	}
+	return vis;
+}
+
+/*
+ * Whether a config list names path itself or, with inside, a path inside
+ * it (the user asked for it in particular), else a directory above it
+ * (the user's entry covers it).
+ */
+static int
+fs_list_meets(const struct strlist *l, const char *path, int inside,
+    const char *cwd, const char *home)
+{
+	char	*p;
+	size_t	 i;
+	int	 hit;
+
+	for (i = 0; i < l->n; i++) {
+		if ((p = fs_resolve(l->v[i], cwd, home)) == NULL)
+			continue;
+		hit = inside ? fs_under(p, path) : fs_under(path, p);
+		free(p);
+		if (hit)
+			return 1;
+	}
+	return 0;
+}
+
+/* filesystem.toolchains: each existing place, read-only, where hidden. */
+static int
+fs_toolchains(struct fs_set *set, const struct config *conf,
+    const char *home, const char *cwd)
+{
+	struct stat	 st;
+	char		*p, *r;
+	size_t		 i;
+	int		 rc = 0;
+
+	for (i = 0; i < sizeof(fs_toolchain_paths) /
+	    sizeof(*fs_toolchain_paths) && rc == 0; i++) {
+		if (!(conf->fs_toolchains & (1U << fs_toolchain_paths[i].which)))
+			continue;
+		if ((p = fs_join(home, fs_toolchain_paths[i].rel)) == NULL)
+			return -1;
+		r = lstat(p, &st) == 0 ? fs_resolve(p, cwd, NULL) : NULL;
+		free(p);
+		if (r == NULL)
+			continue;
+		/* The user's own denyRead at it or inside it wins. */
+		if (!fs_visible(set, r) && !(conf->fs_deny_read_set &&
+		    fs_list_meets(&conf->deny_read, r, 1, cwd, home)))
+			rc = fs_set_add(set, r, P_ALLOW_READ, NULL);
+		free(r);
+	}
+	return rc;
+}
+
+/*
+ * filesystem.caches: one writable directory, ~/.cache/pisbx, made here
+ * when missing; env.c points each tool at its own directory in it.  It
+ * must be a real directory of ours: a link there (planted by an earlier
+ * run that could write the home) would make its target writable.
+ */
+static int
+fs_caches(struct fs_set *set, struct fs_plan *plan, const struct config *conf,
+    const char *home)
+{
+	struct stat	 st;
+	char		*p;
+
+	if (conf->fs_caches == 0)
+		return 0;
+	if ((p = fs_join(home, ".cache")) == NULL)
+		return -1;
+	if (mkdir(p, 0700) == -1 && errno != EEXIST) {
+		log_warn("caches: %s", p);
+		free(p);
+		return 0;
+	}
+	free(p);
+	if ((p = fs_join(home, FS_CACHE_DIR)) == NULL)
+		return -1;
+	if ((mkdir(p, 0700) == -1 && errno != EEXIST) ||
+	    lstat(p, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != getuid()) {
+		log_warnx("caches: %s is not a directory of ours: no tool "
+		    "caches this run", p);
+		free(p);
+		return 0;
+	}
+	if (fs_set_add(set, p, P_ALLOW_READ | P_ALLOW_WRITE, NULL) == -1) {
+		free(p);
+		return -1;
+	}
+	plan->cache_dir = p;
+	return 0;
+}
+
+/* Secret stores: hidden where readable, unless named themselves. */
+static int
+fs_secrets_hide(struct fs_set *set, const struct config *conf,
+    const char *home, const char *cwd)
+{
+	struct stat	 st;
+	char		*p, *r;
+	size_t		 i;
+	int		 rc = 0;
+
+	for (i = 0; i < sizeof(fs_secrets) / sizeof(*fs_secrets) && rc == 0;
+	    i++) {
+		if ((p = fs_join(home, fs_secrets[i])) == NULL)
+			return -1;
+		r = lstat(p, &st) == 0 ? fs_resolve(p, cwd, NULL) : NULL;
+		free(p);
+		if (r == NULL)
+			continue;
+		if (fs_visible(set, r) &&
+		    !fs_list_meets(&conf->allow_read, r, 1, cwd, home) &&
+		    !fs_list_meets(&conf->allow_write, r, 1, cwd, home))
+			rc = fs_set_add(set, r, P_DENY_READ, NULL);
+		free(r);
+	}
+	return rc;
+}
+
 static int
 fs_rules(struct fs_plan *plan, const struct fs_set *set)
 {
@@ -1148,6 +1422,12 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	    home_real) == -1)
 		goto fail;
 
+	/* Toolchains seen, caches writable, in a home that is not "/". */
+	if (home_real != NULL && strcmp(home_real, "/") != 0 &&
+	    (fs_toolchains(&set, conf, home_real, cwd) == -1 ||
+	    fs_caches(&set, plan, conf, home_real) == -1))
+		goto fail;
+
 	/* The trusted config, and every place the next run looks for one. */
 	if (in->config_path != NULL && fs_set_add_resolved(&set,
 	    in->config_path, P_DENY_WRITE, "pisbx (the trusted config)", cwd,
@@ -1171,6 +1451,10 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		rc = -1;
 	}
 	if (fs_trusted(&set, conf, in, home_real) == -1)
+		goto fail;
+	/* Last: whatever re-exposed a parent, secret stores stay hidden. */
+	if (home_real != NULL && strcmp(home_real, "/") != 0 &&
+	    fs_secrets_hide(&set, conf, home_real, cwd) == -1)
 		goto fail;
 
 	/* Writable roots. */
@@ -1208,7 +1492,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		if (stat(root, &st) == -1 || !S_ISDIR(st.st_mode))
 			continue;
 		if (fs_mandatory_at(&set, root, conf->allow_git_config) ==
-		    -1 || fs_worktree(&set, root) == -1 ||
+		    -1 || fs_worktree(&set, root, conf, cwd, home_real) == -1 ||
 		    fs_git_repo(&set, plan, root) == -1)
 			goto fail;
 	}
@@ -1222,7 +1506,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	if (fs_root_of(plan, cwd) != NULL &&
 	    fs_mandatory_at(&set, cwd, conf->allow_git_config) == -1)
 		goto fail;
-	if (fs_worktree(&set, cwd) == -1 ||
+	if (fs_worktree(&set, cwd, conf, cwd, home_real) == -1 ||
 	    fs_path_dirs(&set, plan, &pathdirs) == -1)
 		goto fail;
 
@@ -1284,6 +1568,7 @@ fs_plan_free(struct fs_plan *plan)
 	free(plan->guarded);
 	free(plan->guarded_why);
 	free(plan->home);
+	free(plan->cache_dir);
 	free(plan->workspace);
 	strlist_free(&plan->hookspaths);
 	memset(plan, 0, sizeof(*plan));

@@ -41,6 +41,7 @@
 #include <sys/vfs.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <seccomp.h>
@@ -59,6 +60,7 @@
 #define GUARD_MAXLINKS	40
 #define GUARD_MAXQ	16		/* git questions per path */
 #define GUARD_MAXREPOS	256		/* repositories followed */
+#define GUARD_MAXREFUSED 256		/* refusals told the parent */
 #define GUARD_MAXMADE	(1U << 22)	/* directories remembered */
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
@@ -73,6 +75,8 @@
 #define REPORT_REPO	'R'
 #define REPORT_MOVED	'M'
 #define REPORT_FULL	'F'
+#define REPORT_REFUSED	'X'	/* verb, path, why */
+#define REPORT_REFUSED_MORE 'Y'	/* past GUARD_MAXREFUSED */
 
 struct guard_id {
 	dev_t	dev;
@@ -91,6 +95,7 @@ struct guard {
 	char			*repos[GUARD_MAXREPOS];	/* told the parent */
 	size_t			 nrepos;
 	int			 repos_full;
+	size_t			 nrefused;	/* told the parent */
 };
 
 struct guard_path {
@@ -143,10 +148,13 @@ static int	guard_up(int fd, int levels);
 static int	guard_shape(int dirfd);
 static int	guard_git(struct guard_req *, const struct guard_path *,
 		    int ancestors_too);
+static void	guard_refuse(struct guard_req *, const struct guard_path *,
+		    const char *verb, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
 static int	guard_check(struct guard_req *, const struct guard_path *,
 		    int ancestors_too, const char *verb);
 static void	guard_send(struct guard *, char tag, const char *a,
-		    const char *b);
+		    const char *b, const char *c);
 static int	guard_dotgit_in(const char *path);
 static void	guard_repo(struct guard *, const char *dir);
 static void	guard_created(struct guard_req *, const struct guard_path *,
@@ -622,6 +630,30 @@ guard_git(struct guard_req *gr, const struct guard_path *gp,
 }
 
 /*
+ * Say a refusal on stderr, where the command's output goes (the agent
+ * sees it at once), and tell the parent for the summary at exit.
+ */
+static void
+guard_refuse(struct guard_req *gr, const struct guard_path *gp,
+    const char *verb, const char *fmt, ...)
+{
+	struct guard	*g = gr->g;
+	va_list		 ap;
+	char		 why[PATH_MAX + 512];
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_warnx("refused to %s %s: %s", verb, gp->full, why);
+	if (g->nrefused < GUARD_MAXREFUSED)
+		guard_send(g, REPORT_REFUSED, verb, gp->full, why);
+	else if (g->nrefused == GUARD_MAXREFUSED)
+		guard_send(g, REPORT_REFUSED_MORE, NULL, NULL, NULL);
+	if (g->nrefused <= GUARD_MAXREFUSED)
+		g->nrefused++;
+}
+
+/*
  * Whether to refuse creating, writing or replacing gp: -EACCES (said on
  * stderr, with who reads the name) or 0.
  */
@@ -629,38 +661,52 @@ static int
 guard_check(struct guard_req *gr, const struct guard_path *gp,
     int ancestors_too, const char *verb)
 {
+	struct fs_git_q	 q[1];
 	const char	*why;
+	int		 git;
 
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
 		return 0;
-	if ((why = fs_plan_guarded(&gr->g->sb->plan, gp->full,
-	    ancestors_too)) != NULL) {
-		log_warnx("refused to %s %s: protected path, read by %s "
-		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", verb,
-		    gp->full, why);
+	why = fs_plan_guarded(&gr->g->sb->plan, gp->full, ancestors_too);
+	git = why == NULL && guard_git(gr, gp, ancestors_too);
+	if (why == fs_why_git_config || (git &&
+	    strcasecmp(gp->name, ".git") != 0 &&
+	    !gr->g->sb->allow_git_config &&
+	    fs_git_rule(gp->full, ancestors_too, 1, q, 1) == 0)) {
+		/* Only allowGitConfig stands in the way: the one key. */
+		guard_refuse(gr, gp, verb, "protected path, the git "
+		    "configuration of a repository that existed before the "
+		    "run (git runs the commands it names); to let commands "
+		    "change it, set filesystem.allowGitConfig to true in %s",
+		    gr->g->sb->config_file);
 		return -EACCES;
 	}
-	if (guard_git(gr, gp, ancestors_too)) {
+	if (why != NULL) {
+		guard_refuse(gr, gp, verb, "protected path, read by %s "
+		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", why);
+		return -EACCES;
+	}
+	if (git) {
 		if (strcasecmp(gp->name, ".git") == 0)
-			log_warnx("refused to %s %s: protected path; a .git "
+			guard_refuse(gr, gp, verb, "protected path; a .git "
 			    "there would make git run its config and hooks in "
 			    "a directory that existed before the run (make "
 			    "new repositories in a new directory; see "
-			    "pisbx-run(1), FILESYSTEM)", verb, gp->full);
+			    "pisbx-run(1), FILESYSTEM)");
 		else
-			log_warnx("refused to %s %s: protected path, git "
+			guard_refuse(gr, gp, verb, "protected path, git "
 			    "configuration or hooks of a repository that "
 			    "existed before the run (see pisbx-run(1), "
-			    "FILESYSTEM)", verb, gp->full);
+			    "FILESYSTEM)");
 		return -EACCES;
 	}
 	if (gp->parent != -1 && (gr->g->work == NULL ||
 	    gitwork_hooked(gr->g->work, gp->parent, gp->full, ancestors_too,
 	    guard_made_cb, gr->g))) {
-		log_warnx("refused to %s %s: protected path, a git hook "
+		guard_refuse(gr, gp, verb, "protected path, a git hook "
 		    "(core.hooksPath, or a hook manager's file) of a work tree "
 		    "that existed before the run (see pisbx-run(1), "
-		    "FILESYSTEM)", verb, gp->full);
+		    "FILESYSTEM)");
 		return -EACCES;
 	}
 	return 0;
@@ -668,22 +714,24 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 
 /* One record to the parent; a parent that is gone is no reason to stop. */
 static void
-guard_send(struct guard *g, char tag, const char *a, const char *b)
+guard_send(struct guard *g, char tag, const char *a, const char *b,
+    const char *c)
 {
-	char	buf[2 * PATH_MAX + 4];
-	size_t	len = 0, off = 0;
-	ssize_t	n;
+	char		 buf[4 * PATH_MAX + 4];
+	const char	*v[3] = { a, b, c };
+	size_t		 len = 0, off = 0, i, l;
+	ssize_t		 n;
 
 	if (g->sb->report_fd == -1)
 		return;
 	buf[len++] = tag;
-	if (a != NULL) {
-		memcpy(buf + len, a, strlen(a) + 1);
-		len += strlen(a) + 1;
-	}
-	if (b != NULL) {
-		memcpy(buf + len, b, strlen(b) + 1);
-		len += strlen(b) + 1;
+	for (i = 0; i < 3; i++) {
+		if (v[i] == NULL)
+			continue;
+		l = strnlen(v[i], PATH_MAX + 512);
+		memcpy(buf + len, v[i], l);
+		len += l;
+		buf[len++] = '\0';
 	}
 	while (off < len) {
 		n = write(g->sb->report_fd, buf + off, len - off);
@@ -720,14 +768,14 @@ guard_repo(struct guard *g, const char *dir)
 			return;
 	if (g->nrepos == GUARD_MAXREPOS) {
 		if (!g->repos_full)
-			guard_send(g, REPORT_FULL, NULL, NULL);
+			guard_send(g, REPORT_FULL, NULL, NULL, NULL);
 		g->repos_full = 1;
 		return;
 	}
 	if ((g->repos[g->nrepos] = strdup(dir)) == NULL)
 		return;
 	g->nrepos++;
-	guard_send(g, REPORT_REPO, dir, NULL);
+	guard_send(g, REPORT_REPO, dir, NULL, NULL);
 }
 
 /*
@@ -795,7 +843,7 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 		    g->repos[i] + ol) >= sizeof(buf) ||
 		    (s = strdup(buf)) == NULL)
 			continue;
-		guard_send(g, REPORT_MOVED, g->repos[i], s);
+		guard_send(g, REPORT_MOVED, g->repos[i], s, NULL);
 		free(g->repos[i]);
 		g->repos[i] = s;
 	}
@@ -1348,7 +1396,8 @@ guard_report_read(struct guard_report *r, int fd)
 	for (;;) {
 		if (r->cap - r->len < 4096) {
 			/* A bound: the guard follows GUARD_MAXREPOS. */
-			if (r->cap >= (size_t)(GUARD_MAXREPOS * 3) * PATH_MAX)
+			if (r->cap >= (size_t)(GUARD_MAXREPOS * 3 +
+			    GUARD_MAXREFUSED * 3) * PATH_MAX)
 				return -1;
 			if ((nb = realloc(r->buf, r->cap + 65536)) == NULL)
 				return -1;
@@ -1366,13 +1415,14 @@ guard_report_read(struct guard_report *r, int fd)
 
 /*
  * Replay the records (moves rewrite the paths before them), then warn
- * about each repository that still exists.
+ * about each repository that still exists; refusals go to sum (may be
+ * NULL).
  */
 void
-guard_report_warn(struct guard_report *r)
+guard_report_warn(struct guard_report *r, struct summary *sum)
 {
 	char		*repos[GUARD_MAXREPOS], *s, buf[PATH_MAX];
-	const char	*p = r->buf, *end = r->buf + r->len, *a, *b;
+	const char	*p = r->buf, *end = r->buf + r->len, *a, *b, *c;
 	struct stat	 st;
 	size_t		 n = 0, i, j, al, shown = 0;
 	int		 kind[GUARD_MAXREPOS];
@@ -1383,6 +1433,11 @@ guard_report_warn(struct guard_report *r)
 
 		if (tag == REPORT_FULL) {
 			full = 1;
+			continue;
+		}
+		if (tag == REPORT_REFUSED_MORE) {
+			if (sum != NULL)
+				summary_more(sum);
 			continue;
 		}
 		a = p;
@@ -1398,6 +1453,15 @@ guard_report_warn(struct guard_report *r)
 		if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
 			break;
 		p++;
+		if (tag == REPORT_REFUSED) {
+			c = p;
+			if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
+				break;
+			p++;
+			if (sum != NULL)
+				summary_file(sum, a, b, c);
+			continue;
+		}
 		al = strlen(a);
 		for (i = 0; i < n; i++) {
 			if (strncmp(repos[i], a, al) != 0 || (repos[i][al] !=

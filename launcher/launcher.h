@@ -13,9 +13,11 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "policy/policy.h"
 
+#define RUNDIR_SSH_CONFIG	"/etc/ssh/ssh_config"
 #define SANDBOX_HTTP_PORT	3128
 #define SANDBOX_SOCKS_PORT	1080
 
@@ -56,6 +58,7 @@ struct fs_plan {
 	size_t		 nguarded;
 	char		*workspace;	/* the default writable root, or NULL */
 	char		*home;		/* resolved, or NULL */
+	char		*cache_dir;	/* ~/.cache/pisbx (writable), or NULL */
 	struct strlist	 hookspaths;	/* the user's global core.hooksPath */
 };
 
@@ -67,6 +70,7 @@ struct fs_inputs {
 	const char	*exe_dir;	/* where the pisbx executables are */
 	const char	*config_path;	/* the trusted config, or NULL */
 	const char	*access_log;	/* the access log, or NULL */
+	const char	*report;	/* --report, or NULL */
 	const char	*supervisor_socket;	/* or NULL */
 	const char	*path;		/* the command's $PATH, or NULL */
 };
@@ -108,10 +112,12 @@ struct sandbox {
 	int		 allow_all_unix;
 	struct fs_plan	 plan;
 	int		 allow_git_config;
+	const char	*config_file;	/* to name in refusals (policy_hint_file) */
 	int		 report_fd;	/* guard -> parent: repositories made */
 	char		*rundir;	/* private per-run dir on the host */
 	char		*tmpdir;	/* rundir/tmp: the command's TMPDIR */
 	char		*empty;		/* rundir/empty: hides denied files */
+	char		*ssh_config;	/* rundir/ssh_config, or NULL */
 	int		 host_dev_fd;	/* O_PATH: the host's /dev and devpts, */
 	int		 host_pts_fd;	/* where inherited terminals live */
 	sigset_t	 sigmask;	/* the caller's, for the command */
@@ -176,6 +182,12 @@ int	 fs_git_hookspath(const char *cfgfile, struct strlist *out);
 int	 fs_git_hookdirs(const char *top, const struct strlist *global,
 	    const char *home, struct strlist *out);
 void	 fs_plan_dump(const struct fs_plan *);
+/*
+ * The reader fs_plan_guarded names for a repository's .git/config (the
+ * same text as git's other files; compared by address): the one refusal
+ * filesystem.allowGitConfig lifts.
+ */
+extern const char fs_why_git_config[];
 
 /* mount.c */
 /* Build the mount namespace's view (runs in the sandbox child). */
@@ -213,12 +225,13 @@ void	 guard_serve(const struct sandbox *, int notify_fd);
 /*
  * The parent's side of report_fd: collect what the guard says (call with
  * the readable end until EOF), then warn about every git repository made
- * during the run that still exists.
+ * during the run that still exists, and hand its refusals to a summary.
  */
 struct guard_report;
+struct summary;
 struct guard_report *guard_report_new(void);
 int	 guard_report_read(struct guard_report *, int fd);
-void	 guard_report_warn(struct guard_report *);
+void	 guard_report_warn(struct guard_report *, struct summary *);
 void	 guard_report_free(struct guard_report *);
 
 /* gitwork.c */
@@ -247,13 +260,49 @@ const char *sandbox_ns_hint(int err);
 /* reaper.c */
 __attribute__((noreturn)) void reaper_main(struct sandbox *, int ctl);
 
+/* summary.c */
+enum summary_kind {
+	SUMMARY_NET,		/* a destination the proxy refused */
+	SUMMARY_FILE		/* a path the creation guard refused */
+};
+struct summary;
+struct summary *summary_new(void);
+void	 summary_free(struct summary *);
+/* A refused destination (the proxy's refusal callback). */
+void	 summary_net(struct summary *, const char *host, unsigned int port,
+	    const char *proto, const char *reason, const char *detail,
+	    const char *hint);
+/* A refused creation or write: verb ("create"), path, who reads it. */
+void	 summary_file(struct summary *, const char *verb, const char *path,
+	    const char *why);
+/* Some refusals were not reported (the guard's bound). */
+void	 summary_more(struct summary *);
+/* Distinct refusals (those past the bound too). */
+size_t	 summary_count(const struct summary *);
+/*
+ * The stderr summary, deduplicated and capped; nothing when nothing was
+ * refused.  report: the --report file to point at, or NULL.
+ */
+void	 summary_print(const struct summary *, FILE *, const char *report);
+/* Every refusal as a JSON array, one object per line.  0 or -1. */
+int	 summary_json(const struct summary *, FILE *);
+
 /* env.c */
+struct env_inputs {
+	const char	*tmpdir;	/* the run's private TMPDIR */
+	const char	*self_exe;	/* pisbx-run, for --connect-proxy */
+	const char	*git_proxy;	/* GIT_PROXY_COMMAND, or NULL */
+	const char	*capability_env;	/* never passed on, or NULL */
+	const char	*cache_dir;	/* ~/.cache/pisbx, or NULL: no caches */
+	unsigned int	 caches;	/* 1 << enum fs_cache: wired */
+	int		 depth;		/* PISBX_DEPTH of the caller */
+};
 /*
  * The command's environment: the caller's minus capabilities, plus the
- * proxy variables, TMPDIR, PISBX_SANDBOX and PISBX_DEPTH.
+ * proxy variables every client family reads, TMPDIR, PISBX_SANDBOX and
+ * PISBX_DEPTH.
  */
-char	**env_build(char **environ_in, const char *tmpdir,
-	    const char *self_exe, const char *capability_env, int depth);
+char	**env_build(char **environ_in, const struct env_inputs *);
 void	 env_free(char **);
 
 /* connect.c */
@@ -305,6 +354,18 @@ int	 hook_main(const char *agent, const char *exe_dir);
 int	 rundir_create(struct sandbox *);
 /* Create rundir/empty, bound over denied files. */
 int	 rundir_empty(const struct sandbox *);
+/*
+ * Create rundir/git-proxy, git's GIT_PROXY_COMMAND (git:// URLs): a
+ * script that runs "self_exe --connect-proxy HOST PORT".  Its path,
+ * malloc'ed, or NULL.
+ */
+char	*rundir_git_proxy(const struct sandbox *, const char *self_exe);
+/*
+ * Create rundir/ssh_config: RUNDIR_SSH_CONFIG and a last block with
+ * "ProxyCommand self_exe --connect-proxy %h %p", bound over it in the
+ * sandbox.  Its path, malloc'ed, or NULL (errno ENOENT: no ssh here).
+ */
+char	*rundir_ssh_config(const struct sandbox *, const char *self_exe);
 /* Remove it and everything the command left in it. */
 void	 rundir_remove(const char *);
 /* Remove per-run dirs of pisbx-run processes that no longer exist. */

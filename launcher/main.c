@@ -21,6 +21,7 @@
 #include <event2/event.h>
 
 #include "common/log.h"
+#include "common/shell.h"
 #include "policy/policy.h"
 #include "proxy/proxy.h"
 #include "launcher/launcher.h"
@@ -53,6 +54,8 @@ struct run_opts {
 	char		*const *line_args; /* bash's $0, $1... after line */
 	int		 login;		/* bash -l */
 	int		 agent;		/* pisbx-sh: an agent's bookkeeping */
+	int		 quiet;		/* no refusal summary at exit */
+	const char	*report;	/* --report FILE, or NULL */
 };
 
 static void	usage(FILE *, int) __attribute__((noreturn));
@@ -61,6 +64,9 @@ static void	run_signal_cb(evutil_socket_t, short, void *);
 static void	run_timeout_cb(evutil_socket_t, short, void *);
 static void	run_report_cb(evutil_socket_t, short, void *);
 static char	*run_home(void);
+static char	*run_cmdline(const struct run_opts *);
+static void	run_refused_cb(const struct proxy_refusal *, void *);
+static void	run_report_write(const struct summary *, int, const char *);
 static const char *run_bash(void);
 static char	**run_shell_argv(const struct run_opts *);
 static int	run_agent_files(struct sandbox *, const struct run_opts *,
@@ -74,7 +80,8 @@ usage(FILE *f, int code)
 {
 	fprintf(f,
 "usage: pisbx-run [--config FILE] [--timeout SECONDS] [--access-log PATH]\n"
-"                 [--log-format json|text] [-v] -- COMMAND [ARG...]\n"
+"                 [--log-format json|text] [--quiet] [--report FILE] [-v]\n"
+"                 -- COMMAND [ARG...]\n"
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
 "       pisbx-run --hook claude-code|codex\n"
@@ -88,6 +95,8 @@ usage(FILE *f, int code)
 "  --timeout SECONDS    kill the whole sandbox after SECONDS (exit 124)\n"
 "  --access-log PATH    one record per proxy decision and close ('-': stdout)\n"
 "  --log-format FMT     json (default) or text\n"
+"  --quiet, -q          no summary of what was refused at exit\n"
+"  --report FILE        every refusal of the run as JSON, written at exit\n"
 "  -c STRING            run STRING with bash -c (sh where there is no bash)\n"
 "  -v                   more diagnostics (twice: debug)\n"
 "  --connect-proxy H P  relay stdin/stdout to H:P through the sandbox's\n"
@@ -99,6 +108,62 @@ usage(FILE *f, int code)
 "125 the sandbox could not be built; 126/127 command not executable/found;\n"
 "78 bad config; 2 usage.  See pisbx-run(1).\n");
 	exit(code);
+}
+
+/* The proxy refused a connection: keep it for the summary. */
+static void
+run_refused_cb(const struct proxy_refusal *r, void *arg)
+{
+	summary_net(arg, r->host, r->port, r->proto, r->reason, r->detail,
+	    r->hint);
+}
+
+/* --report: every refusal as JSON, through the descriptor opened first. */
+static void
+run_report_write(const struct summary *sum, int fd, const char *path)
+{
+	FILE	*f;
+	int	 dfd;
+
+	if ((dfd = dup(fd)) == -1 || ftruncate(dfd, 0) == -1 ||
+	    lseek(dfd, 0, SEEK_SET) == -1 || (f = fdopen(dfd, "w")) == NULL) {
+		log_warn("--report %s", path);
+		if (dfd != -1)
+			close(dfd);
+		return;
+	}
+	if (summary_json(sum, f) == -1 || fclose(f) == EOF)
+		log_warnx("--report %s: cannot write every refusal", path);
+}
+
+/*
+ * The command as a person would type it, for the terminal's question: the
+ * -c line, or the words, each quoted only when the shell would need it.
+ */
+static char *
+run_cmdline(const struct run_opts *o)
+{
+	char	*s = NULL, *p, *q;
+	size_t	 i, len = 1;
+
+	if (o->line != NULL)
+		return strdup(o->line);
+	for (i = 0; o->argv[i] != NULL; i++)
+		len += SHELL_QUOTE_SIZE(strlen(o->argv[i])) + 1;
+	if ((s = calloc(1, len)) == NULL)
+		return NULL;
+	for (i = 0, p = s; o->argv[i] != NULL; i++) {
+		if (i > 0)
+			*p++ = ' ';
+		q = o->argv[i];
+		if (q[0] != '\0' && q[strspn(q, "abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%")] == '\0') {
+			memcpy(p, q, strlen(q) + 1);
+			p += strlen(q);
+		} else
+			p = shell_quote(p, q);
+	}
+	return s;
 }
 
 static char *
@@ -267,6 +332,8 @@ main(int argc, char *argv[])
 		{ "access-log",		required_argument, NULL, 'a' },
 		{ "log-format",		required_argument, NULL, 'f' },
 		{ "connect-proxy",	no_argument,	   NULL, 'P' },
+		{ "quiet",		no_argument,	   NULL, 'q' },
+		{ "report",		required_argument, NULL, 'r' },
 		{ "hook",		required_argument, NULL, 'H' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
@@ -285,7 +352,7 @@ main(int argc, char *argv[])
 	memset(&o, 0, sizeof(o));
 	o.fmt = LOG_FORMAT_JSON;
 	log_init("pisbx-run", 0);
-	while ((ch = getopt_long(argc, argv, "+c:vhV", longopts,
+	while ((ch = getopt_long(argc, argv, "+c:qvhV", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'C':
@@ -318,6 +385,12 @@ main(int argc, char *argv[])
 			break;
 		case 'P':
 			connect_mode = 1;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'r':
+			o.report = optarg;
 			break;
 		case 'H':
 			hook = optarg;
@@ -448,16 +521,20 @@ run(const struct run_opts *o)
 	struct event		*sigev = NULL, *tmev = NULL;
 	struct agent_files	 af;
 	struct fs_inputs	 fin;
+	struct env_inputs	 ein;
+	struct summary		*sum = NULL;
 	const char		*env;
 	char			*config_path = NULL, *home = NULL;
-	char			*access_log = NULL;
+	char			*access_log = NULL, *git_proxy = NULL;
+	char			*report_path = NULL, *cmdline = NULL;
+	char			 config_file[PATH_MAX + 128];
 	char			 cwd[PATH_MAX], exe[PATH_MAX], exe_dir[PATH_MAX];
 	char			 label[64], **shargv = NULL, *end;
 	sigset_t		 mask;
 	struct timeval		 tv;
 	size_t			 i;
 	int			 ch, depth = 0, sfd = -1;
-	int			 report[2] = { -1, -1 };
+	int			 report[2] = { -1, -1 }, report_fd = -1;
 	enum log_format		 fmt = o->fmt;
 	/* Supervisor mode and the host-IPC fallback (supervise.h). */
 	struct supervise	 sup;
@@ -528,6 +605,10 @@ run(const struct run_opts *o)
 		return EXIT_CONFIG;
 	}
 
+	/* Valid but unable to do what they seem to: with -v. */
+	for (i = 0; o->verbose && i < conf->warnings.n; i++)
+		log_warnx("warning: %s", conf->warnings.v[i]);
+
 	/* 2. The sandbox's description. */
 	if (getcwd(exe, sizeof(exe)) == NULL || realpath(exe, cwd) == NULL) {
 		log_warn("getcwd");
@@ -563,6 +644,13 @@ run(const struct run_opts *o)
 	 * find a file a sandboxed command wrote.  Everything below names
 	 * paths absolutely.
 	 */
+	if (o->report != NULL && (o->report[0] == '/' ?
+	    (report_path = strdup(o->report)) == NULL :
+	    asprintf(&report_path, "%s/%s", cwd, o->report) == -1)) {
+		report_path = NULL;
+		log_warn("--report");
+		goto fail;
+	}
 	if (config_path != NULL && config_path[0] != '/') {
 		if (asprintf(&end, "%s/%s", cwd, config_path) == -1) {
 			log_warn("--config");
@@ -604,6 +692,8 @@ run(const struct run_opts *o)
 	sb.userns = geteuid() != 0;
 	sb.allow_all_unix = conf->allow_all_unix_sockets;
 	sb.allow_git_config = conf->allow_git_config;
+	policy_hint_file(conf, config_file, sizeof(config_file));
+	sb.config_file = config_file;
 	sb.verbose = o->verbose;
 	if (o->line != NULL) {
 		if ((shargv = run_shell_argv(o)) == NULL) {
@@ -629,8 +719,24 @@ run(const struct run_opts *o)
 		}
 		close(ch);
 	}
+	/*
+	 * The report too, and it is written through this descriptor: a
+	 * name the command could have replaced (a symlink to ~/.bashrc) is
+	 * never opened again.
+	 */
+	if (report_path != NULL && (report_fd = open(report_path,
+	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	    0644)) == -1) {
+		log_warn("--report %s", report_path);
+		goto fail;
+	}
+	if ((sum = summary_new()) == NULL) {
+		log_warn("summary");
+		goto fail;
+	}
 	memset(&fin, 0, sizeof(fin));
 	fin.cwd = cwd;
+	fin.report = report_path;
 	fin.home = home;
 	fin.tmpdir = sb.tmpdir;
 	fin.exe_dir = exe_dir;
@@ -662,8 +768,24 @@ run(const struct run_opts *o)
 			break;
 		}
 	}
-	if ((sb.envp = env_build(environ, sb.tmpdir, exe,
-	    conf->review_capability_env, depth)) == NULL) {
+	memset(&ein, 0, sizeof(ein));
+	ein.tmpdir = sb.tmpdir;
+	ein.self_exe = exe;
+	ein.capability_env = conf->review_capability_env;
+	ein.cache_dir = sb.plan.cache_dir;
+	ein.caches = conf->fs_caches;
+	ein.depth = depth;
+	if ((git_proxy = rundir_git_proxy(&sb, exe)) == NULL) {
+		log_warn("cannot create %s/git-proxy", sb.rundir);
+		goto fail;
+	}
+	ein.git_proxy = git_proxy;
+	if ((sb.ssh_config = rundir_ssh_config(&sb, exe)) == NULL &&
+	    errno != ENOENT) {
+		log_warn("cannot create %s/ssh_config", sb.rundir);
+		goto fail;
+	}
+	if ((sb.envp = env_build(environ, &ein)) == NULL) {
 		log_warn("environment");
 		goto fail;
 	}
@@ -679,6 +801,13 @@ run(const struct run_opts *o)
 	popts.log_format = fmt;
 	popts.label = label;
 	popts.cwd = cwd;
+	popts.refused = run_refused_cb;
+	popts.refused_arg = sum;
+	if ((cmdline = run_cmdline(o)) == NULL) {
+		log_warn("command line");
+		goto fail;
+	}
+	popts.command = cmdline;
 	if (sup.registered) {
 		popts.label = sup.worker_id;
 		popts.capability = sup.capability;
@@ -792,12 +921,6 @@ done:
 		proxy_stop(proxy);
 		proxy_free(proxy);
 	}
-	/*
-	 * The end-of-run summary of what was refused (destinations, file
-	 * creations) belongs here: the command has exited, the proxy has
-	 * stopped, and our stderr is the command's, so an agent sends what
-	 * is printed here back to its model with the command's output.
-	 */
 	if (rs.run.listen_http != -1)
 		close(rs.run.listen_http);
 	if (rs.run.listen_socks != -1)
@@ -820,13 +943,30 @@ done:
 		/* Every writer went with the sandbox: the rest is there. */
 		if (rs.report != NULL) {
 			(void)guard_report_read(rs.report, report[0]);
-			guard_report_warn(rs.report);
+			guard_report_warn(rs.report, sum);
 		}
 		close(report[0]);
 	}
 	if (report[1] != -1)
 		close(report[1]);
 	guard_report_free(rs.report);
+	/*
+	 * What was refused and what would allow it: the command has exited,
+	 * the proxy has stopped and the guard has said all, and our stderr
+	 * is the command's, so an agent hands this to its model with the
+	 * command's output.
+	 */
+	if (sum != NULL && !o->quiet)
+		summary_print(sum, stderr, report_path);
+	if (sum != NULL && report_fd != -1)
+		run_report_write(sum, report_fd, report_path);
+	if (report_fd != -1)
+		close(report_fd);
+	summary_free(sum);
+	free(report_path);
+	free(cmdline);
+	free(git_proxy);
+	free(sb.ssh_config);
 	config_free(conf);
 	fs_plan_free(&sb.plan);
 	env_free(sb.envp);

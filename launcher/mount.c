@@ -335,6 +335,14 @@ mount_apply(struct sandbox *sb)
 			goto done;
 		}
 	}
+	/* ssh's system config, with the sandbox's ProxyCommand last. */
+	if (sb->ssh_config != NULL && (mount(sb->ssh_config,
+	    RUNDIR_SSH_CONFIG, NULL, MS_BIND, NULL) == -1 ||
+	    mount_setro(AT_FDCWD, RUNDIR_SSH_CONFIG, 0) == -1) &&
+	    errno != ENOENT) {
+		log_warn("bind %s", RUNDIR_SSH_CONFIG);
+		goto done;
+	}
 	/* The tmpfs mounts over denied directories end read-only. */
 	for (i = 0; i < plan->nrules; i++) {
 		const struct fs_rule *r = &plan->rules[i];

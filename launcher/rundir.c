@@ -18,12 +18,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
+#include "common/shell.h"
 #include "launcher/launcher.h"
 
 #define RUNDIR_PREFIX	"pisbx-run."
+#define RUNDIR_SSH_CONFIG_MAX	(256 * 1024)
 
 static const char *rundir_base(void);
+static char	*rundir_file(const struct sandbox *, const char *, mode_t,
+		    const char *, size_t, const char *, const char *,
+		    const char *);
 static int	 rundir_chmod_cb(const char *, const struct stat *, int,
 		    struct FTW *);
 static int	 rundir_rm_cb(const char *, const struct stat *, int,
@@ -76,6 +82,88 @@ rundir_empty(const struct sandbox *sb)
 		return -1;
 	close(fd);
 	return 0;
+}
+
+/*
+ * Write rundir/NAME (mode): head (hlen octets, may be 0), then before,
+ * self_exe shell-quoted, after.  Its path, malloc'ed, or NULL.
+ */
+static char *
+rundir_file(const struct sandbox *sb, const char *name, mode_t mode,
+    const char *head, size_t hlen, const char *before, const char *self_exe,
+    const char *after)
+{
+	char	*path = NULL, *q = NULL;
+	int	 fd = -1;
+
+	if (asprintf(&path, "%s/%s", sb->rundir, name) == -1) {
+		path = NULL;
+		goto fail;
+	}
+	if ((q = malloc(SHELL_QUOTE_SIZE(strlen(self_exe)))) == NULL)
+		goto fail;
+	shell_quote(q, self_exe);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    mode)) == -1 || io_write_all(fd, head, hlen, 0) == -1 ||
+	    io_write_all(fd, before, strlen(before), 0) == -1 ||
+	    io_write_all(fd, q, strlen(q), 0) == -1 ||
+	    io_write_all(fd, after, strlen(after), 0) == -1)
+		goto fail;
+	close(fd);
+	free(q);
+	return path;
+fail:
+	if (fd != -1)
+		close(fd);
+	free(q);
+	free(path);
+	return NULL;
+}
+
+/*
+ * The system's ssh_config with a last block that sends every connection
+ * through the sandbox's proxy: plain ssh, scp, sftp and rsync -e ssh read
+ * no variable for it.  ssh takes the first value it finds for an option,
+ * so a ProxyCommand or ProxyJump of the command line or of a user config
+ * still wins (and GIT_SSH_COMMAND's is the same one).
+ */
+char *
+rundir_ssh_config(const struct sandbox *sb, const char *self_exe)
+{
+	struct stat	 st;
+	char		*path = NULL, *buf = NULL;
+	ssize_t		 n;
+	int		 in;
+
+	if ((in = open(RUNDIR_SSH_CONFIG, O_RDONLY | O_CLOEXEC |
+	    O_NONBLOCK)) == -1)
+		return NULL;
+	if (fstat(in, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size > RUNDIR_SSH_CONFIG_MAX)
+		errno = EINVAL;
+	else if ((buf = malloc((size_t)st.st_size + 1)) != NULL &&
+	    (n = read(in, buf, (size_t)st.st_size)) != -1)
+		path = rundir_file(sb, "ssh_config", 0444, buf, (size_t)n,
+		    "\n# pisbx-run: the sandbox's only way out\n"
+		    "Match all\n\tProxyCommand ", self_exe,
+		    " --connect-proxy %h %p\n");
+	close(in);
+	free(buf);
+	return path;
+}
+
+/*
+ * git runs GIT_PROXY_COMMAND as one program with HOST PORT, never through
+ * a shell, so "pisbx-run --connect-proxy" needs a script of its own.  It
+ * lies in the run directory, outside the command's TMPDIR: the sandbox
+ * sees it read-only.
+ */
+char *
+rundir_git_proxy(const struct sandbox *sb, const char *self_exe)
+{
+	return rundir_file(sb, "git-proxy", 0555, "", 0, "#!/bin/sh\n"
+	    "# git:// through the sandbox's proxy (GIT_PROXY_COMMAND)\n"
+	    "exec ", self_exe, " --connect-proxy \"$1\" \"$2\"\n");
 }
 
 /* Make every directory searchable and writable so its entries go. */

@@ -116,6 +116,16 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 	 * reviewer.  No Unix socket is ever reachable from inside, or the
 	 * supervisor's own would be one.
 	 */
+	free(conf->policy_from);
+	if (asprintf(&conf->policy_from, "the supervisor at %s",
+	    s->socket) == -1) {
+		conf->policy_from = NULL;
+		policy_free(pol);
+		free(path);
+		snprintf(err, errlen, "out of memory");
+		supervise_unregister(s);
+		return -1;
+	}
 	policy_free(conf->policy);
 	conf->policy = pol;
 	conf->review_mode = REVIEW_SOCKET;

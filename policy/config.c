@@ -70,6 +70,8 @@ static int	 obj_check(struct cfgctx *, const char *, const json_t *,
 		    const char *const *);
 static int	 get_bool(struct cfgctx *, const char *, const json_t *,
 		    const char *, int *);
+static void	 get_flags(struct cfgctx *, const char *, const json_t *,
+		    const char *, const char *const *, unsigned int *);
 static int	 get_int(struct cfgctx *, const char *, const json_t *,
 		    const char *, long long, long long, int *);
 static const char *get_string(struct cfgctx *, const char *,
@@ -95,7 +97,9 @@ static int	 abs_path_check(struct cfgctx *, const char *, const char *,
 		    size_t, size_t);
 static int	 env_name_valid(const char *, size_t);
 static void	 parse_patterns(struct cfgctx *, const char *, const json_t *,
-		    const char *, int, struct policy *);
+		    const char *, int, struct policy *, struct strlist *);
+static void	 pattern_warn(struct cfgctx *, const char *, const char *,
+		    const struct pattern *, struct strlist *);
 static void	 parse_network(struct cfgctx *, const char *, const json_t *,
 		    struct config *, struct policy *);
 static void	 parse_filesystem(struct cfgctx *, const json_t *,
@@ -123,7 +127,24 @@ static const char *const keys_network_policy[] = {
 };
 static const char *const keys_filesystem[] = {
 	"denyRead", "allowRead", "allowWrite", "denyWrite", "allowGitConfig",
-	NULL
+	"toolchains", "caches", NULL
+};
+
+const char *const config_toolchain_names[] = {
+	[TOOLCHAIN_RUSTUP] = "rustup", [TOOLCHAIN_CARGO] = "cargo",
+	[TOOLCHAIN_PYENV] = "pyenv", [TOOLCHAIN_NVM] = "nvm",
+	[TOOLCHAIN_VOLTA] = "volta", [TOOLCHAIN_BUN] = "bun",
+	[TOOLCHAIN_DENO] = "deno", [TOOLCHAIN_GO] = "go",
+	[TOOLCHAIN_LOCAL] = "local", [TOOLCHAIN_MISE] = "mise",
+	[TOOLCHAIN_ASDF] = "asdf", [TOOLCHAIN_SDKMAN] = "sdkman",
+	[TOOLCHAIN_GIT] = "git", [TOOLCHAIN_MAX] = NULL
+};
+const char *const config_cache_names[] = {
+	[CACHE_NPM] = "npm", [CACHE_YARN] = "yarn", [CACHE_PIP] = "pip",
+	[CACHE_UV] = "uv", [CACHE_CARGO] = "cargo", [CACHE_GO] = "go",
+	[CACHE_MAVEN] = "maven", [CACHE_GRADLE] = "gradle",
+	[CACHE_BUN] = "bun", [CACHE_DENO] = "deno", [CACHE_XDG] = "xdg",
+	[CACHE_MAX] = NULL
 };
 static const char *const keys_proxy[] = {
 	"listen", "maxConnections", "maxClientConnections", "connectTimeoutMs",
@@ -427,6 +448,61 @@ get_bool(struct cfgctx *ctx, const char *base, const json_t *obj,
 	}
 	*out = json_is_true(v);
 	return 0;
+}
+
+/*
+ * An optional set of named switches, all on by default: true (all),
+ * false (none), or an object turning single names on or off; the rest
+ * keep their default.  An unknown name is an error listing the known.
+ */
+static void
+get_flags(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key, const char *const *names, unsigned int *out)
+{
+	char p[CONFIG_JPATH_MAX], ip[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
+	char known[256];
+	const json_t *v, *item;
+	const char *name;
+	size_t i, o = 0;
+
+	if ((v = json_object_get(obj, key)) == NULL)
+		return;
+	jpath_key(p, sizeof(p), base, key);
+	if (json_is_boolean(v)) {
+		*out = json_is_true(v) ? ~0U : 0;
+		return;
+	}
+	if (!json_is_object(v)) {
+		describe(got, sizeof(got), v);
+		cfg_err(ctx, p, "expected true, false or an object of names "
+		    "with true or false, got %s", got);
+		return;
+	}
+	known[0] = '\0';
+	for (i = 0; names[i] != NULL && o < sizeof(known); i++)
+		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s",
+		    i > 0 ? ", " : "", names[i]);
+	/* The cast: jansson's iteration API takes a non-const object. */
+	json_object_foreach((json_t *)v, name, item) {
+		jpath_key(ip, sizeof(ip), p, name);
+		for (i = 0; names[i] != NULL; i++)
+			if (strcmp(names[i], name) == 0)
+				break;
+		if (names[i] == NULL) {
+			cfg_err(ctx, ip, "unknown name (known names here: %s)",
+			    known);
+			continue;
+		}
+		if (!json_is_boolean(item)) {
+			describe(got, sizeof(got), item);
+			cfg_err(ctx, ip, "expected true or false, got %s", got);
+			continue;
+		}
+		if (json_is_true(item))
+			*out |= 1U << i;
+		else
+			*out &= ~(1U << i);
+	}
 }
 
 /*
@@ -810,9 +886,40 @@ env_name_valid(const char *s, size_t len)
  * allowedDomains / deniedDomains: each entry parsed by pattern_parse and
  * added to the policy; entries equal after canonicalisation collapse.
  */
+/*
+ * An allow entry for the loopback can only ever be used by clients that
+ * ignore NO_PROXY: every other client goes to its own loopback directly
+ * (in pisbx-run, the sandbox's).  Say so, and what reaches the host.
+ */
+static void
+pattern_warn(struct cfgctx *ctx, const char *jpath, const char *got,
+    const struct pattern *pat, struct strlist *warn)
+{
+	char *msg, port[8] = "PORT";
+
+	if (warn == NULL || pat->kind == PATTERN_ANY ||
+	    !host_is_loopback(&pat->host))
+		return;
+	if (pat->port != 0)
+		snprintf(port, sizeof(port), "%u", pat->port);
+	if (asprintf(&msg, "%s: %s: %s names the loopback, which clients "
+	    "that honour NO_PROXY (pisbx-run sets localhost,127.0.0.1,::1) "
+	    "reach directly, never through the proxy; inside pisbx-run that "
+	    "is the sandbox's own loopback.  To reach a service on this "
+	    "machine from a sandbox, allow \"%s:%s\" and use that name",
+	    ctx->name, jpath, got, HOST_LOOPBACK_NAME, port) == -1) {
+		cfg_nomem(ctx, jpath);
+		return;
+	}
+	if (strlist_add(warn, msg) == -1) {
+		free(msg);
+		cfg_nomem(ctx, jpath);
+	}
+}
+
 static void
 parse_patterns(struct cfgctx *ctx, const char *base, const json_t *obj,
-    const char *key, int deny, struct policy *pol)
+    const char *key, int deny, struct policy *pol, struct strlist *warn)
 {
 	char p[CONFIG_JPATH_MAX], ip[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
 	const json_t *v, *item;
@@ -844,6 +951,15 @@ parse_patterns(struct cfgctx *ctx, const char *base, const json_t *obj,
 			cfg_err(ctx, ip, "invalid pattern %s: %s", got, why);
 			continue;
 		}
+		if (!deny && pat.kind == PATTERN_EXACT && pat.port == 0 &&
+		    host_is_loopback_name(&pat.host)) {
+			cfg_err(ctx, ip, "%s reaches this machine's own "
+			    "services: name the one port to open (\"%s:PORT\")",
+			    got, HOST_LOOPBACK_NAME);
+			continue;
+		}
+		if (!deny)
+			pattern_warn(ctx, ip, got, &pat, warn);
 		if (pol != NULL && policy_add(pol, deny ? POLICY_DENY :
 		    POLICY_ALLOW, &pat) == -1)
 			cfg_nomem(ctx, ip);
@@ -861,8 +977,9 @@ parse_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 	if (obj_check(ctx, jpath, v, conf != NULL ? keys_network :
 	    keys_network_policy) == -1)
 		return;
-	parse_patterns(ctx, jpath, v, "allowedDomains", 0, pol);
-	parse_patterns(ctx, jpath, v, "deniedDomains", 1, pol);
+	parse_patterns(ctx, jpath, v, "allowedDomains", 0, pol,
+	    conf != NULL ? &conf->warnings : NULL);
+	parse_patterns(ctx, jpath, v, "deniedDomains", 1, pol, NULL);
 	if (conf != NULL)
 		get_bool(ctx, jpath, v, "allowAllUnixSockets",
 		    &conf->allow_all_unix_sockets);
@@ -882,6 +999,9 @@ parse_filesystem(struct cfgctx *ctx, const json_t *v, struct config *conf)
 	    &check_path, &conf->allow_write);
 	get_strlist(ctx, jp, v, "denyWrite", &check_path, &conf->deny_write);
 	get_bool(ctx, jp, v, "allowGitConfig", &conf->allow_git_config);
+	get_flags(ctx, jp, v, "toolchains", config_toolchain_names,
+	    &conf->fs_toolchains);
+	get_flags(ctx, jp, v, "caches", config_cache_names, &conf->fs_caches);
 }
 
 static void
@@ -1059,6 +1179,8 @@ config_new(struct cfgctx *ctx, const char *name)
 	    == NULL)
 		goto fail;
 	conf->allow_all_unix_sockets = 0;
+	conf->fs_toolchains = ~0U;
+	conf->fs_caches = ~0U;
 	conf->max_connections = 1024;
 	conf->connect_timeout_ms = 10000;
 	conf->idle_timeout_ms = 300000;
@@ -1197,7 +1319,7 @@ config_load(const char *path, struct config_errors *errs)
 {
 	struct cfgctx ctx = { path, errs, 0 };
 	struct config *conf;
-	char *buf;
+	char *buf, *abs, cwd[PATH_MAX], real[PATH_MAX];
 	size_t len;
 
 	if (path != NULL && path[0] == '\0') {
@@ -1212,6 +1334,24 @@ config_load(const char *path, struct config_errors *errs)
 		return NULL;
 	conf = config_load_buffer(buf, len, path, errs);
 	free(buf);
+	/*
+	 * Messages name the file as given; the config names itself
+	 * absolutely, for hints read later from another directory.
+	 */
+	if (conf != NULL && path[0] != '/' &&
+	    getcwd(cwd, sizeof(cwd)) != NULL) {
+		if (realpath(path, real) != NULL)
+			abs = strdup(real);
+		else if (asprintf(&abs, "%s/%s", cwd, path) == -1)
+			abs = NULL;
+		if (abs == NULL) {
+			cfg_nomem(&ctx, NULL);
+			config_free(conf);
+			return NULL;
+		}
+		free(conf->path);
+		conf->path = abs;
+	}
 	return conf;
 }
 
@@ -1269,10 +1409,9 @@ config_path_in(const char *dir, const char *rel)
 char *
 config_find(const char *cli_path)
 {
-	const char *env, *home;
-	struct passwd *pw;
+	const char *env;
 	struct stat st;
-	char *p, *dir;
+	char *p;
 
 	if (cli_path != NULL) {
 		if ((p = strdup(cli_path)) == NULL)
@@ -1284,6 +1423,26 @@ config_find(const char *cli_path)
 			abort();
 		return p;
 	}
+	if ((p = config_user_path()) == NULL)
+		return NULL;
+	/*
+	 * Anything there but ENOENT (a directory, a dangling link, no
+	 * permission) is returned, to be reported by config_load.
+	 */
+	if (lstat(p, &st) == -1 && (errno == ENOENT || errno == ENOTDIR)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+char *
+config_user_path(void)
+{
+	const char *env, *home;
+	struct passwd *pw;
+	char *p, *dir;
+
 	env = getenv("XDG_CONFIG_HOME");
 	if (env != NULL && env[0] == '/')
 		p = config_path_in(env, CONFIG_RELATIVE);
@@ -1296,16 +1455,6 @@ config_find(const char *cli_path)
 			return NULL;
 		p = config_path_in(dir, CONFIG_RELATIVE);
 		free(dir);
-	}
-	if (p == NULL)
-		return NULL;
-	/*
-	 * Anything there but ENOENT (a directory, a dangling link, no
-	 * permission) is returned, to be reported by config_load.
-	 */
-	if (lstat(p, &st) == -1 && (errno == ENOENT || errno == ENOTDIR)) {
-		free(p);
-		return NULL;
 	}
 	return p;
 }
@@ -1330,6 +1479,7 @@ config_free(struct config *conf)
 	if (conf == NULL)
 		return;
 	free(conf->path);
+	free(conf->policy_from);
 	if (conf->policy != NULL)
 		policy_free(conf->policy);
 	strlist_free(&conf->listen);
@@ -1344,6 +1494,7 @@ config_free(struct config *conf)
 	strlist_free(&conf->allow_write);
 	strlist_free(&conf->deny_write);
 	strlist_free(&conf->hostipc_prefixes);
+	strlist_free(&conf->warnings);
 	free(conf);
 }
 

@@ -12,6 +12,8 @@
  * pattern, which is what is reported.
  */
 
+#include <arpa/inet.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,8 @@ static void	 policy_key_init(struct policy_key *, const struct policy *,
 		    const struct host *);
 static const struct pattern *policy_match(const struct policy_table *,
 		    const struct policy_key *, uint16_t);
+static const struct pattern *policy_exact(const struct policy *,
+		    const struct host *, uint16_t);
 
 #define FNV_OFFSET	0xcbf29ce484222325ULL
 #define FNV_PRIME	0x100000001b3ULL
@@ -354,26 +358,68 @@ policy_eval(const struct policy *p, const struct host *h, uint16_t port,
 	policy_key_init(&k, p, h);
 	if ((m = policy_match(&p->list[0], &k, port)) != NULL)
 		v = VERDICT_DENY;
-	else if ((m = policy_match(&p->list[1], &k, port)) != NULL)
+	else if (host_is_loopback_name(h)) {
+		m = policy_exact(p, h, port);
+		v = m != NULL && m->port == port ? VERDICT_ALLOW : VERDICT_DENY;
+		if (v == VERDICT_DENY)
+			m = NULL;
+	} else if ((m = policy_match(&p->list[1], &k, port)) != NULL)
 		v = VERDICT_ALLOW;
 	if (matched != NULL)
 		*matched = m;
 	return v;
 }
 
-int
-policy_exact_allowed(const struct policy *p, const struct host *h,
-    uint16_t port)
+/* The exact allow entry naming host:port (or the host, any port). */
+static const struct pattern *
+policy_exact(const struct policy *p, const struct host *h, uint16_t port)
 {
 	const struct policy_table	*t = &p->list[1];
 	struct policy_entry		*e;
 	size_t				 len = strlen(h->text);
 
 	if (t->nkind[PATTERN_EXACT] == 0)
-		return 0;
+		return NULL;
 	e = policy_find(t, policy_hash_key(policy_hash_text(h->text, len),
 	    PATTERN_EXACT), PATTERN_EXACT, h->text, len);
-	return e != NULL && policy_entry_port(e, port) != NULL;
+	return e != NULL ? policy_entry_port(e, port) : NULL;
+}
+
+int
+policy_exact_allowed(const struct policy *p, const struct host *h,
+    uint16_t port)
+{
+	const struct pattern	*m = policy_exact(p, h, port);
+
+	/* The loopback name: only with its port (policy_eval). */
+	if (m != NULL && host_is_loopback_name(h))
+		return m->port == port;
+	return m != NULL;
+}
+
+int
+host_is_loopback_name(const struct host *h)
+{
+	return h->kind == HOST_NAME && strcmp(h->text, HOST_LOOPBACK_NAME) == 0;
+}
+
+int
+host_is_loopback(const struct host *h)
+{
+	static const char	 suffix[] = ".localhost";
+	size_t			 len, slen = sizeof(suffix) - 1;
+
+	switch (h->kind) {
+	case HOST_IPV4:
+		return (ntohl(h->v4.s_addr) >> 24) == 127;
+	case HOST_IPV6:
+		return IN6_IS_ADDR_LOOPBACK(&h->v6);
+	case HOST_NAME:
+		len = strlen(h->text);
+		return strcmp(h->text, "localhost") == 0 || (len > slen &&
+		    strcmp(h->text + len - slen, suffix) == 0);
+	}
+	return 0;
 }
 
 const char *

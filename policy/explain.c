@@ -1,6 +1,7 @@
 /*
- * The --explain answer: how the policy decides one "host[:port]" target,
- * as one JSON line a person or a script can read.
+ * The --explain answer: what the proxy would do with one "host[:port]"
+ * target before any DNS -- the lists, then the reviewer, or a deny when
+ * there is none -- as one JSON line a person or a script can read.
  */
 
 #include <stdint.h>
@@ -15,6 +16,9 @@
 #define EXPLAIN_DEFAULT_PORT	443
 
 static json_t	*explain_raw_string(const char *);
+static enum verdict explain_decide(const struct config *, const struct host *,
+		    uint16_t, char *, size_t);
+static const char *explain_reviewer(enum review_mode);
 
 /*
  * The raw target as a JSON string: as written when it is valid UTF-8,
@@ -46,14 +50,64 @@ explain_raw_string(const char *s)
 	return j;
 }
 
-char *
-policy_explain(const struct policy *p, const char *target)
+/*
+ * What the proxy would do before any DNS: the lists; the loopback name;
+ * a literal non-public address that no exact entry names (refused before
+ * anyone is asked); the reviewer, or a deny when there is none.
+ */
+static enum verdict
+explain_decide(const struct config *conf, const struct host *h,
+    uint16_t port, char *reason, size_t len)
 {
 	const struct pattern	*m = NULL;
+	enum verdict		 v;
+
+	v = policy_eval(conf->policy, h, port, &m);
+	if (v != VERDICT_REVIEW) {
+		if (m == NULL)
+			snprintf(reason, len, "host-loopback");
+		else
+			snprintf(reason, len, "%s:%s", v == VERDICT_DENY ?
+			    "deny-list" : "allow-list", m->text);
+		return v;
+	}
+	if (h->kind != HOST_NAME && (h->kind == HOST_IPV4 ?
+	    addr_class_v4(&h->v4) : addr_class_v6(&h->v6)) != NULL) {
+		snprintf(reason, len, "non-public-address");
+		return VERDICT_DENY;
+	}
+	if (conf->review_mode == REVIEW_NONE) {
+		snprintf(reason, len, "no-reviewer");
+		return VERDICT_DENY;
+	}
+	snprintf(reason, len, "review");
+	return VERDICT_REVIEW;
+}
+
+static const char *
+explain_reviewer(enum review_mode m)
+{
+	switch (m) {
+	case REVIEW_COMMAND:
+		return "command";
+	case REVIEW_SOCKET:
+		return "socket";
+	case REVIEW_TTY:
+		return "tty";
+	case REVIEW_NONE:
+		break;
+	}
+	return "none";
+}
+
+char *
+policy_explain(const struct config *conf, const char *target)
+{
 	struct host		 h;
 	json_t			*o = NULL;
 	const char		*err = NULL;
-	char			*out = NULL, reason[sizeof(m->text) + 16];
+	char			*out = NULL, reason[TARGET_TEXT_MAX + 16];
+	char			 hint[2048];
 	uint16_t		 port = 0;
 	enum verdict		 v;
 
@@ -71,18 +125,20 @@ policy_explain(const struct policy *p, const char *target)
 		    json_object_set_new(o, "error", json_string(err)) == -1)
 			goto fail;
 	} else {
-		v = policy_eval(p, &h, port, &m);
-		if (v == VERDICT_REVIEW)
-			snprintf(reason, sizeof(reason), "review");
-		else
-			snprintf(reason, sizeof(reason), "%s:%s",
-			    v == VERDICT_DENY ? "deny-list" : "allow-list",
-			    m->text);
+		v = explain_decide(conf, &h, port, reason, sizeof(reason));
 		if (json_object_set_new(o, "host", json_string(h.text)) == -1 ||
 		    json_object_set_new(o, "port", json_integer(port)) == -1 ||
 		    json_object_set_new(o, "decision",
 		    json_string(verdict_name(v))) == -1 ||
 		    json_object_set_new(o, "reason", json_string(reason)) == -1)
+			goto fail;
+		if (v == VERDICT_REVIEW && json_object_set_new(o, "reviewer",
+		    json_string(explain_reviewer(conf->review_mode))) == -1)
+			goto fail;
+		if (v != VERDICT_ALLOW && policy_hint(conf, &h, port,
+		    v == VERDICT_REVIEW ? "review:deny" : reason, hint,
+		    sizeof(hint)) == 0 &&
+		    json_object_set_new(o, "hint", json_string(hint)) == -1)
 			goto fail;
 	}
 	out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);

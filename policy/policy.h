@@ -71,6 +71,24 @@ void	 host_from_in6(struct host *, const struct in6_addr *);
 int	 target_format(char *buf, size_t len, const struct host *,
 	    uint16_t port);
 
+/*
+ * The name the proxy maps to its own machine's loopback (127.0.0.1 and
+ * [::1]), so a sandbox can reach a service the user runs on the host
+ * without opening "localhost" ("internal" is reserved for private use:
+ * it never resolves in public DNS).  Only an exact allow entry with the
+ * port ("host.pisbx.internal:5173") reaches it: never a wildcard, "*",
+ * an entry without a port, or a reviewer.
+ */
+#define HOST_LOOPBACK_NAME	"host.pisbx.internal"
+/* Whether h is HOST_LOOPBACK_NAME. */
+int	 host_is_loopback_name(const struct host *);
+/*
+ * Whether h can only ever be the loopback: 127.0.0.0/8, [::1],
+ * "localhost" and names below it (RFC 6761: clients resolve them
+ * themselves, and NO_PROXY sends them past any proxy).
+ */
+int	 host_is_loopback(const struct host *);
+
 /* pattern.c */
 enum pattern_kind {
 	PATTERN_EXACT,		/* one host (name or literal) */
@@ -115,7 +133,9 @@ int		 policy_add(struct policy *, enum policy_list,
 size_t		 policy_count(const struct policy *, enum policy_list);
 /*
  * Deny list, then allow list, then review.  *matched (may be NULL) gets
- * the deciding pattern, or NULL for VERDICT_REVIEW.
+ * the deciding pattern, or NULL for VERDICT_REVIEW.  HOST_LOOPBACK_NAME
+ * is allowed only by an exact entry naming its port: otherwise it is
+ * VERDICT_DENY with *matched NULL, never VERDICT_REVIEW.
  */
 enum verdict	 policy_eval(const struct policy *, const struct host *,
 		    uint16_t port, const struct pattern **matched);
@@ -136,12 +156,35 @@ const char	*addr_class_v4(const struct in_addr *);
 const char	*addr_class_v6(const struct in6_addr *);
 const char	*addr_class(const struct sockaddr *);
 
+/* hint.c */
+struct config;
+/*
+ * What would allow a refused target, as one clause for a person and an
+ * agent: 'add "registry.npmjs.org" to network.allowedDomains in FILE'.
+ * reason is the refusal's access-log reason; conf the config that
+ * decided.  Writes "" and returns -1 when no config change allows it
+ * (DNS, connect or protocol errors).
+ */
+int	 policy_hint(const struct config *, const struct host *,
+	    uint16_t port, const char *reason, char *buf, size_t len);
+/*
+ * The config file a person edits to change what conf decided: its path,
+ * or the per-user file to create when the embedded default decided.
+ */
+void	 policy_hint_file(const struct config *, char *buf, size_t len);
+/* The allow entry to suggest for host:port (the name alone on 80, 443). */
+void	 policy_hint_entry(const struct host *, uint16_t port, char *buf,
+	    size_t len);
+
 /* explain.c */
 /*
  * The --explain answer for one "host[:port]" target as a JSON line
- * (no newline), malloc'ed: {"host":..,"port":..,"decision":..,"reason":..}.
+ * (no newline), malloc'ed: {"host":..,"port":..,"decision":..,"reason":..}
+ * and, for a review, "reviewer"; unless allowed, a "hint".  Without a
+ * reviewer an unlisted target is "deny" with "no-reviewer", as the proxy
+ * would answer.
  */
-char	*policy_explain(const struct policy *, const char *target);
+char	*policy_explain(const struct config *, const char *target);
 
 /* config.c */
 struct strlist {
@@ -164,6 +207,7 @@ enum hostipc_mode {
 struct config {
 	char		*path;		/* file read, or "(embedded default)" */
 	struct policy	*policy;
+	char		*policy_from;	/* who else set the policy, or NULL */
 
 	/* network */
 	int		 allow_all_unix_sockets;
@@ -199,12 +243,40 @@ struct config {
 	int		 allow_git_config;
 	int		 fs_deny_read_set;	/* denyRead given (else: home) */
 	int		 fs_allow_write_set;	/* allowWrite given */
+	unsigned int	 fs_toolchains;	/* 1 << enum fs_toolchain: shown */
+	unsigned int	 fs_caches;	/* 1 << enum fs_cache: wired */
 
 	/* hostIPC (pisbx-run) */
 	enum hostipc_mode hostipc_mode;
 	struct strlist	 hostipc_prefixes;
 	int		 hostipc_retry;
+
+	/* valid, but cannot do what it seems to: "FILE: $.path: why" */
+	struct strlist	 warnings;
 };
+
+/*
+ * filesystem.toolchains: the places in the hidden home re-exposed, read-
+ * only, where toolchains and their non-secret settings live; and
+ * filesystem.caches: the writable caches under ~/.cache/pisbx that
+ * package managers are pointed at.  Both default to every entry; the
+ * paths, variables and reasons are the launcher's (docs/filesystem.md).
+ */
+enum fs_toolchain {
+	TOOLCHAIN_RUSTUP, TOOLCHAIN_CARGO, TOOLCHAIN_PYENV, TOOLCHAIN_NVM,
+	TOOLCHAIN_VOLTA, TOOLCHAIN_BUN, TOOLCHAIN_DENO, TOOLCHAIN_GO,
+	TOOLCHAIN_LOCAL, TOOLCHAIN_MISE, TOOLCHAIN_ASDF, TOOLCHAIN_SDKMAN,
+	TOOLCHAIN_GIT,
+	TOOLCHAIN_MAX
+};
+enum fs_cache {
+	CACHE_NPM, CACHE_YARN, CACHE_PIP, CACHE_UV, CACHE_CARGO, CACHE_GO,
+	CACHE_MAVEN, CACHE_GRADLE, CACHE_BUN, CACHE_DENO, CACHE_XDG,
+	CACHE_MAX
+};
+/* The config's names, indexed by the enums (NULL-terminated). */
+extern const char *const config_toolchain_names[];
+extern const char *const config_cache_names[];
 
 /* Every error found, each "FILE: $.json.path: message (value)". */
 struct config_errors {
@@ -221,6 +293,12 @@ extern const char pisbx_default_config[];
  * Returns a malloc'ed path, or NULL for the embedded default.
  */
 char		*config_find(const char *cli_path);
+/*
+ * The per-user config file config_find looks for, whether or not it
+ * exists: $XDG_CONFIG_HOME/pisbx/config.json or ~/.config/... (NULL when
+ * neither is absolute).
+ */
+char		*config_user_path(void);
 /* Load a file, or the embedded default when path is NULL. */
 struct config	*config_load(const char *path, struct config_errors *);
 /* Load from memory; name is used in messages. */

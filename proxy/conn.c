@@ -45,7 +45,8 @@ static void	 conn_flush_event_cb(struct bufferevent *, short, void *);
 static void	 conn_timer_cb(evutil_socket_t, short, void *);
 static void	 conn_deny(struct conn *, const char *, const char *,
 		    enum conn_err);
-static void	 conn_review_cb(enum review_result, const char *, void *);
+static void	 conn_review_cb(enum review_result, enum review_scope,
+		    const char *, void *);
 static void	 conn_watch_gone(struct conn *);
 static void	 conn_gone_cb(evutil_socket_t, short, void *);
 static void	 conn_review_request(const struct conn *,
@@ -55,6 +56,7 @@ static void	 conn_literal_addr(const struct conn *,
 		    struct sockaddr_storage *);
 static int	 conn_literal_ok(struct conn *, char *, size_t);
 static void	 conn_resolve(struct conn *);
+static size_t	 conn_loopback_addrs(struct conn *, char *, size_t);
 static void	 conn_dns_cb(const struct sockaddr_storage *, size_t,
 		    const char *, void *);
 static int	 conn_addr_ok(struct conn *, const struct sockaddr *,
@@ -468,13 +470,28 @@ conn_fail(struct conn *c, enum conn_err err)
 	}
 }
 
-/* Deny, log and answer. */
+/* Deny, log, tell whoever asked to know, and answer. */
 static void
 conn_deny(struct conn *c, const char *reason, const char *detail,
     enum conn_err err)
 {
+	struct proxy_refusal	 r;
+	char			 hint[1400];
+
 	conn_decide(c, 0, reason, detail);
 	conn_log_decision(c);
+	if (err == CERR_DENY && c->px->refused != NULL && c->have_target) {
+		memset(&r, 0, sizeof(r));
+		r.host = c->host.text;
+		r.port = c->port;
+		r.proto = proto_name(c->proto);
+		r.reason = c->reason;
+		r.detail = c->error;
+		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
+		    hint, sizeof(hint)) == 0)
+			r.hint = hint;
+		c->px->refused(&r, c->px->refused_arg);
+	}
 	conn_fail(c, err);
 }
 
@@ -519,8 +536,14 @@ conn_authorise(struct conn *c)
 	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
 	switch (v) {
 	case VERDICT_DENY:
-		snprintf(reason, sizeof(reason), "deny-list:%s",
-		    pat != NULL ? pat->text : "?");
+		if (pat == NULL) {
+			/* The loopback name, without its exact entry. */
+			conn_deny(c, "host-loopback", HOST_LOOPBACK_NAME
+			    " is this machine's own loopback: only an exact "
+			    "allow entry with its port reaches it", CERR_DENY);
+			return;
+		}
+		snprintf(reason, sizeof(reason), "deny-list:%s", pat->text);
 		conn_deny(c, reason, NULL, CERR_DENY);
 		return;
 	case VERDICT_ALLOW:
@@ -552,11 +575,17 @@ conn_authorise(struct conn *c)
 		    "approved earlier on this connection");
 		return;
 	}
+	/* An approval with the scope "run" or "worker", still in force. */
+	if (proxy_grant_covers(c->px, &req)) {
+		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW),
+		    "approved earlier in this run (scope run)");
+		return;
+	}
 	c->state = CONN_REVIEW;
 	c->review = review_start(g->rv, &req, conn_review_cb, c, &now,
 	    &detail);
 	if (c->review == NULL) {
-		conn_review_cb(now, detail, c);
+		conn_review_cb(now, REVIEW_SCOPE_ONCE, detail, c);
 		return;
 	}
 	c->gen = g;
@@ -596,7 +625,8 @@ conn_gone_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-conn_review_cb(enum review_result res, const char *detail, void *arg)
+conn_review_cb(enum review_result res, enum review_scope scope,
+    const char *detail, void *arg)
 {
 	struct conn *c = arg;
 	struct review_request req;
@@ -611,6 +641,9 @@ conn_review_cb(enum review_result res, const char *detail, void *arg)
 	if (res == REVIEW_RESULT_ALLOW) {
 		conn_review_request(c, &req);
 		review_grant_set(&c->grant, &req);
+		/* Wider: every later connection of this process. */
+		if (scope != REVIEW_SCOPE_ONCE)
+			proxy_grant_add(c->px, &req);
 		conn_allowed(c, review_result_reason(res), detail);
 		return;
 	}
@@ -703,6 +736,14 @@ conn_resolve(struct conn *c)
 	c->addr_i = 0;
 	c->connect_errno = 0;
 	c->connect_timedout = 0;
+	if (host_is_loopback_name(&c->host)) {
+		if (conn_loopback_addrs(c, why, sizeof(why)) == 0) {
+			conn_deny(c, "non-public-address", why, CERR_DENY);
+			return;
+		}
+		conn_connect_next(c);
+		return;
+	}
 	if (c->host.kind == HOST_NAME) {
 		/* Names go to c-ares; literals never do (it mishandles them). */
 		c->dnsq = dns_lookup(c->px->dns, c->host.text, c->port,
@@ -721,6 +762,35 @@ conn_resolve(struct conn *c)
 	}
 	c->naddrs = 1;
 	conn_connect_next(c);
+}
+
+/*
+ * HOST_LOOPBACK_NAME is never looked up: it is the proxy's own loopback,
+ * 127.0.0.1 then [::1].  policy_eval let it through only with its exact
+ * entry, which is also what conn_addr_ok asks; the proxy's own listeners
+ * stay refused there.  Returns how many addresses are left to dial.
+ */
+static size_t
+conn_loopback_addrs(struct conn *c, char *why, size_t whylen)
+{
+	struct sockaddr_in	*sin;
+	struct sockaddr_in6	*sin6;
+
+	memset(&c->addrs[0], 0, sizeof(c->addrs[0]) * 2);
+	sin = (struct sockaddr_in *)&c->addrs[0];
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin->sin_port = htons(c->port);
+	sin6 = (struct sockaddr_in6 *)&c->addrs[1];
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_addr = in6addr_loopback;
+	sin6->sin6_port = htons(c->port);
+	c->naddrs = 0;
+	if (conn_addr_ok(c, (struct sockaddr *)&c->addrs[0], why, whylen))
+		c->naddrs++;
+	if (conn_addr_ok(c, (struct sockaddr *)&c->addrs[1], why, whylen))
+		c->addrs[c->naddrs++] = c->addrs[1];
+	return c->naddrs;
 }
 
 static void

@@ -157,7 +157,7 @@ http_error(struct conn *c, int status, const char *xreason,
     const char *text, const char *end)
 {
 	struct evbuffer *out = bufferevent_get_output(c->client);
-	char body[1024];
+	char body[2560];
 	int n;
 
 	n = snprintf(body, sizeof(body), "pisbx: %s\n", text);
@@ -186,19 +186,24 @@ http_timeout(struct conn *c)
 void
 http_fail(struct conn *c, enum conn_err err)
 {
-	char target[TARGET_TEXT_MAX], text[900];
+	char target[TARGET_TEXT_MAX], text[2400], hint[1400];
 	int status;
 
 	target_format(target, sizeof(target), &c->host, c->port);
 	switch (err) {
 	case CERR_DENY:
+		/*
+		 * One line a person or an agent can act on: what was refused,
+		 * why, and the config change that would allow it.
+		 */
 		status = 403;
-		snprintf(text, sizeof(text), "%s to %s denied: %s%s%s",
+		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
+		    hint, sizeof(hint)) == -1)
+			hint[0] = '\0';
+		snprintf(text, sizeof(text), "%s to %s denied: %s%s%s%s%s%s",
 		    c->proto == PROTO_CONNECT ? "CONNECT" : "request", target,
 		    c->reason, c->error ? " (" : "", c->error ? c->error :
-		    "");
-		if (c->error != NULL)
-			strncat(text, ")", sizeof(text) - strlen(text) - 1);
+		    "", c->error ? ")" : "", hint[0] != '\0' ? "; " : "", hint);
 		break;
 	case CERR_INVALID:
 		status = 400;

@@ -218,11 +218,14 @@ main(int argc, char *argv[])
 		rc = EX_CONFIG_;
 		goto out;
 	}
+	for (i = 0; i < conf->warnings.n; i++)
+		fprintf(stderr, "pisbx-proxy: warning: %s\n",
+		    conf->warnings.v[i]);
 	if (check)
-		printf("configuration OK\n");
+		printf("%s: configuration OK\n", conf->path);
 	if (nexplain > 0) {
 		for (i = 0; i < nexplain; i++) {
-			char *line = policy_explain(conf->policy, explain[i]);
+			char *line = policy_explain(conf, explain[i]);
 
 			if (line == NULL)
 				err(1, "explain");

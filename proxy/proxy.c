@@ -54,12 +54,42 @@ pgen_new(struct proxy *px, struct config *conf)
 	g->conf = conf;
 	g->refs = 1;
 	reviewer_opts_config(&o, conf, px->label, px->cwd, px->capability);
+	o.command = px->command;
 	g->rv = reviewer_new(px->base, &o);
 	if (g->rv == NULL) {
 		free(g);
 		return NULL;
 	}
 	return g;
+}
+
+/*
+ * Keep an approval for the rest of the process.  Past PROXY_GRANTS the
+ * rest are not kept: they are asked again, never allowed unasked.
+ */
+void
+proxy_grant_add(struct proxy *px, const struct review_request *req)
+{
+	struct review_grant	*nv;
+
+	if (proxy_grant_covers(px, req) || px->ngrants >= PROXY_GRANTS)
+		return;
+	if ((nv = reallocarray(px->grants, px->ngrants + 1,
+	    sizeof(*nv))) == NULL)
+		return;
+	px->grants = nv;
+	review_grant_set(&px->grants[px->ngrants++], req);
+}
+
+int
+proxy_grant_covers(const struct proxy *px, const struct review_request *req)
+{
+	size_t	 i;
+
+	for (i = 0; i < px->ngrants; i++)
+		if (review_grant_covers(&px->grants[i], req))
+			return 1;
+	return 0;
 }
 
 void
@@ -85,6 +115,10 @@ proxy_new(struct event_base *base, struct config *conf,
 	TAILQ_INIT(&px->listeners);
 	TAILQ_INIT(&px->conns);
 	px->log_format = opts != NULL ? opts->log_format : LOG_FORMAT_JSON;
+	if (opts != NULL) {
+		px->refused = opts->refused;
+		px->refused_arg = opts->refused_arg;
+	}
 	if (opts != NULL && opts->access_log != NULL &&
 	    (px->access_log = strdup(opts->access_log)) == NULL)
 		goto fail;
@@ -93,6 +127,9 @@ proxy_new(struct event_base *base, struct config *conf,
 		goto fail;
 	if (opts != NULL && opts->cwd != NULL &&
 	    (px->cwd = strdup(opts->cwd)) == NULL)
+		goto fail;
+	if (opts != NULL && opts->command != NULL &&
+	    (px->command = strdup(opts->command)) == NULL)
 		goto fail;
 	if (opts != NULL && opts->capability != NULL &&
 	    (px->capability = strdup(opts->capability)) == NULL)
@@ -144,6 +181,10 @@ proxy_reload(struct proxy *px, struct config *conf)
 	}
 	pgen_unref(px->gen);
 	px->gen = g;
+	/* A new config: what a reviewer approved for the old one ends. */
+	free(px->grants);
+	px->grants = NULL;
+	px->ngrants = 0;
 	log_info("configuration reloaded from %s",
 	    conf->path != NULL ? conf->path : "(embedded default)");
 }
@@ -186,5 +227,7 @@ proxy_free(struct proxy *px)
 	free(px->label);
 	free(px->cwd);
 	free(px->capability);
+	free(px->command);
+	free(px->grants);
 	free(px);
 }

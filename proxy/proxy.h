@@ -16,12 +16,26 @@ enum log_format {
 	LOG_FORMAT_TEXT
 };
 
+/* One refused connection, as the access log and the 403 say it. */
+struct proxy_refusal {
+	const char	*host;		/* canonical */
+	unsigned int	 port;
+	const char	*proto;		/* "connect", "http", "socks5" */
+	const char	*reason;	/* the access log's reason */
+	const char	*detail;	/* the access log's error, or NULL */
+	const char	*hint;		/* what would allow it, or NULL */
+};
+
 struct proxy_opts {
 	const char	*access_log;	/* path, "-" for stdout, NULL for none */
 	enum log_format	 log_format;
 	const char	*label;		/* workerId in reviews; client label */
 	const char	*cwd;		/* shown to reviewers */
 	const char	*capability;	/* supervisor capability, or NULL */
+	const char	*command;	/* the command run (the tty shows it) */
+	/* Told of every connection the policy refused (pisbx-run's summary). */
+	void		(*refused)(const struct proxy_refusal *, void *);
+	void		*refused_arg;
 };
 
 /* An event loop for a proxy (epoll changes applied once per turn). */

@@ -185,6 +185,12 @@ struct proxy {
 	char			*label;
 	char			*cwd;
 	char			*capability;
+	void			(*refused)(const struct proxy_refusal *,
+				    void *);
+	void			*refused_arg;
+	char			*command;	/* the tty shows it */
+	struct review_grant	*grants;	/* scope run/worker approvals */
+	size_t			 ngrants;
 	TAILQ_HEAD(listener_head, listener) listeners;
 	TAILQ_HEAD(, conn)	 conns;
 	size_t			 nconns;	/* all, refusing ones too */
@@ -199,6 +205,11 @@ struct proxy {
 /* proxy.c */
 /* Drop a reference to a config generation; the last one frees it. */
 void	 pgen_unref(struct pgen *);
+/* Approvals of this process (scope run or worker), at most PROXY_GRANTS. */
+#define PROXY_GRANTS	1024
+void	 proxy_grant_add(struct proxy *, const struct review_request *);
+int	 proxy_grant_covers(const struct proxy *,
+	    const struct review_request *);
 
 /* listen.c */
 /* Stop serving a listener and free it (and its Unix socket file). */

@@ -46,8 +46,8 @@ example=$top/conf/example.json
 show "pisbx-proxy --config $(short "$example") --check"
 out=$("$PROXY" --config "$example" --check 2>&1); rc=$?
 printf '%s\n' "$out"
-if [ $rc -eq 0 ] && [ "$out" = "configuration OK" ]; then
-	good "exit 0"
+if [ $rc -eq 0 ] && [ "$out" = "$example: configuration OK" ]; then
+	good "exit 0, naming the file it checked"
 else
 	bad "exit $rc"
 fi
@@ -72,7 +72,7 @@ sed "s|$T/||g; s/^/   /" "$T/demo.json"
 explain() {
 	show "pisbx-proxy --config demo.json --explain '$1'"
 	out=$("$PROXY" --config "$T/demo.json" --explain "$1" 2>&1)
-	printf '%s\n' "$out"
+	printf '%s\n' "$out" | sed "s|$T/||g"
 	d=$(printf '%s' "$out" | "$PY" -c '
 import json, sys
 try:
@@ -89,7 +89,7 @@ except Exception:
 explain "API.GitHub.com.:443" "allow allow-list:\*.github.com"
 explain "uploads.github.com:443" "deny deny-list:uploads.github.com"
 explain "github.com:22" "deny deny-list:\*:22"
-explain "example.org:443" "review*"
+explain "example.org:443" "deny no-reviewer"
 explain "exa mple.org" "*invalid*"
 
 # 3. A real run.
@@ -204,6 +204,13 @@ EOF
 		fi ;;
 	*) bad "sandboxed command: unexpected output" ;;
 	esac
+	if grep -q 'refused during this run' "$T/run.err" &&
+	    grep -q 'uploads.github.com:443 (deny-list:uploads.github.com)' \
+	    "$T/run.err" && grep -q "create $T/ws/.bashrc" "$T/run.err"; then
+		good "at exit, pisbx-run summed up what it refused and what decided"
+	else
+		bad "no refusal summary on stderr"
+	fi
 	if [ -f "$T/ws/notes.txt" ] && [ "$(ls -A "$T/ws")" = notes.txt ]; then
 		good "the workspace holds notes.txt and nothing else"
 	else

@@ -121,7 +121,8 @@ static void	 client_reply(struct client *, const char *id,
 		    const char *action, const char *reason, json_t *extra);
 static void	 client_handle(struct client *, const char *, size_t);
 static void	 client_review(struct client *, json_t *, const char *id);
-static void	 client_review_cb(enum review_result, const char *, void *);
+static void	 client_review_cb(enum review_result, enum review_scope,
+		    const char *, void *);
 static int	 idset_add(struct idset *, const char *);
 static struct worker *worker_find(struct supervisor *, const char *);
 static int	 worker_add(struct supervisor *, const char *, const char *,
@@ -696,15 +697,21 @@ client_review(struct client *c, json_t *req, const char *id)
 }
 
 static void
-client_review_cb(enum review_result res, const char *detail, void *arg)
+client_review_cb(enum review_result res, enum review_scope scope,
+    const char *detail, void *arg)
 {
 	struct client	*c = arg;
 	const char	*action = res == REVIEW_RESULT_ALLOW ? "allow" : "deny";
+	json_t		*extra = NULL;
 
 	c->review = NULL;
 	sup_log(c->sup->logfd, c->req, action, review_result_reason(res));
+	/* A wider approval is the worker's to keep (docs/review-protocol.md). */
+	if (res == REVIEW_RESULT_ALLOW && scope != REVIEW_SCOPE_ONCE)
+		extra = json_pack("{s:s}", "scope", review_scope_name(scope));
 	client_reply(c, c->id, action, detail != NULL && *detail != '\0' ?
-	    detail : NULL, NULL);
+	    detail : NULL, extra);
+	json_decref(extra);
 }
 
 static struct worker *

@@ -89,8 +89,12 @@ if { [ "$what" = all ] && [ "$SANITIZE" != 1 ]; } || [ "$what" = fuzz ]; then
 		work="$logdir/corpus-$n"
 		mkdir -p "$work"
 		[ -d "$corpus" ] && cp "$corpus"/* "$work"/ 2>/dev/null
+		# libFuzzer's own error exit code is 77, a skip here: a crash
+		# must count as a failure.  Its input is printed (Base64) and
+		# kept with the logs, never in the work tree.
 		run_one "fuzz/$n" "$f" -max_total_time="$fuzz_secs" -timeout=10 \
-		    -rss_limit_mb=2048 -print_final_stats=0 "$work"
+		    -rss_limit_mb=2048 -print_final_stats=0 -error_exitcode=1 \
+		    -timeout_exitcode=1 -artifact_prefix="$logdir/$n-" "$work"
 	done
 fi
 

@@ -2,8 +2,8 @@
  * libFuzzer target for pattern_parse: a parsed pattern's canonical text
  * parses back to itself, "*" appears only in the deny list, and a policy
  * holding the pattern matches what the pattern says it matches (the host
- * itself for an exact entry; a subdomain but never the apex for a
- * wildcard).
+ * itself for an exact entry, host.pisbx.internal only with its port; a
+ * subdomain but never the apex for a wildcard).
  */
 
 #include <stdint.h>
@@ -44,6 +44,16 @@ check_pattern(const struct pattern *p, int deny)
 		abort();
 	switch (p->kind) {
 	case PATTERN_EXACT:
+		/* The loopback name: only its exact entry with the port. */
+		if (!deny && host_is_loopback_name(&p->host)) {
+			if (policy_eval(pol, &p->host, port, &m) !=
+			    (p->port != 0 ? VERDICT_ALLOW : VERDICT_DENY) ||
+			    (p->port == 0 && m != NULL) ||
+			    policy_exact_allowed(pol, &p->host, port) !=
+			    (p->port != 0))
+				abort();
+			break;
+		}
 		if (policy_eval(pol, &p->host, port, &m) !=
 		    (deny ? VERDICT_DENY : VERDICT_ALLOW) ||
 		    strcmp(m->text, p->text) != 0)
@@ -51,11 +61,16 @@ check_pattern(const struct pattern *p, int deny)
 		if (!deny && !policy_exact_allowed(pol, &p->host, port))
 			abort();
 		if (p->port != 0 && p->port != 1 && policy_eval(pol,
-		    &p->host, (uint16_t)(p->port ^ 1), &m) != VERDICT_REVIEW)
+		    &p->host, (uint16_t)(p->port ^ 1), &m) !=
+		    (host_is_loopback_name(&p->host) ? VERDICT_DENY :
+		    VERDICT_REVIEW))
 			abort();
 		break;
 	case PATTERN_WILDCARD:
-		if (policy_eval(pol, &p->host, port, &m) != VERDICT_REVIEW)
+		/* Never the apex; the loopback name is never reviewed. */
+		if (policy_eval(pol, &p->host, port, &m) !=
+		    (host_is_loopback_name(&p->host) ? VERDICT_DENY :
+		    VERDICT_REVIEW))
 			abort();
 		snprintf(sub, sizeof(sub), "x.%s", p->host.text);
 		if (strlen(sub) <= HOST_NAME_MAXLEN) {

@@ -19,14 +19,16 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	enum review_result	 res;
+	enum review_scope	 scope;
 	char			 detail[128];
 	size_t			 i, n;
 	int			 rc, id_required;
 
 	for (id_required = 0; id_required <= 1; id_required++) {
 		memset(detail, 'x', sizeof(detail));
+		scope = (enum review_scope)-1;
 		rc = review_reply_parse((const char *)data, size, FUZZ_ID,
-		    id_required, &res, detail, sizeof(detail));
+		    id_required, &res, &scope, detail, sizeof(detail));
 		n = strnlen(detail, sizeof(detail));
 		if (n == sizeof(detail))
 			abort();	/* not terminated */
@@ -37,6 +39,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (rc != 0 ||
 		    (res != REVIEW_RESULT_ALLOW && res != REVIEW_RESULT_DENY))
+			abort();
+		/* Wider than once only when the reply says so, in words. */
+		if ((scope != REVIEW_SCOPE_ONCE && scope != REVIEW_SCOPE_RUN &&
+		    scope != REVIEW_SCOPE_WORKER) ||
+		    (scope == REVIEW_SCOPE_WORKER && !id_required) ||
+		    (scope != REVIEW_SCOPE_ONCE &&
+		    memmem(data, size, "scope", 5) == NULL &&
+		    memmem(data, size, "\\u", 2) == NULL))
 			abort();
 		for (i = 0; i < n; i++)
 			if ((unsigned char)detail[i] < 0x20 ||

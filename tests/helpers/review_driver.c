@@ -51,7 +51,8 @@ struct slot {
 static void	 usage(void) __attribute__((noreturn));
 static int	 count_fds(void);
 static int	 count_children(pid_t);
-static void	 answer_cb(enum review_result, const char *, void *);
+static void	 answer_cb(enum review_result, enum review_scope, const char *,
+		    void *);
 static void	 cancel_cb(evutil_socket_t, short, void *);
 
 static struct slot	*slots;
@@ -241,12 +242,15 @@ usage(void)
 }
 
 static void
-answer_cb(enum review_result res, const char *detail, void *arg)
+answer_cb(enum review_result res, enum review_scope scope,
+    const char *detail, void *arg)
 {
 	struct slot	*s = arg;
 
-	printf("review %d async %s %s%s\n", s->index, review_result_reason(res),
-	    detail != NULL ? detail : "-",
+	printf("review %d async %s %s%s%s%s\n", s->index,
+	    review_result_reason(res), detail != NULL ? detail : "-",
+	    scope != REVIEW_SCOPE_ONCE ? " scope=" : "",
+	    scope != REVIEW_SCOPE_ONCE ? review_scope_name(scope) : "",
 	    s->cancelled ? " AFTER-CANCEL" : "");
 	if (!s->open)
 		printf("review %d answered twice\n", s->index);

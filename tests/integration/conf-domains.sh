@@ -15,7 +15,7 @@ check "conf/domains holds lists ($n)" test "$n" -ge 4
 for f in "$D"/*.json; do
 	b=${f##*/}
 	out=$("$PROXY" --config "$f" --check 2>&1)
-	eq "$b passes pisbx-proxy --check" "$out" "configuration OK"
+	eq "$b passes pisbx-proxy --check" "$out" "$f: configuration OK"
 	"$PY" - "$f" >"$T/$b.hosts" 2>"$T/$b.err" <<'EOF'
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -36,7 +36,7 @@ EOF
 		eq "$b: $h:443 allowed by its entry" "$out" \
 		    "{\"host\":\"$h\",\"port\":443,\"decision\":\"allow\",\"reason\":\"allow-list:$e\"}"
 		out=$("$PROXY" --config "$f" --explain "$h:80")
-		contains "$b: $h:80 is not allowed" "$out" '"decision":"review"'
+		contains "$b: $h:80 is not allowed" "$out" '"decision":"deny"'
 	done <"$T/$b.hosts"
 done
 

@@ -96,7 +96,8 @@ eq "the packaged pisbx-proxy runs, its version is the package's" "$out" \
     "pisbx-proxy $VERSION"
 out=$("$T/root/usr/bin/pisbx-proxy" --config "$T/root/etc/pisbx/proxy.json" \
     --check 2>&1)
-eq "the packaged service config passes --check" "$out" "configuration OK"
+eq "the packaged service config passes --check" "$out" \
+    "$T/root/etc/pisbx/proxy.json: configuration OK"
 for b in "$T"/root/usr/bin/pisbx-*; do
 	[ -L "$b" ] && continue
 	n=${b##*/}

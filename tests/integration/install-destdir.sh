@@ -123,9 +123,11 @@ mk install PREFIX="$R" SYSCONFDIR="$R/etc" >"$T/install3.out" 2>&1
 out=$("$R/bin/pisbx-proxy" --version 2>&1)
 eq "the installed pisbx-proxy runs" "$out" "pisbx-proxy $VERSION"
 out=$("$R/bin/pisbx-proxy" --config "$R/share/pisbx/example.json" --check 2>&1)
-eq "the installed example config passes --check" "$out" "configuration OK"
+eq "the installed example config passes --check" "$out" \
+    "$R/share/pisbx/example.json: configuration OK"
 out=$("$R/bin/pisbx-proxy" --config "$R/etc/pisbx/proxy.json" --check 2>&1)
-eq "the service's config passes --check" "$out" "configuration OK"
+eq "the service's config passes --check" "$out" \
+    "$R/etc/pisbx/proxy.json: configuration OK"
 
 PU=$R/lib/systemd/system/pisbx-proxy.service
 SU=$R/lib/systemd/user/pisbx-supervisor.service

@@ -29,7 +29,10 @@ chmod 777 "$T/outside"
 # 1. The home directory is hidden.
 sbx -- /bin/cat "$FAKEHOME/.ssh/id_test" >"$T/out" 2>&1
 check "~/.ssh/id_test unreadable inside" sh -c "! grep -q 'PRIVATE KEY' '$T/out'"
-eq "the home directory looks empty" "$(sbx -- /bin/ls -A "$FAKEHOME")" ""
+# Empty but for the tool caches (filesystem.caches, ~/.cache/pisbx).
+eq "the home directory looks empty" "$(sbx -- /bin/ls -A "$FAKEHOME")" ".cache"
+eq "... ~/.cache holds only pisbx's" "$(sbx -- /bin/ls -A "$FAKEHOME/.cache")" \
+    "pisbx"
 sbx_sh "cd '$WS' && cat ../home/.ssh/id_test"
 check "not through a relative path from the workspace" sh -c "! grep -q 'PRIVATE' '$T/out'"
 
@@ -158,8 +161,14 @@ check "denyWrite (relative) wins over allowWrite" test ! -e "$WS/locked/f"
 check "allowWrite '.' still writable" test -e "$WS/free"
 sbx_sh "echo z >'$T/link/f'"
 check "allowWrite through a symlink writes the real directory" grep -qx z "$T/real/f"
+echo "not a secret" >"$FAKEHOME/notes.txt"
+chmod 644 "$FAKEHOME/notes.txt"
 eq "the default home rule is replaced by denyRead" \
-    "$(sbx -- /bin/cat "$FAKEHOME/.ssh/id_test")" "PRIVATE KEY MATERIAL"
+    "$(sbx -- /bin/cat "$FAKEHOME/notes.txt")" "not a secret"
+sbx_sh "cat '$FAKEHOME/.ssh/id_test'"
+check "... while a secret store stays hidden" \
+    sh -c "! grep -q 'PRIVATE KEY' '$T/out'"
+rm -f "$FAKEHOME/notes.txt"
 rm -rf "$WS/free" "$WS/locked"
 
 # 7. A git worktree: the main repository is readable, not writable.

@@ -72,36 +72,8 @@ check "--connect-proxy to a denied host fails" test $? -ne 0
 contains "--connect-proxy says the proxy refused" "$(cat "$T/cp.out")" "refused"
 
 # ssh via GIT_SSH_COMMAND to a loopback sshd (run by this test).
-SSHD=/usr/sbin/sshd
-if [ ! -x "$SSHD" ] || ! command -v ssh-keygen >/dev/null; then
-	echo "# sshd not installed (openssh-server): ssh case skipped"
-	done_testing
-fi
-mkdir -p "$T/ssh"
-ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/hostkey" >/dev/null
-SSH_PORT=$(free_port)
-cat >"$T/ssh/sshd_config" <<EOF
-Port $SSH_PORT
-ListenAddress 127.0.0.1
-HostKey $T/ssh/hostkey
-PidFile none
-UsePAM no
-StrictModes no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-AuthorizedKeysFile none
-EOF
-# sshd as root wants /run/sshd; as an ordinary user it needs nothing.
-if [ "$(id -u)" -eq 0 ]; then
-	chown -R 65534:65534 "$T/ssh"
-	spawn setpriv --reuid=65534 --regid=65534 --clear-groups \
-	    "$SSHD" -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log"
-else
-	spawn "$SSHD" -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log"
-fi
-if ! wait_port 127.0.0.1 "$SSH_PORT" 100; then
-	echo "# sshd did not start: $(head -c 300 "$T/sshd.log")"
-	echo "# ssh case skipped"
+if ! sshd_start >"$T/sshd.why"; then
+	echo "# $(cat "$T/sshd.why"): ssh case skipped"
 	done_testing
 fi
 # git runs GIT_SSH_COMMAND through the shell; so does this.

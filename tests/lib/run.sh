@@ -107,3 +107,40 @@ rundirs() {
 	find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'pisbx-run.*' -user "$(id -u)" \
 	    2>/dev/null | sort
 }
+
+# sshd_start: an sshd on a free loopback port with a host key of its own
+# in $T/ssh, no login possible (as nobody when root: privilege separation
+# would want /run/sshd); sets SSHD and SSH_PORT.  Returns 1 with the
+# reason on stdout when there is no sshd or it did not start.
+sshd_start() {
+	SSHD=/usr/sbin/sshd
+	if [ ! -x "$SSHD" ] || ! command -v ssh-keygen >/dev/null; then
+		echo "sshd not installed (openssh-server)"
+		return 1
+	fi
+	mkdir -p "$T/ssh"
+	ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/hostkey" >/dev/null
+	SSH_PORT=$(free_port)
+	cat >"$T/ssh/sshd_config" <<EOF
+Port $SSH_PORT
+ListenAddress 127.0.0.1
+HostKey $T/ssh/hostkey
+PidFile none
+UsePAM no
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+AuthorizedKeysFile none
+EOF
+	if [ "$(id -u)" -eq 0 ]; then
+		chown -R 65534:65534 "$T/ssh"
+		spawn setpriv --reuid=65534 --regid=65534 --clear-groups \
+		    "$SSHD" -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log"
+	else
+		spawn "$SSHD" -D -e -f "$T/ssh/sshd_config" 2>"$T/sshd.log"
+	fi
+	if ! wait_port 127.0.0.1 "$SSH_PORT" 100; then
+		echo "sshd did not start: $(head -c 300 "$T/sshd.log")"
+		return 1
+	fi
+}

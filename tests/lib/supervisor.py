@@ -4,7 +4,8 @@
   supervisor.py serve --socket PATH --capability CAP --record FILE
         [--register allow|deny|garbage|noreply|wrongid|extra|nonetwork|badpolicy|
                     noallowed|nodenied|notobject|nulllist]
-        [--network JSON] [--review allow|deny|hang] [--hostipc allow|deny]
+        [--network JSON] [--review allow|deny|hang] [--review-scope S]
+        [--hostipc allow|deny]
   supervisor.py send --socket PATH LINE     (one line out, the reply printed)
 
 serve listens on a Unix stream socket and answers one JSON line per
@@ -104,8 +105,11 @@ def handle(conn, a):
             if a.review == "hang":
                 time.sleep(60)
                 return
-            reply(conn, {"id": rid, "action": a.review,
-                         "reason": "scripted " + a.review})
+            r = {"id": rid, "action": a.review,
+                 "reason": "scripted " + a.review}
+            if a.review_scope:
+                r["scope"] = a.review_scope
+            reply(conn, r)
         elif t == "host-ipc":
             reply(conn, {"id": rid, "action": a.hostipc,
                          "reason": "scripted host-ipc " + a.hostipc})
@@ -164,6 +168,7 @@ def main():
     ps.add_argument("--network",
                     default='{"allowedDomains":[],"deniedDomains":[]}')
     ps.add_argument("--review", default="deny")
+    ps.add_argument("--review-scope", default=None)
     ps.add_argument("--hostipc", default="deny")
     pc = sub.add_parser("send")
     pc.add_argument("--socket", required=True)

@@ -57,6 +57,11 @@ static const struct bad_case bad_cases[] = {
 	{ "{\"Network\": {}}", "$.Network", "unknown key" },
 	{ "{\"a\\u001bb\": 1}", "$[\"a\\u001bb\"]", "unknown key" },
 	{ "{\"$schema\": 5}", "$.$schema", "expected a string, got 5" },
+	/* the host's loopback name: only with the one port to open */
+	{ "{\"network\": {\"allowedDomains\": [\"Host.Pisbx.Internal.\"]}}",
+	    "$.network.allowedDomains[0]", "\"Host.Pisbx.Internal.\" reaches "
+	    "this machine's own services: name the one port to open "
+	    "(\"host.pisbx.internal:PORT\")" },
 	/* malformed JSON, duplicates, NUL */
 	{ "", "line 1, column 0", "invalid JSON" },
 	{ "{\"network\": }", "line 1, column 13", "invalid JSON" },
@@ -713,7 +718,10 @@ test_example(void **state)
 	conf = config_load(path, &errs);
 	dump_errors(&errs);
 	assert_non_null(conf);
-	assert_string_equal(conf->path, path);
+	/* Named absolutely, however it was given (hints name the file). */
+	assert_true(conf->path[0] == '/');
+	assert_non_null(strstr(conf->path, path[0] == '/' ? path :
+	    "conf/example.json"));
 	assert_true(policy_count(conf->policy, POLICY_ALLOW) >= 2);
 	assert_true(policy_count(conf->policy, POLICY_DENY) >= 2);
 	assert_int_equal(conf->review_mode, REVIEW_COMMAND);
@@ -1078,6 +1086,52 @@ test_network_policy(void **state)
 }
 
 /* Values in messages are quoted, escaped and cut short. */
+/*
+ * An allow entry for the loopback loads, with a warning naming it and
+ * the loopback name to use instead; deny entries and look-alikes do not.
+ */
+static void
+test_loopback_warnings(void **state)
+{
+	static const char json[] = "{\"network\": {\"allowedDomains\": ["
+	    "\"localhost:3000\", \"127.0.0.2\", \"[::1]:8080\", "
+	    "\"api.localhost\", \"*.b.localhost\", \"localhost.example\", "
+	    "\"mylocalhost\", \"host.pisbx.internal:3000\", \"128.0.0.1\"], "
+	    "\"deniedDomains\": [\"localhost\", \"127.0.0.1\"]}}";
+	static const char *const want[] = {
+		"$.network.allowedDomains[0]: \"localhost:3000\" names the "
+		    "loopback",
+		"$.network.allowedDomains[1]: \"127.0.0.2\" names the loopback",
+		"$.network.allowedDomains[2]: \"[::1]:8080\" names the "
+		    "loopback",
+		"$.network.allowedDomains[3]: \"api.localhost\" names the "
+		    "loopback",
+		"$.network.allowedDomains[4]: \"*.b.localhost\" names the "
+		    "loopback",
+	};
+	struct config_errors errs = { NULL, 0 };
+	struct config *conf;
+	size_t i;
+
+	(void)state;
+	conf = load(json, &errs);
+	if (conf == NULL)
+		dump_errors(&errs);
+	assert_non_null(conf);
+	assert_int_equal(conf->warnings.n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < conf->warnings.n; i++) {
+		if (strstr(conf->warnings.v[i], want[i]) == NULL)
+			fail_msg("warning %zu: %s\nwant: %s", i,
+			    conf->warnings.v[i], want[i]);
+	}
+	assert_non_null(strstr(conf->warnings.v[0],
+	    "allow \"host.pisbx.internal:3000\" and use that name"));
+	assert_non_null(strstr(conf->warnings.v[1],
+	    "allow \"host.pisbx.internal:PORT\""));
+	config_free(conf);
+	config_errors_clear(&errs);
+}
+
 static void
 test_message_values(void **state)
 {
@@ -1125,6 +1179,7 @@ main(void)
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_network_policy),
 		cmocka_unit_test(test_message_values),
+		cmocka_unit_test(test_loopback_warnings),
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
 	size_t nbad = sizeof(bad_cases) / sizeof(bad_cases[0]);

@@ -30,6 +30,8 @@ static const char *allow_list[] = {
 	"both.example.com",
 	"deep.a.b.example.net",
 	"*.b.example.net",
+	"host.pisbx.internal:5173",
+	"*.pisbx.internal",
 	NULL
 };
 
@@ -101,6 +103,14 @@ static const struct eval_case eval_cases[] = {
 	{ "[2001:DB8:0::5]:443", VERDICT_ALLOW, "[2001:db8::5]" },
 	{ "012.1.2.3:443", VERDICT_ALLOW, "10.1.2.3" },
 	{ "10.1.2.4:443", VERDICT_REVIEW, NULL },
+	/* the loopback name: its exact entry with its port, else deny */
+	{ "host.pisbx.internal:5173", VERDICT_ALLOW,
+	    "host.pisbx.internal:5173" },
+	{ "HOST.pisbx.internal.:5173", VERDICT_ALLOW,
+	    "host.pisbx.internal:5173" },
+	{ "host.pisbx.internal:5174", VERDICT_DENY, NULL },
+	{ "host.pisbx.internal:22", VERDICT_DENY, "*:22" },
+	{ "x.pisbx.internal:5174", VERDICT_ALLOW, "*.pisbx.internal" },
 };
 
 static struct policy *
@@ -340,11 +350,40 @@ test_eval_many(void **state)
 	policy_free(pol);
 }
 
+/*
+ * The loopback name through an entry the config loader refuses (no
+ * port): policy_eval and the dial step's check both still say no.
+ */
+static void
+test_loopback_name_any_port(void **state)
+{
+	const struct pattern	*m = NULL;
+	struct policy		*pol;
+	struct pattern		 p;
+	struct host		 h;
+	const char		*err;
+	uint16_t		 port;
+
+	(void)state;
+	pol = policy_new();
+	assert_non_null(pol);
+	assert_int_equal(pattern_parse("host.pisbx.internal", 19, 0, &p,
+	    &err), 0);
+	assert_int_equal(policy_add(pol, POLICY_ALLOW, &p), 0);
+	assert_int_equal(target_parse("host.pisbx.internal:80", 22, 0, &h,
+	    &port, &err), 0);
+	assert_int_equal(policy_eval(pol, &h, port, &m), VERDICT_DENY);
+	assert_null(m);
+	assert_int_equal(policy_exact_allowed(pol, &h, port), 0);
+	policy_free(pol);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_eval_table),
+		cmocka_unit_test(test_loopback_name_any_port),
 		cmocka_unit_test(test_eval_any),
 		cmocka_unit_test(test_eval_duplicates),
 		cmocka_unit_test(test_exact_allowed),

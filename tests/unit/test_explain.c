@@ -1,6 +1,7 @@
 /*
  * policy_explain: the exact JSON line for allow, deny, review and
- * invalid targets.
+ * invalid targets, with and without a reviewer, and the hint of each
+ * refusal (policy/hint.c).
  */
 
 #include <setjmp.h>
@@ -15,20 +16,24 @@
 
 #include "policy/policy.h"
 
-static const char *allow_list[] = {
-	"github.com", "*.github.com", "registry.npmjs.org:443", "127.0.0.1:8080",
-	"[::1]", NULL
-};
-static const char *deny_list[] = {
-	"uploads.github.com", "*:22", NULL
-};
+#define CONF_NAME	"/etc/pisbx/t.json"
+#define HINT_ADD(e)	"\"hint\":\"to allow it, add \\\"" e "\\\" to " \
+			"network.allowedDomains in " CONF_NAME "\""
+
+/* The lists of every case; the reviewer (or none) is the table's. */
+#define NETWORK \
+	"\"network\":{\"allowedDomains\":[\"github.com\",\"*.github.com\"," \
+	"\"registry.npmjs.org:443\",\"127.0.0.1:8080\",\"[::1]\"," \
+	"\"host.pisbx.internal:5173\",\"*.pisbx.internal\"]," \
+	"\"deniedDomains\":[\"uploads.github.com\",\"*:22\"]}"
 
 struct explain_case {
 	const char	*target;
 	const char	*json;
 };
 
-static const struct explain_case explain_cases[] = {
+/* Both tables: what the lists decide, whoever reviews. */
+static const struct explain_case explain_common[] = {
 	{ "github.com",
 	  "{\"host\":\"github.com\",\"port\":443,\"decision\":\"allow\","
 	  "\"reason\":\"allow-list:github.com\"}" },
@@ -37,25 +42,43 @@ static const struct explain_case explain_cases[] = {
 	  "\"reason\":\"allow-list:*.github.com\"}" },
 	{ "uploads.github.com",
 	  "{\"host\":\"uploads.github.com\",\"port\":443,\"decision\":\"deny\","
-	  "\"reason\":\"deny-list:uploads.github.com\"}" },
+	  "\"reason\":\"deny-list:uploads.github.com\",\"hint\":\"\\\""
+	  "uploads.github.com\\\" in network.deniedDomains of " CONF_NAME
+	  " refuses it, whatever network.allowedDomains says\"}" },
 	{ "github.com:22",
 	  "{\"host\":\"github.com\",\"port\":22,\"decision\":\"deny\","
-	  "\"reason\":\"deny-list:*:22\"}" },
-	{ "registry.npmjs.org:80",
-	  "{\"host\":\"registry.npmjs.org\",\"port\":80,\"decision\":"
-	  "\"review\",\"reason\":\"review\"}" },
-	{ "example.com",
-	  "{\"host\":\"example.com\",\"port\":443,\"decision\":\"review\","
-	  "\"reason\":\"review\"}" },
+	  "\"reason\":\"deny-list:*:22\",\"hint\":\"\\\"*:22\\\" in "
+	  "network.deniedDomains of " CONF_NAME " refuses it, whatever "
+	  "network.allowedDomains says\"}" },
 	{ "0x7f.1:8080",
 	  "{\"host\":\"127.0.0.1\",\"port\":8080,\"decision\":\"allow\","
 	  "\"reason\":\"allow-list:127.0.0.1:8080\"}" },
 	{ "[0:0::1]:80",
 	  "{\"host\":\"[::1]\",\"port\":80,\"decision\":\"allow\","
 	  "\"reason\":\"allow-list:[::1]\"}" },
+	/* a literal non-public address without an exact entry: never asked */
 	{ "[::ffff:127.0.0.1]",
-	  "{\"host\":\"127.0.0.1\",\"port\":443,\"decision\":\"review\","
-	  "\"reason\":\"review\"}" },
+	  "{\"host\":\"127.0.0.1\",\"port\":443,\"decision\":\"deny\","
+	  "\"reason\":\"non-public-address\",\"hint\":\"to reach this "
+	  "machine's own services, add \\\"host.pisbx.internal:443\\\" to "
+	  "network.allowedDomains in " CONF_NAME " and use the name "
+	  "host.pisbx.internal\"}" },
+	{ "10.1.2.3:80",
+	  "{\"host\":\"10.1.2.3\",\"port\":80,\"decision\":\"deny\","
+	  "\"reason\":\"non-public-address\",\"hint\":\"to allow it, add the "
+	  "exact entry \\\"10.1.2.3\\\" to network.allowedDomains in "
+	  CONF_NAME " (only an exact entry reaches a non-public address)\"}" },
+	/* the loopback name: its exact entry with the port, nothing else */
+	{ "host.pisbx.internal:5173",
+	  "{\"host\":\"host.pisbx.internal\",\"port\":5173,\"decision\":"
+	  "\"allow\",\"reason\":\"allow-list:host.pisbx.internal:5173\"}" },
+	{ "Host.Pisbx.Internal.:5174",
+	  "{\"host\":\"host.pisbx.internal\",\"port\":5174,\"decision\":"
+	  "\"deny\",\"reason\":\"host-loopback\","
+	  HINT_ADD("host.pisbx.internal:5174") "}" },
+	{ "other.pisbx.internal",
+	  "{\"host\":\"other.pisbx.internal\",\"port\":443,\"decision\":"
+	  "\"allow\",\"reason\":\"allow-list:*.pisbx.internal\"}" },
 	/* invalid targets: the raw input, deny, invalid-host, the error */
 	{ "",
 	  "{\"host\":\"\",\"port\":0,\"decision\":\"deny\","
@@ -92,49 +115,92 @@ static const struct explain_case explain_cases[] = {
 	  "\"reason\":\"invalid-host\",\"error\":\"CR or LF in host\"}" },
 };
 
-static void
-test_explain_table(void **state)
-{
-	struct policy	*pol;
-	struct pattern	 p;
-	const char	*err;
-	char		*out;
-	size_t		 i;
-	int		 failed = 0;
+/* No reviewer: what no list matches is denied, as the proxy would. */
+static const struct explain_case explain_noreview[] = {
+	{ "registry.npmjs.org:80",
+	  "{\"host\":\"registry.npmjs.org\",\"port\":80,\"decision\":\"deny\","
+	  "\"reason\":\"no-reviewer\"," HINT_ADD("registry.npmjs.org") "}" },
+	{ "example.com",
+	  "{\"host\":\"example.com\",\"port\":443,\"decision\":\"deny\","
+	  "\"reason\":\"no-reviewer\"," HINT_ADD("example.com") "}" },
+	{ "example.com:5432",
+	  "{\"host\":\"example.com\",\"port\":5432,\"decision\":\"deny\","
+	  "\"reason\":\"no-reviewer\"," HINT_ADD("example.com:5432") "}" },
+};
 
-	(void)state;
-	pol = policy_new();
-	assert_non_null(pol);
-	for (i = 0; allow_list[i] != NULL; i++) {
-		assert_int_equal(pattern_parse(allow_list[i],
-		    strlen(allow_list[i]), 0, &p, &err), 0);
-		assert_int_equal(policy_add(pol, POLICY_ALLOW, &p), 0);
+/* A reviewer: it is asked, and the hint says how not to be. */
+static const struct explain_case explain_review[] = {
+	{ "registry.npmjs.org:80",
+	  "{\"host\":\"registry.npmjs.org\",\"port\":80,\"decision\":"
+	  "\"review\",\"reason\":\"review\",\"reviewer\":\"command\","
+	  HINT_ADD("registry.npmjs.org") "}" },
+	{ "example.com",
+	  "{\"host\":\"example.com\",\"port\":443,\"decision\":\"review\","
+	  "\"reason\":\"review\",\"reviewer\":\"command\","
+	  HINT_ADD("example.com") "}" },
+};
+
+static int
+explain_run(const char *text, const struct explain_case *cases, size_t n)
+{
+	struct config_errors	 errs = { NULL, 0 };
+	struct config		*conf;
+	char			*out;
+	size_t			 i;
+	int			 failed = 0;
+
+	conf = config_load_buffer(text, strlen(text), CONF_NAME, &errs);
+	if (conf == NULL) {
+		for (i = 0; i < errs.n; i++)
+			print_error("%s\n", errs.msg[i]);
+		config_errors_clear(&errs);
+		return 1;
 	}
-	for (i = 0; deny_list[i] != NULL; i++) {
-		assert_int_equal(pattern_parse(deny_list[i],
-		    strlen(deny_list[i]), 1, &p, &err), 0);
-		assert_int_equal(policy_add(pol, POLICY_DENY, &p), 0);
-	}
-	for (i = 0; i < sizeof(explain_cases) / sizeof(explain_cases[0]);
-	    i++) {
-		out = policy_explain(pol, explain_cases[i].target);
-		if (out == NULL || strcmp(out, explain_cases[i].json) != 0) {
+	for (i = 0; i < n; i++) {
+		out = policy_explain(conf, cases[i].target);
+		if (out == NULL || strcmp(out, cases[i].json) != 0) {
 			print_error("target \"%s\":\n  got  %s\n  want %s\n",
-			    explain_cases[i].target, out ? out : "NULL",
-			    explain_cases[i].json);
+			    cases[i].target, out ? out : "NULL",
+			    cases[i].json);
 			failed++;
 		}
 		free(out);
 	}
-	policy_free(pol);
-	assert_int_equal(failed, 0);
+	config_free(conf);
+	return failed;
+}
+
+static void
+test_explain_noreview(void **state)
+{
+	static const char text[] = "{" NETWORK "}";
+
+	(void)state;
+	assert_int_equal(explain_run(text, explain_common,
+	    sizeof(explain_common) / sizeof(explain_common[0])), 0);
+	assert_int_equal(explain_run(text, explain_noreview,
+	    sizeof(explain_noreview) / sizeof(explain_noreview[0])), 0);
+}
+
+static void
+test_explain_review(void **state)
+{
+	static const char text[] = "{" NETWORK ",\"review\":{\"command\":"
+	    "[\"/usr/local/bin/reviewer\"]}}";
+
+	(void)state;
+	assert_int_equal(explain_run(text, explain_common,
+	    sizeof(explain_common) / sizeof(explain_common[0])), 0);
+	assert_int_equal(explain_run(text, explain_review,
+	    sizeof(explain_review) / sizeof(explain_review[0])), 0);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_explain_table),
+		cmocka_unit_test(test_explain_noreview),
+		cmocka_unit_test(test_explain_review),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

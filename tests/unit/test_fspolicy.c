@@ -334,7 +334,11 @@ test_defaults(void **state)
 	assert_null(rule_at(&plan, bin));
 	assert_true(has(plan.writable, plan.nwritable, ws));
 	assert_true(has(plan.writable, plan.nwritable, tmp));
-	assert_int_equal(plan.nwritable, 2);
+	/* And the tool caches (filesystem.caches), made on the way. */
+	snprintf(p, sizeof(p), "%s/.cache/pisbx", home);
+	assert_string_equal(plan.cache_dir, p);
+	assert_true(has(plan.writable, plan.nwritable, p));
+	assert_int_equal(plan.nwritable, 3);
 	/* Shallow first: the home before the workspace inside it. */
 	assert_true(rule_at(&plan, home) < rule_at(&plan, ws));
 	/* The mandatory set in both roots, existing or not. */
@@ -452,7 +456,7 @@ static void
 test_worktree(void **state)
 {
 	struct fs_plan		 plan;
-	const struct fs_rule	*r;
+	struct fs_git_q		 q[4];
 	char			 p[PATH_MAX];
 	FILE			*f;
 
@@ -466,15 +470,39 @@ test_worktree(void **state)
 	assert_non_null(f = fopen(p, "w"));
 	fprintf(f, "../..\n");
 	fclose(f);
+	/*
+	 * allowWrite above the main repository, but naming the worktree
+	 * only: the main repository read-only (bound so, in the root).
+	 */
+	snprintf(p, sizeof(p), "{\"filesystem\": {\"allowWrite\": [\"%s\", "
+	    "\"%s/main/.git/worktrees\"]}}", ws, top);
+	build(&plan, p);
+	snprintf(p, sizeof(p), "%s/main/.git", top);
+	assert_true(fs_plan_guarded(&plan, p, 0));
+	fs_plan_free(&plan);
+	/* Writable roots beside it: the main repository read-only. */
+	build(&plan, "{\"filesystem\": {\"allowWrite\": [\".\", \"..\"]}}");
+	snprintf(p, sizeof(p), "%s/main/.git", top);
+	assert_true(fs_plan_guarded(&plan, p, 0));
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/proj", top);
+	assert_true(has(plan.guarded, plan.nguarded, p));
+	fs_plan_free(&plan);
+	/*
+	 * An allowWrite entry covering the main repository: a commit in the
+	 * worktree may write it (objects, refs, the worktree's index); its
+	 * config and hooks are git's rules, the guard's to refuse.
+	 */
 	snprintf(p, sizeof(p), "{\"filesystem\": {\"allowWrite\": [\"%s\"]}}",
 	    top);
 	build(&plan, p);
 	snprintf(p, sizeof(p), "%s/main/.git", top);
-	assert_non_null(r = rule_at(&plan, p));
-	assert_int_equal(r->action, FS_EXPOSE_RO);
+	assert_false(fs_plan_guarded(&plan, p, 0));
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/proj/index", top);
+	assert_false(fs_plan_guarded(&plan, p, 0));
+	snprintf(p, sizeof(p), "%s/main/.git/config", top);
+	assert_true(fs_git_rule(p, 0, 0, q, 4) != 0);
+	snprintf(p, sizeof(p), "%s/home/proj/.git", top);
 	assert_true(fs_plan_guarded(&plan, p, 0));
-	snprintf(p, sizeof(p), "%s/main/.git/worktrees/proj", top);
-	assert_true(has(plan.guarded, plan.nguarded, p));
 	fs_plan_free(&plan);
 }
 
@@ -822,11 +850,173 @@ test_file_roots(void **state)
 	}
 }
 
+/* What one home path becomes under one config (home_cases). */
+struct home_case {
+	const char	*conf;
+	const char	*rel;		/* below the home directory */
+	int		 action;	/* FS_HIDE, FS_EXPOSE_RO, or -1: no rule */
+};
+
+/*
+ * Hidden home, toolchains re-exposed read-only, secret stores hidden
+ * where a parent is re-exposed, unless named themselves; every switch.
+ */
+static const struct home_case home_cases[] = {
+	/* the default: each toolchain place, read-only; secrets unseen */
+	{ "{}", ".cargo/bin", FS_EXPOSE_RO },
+	{ "{}", ".rustup", FS_EXPOSE_RO },
+	{ "{}", ".pyenv", FS_EXPOSE_RO },
+	{ "{}", ".nvm", FS_EXPOSE_RO },
+	{ "{}", ".local/bin", FS_EXPOSE_RO },
+	{ "{}", ".local/share/mise", FS_EXPOSE_RO },
+	{ "{}", ".gitconfig", FS_EXPOSE_RO },
+	{ "{}", ".config/git/config", FS_EXPOSE_RO },
+	{ "{}", ".cargo", -1 },			/* only its bin */
+	{ "{}", ".cargo/credentials.toml", -1 },
+	{ "{}", ".config/git/credentials", -1 },
+	{ "{}", ".git-credentials", -1 },	/* hidden with the home */
+	{ "{}", ".ssh", -1 },
+	{ "{}", ".local/share/keyrings", -1 },
+	/* switched off: one, or all */
+	{ "{\"filesystem\": {\"toolchains\": {\"pyenv\": false}}}", ".pyenv",
+	    -1 },
+	{ "{\"filesystem\": {\"toolchains\": {\"pyenv\": false}}}", ".nvm",
+	    FS_EXPOSE_RO },
+	{ "{\"filesystem\": {\"toolchains\": false}}", ".cargo/bin", -1 },
+	{ "{\"filesystem\": {\"toolchains\": false}}", ".gitconfig", -1 },
+	/* the user's own denyRead at a place wins over the default */
+	{ "{\"filesystem\": {\"denyRead\": [\"~\", \"~/.pyenv\"]}}", ".pyenv",
+	    FS_HIDE },
+	{ "{\"filesystem\": {\"denyRead\": [\"~\", \"~/.pyenv\"]}}", ".nvm",
+	    FS_EXPOSE_RO },
+	/* a parent re-exposed: every secret store hidden again */
+	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".ssh", FS_HIDE },
+	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".git-credentials",
+	    FS_HIDE },
+	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}",
+	    ".claude/.credentials.json", FS_HIDE },
+	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".bash_history",
+	    FS_HIDE },
+	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}",
+	    ".local/share/keyrings", FS_HIDE },
+	{ "{\"filesystem\": {\"allowRead\": [\"~/.config\"]}}",
+	    ".config/gh", FS_HIDE },
+	{ "{\"filesystem\": {\"allowRead\": [\"~/.config\"]}}",
+	    ".config/git/credentials", FS_HIDE },
+	{ "{\"filesystem\": {\"allowRead\": [\"~/.cargo\"]}}",
+	    ".cargo/credentials.toml", FS_HIDE },
+	{ "{\"filesystem\": {\"denyRead\": [\"/nonexistent\"]}}", ".aws",
+	    FS_HIDE },
+	/* ... unless the config names the store itself, or inside it */
+	{ "{\"filesystem\": {\"allowRead\": [\"~\", \"~/.ssh\"]}}", ".ssh",
+	    FS_EXPOSE_RO },
+	{ "{\"filesystem\": {\"allowRead\": [\"~/.ssh/known_hosts\"]}}",
+	    ".ssh", -1 },
+	{ "{\"filesystem\": {\"allowRead\": [\"~\", \"~/.ssh\"]}}", ".aws",
+	    FS_HIDE },
+};
+
+/* The home's places for home_cases: toolchains, secrets, one file each. */
+static void
+home_layout(void)
+{
+	static const char *const dirs[] = {
+		".cargo/bin", ".rustup/toolchains", ".pyenv/shims", ".nvm",
+		".local/bin", ".local/share/mise", ".local/share/keyrings",
+		".config/git", ".config/gh", ".ssh", ".aws",
+	};
+	static const char *const files[] = {
+		".gitconfig", ".config/git/config", ".config/git/credentials",
+		".git-credentials", ".cargo/credentials.toml", ".bash_history",
+		".ssh/known_hosts", ".claude/.credentials.json",
+	};
+	char	 p[PATH_MAX], *s;
+	size_t	 i;
+	FILE	*f;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
+		mk("%s/%s", home, dirs[i]);
+	for (i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		snprintf(p, sizeof(p), "%s/%s", home, files[i]);
+		s = strrchr(p, '/');
+		*s = '\0';
+		mk("%s", p);
+		*s = '/';
+		assert_non_null(f = fopen(p, "w"));
+		fclose(f);
+	}
+}
+
+static void
+test_home_defaults(void **state)
+{
+	const struct home_case	*c;
+	const struct fs_rule	*r;
+	struct fs_plan		 plan;
+	char			 p[PATH_MAX];
+	size_t			 i;
+	int			 failed = 0, got;
+
+	(void)state;
+	home_layout();
+	for (i = 0; i < sizeof(home_cases) / sizeof(*home_cases); i++) {
+		c = &home_cases[i];
+		build(&plan, c->conf);
+		snprintf(p, sizeof(p), "%s/%s", home, c->rel);
+		r = rule_at(&plan, p);
+		got = r != NULL ? (int)r->action : -1;
+		if (got != c->action) {
+			print_error("%s, ~/%s: rule %d, want %d\n", c->conf,
+			    c->rel, got, c->action);
+			failed++;
+		}
+		fs_plan_free(&plan);
+	}
+	assert_int_equal(failed, 0);
+}
+
+/* filesystem.caches: one writable directory, made; none when off. */
+static void
+test_caches(void **state)
+{
+	struct fs_plan	 plan;
+	struct stat	 st;
+	char		 p[PATH_MAX];
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/.cache/pisbx", home);
+	build(&plan, "{\"filesystem\": {\"caches\": false}}");
+	assert_null(plan.cache_dir);
+	assert_false(has(plan.writable, plan.nwritable, p));
+	assert_int_equal(stat(p, &st), -1);
+	fs_plan_free(&plan);
+	build(&plan, "{\"filesystem\": {\"caches\": {\"cargo\": false}}}");
+	assert_string_equal(plan.cache_dir, p);
+	assert_true(has(plan.writable, plan.nwritable, p));
+	assert_int_equal(stat(p, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	/* Its top is a root like any: the mandatory set applies. */
+	assert_true(guarded(&plan, "%s/.bashrc", p));
+	fs_plan_free(&plan);
+	/* A link planted in its place: no caches, its target untouched. */
+	assert_int_equal(rmdir(p), 0);
+	assert_int_equal(symlink(home, p), 0);
+	build(&plan, "{}");
+	assert_null(plan.cache_dir);
+	assert_false(has(plan.writable, plan.nwritable, home));
+	fs_plan_free(&plan);
+	assert_int_equal(unlink(p), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_home_defaults, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_caches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_names, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_paths, setup, teardown),

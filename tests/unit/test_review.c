@@ -73,11 +73,56 @@ static const struct reply_case reply_cases[] = {
 	    "reply reason is not a string" },
 };
 
+/* The reply's scope: once (also when absent), run, worker. */
+struct scope_case {
+	const char		*in;
+	int			 id_required;
+	int			 rc;
+	enum review_scope	 scope;		/* when rc is 0 */
+	const char		*detail;	/* prefix, when rc is -1 */
+};
+
+static const struct scope_case scope_cases[] = {
+	{ "{\"action\":\"allow\"}", 0, 0, REVIEW_SCOPE_ONCE, "" },
+	{ "{\"action\":\"allow\",\"scope\":\"once\"}", 0, 0,
+	    REVIEW_SCOPE_ONCE, "" },
+	{ "{\"action\":\"allow\",\"scope\":\"run\",\"reason\":\"ok\"}", 0, 0,
+	    REVIEW_SCOPE_RUN, "" },
+	{ "{\"action\":\"allow\",\"id\":\"" ID "\",\"scope\":\"worker\"}", 1,
+	    0, REVIEW_SCOPE_WORKER, "" },
+	{ "{\"action\":\"allow\",\"id\":\"" ID "\",\"scope\":\"run\"}", 1,
+	    0, REVIEW_SCOPE_RUN, "" },
+	{ "{\"action\":\"deny\",\"scope\":\"run\"}", 0, 0, REVIEW_SCOPE_RUN,
+	    "" },
+	/* a malformed scope is a deny, never a wider allow */
+	{ "{\"action\":\"allow\",\"scope\":\"worker\"}", 0, -1,
+	    REVIEW_SCOPE_ONCE, "reply scope is not once or run" },
+	{ "{\"action\":\"allow\",\"scope\":\"Run\"}", 0, -1,
+	    REVIEW_SCOPE_ONCE, "reply scope is not once or run" },
+	{ "{\"action\":\"allow\",\"scope\":\"forever\"}", 0, -1,
+	    REVIEW_SCOPE_ONCE, "reply scope" },
+	{ "{\"action\":\"allow\",\"scope\":\"run \"}", 0, -1,
+	    REVIEW_SCOPE_ONCE, "reply scope" },
+	{ "{\"action\":\"allow\",\"scope\":\"\"}", 0, -1, REVIEW_SCOPE_ONCE,
+	    "reply scope" },
+	{ "{\"action\":\"allow\",\"scope\":1}", 0, -1, REVIEW_SCOPE_ONCE,
+	    "reply scope" },
+	{ "{\"action\":\"allow\",\"scope\":[\"run\"]}", 0, -1,
+	    REVIEW_SCOPE_ONCE, "reply scope" },
+	{ "{\"action\":\"allow\",\"scope\":null}", 0, -1, REVIEW_SCOPE_ONCE,
+	    "reply scope" },
+	{ "{\"action\":\"allow\",\"scope\":\"run\\u0000\"}", 0, -1,
+	    REVIEW_SCOPE_ONCE, "reply is not JSON" },
+	{ "{\"action\":\"allow\",\"id\":\"" ID "\",\"scope\":\"all\"}", 1,
+	    -1, REVIEW_SCOPE_ONCE, "reply scope is not once, run or worker" },
+};
+
 static void
 test_reply_table(void **state)
 {
 	const struct reply_case	*c;
 	enum review_result	 res;
+	enum review_scope	 scope;
 	char			 detail[256];
 	size_t			 i;
 	int			 rc;
@@ -86,12 +131,37 @@ test_reply_table(void **state)
 	for (i = 0; i < sizeof(reply_cases) / sizeof(reply_cases[0]); i++) {
 		c = &reply_cases[i];
 		rc = review_reply_parse(c->in, strlen(c->in), ID,
-		    c->id_required, &res, detail, sizeof(detail));
+		    c->id_required, &res, &scope, detail, sizeof(detail));
 		if (rc != c->rc || res != c->res ||
 		    strncmp(detail, c->detail, strlen(c->detail)) != 0 ||
 		    (c->rc == 0 && strcmp(detail, c->detail) != 0))
 			fail_msg("case %zu (%s): rc %d res %d detail \"%s\"",
 			    i, c->in, rc, (int)res, detail);
+	}
+}
+
+static void
+test_reply_scope(void **state)
+{
+	const struct scope_case	*c;
+	enum review_result	 res;
+	enum review_scope	 scope;
+	char			 detail[256];
+	size_t			 i;
+	int			 rc;
+
+	(void)state;
+	for (i = 0; i < sizeof(scope_cases) / sizeof(scope_cases[0]); i++) {
+		c = &scope_cases[i];
+		scope = (enum review_scope)-1;
+		rc = review_reply_parse(c->in, strlen(c->in), ID,
+		    c->id_required, &res, &scope, detail, sizeof(detail));
+		if (rc != c->rc || (rc == 0 && scope != c->scope) ||
+		    (rc == -1 && (res != REVIEW_RESULT_ERROR ||
+		    strncmp(detail, c->detail, strlen(c->detail)) != 0)))
+			fail_msg("scope case %zu (%s): rc %d res %d scope %d "
+			    "detail \"%s\"", i, c->in, rc, (int)res,
+			    (int)scope, detail);
 	}
 }
 
@@ -111,12 +181,12 @@ test_reply_size(void **state)
 	memset(buf, 'r', len + 1);
 	memcpy(buf, head, strlen(head));
 	memcpy(buf + len - 2, "\"}", 2);
-	assert_int_equal(review_reply_parse(buf, len, ID, 0, &res, detail,
-	    sizeof(detail)), 0);
+	assert_int_equal(review_reply_parse(buf, len, ID, 0, &res, NULL,
+	    detail, sizeof(detail)), 0);
 	assert_int_equal(res, REVIEW_RESULT_DENY);
 	memcpy(buf + len - 2, "r\"}", 3);
-	assert_int_equal(review_reply_parse(buf, len + 1, ID, 0, &res, detail,
-	    sizeof(detail)), -1);
+	assert_int_equal(review_reply_parse(buf, len + 1, ID, 0, &res, NULL,
+	    detail, sizeof(detail)), -1);
 	assert_int_equal(res, REVIEW_RESULT_ERROR);
 	assert_string_equal(detail, "reply over 16384 octets");
 	free(buf);
@@ -162,9 +232,11 @@ test_reasons(void **state)
 }
 
 static void
-never_cb(enum review_result res, const char *detail, void *arg)
+never_cb(enum review_result res, enum review_scope scope,
+    const char *detail, void *arg)
 {
 	(void)res;
+	(void)scope;
 	(void)detail;
 	(void)arg;
 	fail_msg("callback for an immediate answer");
@@ -224,6 +296,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reply_table),
+		cmocka_unit_test(test_reply_scope),
 		cmocka_unit_test(test_reply_size),
 		cmocka_unit_test(test_ids),
 		cmocka_unit_test(test_reasons),
