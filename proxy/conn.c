@@ -61,6 +61,7 @@ static int	 conn_addr_ok(struct conn *, const struct sockaddr *,
 		    char *, size_t);
 static void	 conn_connect_next(struct conn *);
 static void	 conn_connect_cb(evutil_socket_t, short, void *);
+static void	 conn_connect_done(struct conn *, int, int);
 static int	 conn_peer_check(struct conn *, int);
 static void	 conn_dial_parent(struct conn *);
 static const char *proto_name(enum conn_proto);
@@ -274,7 +275,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 			conn_close(c, "header-timeout");
 		break;
 	case CONN_RELAY:
-		if (c->peek_wait) {
+		if (relay_peek_waiting(c)) {
 			relay_peek_timeout(c);
 			break;
 		}
@@ -710,13 +711,15 @@ conn_addr_ok(struct conn *c, const struct sockaddr *sa, char *why,
 	const char *cls;
 	char a[64];
 
-	sockaddr_format(sa, a, sizeof(a));
+	/* The address is written out only for a refusal: it costs. */
 	if (proxy_own_addr(c->px, sa)) {
+		sockaddr_format(sa, a, sizeof(a));
 		snprintf(why, whylen, "%s is the proxy's own listener", a);
 		return 0;
 	}
 	if ((cls = addr_class(sa)) != NULL &&
 	    !policy_exact_allowed(conn_config(c)->policy, &c->host, c->port)) {
+		sockaddr_format(sa, a, sizeof(a));
 		snprintf(why, whylen, "%s is %s (non-public; only an exact "
 		    "allowedDomains entry permits it)", a, cls);
 		return 0;
@@ -920,7 +923,14 @@ conn_connect_next(struct conn *c)
 			struct pollfd pfd = { fd, POLLOUT, 0 };
 
 			if (poll(&pfd, 1, 0) == 1) {
-				conn_connect_cb(fd, EV_WRITE, c);
+				/*
+				 * Writable and no error or hang-up: connected,
+				 * and SO_ERROR has nothing to say.
+				 */
+				if (pfd.revents == POLLOUT)
+					conn_connect_done(c, fd, 0);
+				else
+					conn_connect_cb(fd, EV_WRITE, c);
 				return;
 			}
 		}
@@ -985,6 +995,13 @@ conn_connect_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
 		soerr = errno;
+	conn_connect_done(c, fd, soerr);
+}
+
+/* The handshake on fd is over: soerr 0 (connected) or why it failed. */
+static void
+conn_connect_done(struct conn *c, int fd, int soerr)
+{
 	if (soerr != 0) {
 		c->connect_timedout = 0;
 		c->connect_errno = soerr;

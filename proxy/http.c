@@ -43,6 +43,7 @@ struct body {
 	struct chunk_decoder	 dec;
 	int			 raw;	/* chunked in, plain out (HTTP/1.0) */
 	int			 done;
+	int			 paused;	/* reads off: the receiver is behind */
 };
 
 enum resp_state {
@@ -90,6 +91,8 @@ static void	 http_put_headers(struct evbuffer *, const struct http_msg *,
 static int	 body_forward(struct body *, struct evbuffer *,
 		    struct evbuffer *, uint64_t *);
 static void	 http_drop_upstream(struct conn *);
+static void	 http_backpressure(struct bufferevent *, struct bufferevent *,
+		    struct body *);
 
 const char *
 http_status_text(int status)
@@ -280,9 +283,9 @@ http_client_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 
-	if (c->upstream_paused && c->upstream != NULL &&
+	if (c->http->resp.paused && c->upstream != NULL &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) <= RELAY_LOW) {
-		c->upstream_paused = 0;
+		c->http->resp.paused = 0;
 		bufferevent_enable(c->upstream, EV_READ);
 	}
 }
@@ -296,7 +299,6 @@ http_client_event_cb(struct bufferevent *bev, short what, void *arg)
 	if ((what & BEV_EVENT_EOF) && h->state == H_FORWARD && h->req.done) {
 		/* The client half-closed after its request: answer, close. */
 		h->client_keep = 0;
-		c->client_eof = 1;
 		bufferevent_disable(bev, EV_READ);
 		return;
 	}
@@ -510,6 +512,20 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	conn_authorise(c);
 }
 
+/*
+ * Backpressure: stop reading from src while dst's output holds more than
+ * RELAY_HIGH bytes; the write callbacks resume it at RELAY_LOW.
+ */
+static void
+http_backpressure(struct bufferevent *src, struct bufferevent *dst,
+    struct body *b)
+{
+	if (evbuffer_get_length(bufferevent_get_output(dst)) >= RELAY_HIGH) {
+		bufferevent_disable(src, EV_READ);
+		b->paused = 1;
+	}
+}
+
 /* Forget the upstream of an earlier request (another target now). */
 static void
 http_drop_upstream(struct conn *c)
@@ -519,8 +535,8 @@ http_drop_upstream(struct conn *c)
 		c->upstream = NULL;
 	}
 	c->http->up_target[0] = '\0';
-	c->upstream_paused = 0;
-	c->client_paused = 0;
+	c->http->resp.paused = 0;
+	c->http->req.paused = 0;
 }
 
 void
@@ -609,7 +625,7 @@ http_forward_request(struct conn *c)
 		bufferevent_disable(c->client, EV_READ);
 		return;
 	}
-	relay_backpressure(c, c->client, c->upstream);
+	http_backpressure(c->client, c->upstream, &c->http->req);
 }
 
 static void
@@ -617,9 +633,9 @@ http_up_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 
-	if (c->client_paused && !c->http->req.done &&
+	if (c->http->req.paused && !c->http->req.done &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) <= RELAY_LOW) {
-		c->client_paused = 0;
+		c->http->req.paused = 0;
 		bufferevent_enable(c->client, EV_READ);
 	}
 }
@@ -745,7 +761,7 @@ http_up_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		}
 		if (r == 0) {
-			relay_backpressure(c, c->upstream, c->client);
+			http_backpressure(c->upstream, c->client, &h->resp);
 			return;
 		}
 		h->rstate = R_DONE;
@@ -829,7 +845,6 @@ http_response_done(struct conn *c)
 	h->rstate = R_DONE;
 	c->state = CONN_READ_REQUEST;
 	memset(&h->req, 0, sizeof(h->req));
-	c->client_paused = 0;
 	bufferevent_enable(c->client, EV_READ);
 	conn_timer_set(c, conf->header_timeout_ms);
 	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)

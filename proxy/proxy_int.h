@@ -104,6 +104,7 @@ struct listener {
 
 struct http_conn;
 struct parent_conn;
+struct relay;
 
 /* What one client holds: its address (or uid) and its connections. */
 #define CLIENT_BUCKETS		256
@@ -172,22 +173,7 @@ struct conn {
 	uint64_t		 bytes_up;
 	uint64_t		 bytes_down;
 
-	/* relay */
-	int			 client_eof;
-	int			 upstream_eof;
-	int			 client_shut;	/* shut down our writes to it */
-	int			 upstream_shut;
-	struct event		*rev[2];	/* relay: client, upstream */
-	struct event		*wev[2];
-	int			 spliced[2];	/* direction s through a pipe */
-	int			 splice_failed[2];
-	int			 pipefd[2][2];
-	size_t			 pipelen[2];	/* bytes in the pipe */
-	size_t			 pipesz[2];	/* the pipe's capacity */
-	int			 peeking;	/* TLS ClientHello peek */
-	int			 peek_wait;	/* a partial one buffered */
-	int			 client_paused;	/* backpressure */
-	int			 upstream_paused;
+	struct relay		*relay;		/* CONNECT, SOCKS5 tunnels */
 
 	/* protocol */
 	struct http_conn	*http;
@@ -349,6 +335,8 @@ void	 parent_conn_free(struct conn *);
  * are done.
  */
 void	 relay_start(struct conn *);
+/* Whether the tunnel waits for the rest of a split ClientHello. */
+int	 relay_peek_waiting(const struct conn *);
 /* A split ClientHello was not completed in time: refuse the tunnel. */
 void	 relay_peek_timeout(struct conn *);
 /* Write a buffer straight to a socket (MSG_NOSIGNAL); bytes or -1. */
@@ -357,13 +345,10 @@ ssize_t	 relay_write_now(struct evbuffer *, int);
 void	 relay_read_more(struct bufferevent *);
 /* Send a short reply now if nothing is queued, else queue it. */
 void	 relay_send(struct bufferevent *, const void *, size_t);
-/* Free the relay's events (conn_close). */
+/* Free the relay and close its sockets (conn_close). */
 void	 relay_free(struct conn *);
 /* Tune a bufferevent for relaying (read/write sizes). */
 void	 relay_tune(struct bufferevent *);
-/* Pause/resume reading from src while dst's output is over the mark. */
-void	 relay_backpressure(struct conn *, struct bufferevent *src,
-	    struct bufferevent *dst);
 
 /* ---- http.c ---- */
 
