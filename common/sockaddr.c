@@ -14,6 +14,24 @@
 
 #include "common/sockaddr.h"
 
+static char	*sockaddr_decimal(char *, unsigned);
+
+/* v in decimal at p; the end of the digits. */
+static char *
+sockaddr_decimal(char *p, unsigned v)
+{
+	char	 d[8];
+	int	 n = 0;
+
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	while (n > 0)
+		*p++ = d[--n];
+	return p;
+}
+
 int
 sockaddr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len)
 {
@@ -71,9 +89,25 @@ sockaddr_format(const struct sockaddr *sa, char *buf, size_t len)
 
 	if (sa->sa_family == AF_INET) {
 		const struct sockaddr_in *sin = (const void *)sa;
+		const unsigned char *a = (const void *)&sin->sin_addr;
+		char *p = ip;
+		int i;
 
-		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
-		snprintf(buf, len, "%s:%u", ip, ntohs(sin->sin_port));
+		/*
+		 * By hand: every new connection prints two of these, and
+		 * inet_ntop and snprintf take thousands of instructions.
+		 */
+		for (i = 0; i < 4; i++) {
+			p = sockaddr_decimal(p, a[i]);
+			*p++ = i < 3 ? '.' : ':';
+		}
+		p = sockaddr_decimal(p, ntohs(sin->sin_port));
+		*p = '\0';
+		if (len > 0) {
+			if ((size_t)(p - ip) >= len)
+				ip[len - 1] = '\0';
+			memcpy(buf, ip, strlen(ip) + 1);
+		}
 	} else if (sa->sa_family == AF_INET6) {
 		const struct sockaddr_in6 *sin6 = (const void *)sa;
 

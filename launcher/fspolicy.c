@@ -1089,6 +1089,12 @@ fs_trusted(struct fs_set *set, const struct config *conf,
 	if (in->report != NULL && fs_set_add_resolved(set, in->report,
 	    P_DENY_WRITE, "pisbx-run (--report)", in->cwd, home) == -1)
 		return -1;
+	/* A password: neither readable nor replaceable from the sandbox. */
+	if (conf->parent != NULL && conf->parent->cred_file != NULL &&
+	    fs_set_add_resolved(set, conf->parent->cred_file, P_DENY_READ |
+	    P_DENY_WRITE, "the proxy (network.parentProxy.credentialsFile)",
+	    in->cwd, home) == -1)
+		return -1;
 	return 0;
 }
 

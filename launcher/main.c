@@ -606,6 +606,12 @@ run(const struct run_opts *o)
 	}
 	for (i = 0; i < conf->notes.n; i++)
 		log_info("%s", conf->notes.msg[i]);
+	/*
+	 * The upstream proxy's password is in the config now: nothing this
+	 * run starts (the command, a host-IPC command) inherits it.
+	 */
+	if (conf->parent != NULL && conf->parent->cred_env != NULL)
+		unsetenv(conf->parent->cred_env);
 
 	/* Valid but unable to do what they seem to: with -v. */
 	for (i = 0; o->verbose && i < conf->warnings.n; i++)

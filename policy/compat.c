@@ -130,9 +130,6 @@ static const struct compat_key compat_keys_network[] = {
 	    "pisbx never terminates TLS (no certificate authority of its own "
 	    "in the sandbox): it decides on host:port and checks the TLS "
 	    "server name; remove the key" },
-	{ "parentProxy", CT_ANY, CA_REFUSE,
-	    "pisbx cannot connect through an upstream proxy yet: it dials "
-	    "allowed destinations itself" },
 };
 
 static const struct compat_key compat_keys_filesystem[] = {

@@ -57,6 +57,16 @@ static void	 pattern_warn(struct cfgctx *, const char *, const char *,
 		    const struct pattern *, struct strlist *);
 static void	 parse_network(struct cfgctx *, const char *, const json_t *,
 		    struct config *, struct policy *);
+static void	 parse_parent(struct cfgctx *, const char *, const json_t *,
+		    struct config *);
+static void	 parent_url(struct cfgctx *, const char *, const json_t *,
+		    const char *, struct parent_url *);
+static void	 parent_noproxy(struct cfgctx *, const char *,
+		    const json_t *, struct parent_proxy *);
+static void	 parent_cred(struct cfgctx *, const char *, const json_t *,
+		    struct parent_proxy *);
+static char	*parent_cred_read(struct cfgctx *, const char *,
+		    const char *, size_t *);
 static void	 parse_filesystem(struct cfgctx *, const json_t *,
 		    struct config *);
 static void	 parse_proxy(struct cfgctx *, const json_t *, struct config *);
@@ -92,11 +102,14 @@ static const char *const keys_top[] = {
 };
 static const char *const keys_network[] = {
 	"allowedDomains", "deniedDomains", "allowAllUnixSockets",
-	/* srt */
+	/* srt's, and parentProxy (pisbx's too) */
 	"deniedDomainReasons", "strictAllowlist", "allowUnixSockets",
 	"allowLocalBinding", "allowMachLookup", "httpProxyPort",
 	"socksProxyPort", "mitmProxy", "filterRequest", "tlsTerminate",
 	"parentProxy", NULL
+};
+static const char *const keys_parent[] = {
+	"http", "https", "noProxy", "credentialsFile", "credentialsEnv", NULL
 };
 static const char *const keys_network_policy[] = {
 	"allowedDomains", "deniedDomains", NULL
@@ -1028,7 +1041,261 @@ parse_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 		return;
 	cfg_bool(ctx, jpath, v, "allowAllUnixSockets",
 	    &conf->allow_all_unix_sockets);
+	if (json_object_get(v, "parentProxy") != NULL)
+		parse_parent(ctx, jpath, v, conf);
 	compat_network(ctx, jpath, v, conf);
+}
+
+/*
+ * "network.parentProxy": srt's object (http, https, noProxy) plus where
+ * the Basic credentials come from.  The credentials are read here, with
+ * the config (at start and on every reload), so a missing or unsafe
+ * file fails --check and never a connection.
+ */
+static void
+parse_parent(struct cfgctx *ctx, const char *base, const json_t *obj,
+    struct config *conf)
+{
+	char p[CONFIG_JPATH_MAX];
+	const json_t *v = json_object_get(obj, "parentProxy");
+
+	cfg_jpath_key(p, sizeof(p), base, "parentProxy");
+	if (cfg_obj_check(ctx, p, v, keys_parent) == -1)
+		return;
+	if ((conf->parent = parent_new()) == NULL) {
+		cfg_nomem(ctx, p);
+		return;
+	}
+	parent_url(ctx, p, v, "http", &conf->parent->http);
+	parent_url(ctx, p, v, "https", &conf->parent->https);
+	if (json_object_get(v, "http") == NULL &&
+	    json_object_get(v, "https") == NULL)
+		cfg_err(ctx, p, "names no upstream: give \"http\" and/or "
+		    "\"https\" (\"http://HOST:PORT\"); pisbx does not take "
+		    "one from HTTP_PROXY in its own environment");
+	parent_noproxy(ctx, p, v, conf->parent);
+	parent_cred(ctx, p, v, conf->parent);
+}
+
+/* One upstream URL (key "http" or "https"). */
+static void
+parent_url(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key, struct parent_url *out)
+{
+	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	const char *s, *why = NULL;
+	size_t len;
+
+	if ((s = cfg_string(ctx, base, obj, key, &len)) == NULL)
+		return;
+	if (parent_url_parse(s, len, out, &why) == 0)
+		return;
+	cfg_jpath_key(p, sizeof(p), base, key);
+	/* Quoted only when it holds no credentials. */
+	if (memchr(s, '@', len) != NULL)
+		cfg_err(ctx, p, "%s", why);
+	else {
+		cfg_quote(q, sizeof(q), s, len);
+		cfg_err(ctx, p, "invalid upstream proxy %s: %s", q, why);
+	}
+}
+
+/*
+ * "noProxy": an array of pisbx patterns, or srt's comma-separated
+ * NO_PROXY string.
+ */
+static void
+parent_noproxy(struct cfgctx *ctx, const char *base, const json_t *obj,
+    struct parent_proxy *pp)
+{
+	char p[CONFIG_JPATH_MAX], ip[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
+	const json_t *v, *item;
+	const char *s, *e, *why;
+	size_t i, len;
+
+	if ((v = json_object_get(obj, "noProxy")) == NULL)
+		return;
+	cfg_jpath_key(p, sizeof(p), base, "noProxy");
+	if (json_is_string(v)) {
+		s = json_string_value(v);
+		len = json_string_length(v);
+		for (i = 0; s < json_string_value(v) + len; i++, s = e + 1) {
+			if ((e = memchr(s, ',', (size_t)(json_string_value(v) +
+			    len - s))) == NULL)
+				e = json_string_value(v) + len;
+			/* "a,,b" and a trailing comma: NO_PROXY skips them. */
+			if (strspn(s, " \t") >= (size_t)(e - s))
+				continue;
+			if (parent_noproxy_add(pp, s, (size_t)(e - s), 1,
+			    &why) == 0)
+				continue;
+			cfg_quote(got, sizeof(got), s, (size_t)(e - s));
+			cfg_err(ctx, p, "entry %zu %s: %s", i, got, why);
+		}
+		return;
+	}
+	if (!json_is_array(v)) {
+		cfg_describe(got, sizeof(got), v);
+		cfg_err(ctx, p, "expected an array of patterns (or srt's "
+		    "comma-separated string), got %s", got);
+		return;
+	}
+	json_array_foreach(v, i, item) {
+		cfg_jpath_index(ip, sizeof(ip), p, i);
+		cfg_describe(got, sizeof(got), item);
+		if (!json_is_string(item)) {
+			cfg_err(ctx, ip, "expected a pattern string, got %s",
+			    got);
+			continue;
+		}
+		if (parent_noproxy_add(pp, json_string_value(item),
+		    json_string_length(item), 0, &why) == -1)
+			cfg_err(ctx, ip, "invalid pattern %s: %s", got, why);
+	}
+}
+
+/* "credentialsFile" or "credentialsEnv": at most one; read now. */
+static void
+parent_cred(struct cfgctx *ctx, const char *base, const json_t *obj,
+    struct parent_proxy *pp)
+{
+	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX], *cred = NULL;
+	const char *file, *env, *val, *why;
+	size_t flen, elen, len = 0;
+
+	file = cfg_string(ctx, base, obj, "credentialsFile", &flen);
+	env = cfg_string(ctx, base, obj, "credentialsEnv", &elen);
+	if (file != NULL && env != NULL) {
+		cfg_err(ctx, base, "give \"credentialsFile\" or "
+		    "\"credentialsEnv\", not both");
+		return;
+	}
+	if (file != NULL) {
+		cfg_jpath_key(p, sizeof(p), base, "credentialsFile");
+		if (cfg_abs_path(ctx, p, file, flen, PATH_MAX) == -1)
+			return;
+		if ((pp->cred_file = strdup(file)) == NULL) {
+			cfg_nomem(ctx, p);
+			return;
+		}
+		if ((cred = parent_cred_read(ctx, p, file, &len)) == NULL)
+			return;
+		val = cred;
+	} else if (env != NULL) {
+		cfg_jpath_key(p, sizeof(p), base, "credentialsEnv");
+		if (!env_name_valid(env, elen)) {
+			cfg_quote(q, sizeof(q), env, elen);
+			cfg_err(ctx, p, "expected an environment variable "
+			    "name ([A-Za-z_][A-Za-z0-9_]*), got %s", q);
+			return;
+		}
+		if ((pp->cred_env = strdup(env)) == NULL) {
+			cfg_nomem(ctx, p);
+			return;
+		}
+		if ((val = getenv(env)) == NULL || val[0] == '\0') {
+			cfg_err(ctx, p, "the environment variable %s is %s: "
+			    "set it to USER:PASSWORD", env, val == NULL ?
+			    "not set" : "empty");
+			return;
+		}
+		len = strlen(val);
+	} else
+		return;
+	if (parent_auth_set(pp, val, len, &why) == -1) {
+		cfg_quote(q, sizeof(q), file != NULL ? file : env,
+		    file != NULL ? flen : elen);
+		cfg_err(ctx, p, "%s%s: %s", file != NULL ? "the file " :
+		    "the variable ", q, why);
+	}
+	if (cred != NULL) {
+		explicit_bzero(cred, len);
+		free(cred);
+	}
+}
+
+/*
+ * Read a credentials file: a regular file of one line, which others may
+ * not read and only its owner (the user or root) may write.  The line
+ * without its end (malloc'ed, *len bytes), or NULL after an error.
+ */
+static char *
+parent_cred_read(struct cfgctx *ctx, const char *jpath, const char *path,
+    size_t *lenp)
+{
+	struct stat st;
+	char buf[PARENT_CRED_MAX + 3], q[CONFIG_QUOTE_MAX], *d = NULL;
+	size_t len = 0;
+	ssize_t r;
+	int fd;
+
+	cfg_quote(q, sizeof(q), path, strlen(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd == -1) {
+		cfg_err(ctx, jpath, "cannot open %s: %s", q,
+		    strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1) {
+		cfg_err(ctx, jpath, "cannot stat %s: %s", q,
+		    strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		cfg_err(ctx, jpath, "%s is not a regular file", q);
+		goto out;
+	}
+	if ((st.st_mode & (S_IRWXO | S_IWGRP)) != 0) {
+		cfg_err(ctx, jpath, "%s is open to others (mode %04o): it "
+		    "holds a password (chmod 600 the file)", q,
+		    (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		cfg_err(ctx, jpath, "%s belongs to uid %u: only a file of "
+		    "this user (uid %u) or of root is trusted", q,
+		    (unsigned)st.st_uid, (unsigned)geteuid());
+		goto out;
+	}
+	for (;;) {
+		r = read(fd, buf + len, sizeof(buf) - len);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1) {
+			cfg_err(ctx, jpath, "cannot read %s: %s", q,
+			    strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (len == sizeof(buf)) {
+			cfg_err(ctx, jpath, "%s is longer than %d bytes: it "
+			    "should hold one line USER:PASSWORD", q,
+			    PARENT_CRED_MAX);
+			goto out;
+		}
+	}
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	if (len > 0 && buf[len - 1] == '\r')
+		len--;
+	if (len == 0) {
+		cfg_err(ctx, jpath, "%s is empty: it should hold one line "
+		    "USER:PASSWORD", q);
+		goto out;
+	}
+	if ((d = malloc(len + 1)) == NULL) {
+		cfg_nomem(ctx, jpath);
+		goto out;
+	}
+	memcpy(d, buf, len);
+	d[len] = '\0';
+	*lenp = len;
+out:
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
+	return d;
 }
 
 static void
@@ -1550,6 +1817,7 @@ config_free(struct config *conf)
 	free(conf->policy_from);
 	if (conf->policy != NULL)
 		policy_free(conf->policy);
+	parent_free(conf->parent);
 	strlist_free(&conf->listen);
 	strlist_free(&conf->resolver_servers);
 	free(conf->hosts_file);

@@ -49,6 +49,7 @@ struct policy_table {
 
 struct policy {
 	struct policy_table	 list[2];	/* POLICY_DENY, POLICY_ALLOW */
+	int			 short_suffix;	/* a "*.tld" entry (noProxy) */
 };
 
 /* The looked-up host: its hash and those of its wildcard suffixes. */
@@ -253,6 +254,8 @@ policy_add(struct policy *p, enum policy_list list, const struct pattern *pat)
 		return -1;
 	*copy = *pat;
 	copy->reason = NULL;
+	if (pat->kind == PATTERN_WILDCARD && memchr(key, '.', keylen) == NULL)
+		p->short_suffix = 1;
 	if (pat->kind == PATTERN_ANY)
 		memset(&copy->host, 0, sizeof(copy->host));
 	if (pat->port == 0)
@@ -337,7 +340,8 @@ policy_key_init(struct policy_key *k, const struct policy *p,
 	    (p->list[0].nkind[PATTERN_WILDCARD] != 0 ||
 	    p->list[1].nkind[PATTERN_WILDCARD] != 0);
 	for (i = k->len; i > 0; i--) {
-		if (wild && s[i - 1] == '.' && dots++ > 0 &&
+		if (wild && s[i - 1] == '.' && (dots++ > 0 ||
+		    p->short_suffix) &&
 		    k->nsuf < POLICY_MAX_LABELS) {
 			k->suf[k->nsuf].off = i;
 			k->suf[k->nsuf].hash = th;

@@ -13,6 +13,9 @@
 
 #define HINT_DEFAULT_NAME	"(embedded default)"
 
+static int	 policy_hint_parent(const struct config *, const char *,
+		    const char *, const char *, char *, size_t);
+
 /*
  * The file a person edits: the config that decided, or, when the embedded
  * default did, the per-user file pisbx would read next time.
@@ -69,6 +72,10 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 		return 0;
 	}
 	policy_hint_file(conf, file, sizeof(file));
+	policy_hint_entry(h, port, entry, sizeof(entry));
+	/* The upstream proxy comes from pisbx's own config, supervised too. */
+	if (strncmp(reason, "parent-", 7) == 0)
+		return policy_hint_parent(conf, reason, entry, file, buf, len);
 	if (strncmp(reason, "deny-list:", 10) == 0) {
 		snprintf(buf, len, "\"%s\" in network.deniedDomains of %s "
 		    "refuses it, whatever network.allowedDomains says",
@@ -89,7 +96,6 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 		    HOST_LOOPBACK_NAME);
 		return 0;
 	}
-	policy_hint_entry(h, port, entry, sizeof(entry));
 	if (strcmp(reason, "non-public-address") == 0) {
 		snprintf(buf, len, "to allow it, add the exact entry \"%s\" to "
 		    "network.allowedDomains in %s (only an exact entry reaches "
@@ -100,6 +106,50 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 	    strncmp(reason, "review:", 7) == 0) {
 		snprintf(buf, len, "to allow it, add \"%s\" to "
 		    "network.allowedDomains in %s", entry, file);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * What a person can do when the upstream proxy (network.parentProxy)
+ * refused or failed: its credentials, its reachability -- never a way
+ * around it.  Its policy is its administrators'.
+ */
+static int
+policy_hint_parent(const struct config *conf, const char *reason,
+    const char *entry, const char *file, char *buf, size_t len)
+{
+	const struct parent_proxy	*pp = conf->parent;
+
+	if (pp == NULL)
+		return -1;
+	if (strcmp(reason, "parent-auth") == 0) {
+		if (pp->cred_file != NULL)
+			snprintf(buf, len, "check the upstream proxy's "
+			    "credentials in %s (network.parentProxy."
+			    "credentialsFile in %s)", pp->cred_file, file);
+		else if (pp->cred_env != NULL)
+			snprintf(buf, len, "check the upstream proxy's "
+			    "credentials in $%s (network.parentProxy."
+			    "credentialsEnv in %s)", pp->cred_env, file);
+		else
+			snprintf(buf, len, "the upstream proxy wants "
+			    "credentials: set network.parentProxy."
+			    "credentialsFile or credentialsEnv in %s", file);
+		return 0;
+	}
+	if (strcmp(reason, "parent-refused") == 0) {
+		snprintf(buf, len, "pisbx allowed it; the upstream proxy "
+		    "(network.parentProxy in %s) refused it by its own policy, "
+		    "which its administrators set", file);
+		return 0;
+	}
+	if (strcmp(reason, "parent-error") == 0) {
+		snprintf(buf, len, "check that the upstream proxy "
+		    "(network.parentProxy in %s) is up and can reach it; a "
+		    "host this machine reaches directly goes in "
+		    "network.parentProxy.noProxy (\"%s\")", file, entry);
 		return 0;
 	}
 	return -1;

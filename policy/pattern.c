@@ -24,7 +24,7 @@ pattern_space(char c)
 }
 
 int
-pattern_parse(const char *in, size_t len, int deny_list, struct pattern *out,
+pattern_parse(const char *in, size_t len, int flags, struct pattern *out,
     const char **errstr)
 {
 	const char	*portp;
@@ -70,7 +70,7 @@ pattern_parse(const char *in, size_t len, int deny_list, struct pattern *out,
 		    "sign or leading zero";
 		return -1;
 	}
-	if (pattern_host(in, hostlen, deny_list, out, errstr) == -1)
+	if (pattern_host(in, hostlen, flags, out, errstr) == -1)
 		return -1;
 	out->port = port;
 
@@ -95,7 +95,7 @@ pattern_parse(const char *in, size_t len, int deny_list, struct pattern *out,
 
 /* The host part of a pattern: "*", "*.suffix" or one host. */
 static int
-pattern_host(const char *in, size_t len, int deny_list, struct pattern *out,
+pattern_host(const char *in, size_t len, int flags, struct pattern *out,
     const char **errstr)
 {
 	if (len == 0) {
@@ -103,7 +103,7 @@ pattern_host(const char *in, size_t len, int deny_list, struct pattern *out,
 		return -1;
 	}
 	if (len == 1 && in[0] == '*') {
-		if (!deny_list) {
+		if (!(flags & PATTERN_DENY_LIST)) {
 			*errstr = "a bare '*' is only allowed in deniedDomains";
 			return -1;
 		}
@@ -123,7 +123,8 @@ pattern_host(const char *in, size_t len, int deny_list, struct pattern *out,
 			    "an IP address";
 			return -1;
 		}
-		if (strchr(out->host.text, '.') == NULL) {
+		if (strchr(out->host.text, '.') == NULL &&
+		    !(flags & PATTERN_SHORT_SUFFIX)) {
 			*errstr = "wildcard too broad: '*.' must be followed "
 			    "by at least two labels ('*.example.com', not "
 			    "'*.com')";

@@ -104,12 +104,16 @@ struct pattern {
 	char	       *reason;	/* deny list: its deniedDomainReasons text */
 };
 
+/* pattern_parse flags */
+#define PATTERN_DENY_LIST	0x01	/* the bare "*" form is allowed */
+#define PATTERN_SHORT_SUFFIX	0x02	/* "*.internal": one label after "*." */
+
 /*
  * Parse one allowedDomains/deniedDomains entry (already a C string; it is
- * trimmed here).  deny_list permits the bare "*" form.  Returns 0, or -1
- * with *errstr set.
+ * trimmed here).  flags: PATTERN_DENY_LIST, PATTERN_SHORT_SUFFIX (routing
+ * lists, which grant nothing).  Returns 0, or -1 with *errstr set.
  */
-int	 pattern_parse(const char *in, size_t len, int deny_list,
+int	 pattern_parse(const char *in, size_t len, int flags,
 	    struct pattern *out, const char **errstr);
 
 /* eval.c */
@@ -194,6 +198,75 @@ const char	*glob_base(const struct glob *);
 const char	*glob_text(const struct glob *);
 void		 glob_free(struct glob *);
 
+/* parent.c */
+#define PARENT_CRED_MAX		1024	/* "user:password" octets */
+
+/* One upstream proxy: http://HOST[:PORT] (network.parentProxy.http/https). */
+struct parent_url {
+	int		 set;
+	struct host	 host;		/* canonical; a name is resolved */
+	uint16_t	 port;
+	char		 text[TARGET_TEXT_MAX];	/* "host:port", for people */
+};
+
+/* A noProxy address range: matches IP-literal targets only. */
+struct parent_cidr {
+	int		 family;	/* AF_INET, AF_INET6 */
+	uint8_t		 addr[16];
+	unsigned	 bits;
+};
+
+/*
+ * network.parentProxy: where allowed connections go after pisbx decided,
+ * and which go direct.  The credentials are kept only as the header value
+ * they become.
+ */
+struct parent_proxy {
+	struct parent_url  http;	/* forwarded HTTP, tunnels not to 443 */
+	struct parent_url  https;	/* tunnels to port 443 */
+	struct policy	  *direct;	/* noProxy patterns (its allow list) */
+	struct parent_cidr *cidr;	/* noProxy ranges */
+	size_t		   ncidr;
+	int		   direct_all;	/* noProxy "*" */
+	char		  *auth;	/* "Basic <base64>", or NULL */
+	size_t		   authlen;
+	char		  *cred_file;	/* where the credentials come from */
+	char		  *cred_env;
+};
+
+struct parent_proxy *parent_new(void);
+/* Frees the proxy and wipes the credentials it holds. */
+void		 parent_free(struct parent_proxy *);
+/*
+ * Parse an upstream URL: "http://HOST[:PORT][/]", PORT 80 by default.
+ * No credentials, path, query or fragment; https:// and other schemes are
+ * refused.  0, or -1 with *errstr.
+ */
+int		 parent_url_parse(const char *, size_t, struct parent_url *,
+		    const char **errstr);
+/*
+ * Add one noProxy entry.  pisbx's own form (srt_form 0) is a pattern as
+ * in allowedDomains (a suffix after "*." may be one label: "*.internal"),
+ * "*", or an address range "10.0.0.0/8", "[fd00::]/8".  The srt / NO_PROXY
+ * form (srt_form 1) also reads "example.com" and ".example.com" as the
+ * name and every name below it.  0, or -1 with *errstr.
+ */
+int		 parent_noproxy_add(struct parent_proxy *, const char *,
+		    size_t, int srt_form, const char **errstr);
+/*
+ * Set the credentials "user:password" (never quoted in an error).
+ * 0, or -1 with *errstr.
+ */
+int		 parent_auth_set(struct parent_proxy *, const char *, size_t,
+		    const char **errstr);
+/*
+ * The upstream a connection to host:port goes through, or NULL when it
+ * goes direct: loopback addresses, "localhost" and names below it, and
+ * what noProxy lists.  tls: a tunnel to port 443 (the https upstream).
+ */
+const struct parent_url *parent_route(const struct parent_proxy *,
+		    const struct host *, uint16_t port, int tls);
+
 /* addr.c */
 /*
  * NULL when the address is public; otherwise the name of its special-
@@ -271,6 +344,7 @@ struct config {
 	int		 allow_all_unix_sockets;
 	struct strlist	 allow_unix_sockets;	/* absolute socket paths */
 	int		 strict_allowlist;	/* srt: no review for others */
+	struct parent_proxy *parent;	/* network.parentProxy, or NULL */
 
 	/* proxy */
 	struct strlist	 listen;	/* "127.0.0.1:3128", "[::1]:0", "/path" */

@@ -260,6 +260,8 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 			    r->reason ? r->reason : "-");
 		if (r->addr != NULL && r->addr[0] != '\0')
 			fprintf(f, " via %s", r->addr);
+		if (r->parent != NULL)
+			fprintf(f, " parent=%s", r->parent);
 		if (r->close)
 			fprintf(f, " up=%llu down=%llu ms=%llu end=%s",
 			    (unsigned long long)r->bytes_up,
@@ -304,6 +306,8 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 	}
 	if (r->addr != NULL && r->addr[0] != '\0')
 		alog_add_clean(&l, "addr", r->addr);
+	if (r->parent != NULL)
+		alog_add_clean(&l, "parent", r->parent);
 	if (r->close) {
 		alog_add_int(&l, "bytes_up", (long long)r->bytes_up);
 		alog_add_int(&l, "bytes_down", (long long)r->bytes_down);

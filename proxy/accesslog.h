@@ -22,6 +22,7 @@ struct alog_rec {
 	const char	*decision;	/* NULL: none was made */
 	const char	*reason;
 	const char	*addr;
+	const char	*parent;	/* the upstream proxy used, or NULL */
 	const char	*error;
 	const char	*end;		/* close: why the connection ended */
 	uint64_t	 bytes_up;

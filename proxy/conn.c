@@ -43,8 +43,6 @@ static void	 conn_event_cb(struct bufferevent *, short, void *);
 static void	 conn_flush_cb(struct bufferevent *, void *);
 static void	 conn_flush_event_cb(struct bufferevent *, short, void *);
 static void	 conn_timer_cb(evutil_socket_t, short, void *);
-static void	 conn_deny(struct conn *, const char *, const char *,
-		    enum conn_err);
 static void	 conn_review_cb(enum review_result, enum review_scope,
 		    const char *, void *);
 static void	 conn_watch_gone(struct conn *);
@@ -63,8 +61,9 @@ static int	 conn_addr_ok(struct conn *, const struct sockaddr *,
 		    char *, size_t);
 static void	 conn_connect_next(struct conn *);
 static void	 conn_connect_cb(evutil_socket_t, short, void *);
+static void	 conn_connect_done(struct conn *, int, int);
 static int	 conn_peer_check(struct conn *, int);
-static void	 conn_connected(struct conn *);
+static void	 conn_dial_parent(struct conn *);
 static const char *proto_name(enum conn_proto);
 static void	 conn_record(struct conn *, struct alog_rec *);
 
@@ -276,7 +275,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 			conn_close(c, "header-timeout");
 		break;
 	case CONN_RELAY:
-		if (c->peek_wait) {
+		if (relay_peek_waiting(c)) {
 			relay_peek_timeout(c);
 			break;
 		}
@@ -354,6 +353,11 @@ conn_close(struct conn *c, const char *end)
 		conn_decide(c, 0, c->refuse, c->error);
 		conn_log_decision(c);
 	}
+	/* A request sent to the upstream proxy, gone before its answer. */
+	if (c->decision_wait) {
+		c->decision_wait = 0;
+		conn_log_decision(c);
+	}
 	event_base_gettimeofday_cached(px->base, &now);
 	timersub(&now, &c->start, &d);
 	conn_record(c, &r);
@@ -375,6 +379,7 @@ conn_close(struct conn *c, const char *end)
 		event_free(c->connect_ev);
 	if (c->connect_fd != -1)
 		close(c->connect_fd);
+	parent_conn_free(c);
 	relay_free(c);
 	if (c->upstream != NULL)
 		bufferevent_free(c->upstream);
@@ -408,6 +413,7 @@ conn_record(struct conn *c, struct alog_rec *r)
 	r->decision = c->decision;
 	r->reason = c->reason;
 	r->addr = c->addr;
+	r->parent = parent_conn_via(c);
 	r->error = c->error;
 }
 
@@ -445,6 +451,7 @@ conn_log_decision(struct conn *c)
 {
 	struct alog_rec r;
 
+	c->decision_wait = 0;
 	conn_record(c, &r);
 	accesslog_write(c->px->alog, &r);
 	log_info("conn %llu: %s %s:%u %s (%s)", (unsigned long long)c->id,
@@ -470,7 +477,7 @@ conn_fail(struct conn *c, enum conn_err err)
 }
 
 /* Deny, log, tell whoever asked to know, and answer. */
-static void
+void
 conn_deny(struct conn *c, const char *reason, const char *detail,
     enum conn_err err)
 {
@@ -479,7 +486,9 @@ conn_deny(struct conn *c, const char *reason, const char *detail,
 
 	conn_decide(c, 0, reason, detail);
 	conn_log_decision(c);
-	if (err == CERR_DENY && c->px->refused != NULL && c->have_target) {
+	/* Refusals, and what the upstream proxy did to an allowed one. */
+	if ((err == CERR_DENY || strncmp(reason, "parent-", 7) == 0) &&
+	    c->px->refused != NULL && c->have_target) {
 		memset(&r, 0, sizeof(r));
 		r.host = c->host.text;
 		r.port = c->port;
@@ -703,13 +712,15 @@ conn_addr_ok(struct conn *c, const struct sockaddr *sa, char *why,
 	const char *cls;
 	char a[64];
 
-	sockaddr_format(sa, a, sizeof(a));
+	/* The address is written out only for a refusal: it costs. */
 	if (proxy_own_addr(c->px, sa)) {
+		sockaddr_format(sa, a, sizeof(a));
 		snprintf(why, whylen, "%s is the proxy's own listener", a);
 		return 0;
 	}
 	if ((cls = addr_class(sa)) != NULL &&
 	    !policy_exact_allowed(conn_config(c)->policy, &c->host, c->port)) {
+		sockaddr_format(sa, a, sizeof(a));
 		snprintf(why, whylen, "%s is %s (non-public; only an exact "
 		    "allowedDomains entry permits it)", a, cls);
 		return 0;
@@ -721,8 +732,15 @@ static void
 conn_resolve(struct conn *c)
 {
 	char why[256];
+	int via;
 
 	c->state = CONN_RESOLVE;
+	if ((via = parent_conn_select(c)) == -1) {
+		conn_deny(c, "connect-error", "out of memory", CERR_FAILURE);
+		return;
+	}
+	/* Through the upstream proxy, a forwarded request's answer decides. */
+	c->decision_wait = via && c->proto == PROTO_HTTP;
 
 	/* HTTP keep-alive: the same checked target on a live upstream. */
 	if (c->upstream != NULL && c->proto == PROTO_HTTP) {
@@ -740,6 +758,19 @@ conn_resolve(struct conn *c)
 			return;
 		}
 		conn_connect_next(c);
+		return;
+	}
+	/*
+	 * An address target is checked whatever the route: the upstream
+	 * proxy would reach a non-public address as readily as we would.
+	 */
+	if (via && c->host.kind != HOST_NAME && !conn_literal_ok(c, why,
+	    sizeof(why))) {
+		conn_deny(c, "non-public-address", why, CERR_DENY);
+		return;
+	}
+	if (via) {
+		conn_dial_parent(c);
 		return;
 	}
 	if (c->host.kind == HOST_NAME) {
@@ -800,6 +831,10 @@ conn_dns_cb(const struct sockaddr_storage *addrs, size_t n, const char *err,
 	size_t i;
 
 	c->dnsq = NULL;
+	if (c->parent_dial) {
+		parent_conn_addrs(c, addrs, n, err);
+		return;
+	}
 	if (n == 0) {
 		snprintf(detail, sizeof(detail), "%s: %s", c->host.text,
 		    err != NULL ? err : "no addresses");
@@ -819,6 +854,31 @@ conn_dns_cb(const struct sockaddr_storage *addrs, size_t n, const char *err,
 		conn_deny(c, "non-public-address", detail, CERR_DENY);
 		return;
 	}
+	conn_connect_next(c);
+}
+
+/*
+ * The target goes through the upstream proxy: pisbx resolves the proxy's
+ * name, never the target's (the gateway does; behind one, this machine
+ * often cannot).
+ */
+static void
+conn_dial_parent(struct conn *c)
+{
+	c->parent_dial = 1;
+	if (parent_conn_name(c) == NULL) {
+		parent_conn_addrs(c, NULL, 0, NULL);
+		return;
+	}
+	c->dnsq = dns_lookup(c->px->dns, parent_conn_name(c),
+	    parent_conn_port(c), conn_dns_cb, c);
+	if (c->dnsq == NULL)
+		conn_deny(c, "parent-error", "out of memory", CERR_FAILURE);
+}
+
+void
+conn_dial(struct conn *c)
+{
 	conn_connect_next(c);
 }
 
@@ -848,6 +908,7 @@ conn_connect_next(struct conn *c)
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		event_base_gettimeofday_cached(c->px->base, &c->connect_start);
 		if (connect(fd, sa, len) == -1 && errno != EINPROGRESS) {
 			c->connect_errno = errno;
 			c->connect_timedout = 0;
@@ -863,7 +924,14 @@ conn_connect_next(struct conn *c)
 			struct pollfd pfd = { fd, POLLOUT, 0 };
 
 			if (poll(&pfd, 1, 0) == 1) {
-				conn_connect_cb(fd, EV_WRITE, c);
+				/*
+				 * Writable and no error or hang-up: connected,
+				 * and SO_ERROR has nothing to say.
+				 */
+				if (pfd.revents == POLLOUT)
+					conn_connect_done(c, fd, 0);
+				else
+					conn_connect_cb(fd, EV_WRITE, c);
 				return;
 			}
 		}
@@ -901,6 +969,10 @@ conn_connect_next(struct conn *c)
 		snprintf(detail, sizeof(detail), "connect to %s: %s", c->addr,
 		    strerror(c->connect_errno));
 	}
+	if (c->parent_dial) {
+		parent_conn_unreachable(c, detail, err == CERR_TIMEOUT);
+		return;
+	}
 	conn_deny(c, "connect-error", detail, err);
 }
 
@@ -924,6 +996,13 @@ conn_connect_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
 		soerr = errno;
+	conn_connect_done(c, fd, soerr);
+}
+
+/* The handshake on fd is over: soerr 0 (connected) or why it failed. */
+static void
+conn_connect_done(struct conn *c, int fd, int soerr)
+{
 	if (soerr != 0) {
 		c->connect_timedout = 0;
 		c->connect_errno = soerr;
@@ -943,6 +1022,11 @@ conn_connect_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	relay_tune(c->upstream);
+	/* A tunnel through the upstream proxy: its CONNECT comes first. */
+	if (c->parent_dial && c->proto != PROTO_HTTP) {
+		parent_conn_handshake(c);
+		return;
+	}
 	conn_connected(c);
 }
 
@@ -992,14 +1076,15 @@ conn_redial(struct conn *c)
 	c->connect_errno = 0;
 	c->connect_timedout = 0;
 	c->redial = 1;
+	c->parent_dial = parent_conn_via(c) != NULL;
 	conn_connect_next(c);
 }
 
-/* The target is dialled: log the allow and let the protocol go on. */
-static void
+void
 conn_connected(struct conn *c)
 {
-	if (!c->redial)
+	c->parent_dial = 0;
+	if (!c->redial && !c->decision_wait)
 		conn_log_decision(c);
 	c->redial = 0;
 	c->state = CONN_RELAY;

@@ -43,6 +43,7 @@ struct body {
 	struct chunk_decoder	 dec;
 	int			 raw;	/* chunked in, plain out (HTTP/1.0) */
 	int			 done;
+	int			 paused;	/* reads off: the receiver is behind */
 };
 
 enum resp_state {
@@ -90,20 +91,33 @@ static void	 http_put_headers(struct evbuffer *, const struct http_msg *,
 static int	 body_forward(struct body *, struct evbuffer *,
 		    struct evbuffer *, uint64_t *);
 static void	 http_drop_upstream(struct conn *);
-static const char *http_status_text(int);
+static void	 http_backpressure(struct bufferevent *, struct bufferevent *,
+		    struct body *);
 
-static const char *
+const char *
 http_status_text(int status)
 {
 	switch (status) {
 	case 400:
 		return "Bad Request";
+	case 401:
+		return "Unauthorized";
 	case 403:
 		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 407:
+		return "Proxy Authentication Required";
 	case 408:
 		return "Request Timeout";
+	case 429:
+		return "Too Many Requests";
 	case 431:
 		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
 	case 501:
 		return "Not Implemented";
 	case 502:
@@ -215,8 +229,12 @@ http_fail(struct conn *c, enum conn_err err)
 		break;
 	case CERR_TIMEOUT:
 		status = 504;
-		snprintf(text, sizeof(text), "cannot reach %s: %s", target,
-		    c->error ? c->error : "connect timed out");
+		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
+		    hint, sizeof(hint)) == -1)
+			hint[0] = '\0';
+		snprintf(text, sizeof(text), "cannot reach %s: %s%s%s", target,
+		    c->error ? c->error : "connect timed out",
+		    hint[0] != '\0' ? "; " : "", hint);
 		break;
 	case CERR_DNS:
 	case CERR_REFUSED:
@@ -225,9 +243,13 @@ http_fail(struct conn *c, enum conn_err err)
 	case CERR_FAILURE:
 	default:
 		status = 502;
-		snprintf(text, sizeof(text), "cannot reach %s: %s%s%s",
+		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
+		    hint, sizeof(hint)) == -1)
+			hint[0] = '\0';
+		snprintf(text, sizeof(text), "cannot reach %s: %s%s%s%s%s",
 		    target, c->reason, c->error ? ": " : "",
-		    c->error ? c->error : "");
+		    c->error ? c->error : "", hint[0] != '\0' ? "; " : "",
+		    hint);
 		break;
 	}
 	http_error(c, status, c->reason, text, c->reason);
@@ -261,9 +283,9 @@ http_client_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 
-	if (c->upstream_paused && c->upstream != NULL &&
+	if (c->http->resp.paused && c->upstream != NULL &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) <= RELAY_LOW) {
-		c->upstream_paused = 0;
+		c->http->resp.paused = 0;
 		bufferevent_enable(c->upstream, EV_READ);
 	}
 }
@@ -277,7 +299,6 @@ http_client_event_cb(struct bufferevent *bev, short what, void *arg)
 	if ((what & BEV_EVENT_EOF) && h->state == H_FORWARD && h->req.done) {
 		/* The client half-closed after its request: answer, close. */
 		h->client_keep = 0;
-		c->client_eof = 1;
 		bufferevent_disable(bev, EV_READ);
 		return;
 	}
@@ -443,7 +464,8 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	}
 	c->proto = PROTO_HTTP;
 	target_format(target, sizeof(target), &host, port);
-	if (c->upstream != NULL && strcmp(target, h->up_target) != 0)
+	if (c->upstream != NULL && (strcmp(target, h->up_target) != 0 ||
+	    !parent_conn_keeps(c, &host, port)))
 		http_drop_upstream(c);
 
 	/* The request for upstream: origin-form, checked Host, no hops. */
@@ -490,6 +512,20 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	conn_authorise(c);
 }
 
+/*
+ * Backpressure: stop reading from src while dst's output holds more than
+ * RELAY_HIGH bytes; the write callbacks resume it at RELAY_LOW.
+ */
+static void
+http_backpressure(struct bufferevent *src, struct bufferevent *dst,
+    struct body *b)
+{
+	if (evbuffer_get_length(bufferevent_get_output(dst)) >= RELAY_HIGH) {
+		bufferevent_disable(src, EV_READ);
+		b->paused = 1;
+	}
+}
+
 /* Forget the upstream of an earlier request (another target now). */
 static void
 http_drop_upstream(struct conn *c)
@@ -499,8 +535,8 @@ http_drop_upstream(struct conn *c)
 		c->upstream = NULL;
 	}
 	c->http->up_target[0] = '\0';
-	c->upstream_paused = 0;
-	c->client_paused = 0;
+	c->http->resp.paused = 0;
+	c->http->req.paused = 0;
 }
 
 void
@@ -547,6 +583,14 @@ http_connected(struct conn *c)
 	    NULL))
 		evbuffer_add(h->retry_head, evbuffer_pullup(h->req_head, -1),
 		    n);
+	/* To the upstream proxy: absolute-form, its credentials. */
+	if (parent_conn_via(c) != NULL &&
+	    parent_conn_http_head(c, h->req_head) == -1) {
+		conn_error(c, "cannot write the request for the upstream "
+		    "proxy");
+		conn_close(c, "out-of-memory");
+		return;
+	}
 	evbuffer_add_buffer(bufferevent_get_output(c->upstream), h->req_head);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
@@ -581,7 +625,7 @@ http_forward_request(struct conn *c)
 		bufferevent_disable(c->client, EV_READ);
 		return;
 	}
-	relay_backpressure(c, c->client, c->upstream);
+	http_backpressure(c->client, c->upstream, &c->http->req);
 }
 
 static void
@@ -589,9 +633,9 @@ http_up_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 
-	if (c->client_paused && !c->http->req.done &&
+	if (c->http->req.paused && !c->http->req.done &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) <= RELAY_LOW) {
-		c->client_paused = 0;
+		c->http->req.paused = 0;
 		bufferevent_enable(c->client, EV_READ);
 	}
 }
@@ -638,6 +682,20 @@ http_response_head(struct conn *c)
 			c->bytes_down += evbuffer_get_length(out) - before;
 			evbuffer_drain(in, (size_t)n);
 			continue;
+		}
+		/*
+		 * Through the upstream proxy the decision record waits for
+		 * its answer: a 407 is the proxy's (an origin has no use for
+		 * it) and refuses the request; any other answer is passed on
+		 * as it came, since pisbx cannot tell the gateway's from the
+		 * origin's.
+		 */
+		if (c->decision_wait) {
+			if (m.status == 407) {
+				parent_conn_auth_refused(c, 407);
+				return -1;
+			}
+			conn_log_decision(c);
 		}
 		memset(&h->resp, 0, sizeof(h->resp));
 		if (h->head_request || m.status == 204 || m.status == 304)
@@ -703,7 +761,7 @@ http_up_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		}
 		if (r == 0) {
-			relay_backpressure(c, c->upstream, c->client);
+			http_backpressure(c->upstream, c->client, &h->resp);
 			return;
 		}
 		h->rstate = R_DONE;
@@ -749,6 +807,10 @@ http_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		conn_redial(c);
 		return;
 	}
+	if (h->rstate == R_HEAD && !h->resp_started && c->decision_wait) {
+		parent_conn_no_answer(c);
+		return;
+	}
 	if (h->rstate == R_HEAD && !h->resp_started) {
 		conn_error(c, "%s", (what & BEV_EVENT_EOF) ?
 		    "upstream closed without a response" :
@@ -783,7 +845,6 @@ http_response_done(struct conn *c)
 	h->rstate = R_DONE;
 	c->state = CONN_READ_REQUEST;
 	memset(&h->req, 0, sizeof(h->req));
-	c->client_paused = 0;
 	bufferevent_enable(c->client, EV_READ);
 	conn_timer_set(c, conf->header_timeout_ms);
 	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)

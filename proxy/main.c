@@ -265,7 +265,7 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	if (getcwd(cwd, sizeof(cwd)) != NULL)
 		opts.cwd = cwd;
-	if ((ms.base = event_base_new()) == NULL)
+	if ((ms.base = proxy_base_new()) == NULL)
 		errx(1, "cannot create the event loop");
 	/*
 	 * proxy_new takes ownership of conf, but the listen strings may

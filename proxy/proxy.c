@@ -10,12 +10,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "common/log.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
 #include "proxy/proxy_int.h"
 
 static struct pgen *pgen_new(struct proxy *, struct config *);
+
+/*
+ * With epoll's changelist, the event changes made during one loop turn
+ * are applied together before the next wait, and a change undone in the
+ * same turn costs nothing: a connection whose request arrived with its
+ * accept used to register its socket for reading and remove it again
+ * straight away, and a tunnel's sockets change hands from the
+ * bufferevents to the relay -- an epoll_ctl(2) each, on every new
+ * connection's critical path.  (The changelist's one hazard is a
+ * registered descriptor dup()ed elsewhere; the proxy dups none.)
+ */
+struct event_base *
+proxy_base_new(void)
+{
+	struct event_config *cfg;
+	struct event_base *base;
+
+	if ((cfg = event_config_new()) == NULL)
+		return NULL;
+	event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+	base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	return base;
+}
 
 static struct pgen *
 pgen_new(struct proxy *px, struct config *conf)

@@ -38,6 +38,8 @@ struct proxy_opts {
 	void		*refused_arg;
 };
 
+/* An event loop for a proxy (epoll changes applied once per turn). */
+struct event_base *proxy_base_new(void);
 /* A proxy on base; it takes ownership of conf. */
 struct proxy	*proxy_new(struct event_base *, struct config *,
 		    const struct proxy_opts *);

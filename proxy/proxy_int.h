@@ -103,6 +103,8 @@ struct listener {
 };
 
 struct http_conn;
+struct parent_conn;
+struct relay;
 
 /* What one client holds: its address (or uid) and its connections. */
 #define CLIENT_BUCKETS		256
@@ -152,7 +154,11 @@ struct conn {
 	struct event		*connect_ev;
 	int			 connect_errno;
 	int			 connect_timedout;
+	struct timeval		 connect_start;	/* of the current attempt */
 	int			 redial;	/* conn_redial: decision logged */
+	struct parent_conn	*parent;	/* the route via the upstream proxy */
+	int			 parent_dial;	/* dialling the upstream proxy */
+	int			 decision_wait;	/* logged at its answer (HTTP) */
 
 	/* the decision */
 	const char		*decision;	/* "allow", "deny", NULL */
@@ -167,22 +173,7 @@ struct conn {
 	uint64_t		 bytes_up;
 	uint64_t		 bytes_down;
 
-	/* relay */
-	int			 client_eof;
-	int			 upstream_eof;
-	int			 client_shut;	/* shut down our writes to it */
-	int			 upstream_shut;
-	struct event		*rev[2];	/* relay: client, upstream */
-	struct event		*wev[2];
-	int			 spliced[2];	/* direction s through a pipe */
-	int			 splice_failed[2];
-	int			 pipefd[2][2];
-	size_t			 pipelen[2];	/* bytes in the pipe */
-	size_t			 pipesz[2];	/* the pipe's capacity */
-	int			 peeking;	/* TLS ClientHello peek */
-	int			 peek_wait;	/* a partial one buffered */
-	int			 client_paused;	/* backpressure */
-	int			 upstream_paused;
+	struct relay		*relay;		/* CONNECT, SOCKS5 tunnels */
 
 	/* protocol */
 	struct http_conn	*http;
@@ -261,6 +252,13 @@ void	 conn_error(struct conn *, const char *fmt, ...)
 /* Record a decision; reason is copied, detail (may be NULL) too. */
 void	 conn_decide(struct conn *, int allow, const char *reason,
 	    const char *detail);
+/* Deny, log and answer. */
+void	 conn_deny(struct conn *, const char *reason, const char *detail,
+	    enum conn_err);
+/* Dial the checked addresses in c->addrs, the first one first. */
+void	 conn_dial(struct conn *);
+/* The target (or the tunnel to it) is up: log the allow, go on. */
+void	 conn_connected(struct conn *);
 /* Protocol handler has set host/port/proto: run policy, review, DNS, connect. */
 void	 conn_authorise(struct conn *);
 /* Dial the current target's checked addresses again (HTTP retry). */
@@ -274,6 +272,46 @@ void	 conn_timer_set(struct conn *, int ms);
 const struct config *conn_config(const struct conn *);
 /* Map a failure to the protocol's answer (http_fail, socks5_fail). */
 void	 conn_fail(struct conn *, enum conn_err);
+
+/* ---- parent.c ---- */
+
+/* An answer to CONNECT longer than this is refused. */
+#define PARENT_HEAD_MAX		(16 * 1024)
+
+/*
+ * The route of the connection's current target under the current
+ * config: 1 through the upstream proxy (held until the next choice or
+ * the close), 0 direct, -1 out of memory.
+ */
+int	 parent_conn_select(struct conn *);
+/*
+ * Whether the kept-alive upstream connection may carry a request for
+ * host:port: the same route under the current config.
+ */
+int	 parent_conn_keeps(struct conn *, const struct host *, uint16_t);
+/* The upstream proxy's name to resolve, or NULL for an address. */
+const char *parent_conn_name(const struct conn *);
+uint16_t parent_conn_port(const struct conn *);
+/* Its addresses (from DNS, or none for a literal): dial them. */
+void	 parent_conn_addrs(struct conn *, const struct sockaddr_storage *,
+	    size_t, const char *err);
+/* No address of the upstream proxy could be connected to. */
+void	 parent_conn_unreachable(struct conn *, const char *detail,
+	    int timedout);
+/* Connected to the upstream proxy: CONNECT, then conn_connected. */
+void	 parent_conn_handshake(struct conn *);
+/*
+ * A forwarded request head (origin-form, as http.c builds it) for the
+ * upstream proxy: absolute-form, with Proxy-Authorization.  0 or -1.
+ */
+int	 parent_conn_http_head(struct conn *, struct evbuffer *);
+/* The upstream proxy wants other credentials (status 407, 401). */
+void	 parent_conn_auth_refused(struct conn *, int status);
+/* The upstream proxy closed without answering a forwarded request. */
+void	 parent_conn_no_answer(struct conn *);
+/* "host:port" of the upstream proxy this connection uses, or NULL. */
+const char *parent_conn_via(const struct conn *);
+void	 parent_conn_free(struct conn *);
 
 /* ---- relay.c ---- */
 
@@ -297,6 +335,8 @@ void	 conn_fail(struct conn *, enum conn_err);
  * are done.
  */
 void	 relay_start(struct conn *);
+/* Whether the tunnel waits for the rest of a split ClientHello. */
+int	 relay_peek_waiting(const struct conn *);
 /* A split ClientHello was not completed in time: refuse the tunnel. */
 void	 relay_peek_timeout(struct conn *);
 /* Write a buffer straight to a socket (MSG_NOSIGNAL); bytes or -1. */
@@ -305,13 +345,10 @@ ssize_t	 relay_write_now(struct evbuffer *, int);
 void	 relay_read_more(struct bufferevent *);
 /* Send a short reply now if nothing is queued, else queue it. */
 void	 relay_send(struct bufferevent *, const void *, size_t);
-/* Free the relay's events (conn_close). */
+/* Free the relay and close its sockets (conn_close). */
 void	 relay_free(struct conn *);
 /* Tune a bufferevent for relaying (read/write sizes). */
 void	 relay_tune(struct bufferevent *);
-/* Pause/resume reading from src while dst's output is over the mark. */
-void	 relay_backpressure(struct conn *, struct bufferevent *src,
-	    struct bufferevent *dst);
 
 /* ---- http.c ---- */
 
@@ -326,6 +363,8 @@ void	 http_conn_free(struct http_conn *);
 const char *http_reuse_addr(const struct conn *);
 /* The header timeout fired: 408 and close. */
 void	 http_timeout(struct conn *);
+/* "Forbidden" for 403; "Error" for a status without a known phrase. */
+const char *http_status_text(int);
 
 /* ---- socks5.c ---- */
 

@@ -5,13 +5,18 @@
  * its queued bytes are out; the connection ends when both directions are
  * done), the idle timeout and the byte counters.
  *
- * The bufferevents keep owning the sockets and their buffers, but the
- * relay drives the sockets with its own events: libevent 2.1's
- * bufferevents read at most 4096 bytes per call (EVBUFFER_MAX_READ) and
- * write from the next loop turn, which holds a bulk transfer to a
- * fraction of loopback speed.  Here each readable event reads up to
- * RELAY_READ_MAX bytes, which go straight to the other socket when
- * nothing is queued there; only what the peer cannot take yet is queued.
+ * A relay is two ends of the same thing, as in relayd (ctl_relay_event
+ * and its dst): each end owns its socket, reads from it, and keeps what
+ * its peer could not take yet.  The relay takes the sockets over from
+ * the bufferevents that set the tunnel up (with any bytes they still
+ * hold) and drives them with its own events: libevent 2.1's bufferevents
+ * read at most 4096 bytes per call (EVBUFFER_MAX_READ) and write from
+ * the next loop turn, which holds a bulk transfer to a fraction of
+ * loopback speed.  Here each readable event reads up to RELAY_READ_MAX
+ * bytes, which go straight to the peer's socket when nothing is queued
+ * for it; only what the peer cannot take yet is kept.  A direction that
+ * has moved RELAY_SPLICE_AFTER bytes switches to splice(2) through a
+ * pipe.
  *
  * Every tunnel (CONNECT and SOCKS5, to a name or an address) first peeks
  * at the client's first bytes: a TLS ClientHello whose SNI names another
@@ -39,19 +44,55 @@
 #include "common/log.h"
 #include "proxy/proxy_int.h"
 
-static void	 relay_begin(struct conn *);
+/* One end of a relay: its socket, and the bytes read from it. */
+struct relay_end {
+	struct relay		*rl;
+	struct relay_end	*dst;		/* where this end's bytes go */
+	int			 fd;
+	struct event		*rev;		/* fd readable */
+	struct event		*wev;		/* fd writable (bytes wait) */
+	struct evbuffer		*buf;		/* read here, not yet at dst */
+	uint64_t		*bytes;		/* the conn's counter */
+	const char		*error;		/* close reason: fd failed */
+	int			 eof;		/* fd sent EOF */
+	int			 shut;		/* our writes to fd are shut */
+	int			 paused;	/* reads off: dst is behind */
+	int			 spliced;	/* fd -> pipe -> dst->fd */
+	int			 splice_failed;
+	int			 pipe[2];
+	size_t			 pipelen;	/* bytes in the pipe */
+	size_t			 pipesz;	/* the pipe's capacity */
+};
+
+struct relay {
+	struct conn		*conn;
+	struct relay_end	 client;
+	struct relay_end	 upstream;
+	int			 peeking;	/* TLS ClientHello peek */
+	int			 peek_wait;	/* a partial one buffered */
+	int			 owned;		/* the sockets are ours */
+};
+
+static struct relay *relay_begin(struct conn *);
+static int	 relay_end_init(struct relay *, struct relay_end *,
+		    struct relay_end *, struct bufferevent *, uint64_t *,
+		    const char *);
+static void	 relay_end_free(struct relay_end *);
 static void	 relay_readable_cb(evutil_socket_t, short, void *);
 static void	 relay_writable_cb(evutil_socket_t, short, void *);
-static int	 relay_move(struct conn *, int);
-static int	 relay_peek(struct conn *);
-static void	 relay_peek_done(struct conn *);
+static int	 relay_push(struct relay_end *);
+static ssize_t	 relay_readv(struct evbuffer *, int);
+static int	 relay_through(struct relay_end *, const char *, size_t);
+static void	 relay_pause(struct relay_end *);
+static int	 relay_peek(struct relay *);
+static void	 relay_peek_done(struct relay *);
 static void	 relay_peek_refuse(struct conn *, const char *);
-static void	 relay_eof(struct conn *, int);
-static void	 relay_maybe_done(struct conn *);
-static void	 relay_splice_on(struct conn *, int);
-static void	 relay_splice_in(struct conn *, int);
-static int	 relay_splice_out(struct conn *, int);
-static size_t	 relay_pending(struct conn *, int);
+static void	 relay_eof(struct relay_end *);
+static void	 relay_maybe_done(struct relay *);
+static void	 relay_splice_on(struct relay_end *);
+static void	 relay_splice_in(struct relay_end *);
+static int	 relay_splice_out(struct relay_end *);
+static size_t	 relay_pending(struct relay_end *);
 
 void
 relay_tune(struct bufferevent *bev)
@@ -60,93 +101,138 @@ relay_tune(struct bufferevent *bev)
 	bufferevent_set_max_single_write(bev, RELAY_HIGH);
 }
 
-static void
+/*
+ * Take over both sockets from the connection's bufferevents: the relay
+ * owns them from here on (closes them in relay_free), with the bytes the
+ * bufferevents still held -- early client bytes sent with the request,
+ * and a reply the client could not take at once.  NULL when the
+ * connection was closed.
+ */
+static struct relay *
 relay_begin(struct conn *c)
 {
 	const struct config *conf = conn_config(c);
-	struct event_base *base = c->px->base;
-	int cfd = bufferevent_getfd(c->client);
-	int ufd = bufferevent_getfd(c->upstream);
+	struct relay *rl;
 
 	c->state = CONN_RELAY;
-	bufferevent_disable(c->client, EV_READ | EV_WRITE);
-	bufferevent_disable(c->upstream, EV_READ | EV_WRITE);
-	bufferevent_setcb(c->client, NULL, NULL, NULL, NULL);
-	bufferevent_setcb(c->upstream, NULL, NULL, NULL, NULL);
-	/*
-	 * A socket bufferevent freezes the end of its input and the start of
-	 * its output (only it may fill or drain them); the relay does both
-	 * now, with the bufferevent disabled.
-	 */
-	evbuffer_unfreeze(bufferevent_get_input(c->client), 0);
-	evbuffer_unfreeze(bufferevent_get_output(c->client), 1);
-	evbuffer_unfreeze(bufferevent_get_input(c->upstream), 0);
-	evbuffer_unfreeze(bufferevent_get_output(c->upstream), 1);
-	c->rev[0] = event_new(base, cfd, EV_READ | EV_PERSIST,
-	    relay_readable_cb, c);
-	c->wev[0] = event_new(base, cfd, EV_WRITE | EV_PERSIST,
-	    relay_writable_cb, c);
-	c->rev[1] = event_new(base, ufd, EV_READ | EV_PERSIST,
-	    relay_readable_cb, c);
-	c->wev[1] = event_new(base, ufd, EV_WRITE | EV_PERSIST,
-	    relay_writable_cb, c);
-	if (c->rev[0] == NULL || c->wev[0] == NULL || c->rev[1] == NULL ||
-	    c->wev[1] == NULL) {
+	if ((rl = calloc(1, sizeof(*rl))) == NULL) {
 		conn_close(c, "out-of-memory");
-		return;
+		return NULL;
 	}
-	event_add(c->rev[0], NULL);
-	event_add(c->rev[1], NULL);
-	/* A reply still queued for the client (a slow one) goes first. */
-	if (evbuffer_get_length(bufferevent_get_output(c->client)) > 0)
-		event_add(c->wev[0], NULL);
+	rl->conn = c;
+	c->relay = rl;
+	rl->client.rl = rl->upstream.rl = rl;
+	rl->client.pipe[0] = rl->client.pipe[1] = -1;
+	rl->upstream.pipe[0] = rl->upstream.pipe[1] = -1;
+	if (relay_end_init(rl, &rl->client, &rl->upstream, c->client,
+	    &c->bytes_up, "client-error") == -1 ||
+	    relay_end_init(rl, &rl->upstream, &rl->client, c->upstream,
+	    &c->bytes_down, "upstream-error") == -1) {
+		conn_close(c, "out-of-memory");
+		return NULL;
+	}
+	/*
+	 * The bufferevents let go of their sockets: with fd -1 freeing one
+	 * closes nothing, and its buffers are no longer frozen, so what they
+	 * still hold moves over, in order -- a reply still queued for the
+	 * client (a slow one) before anything from upstream, early client
+	 * bytes after anything queued for upstream.
+	 */
+	bufferevent_setfd(c->client, -1);
+	bufferevent_setfd(c->upstream, -1);
+	rl->owned = 1;
+	if (evbuffer_add_buffer(rl->client.buf,
+	    bufferevent_get_output(c->upstream)) == -1 ||
+	    evbuffer_add_buffer(rl->client.buf,
+	    bufferevent_get_input(c->client)) == -1 ||
+	    evbuffer_add_buffer(rl->upstream.buf,
+	    bufferevent_get_output(c->client)) == -1 ||
+	    evbuffer_add_buffer(rl->upstream.buf,
+	    bufferevent_get_input(c->upstream)) == -1) {
+		conn_close(c, "out-of-memory");
+		return NULL;
+	}
+	bufferevent_free(c->client);
+	bufferevent_free(c->upstream);
+	c->client = c->upstream = NULL;
+	event_add(rl->client.rev, NULL);
+	event_add(rl->upstream.rev, NULL);
+	if (evbuffer_get_length(rl->upstream.buf) > 0)
+		event_add(rl->client.wev, NULL);
 	conn_touch(c);
 	conn_timer_set(c, conf->idle_timeout_ms);
+	return rl;
+}
+
+/* One end: the socket of bev, its events, its peer. */
+static int
+relay_end_init(struct relay *rl, struct relay_end *e, struct relay_end *dst,
+    struct bufferevent *bev, uint64_t *bytes, const char *error)
+{
+	struct event_base *base = rl->conn->px->base;
+
+	e->dst = dst;
+	e->bytes = bytes;
+	e->error = error;
+	bufferevent_disable(bev, EV_READ | EV_WRITE);
+	e->fd = bufferevent_getfd(bev);
+	if ((e->buf = evbuffer_new()) == NULL ||
+	    (e->rev = event_new(base, e->fd, EV_READ | EV_PERSIST,
+	    relay_readable_cb, e)) == NULL ||
+	    (e->wev = event_new(base, e->fd, EV_WRITE | EV_PERSIST,
+	    relay_writable_cb, e)) == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+relay_end_free(struct relay_end *e)
+{
+	if (e->rev != NULL)
+		event_free(e->rev);
+	if (e->wev != NULL)
+		event_free(e->wev);
+	if (e->buf != NULL)
+		evbuffer_free(e->buf);
+	if (e->pipe[0] != -1) {
+		close(e->pipe[0]);
+		close(e->pipe[1]);
+	}
+	/* Ours once taken over from its bufferevent (relay_begin). */
+	if (e->rl->owned)
+		close(e->fd);
 }
 
 void
 relay_free(struct conn *c)
 {
-	int i;
+	struct relay *rl = c->relay;
 
-	for (i = 0; i < 2; i++) {
-		if (c->rev[i] != NULL)
-			event_free(c->rev[i]);
-		if (c->wev[i] != NULL)
-			event_free(c->wev[i]);
-		c->rev[i] = c->wev[i] = NULL;
-		if (c->spliced[i]) {
-			close(c->pipefd[i][0]);
-			close(c->pipefd[i][1]);
-			c->spliced[i] = 0;
-		}
-	}
+	if (rl == NULL)
+		return;
+	relay_end_free(&rl->client);
+	relay_end_free(&rl->upstream);
+	free(rl);
+	c->relay = NULL;
 }
 
 void
 relay_start(struct conn *c)
 {
-	relay_begin(c);
-	if (c->rev[0] == NULL)
+	struct relay *rl;
+
+	if ((rl = relay_begin(c)) == NULL)
 		return;
-	c->peeking = 1;
+	rl->peeking = 1;
 	/* Early client bytes (sent with the request) are checked, then sent. */
-	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0 &&
-	    relay_peek(c) == 1)
-		(void)relay_move(c, 0);
+	if (evbuffer_get_length(rl->client.buf) > 0 && relay_peek(rl) == 1)
+		(void)relay_push(&rl->client);
 }
 
-void
-relay_backpressure(struct conn *c, struct bufferevent *src,
-    struct bufferevent *dst)
+int
+relay_peek_waiting(const struct conn *c)
 {
-	if (evbuffer_get_length(bufferevent_get_output(dst)) >= RELAY_HIGH) {
-		bufferevent_disable(src, EV_READ);
-		if (src == c->client)
-			c->client_paused = 1;
-		else
-			c->upstream_paused = 1;
-	}
+	return c->relay != NULL && c->relay->peek_wait;
 }
 
 /*
@@ -235,41 +321,94 @@ relay_send(struct bufferevent *bev, const void *p, size_t n)
 }
 
 /*
- * Move everything side s (0 client, 1 upstream) has read to the other
- * side: straight to its socket when nothing is queued there, the rest
- * queued.  Returns 0, or -1 when the connection was closed.
+ * Hand what end e has read to its peer: straight to the peer's socket
+ * unless bytes already wait for it to be writable; what it cannot take
+ * stays, and e stops reading once RELAY_HIGH bytes wait.  0, or -1 when
+ * the connection was closed.
  */
 static int
-relay_move(struct conn *c, int s)
+relay_push(struct relay_end *e)
 {
-	struct bufferevent *src = s == 0 ? c->client : c->upstream;
-	struct bufferevent *dst = s == 0 ? c->upstream : c->client;
-	struct evbuffer *in = bufferevent_get_input(src);
-	struct evbuffer *out = bufferevent_get_output(dst);
-	size_t n = evbuffer_get_length(in);
+	struct relay_end *dst = e->dst;
 
-	if (n == 0)
+	if (evbuffer_get_length(e->buf) == 0)
 		return 0;
-	if (s == 0)
-		c->bytes_up += n;
-	else
-		c->bytes_down += n;
-	if (evbuffer_get_length(out) == 0 &&
-	    relay_write_now(in, bufferevent_getfd(dst)) == -1) {
-		conn_close(c, s == 0 ? "upstream-error" : "client-error");
+	if (!event_pending(dst->wev, EV_WRITE, NULL) &&
+	    relay_write_now(e->buf, dst->fd) == -1) {
+		conn_close(e->rl->conn, dst->error);
 		return -1;
 	}
-	if (evbuffer_get_length(in) > 0) {
-		evbuffer_add_buffer(out, in);
-		event_add(c->wev[1 - s], NULL);
-		if (evbuffer_get_length(out) >= RELAY_HIGH) {
-			/* Backpressure: stop reading until the peer drains. */
-			event_del(c->rev[s]);
-			if (s == 0)
-				c->client_paused = 1;
-			else
-				c->upstream_paused = 1;
+	if (evbuffer_get_length(e->buf) > 0) {
+		event_add(dst->wev, NULL);
+		if (evbuffer_get_length(e->buf) >= RELAY_HIGH)
+			relay_pause(e);
+	}
+	return 0;
+}
+
+/* Backpressure: stop reading from e until its peer has drained. */
+static void
+relay_pause(struct relay_end *e)
+{
+	event_del(e->rev);
+	e->paused = 1;
+}
+
+/*
+ * Read what fd has into buf, up to RELAY_READ_MAX bytes.  The bytes read,
+ * 0 at EOF, -1 with errno set (ENOMEM: no room in buf).
+ */
+static ssize_t
+relay_readv(struct evbuffer *buf, int fd)
+{
+	struct evbuffer_iovec v[2];
+	ssize_t r;
+	size_t left;
+	int nv, i;
+
+	nv = evbuffer_reserve_space(buf, RELAY_READ_MAX, v, 2);
+	if (nv <= 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	r = readv(fd, (struct iovec *)v, nv);
+	left = r > 0 ? (size_t)r : 0;
+	for (i = 0; i < nv; i++) {
+		if (v[i].iov_len > left)
+			v[i].iov_len = left;
+		left -= v[i].iov_len;
+	}
+	evbuffer_commit_space(buf, v, r > 0 ? nv : 0);
+	return r;
+}
+
+/*
+ * Write n bytes that end e has just read straight to its peer's socket;
+ * what the peer cannot take yet is kept in e's buffer.  0, or -1 when the
+ * connection was closed.
+ */
+static int
+relay_through(struct relay_end *e, const char *p, size_t n)
+{
+	struct relay_end *dst = e->dst;
+	ssize_t w;
+
+	w = send(dst->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (w == -1) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			conn_close(e->rl->conn, dst->error);
+			return -1;
 		}
+		w = 0;
+	}
+	if ((size_t)w < n) {
+		if (evbuffer_add(e->buf, p + w, n - (size_t)w) == -1) {
+			conn_close(e->rl->conn, "out-of-memory");
+			return -1;
+		}
+		event_add(dst->wev, NULL);
+		if (evbuffer_get_length(e->buf) >= RELAY_HIGH)
+			relay_pause(e);
 	}
 	return 0;
 }
@@ -277,90 +416,81 @@ relay_move(struct conn *c, int s)
 static void
 relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct conn *c = arg;
-	int s = fd == bufferevent_getfd(c->client) ? 0 : 1;
-	struct evbuffer *in = bufferevent_get_input(s == 0 ? c->client :
-	    c->upstream);
-	struct evbuffer_iovec v[2];
+	/* One process, one thread: one buffer serves every relay. */
+	static char rbuf[RELAY_READ_MAX];
+	struct relay_end *e = arg;
+	struct relay *rl = e->rl;
 	ssize_t r;
-	size_t left;
-	int nv, i;
+	int through, held;
 
 	(void)what;
-	if (c->spliced[s]) {
-		relay_splice_in(c, s);
+	if (e->spliced) {
+		relay_splice_in(e);
 		return;
 	}
-	nv = evbuffer_reserve_space(in, RELAY_READ_MAX, v, 2);
-	if (nv <= 0) {
-		conn_close(c, "out-of-memory");
-		return;
-	}
-	r = readv(fd, (struct iovec *)v, nv);
+	/*
+	 * With nothing of this end's waiting for the peer, what is read now
+	 * goes straight on from the shared buffer: a short message costs no
+	 * buffer of its own.  Bytes held for the ClientHello check, or
+	 * still waiting, are added to the end's buffer, behind what is there.
+	 */
+	held = e == &rl->client && rl->peeking;
+	through = !held && evbuffer_get_length(e->buf) == 0;
+	if (through)
+		r = read(fd, rbuf, sizeof(rbuf));
+	else
+		r = relay_readv(e->buf, fd);
 	if (r == -1) {
-		evbuffer_commit_space(in, v, 0);
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return;
-		conn_close(c, s == 0 ? "client-error" : "upstream-error");
+		conn_close(rl->conn, errno == ENOMEM ? "out-of-memory" :
+		    e->error);
 		return;
 	}
-	left = (size_t)r;
-	for (i = 0; i < nv; i++) {
-		if (v[i].iov_len > left)
-			v[i].iov_len = left;
-		left -= v[i].iov_len;
-	}
-	evbuffer_commit_space(in, v, nv);
 	if (r == 0) {
-		relay_eof(c, s);
+		relay_eof(e);
 		return;
 	}
-	conn_touch(c);
-	if (s == 0 && c->peeking) {
-		switch (relay_peek(c)) {
-		case -1:
-		case 0:
+	conn_touch(rl->conn);
+	if (held) {
+		/* Nothing goes up before the ClientHello is checked. */
+		if (relay_peek(rl) != 1)
 			return;
-		default:
-			break;
-		}
-	}
-	if (relay_move(c, s) == -1)
+	} else
+		*e->bytes += (uint64_t)r;
+	if (through ? relay_through(e, rbuf, (size_t)r) == -1 :
+	    relay_push(e) == -1)
 		return;
 	/* A bulk transfer: move it through a pipe with splice(2). */
-	if (!c->peeking && !c->splice_failed[s] &&
-	    (s == 0 ? c->bytes_up : c->bytes_down) >= RELAY_SPLICE_AFTER &&
-	    evbuffer_get_length(in) == 0 &&
-	    evbuffer_get_length(bufferevent_get_output(s == 0 ? c->upstream :
-	    c->client)) == 0)
-		relay_splice_on(c, s);
+	if (!e->splice_failed && *e->bytes >= RELAY_SPLICE_AFTER &&
+	    evbuffer_get_length(e->buf) == 0)
+		relay_splice_on(e);
 }
 
-/* Bytes queued toward side d's socket: its output buffer and the pipe. */
+/* Bytes waiting to be written to end e: its peer's buffer and pipe. */
 static size_t
-relay_pending(struct conn *c, int d)
+relay_pending(struct relay_end *e)
 {
-	size_t n = evbuffer_get_length(bufferevent_get_output(d == 0 ?
-	    c->client : c->upstream));
+	size_t n = evbuffer_get_length(e->dst->buf);
 
-	if (c->spliced[1 - d])
-		n += c->pipelen[1 - d];
+	if (e->dst->spliced)
+		n += e->dst->pipelen;
 	return n;
 }
 
 /*
- * Switch direction s to splice(2): socket to pipe to socket, no copies
- * through the proxy's memory.  Only with nothing queued in the buffers,
- * so the byte order holds; a pipe that cannot be made (out of
- * descriptors) leaves the direction on buffers.
+ * Switch end e's reads to splice(2): socket to pipe to its peer's
+ * socket, no copies through the proxy's memory.  Only with nothing
+ * waiting in e's buffer, so the byte order holds; a pipe that cannot be
+ * made (out of descriptors) leaves the direction on buffers.
  */
 static void
-relay_splice_on(struct conn *c, int s)
+relay_splice_on(struct relay_end *e)
 {
 	int p[2], sz;
 
 	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == -1) {
-		c->splice_failed[s] = 1;
+		e->splice_failed = 1;
 		return;
 	}
 	/*
@@ -373,26 +503,25 @@ relay_splice_on(struct conn *c, int s)
 	    (sz = fcntl(p[1], F_SETPIPE_SZ, RELAY_HIGH)) == -1) {
 		close(p[0]);
 		close(p[1]);
-		c->splice_failed[s] = 1;
+		e->splice_failed = 1;
 		return;
 	}
-	c->pipefd[s][0] = p[0];
-	c->pipefd[s][1] = p[1];
-	c->pipelen[s] = 0;
-	c->pipesz[s] = (size_t)sz;
-	c->spliced[s] = 1;
+	e->pipe[0] = p[0];
+	e->pipe[1] = p[1];
+	e->pipelen = 0;
+	e->pipesz = (size_t)sz;
+	e->spliced = 1;
 }
 
 static void
-relay_splice_in(struct conn *c, int s)
+relay_splice_in(struct relay_end *e)
 {
-	int srcfd = bufferevent_getfd(s == 0 ? c->client : c->upstream);
 	ssize_t n;
 
-	n = splice(srcfd, NULL, c->pipefd[s][1], NULL, c->pipesz[s],
+	n = splice(e->fd, NULL, e->pipe[1], NULL, e->pipesz,
 	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 	if (n == 0) {
-		relay_eof(c, s);
+		relay_eof(e);
 		return;
 	}
 	if (n == -1) {
@@ -400,138 +529,123 @@ relay_splice_in(struct conn *c, int s)
 			return;
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			/* The pipe is full: wait for the peer to drain it. */
-			if (c->pipelen[s] > 0) {
-				event_del(c->rev[s]);
-				if (s == 0)
-					c->client_paused = 1;
-				else
-					c->upstream_paused = 1;
-			}
+			if (e->pipelen > 0)
+				relay_pause(e);
 			return;
 		}
-		conn_close(c, s == 0 ? "client-error" : "upstream-error");
+		conn_close(e->rl->conn, e->error);
 		return;
 	}
-	c->pipelen[s] += (size_t)n;
-	if (s == 0)
-		c->bytes_up += (uint64_t)n;
-	else
-		c->bytes_down += (uint64_t)n;
-	conn_touch(c);
-	if (relay_splice_out(c, s) == -1)
+	e->pipelen += (size_t)n;
+	*e->bytes += (uint64_t)n;
+	conn_touch(e->rl->conn);
+	if (relay_splice_out(e) == -1)
 		return;
-	if (c->pipelen[s] > 0) {
-		event_add(c->wev[1 - s], NULL);
-		if (c->pipelen[s] >= RELAY_LOW) {
-			event_del(c->rev[s]);
-			if (s == 0)
-				c->client_paused = 1;
-			else
-				c->upstream_paused = 1;
-		}
+	if (e->pipelen > 0) {
+		event_add(e->dst->wev, NULL);
+		if (e->pipelen >= RELAY_LOW)
+			relay_pause(e);
 	}
 }
 
-/* Drain direction s's pipe into the other socket.  0, or -1: closed. */
+/* Drain end e's pipe into its peer's socket.  0, or -1: closed. */
 static int
-relay_splice_out(struct conn *c, int s)
+relay_splice_out(struct relay_end *e)
 {
-	int dstfd = bufferevent_getfd(s == 0 ? c->upstream : c->client);
 	ssize_t n;
 
-	while (c->pipelen[s] > 0) {
-		n = splice(c->pipefd[s][0], NULL, dstfd, NULL, c->pipelen[s],
+	while (e->pipelen > 0) {
+		n = splice(e->pipe[0], NULL, e->dst->fd, NULL, e->pipelen,
 		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
-			conn_close(c, s == 0 ? "upstream-error" :
-			    "client-error");
+			conn_close(e->rl->conn, e->dst->error);
 			return -1;
 		}
 		if (n == 0)
 			break;
-		c->pipelen[s] -= (size_t)n;
+		e->pipelen -= (size_t)n;
 	}
 	return 0;
 }
 
-/* Side s may take more: flush its queue, resume the paused peer, half-close. */
+/*
+ * End e may take more: write what its peer has for it, resume the peer
+ * once it is down to RELAY_LOW, pass on the peer's EOF once all is out.
+ */
 static void
 relay_writable_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct conn *c = arg;
-	int s = fd == bufferevent_getfd(c->client) ? 0 : 1;
-	struct evbuffer *out = bufferevent_get_output(s == 0 ? c->client :
-	    c->upstream);
-	int *peer_paused = s == 0 ? &c->upstream_paused : &c->client_paused;
-	int peer_eof = s == 0 ? c->upstream_eof : c->client_eof;
-	int *shut = s == 0 ? &c->client_shut : &c->upstream_shut;
+	struct relay_end *e = arg;
+	struct relay_end *src = e->dst;
+	struct relay *rl = e->rl;
 	size_t left;
 
 	(void)what;
-	if (relay_write_now(out, fd) == -1) {
-		conn_close(c, s == 0 ? "client-error" : "upstream-error");
+	/* Never the bytes held for the ClientHello check. */
+	if (rl->peeking && src == &rl->client) {
+		event_del(e->wev);
 		return;
 	}
-	if (c->spliced[1 - s] && relay_splice_out(c, 1 - s) == -1)
+	if (relay_write_now(src->buf, fd) == -1) {
+		conn_close(rl->conn, e->error);
 		return;
-	conn_touch(c);
-	left = relay_pending(c, s);
+	}
+	if (src->spliced && relay_splice_out(src) == -1)
+		return;
+	conn_touch(rl->conn);
+	left = relay_pending(e);
 	if (left == 0)
-		event_del(c->wev[s]);
-	if (*peer_paused && left <= RELAY_LOW) {
-		*peer_paused = 0;
-		event_add(c->rev[1 - s], NULL);
+		event_del(e->wev);
+	if (src->paused && left <= RELAY_LOW) {
+		src->paused = 0;
+		event_add(src->rev, NULL);
 	}
-	if (peer_eof && left == 0 && !*shut) {
+	if (src->eof && left == 0 && !e->shut) {
 		shutdown(fd, SHUT_WR);
-		*shut = 1;
+		e->shut = 1;
 	}
-	relay_maybe_done(c);
+	relay_maybe_done(rl);
 }
 
-/* Side s sent EOF: pass it on once its bytes are out. */
+/* End e sent EOF: pass it on once its bytes are out. */
 static void
-relay_eof(struct conn *c, int s)
+relay_eof(struct relay_end *e)
 {
-	struct bufferevent *dst = s == 0 ? c->upstream : c->client;
-	int *shut = s == 0 ? &c->upstream_shut : &c->client_shut;
+	struct relay *rl = e->rl;
+	struct conn *c = rl->conn;
 
-	if (s == 0 && c->peeking) {
+	if (e == &rl->client && rl->peeking) {
 		/*
 		 * EOF before a complete ClientHello: a partial one is
 		 * refused; with nothing sent there is nothing to check and
 		 * the client may still read (half-close).
 		 */
-		if (evbuffer_get_length(bufferevent_get_input(c->client)) >
-		    0) {
+		if (evbuffer_get_length(e->buf) > 0) {
 			relay_peek_refuse(c, "malformed TLS ClientHello: "
 			    "truncated by EOF");
 			return;
 		}
-		relay_peek_done(c);
+		relay_peek_done(rl);
 	}
-	event_del(c->rev[s]);
-	if (s == 0)
-		c->client_eof = 1;
-	else
-		c->upstream_eof = 1;
-	if (relay_pending(c, 1 - s) == 0 && !*shut) {
-		shutdown(bufferevent_getfd(dst), SHUT_WR);
-		*shut = 1;
+	event_del(e->rev);
+	e->eof = 1;
+	if (relay_pending(e->dst) == 0 && !e->dst->shut) {
+		shutdown(e->dst->fd, SHUT_WR);
+		e->dst->shut = 1;
 	}
-	relay_maybe_done(c);
+	relay_maybe_done(rl);
 }
 
 static void
-relay_maybe_done(struct conn *c)
+relay_maybe_done(struct relay *rl)
 {
-	if (c->client_eof && c->upstream_eof && c->client_shut &&
-	    c->upstream_shut)
-		conn_close(c, "eof");
+	if (rl->client.eof && rl->upstream.eof && rl->client.shut &&
+	    rl->upstream.shut)
+		conn_close(rl->conn, "eof");
 }
 
 /*
@@ -539,9 +653,10 @@ relay_maybe_done(struct conn *c)
  * for more, -1 when the connection was closed.
  */
 static int
-relay_peek(struct conn *c)
+relay_peek(struct relay *rl)
 {
-	struct evbuffer *in = bufferevent_get_input(c->client);
+	struct conn *c = rl->conn;
+	struct evbuffer *in = rl->client.buf;
 	size_t len = evbuffer_get_length(in);
 	const uint8_t *p;
 	char sni[HOST_TEXT_MAX], detail[HOST_TEXT_MAX * 2 + 64];
@@ -558,8 +673,8 @@ relay_peek(struct conn *c)
 	case TLS_PEEK_MORE:
 		if (len < TLS_PEEK_MAX) {
 			/* A split ClientHello: wait, but not for ever. */
-			if (!c->peek_wait) {
-				c->peek_wait = 1;
+			if (!rl->peek_wait) {
+				rl->peek_wait = 1;
 				conn_timer_set(c,
 				    conn_config(c)->header_timeout_ms);
 			}
@@ -573,7 +688,7 @@ relay_peek(struct conn *c)
 		break;
 	case TLS_PEEK_NOT_TLS:
 	case TLS_PEEK_NO_SNI:
-		relay_peek_done(c);
+		relay_peek_done(rl);
 		return 1;
 	case TLS_PEEK_SNI:
 		/*
@@ -586,7 +701,7 @@ relay_peek(struct conn *c)
 		if (host_canon(sni, strlen(sni), &h, &errstr) == 0 &&
 		    h.kind == c->host.kind &&
 		    strcmp(h.text, c->host.text) == 0) {
-			relay_peek_done(c);
+			relay_peek_done(rl);
 			return 1;
 		}
 		snprintf(detail, sizeof(detail), "TLS SNI \"%s\" does not "
@@ -599,13 +714,19 @@ relay_peek(struct conn *c)
 	return -1;
 }
 
-/* The first bytes passed the check: relay the rest unlooked at. */
+/*
+ * The first bytes passed the check: relay the rest unlooked at.  The held
+ * bytes count from here, as everything relayed does.
+ */
 static void
-relay_peek_done(struct conn *c)
+relay_peek_done(struct relay *rl)
 {
-	c->peeking = 0;
-	if (c->peek_wait) {
-		c->peek_wait = 0;
+	struct conn *c = rl->conn;
+
+	rl->peeking = 0;
+	*rl->client.bytes += evbuffer_get_length(rl->client.buf);
+	if (rl->peek_wait) {
+		rl->peek_wait = 0;
 		conn_timer_set(c, conn_config(c)->idle_timeout_ms);
 	}
 }

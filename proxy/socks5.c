@@ -105,7 +105,8 @@ socks5_answer(struct conn *c, size_t used, uint8_t b0, uint8_t b1)
 	uint8_t out[2] = { b0, b1 };
 
 	evbuffer_drain(bufferevent_get_input(c->client), used);
-	bufferevent_write(c->client, out, sizeof(out));
+	/* Now, not from the next loop turn: the client waits for it. */
+	relay_send(c->client, out, sizeof(out));
 }
 
 /* The method selection: username/password if offered, else none. */

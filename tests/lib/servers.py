@@ -316,22 +316,23 @@ def cmd_http(args):
     serve_threads(s, handler)
 
 
+def echo_until_eof(c):
+    """Write back every byte read from c; close it at EOF or an error."""
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            c.sendall(d)
+    except OSError:
+        pass
+    c.close()
+
+
 def cmd_echo(args):
     s = listener(args.bind)
-
-    def handler(c):
-        try:
-            while True:
-                d = c.recv(65536)
-                if not d:
-                    break
-                c.sendall(d)
-        except OSError:
-            pass
-        c.close()
-
     write_port(args.port_file, s.getsockname()[1])
-    serve_threads(s, handler)
+    serve_threads(s, echo_until_eof)
 
 
 def cmd_blackhole(args):

@@ -78,6 +78,7 @@ test_decision(void **state)
 	    "allow-list:*.github.com");
 	assert_string_equal(json_string_value(json_object_get(o, "addr")),
 	    "140.82.121.4:443");
+	assert_null(json_object_get(o, "parent"));
 	assert_null(json_object_get(o, "bytes_up"));
 	assert_null(json_object_get(o, "error"));
 	json_decref(o);
@@ -178,6 +179,8 @@ ref_format(const struct alog_rec *r, const char *ts)
 	}
 	if (r->addr != NULL && r->addr[0] != '\0')
 		ref_set(o, "addr", r->addr);
+	if (r->parent != NULL)
+		ref_set(o, "parent", r->parent);
 	if (r->close) {
 		json_object_set_new(o, "bytes_up",
 		    json_integer((json_int_t)r->bytes_up));
@@ -230,6 +233,7 @@ test_same_as_jansson(void **state)
 			r.reason = i == 5 ? NULL : "allow-list:*.example.com";
 		}
 		r.addr = i == 0 ? "" : i == 4 ? NULL : "[::1]:443";
+		r.parent = i % 2 ? "proxy.corp:3128" : NULL;
 		r.error = i % 3 == 2 ? "connect to 1.2.3.4:5: \"refused\"\r" :
 		    NULL;
 		r.end = i == 5 ? NULL : "eof";
@@ -268,6 +272,16 @@ test_text(void **state)
 	assert_non_null(strstr(line, "Z conn=3 decision http 127.0.0.1:5 -> "
 	    "denied.test:80 deny deny-list:denied.test\n"));
 	assert_null(memchr(line, '\n', strlen(line) - 1));
+	free(line);
+	/* Through the upstream proxy. */
+	r.decision = "allow";
+	r.reason = "allow-list:example.com";
+	r.addr = "10.0.0.8:3128";
+	r.parent = "gw.corp:3128";
+	line = accesslog_format(&r, LOG_FORMAT_TEXT);
+	assert_non_null(line);
+	assert_non_null(strstr(line, " allow allow-list:example.com via "
+	    "10.0.0.8:3128 parent=gw.corp:3128\n"));
 	free(line);
 }
 

@@ -47,6 +47,9 @@ static void	 path_fmt(char *, size_t, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 static void	 top_path(char *, size_t, const char *);
 static void	 schema_keys_check(const json_t *, const char *);
+static struct config *load_cred(const char *, const char *,
+		    struct config_errors *);
+static void	 no_secret(const struct config_errors *, const char *);
 
 static const struct bad_case bad_cases[] = {
 	/* shape */
@@ -120,6 +123,61 @@ static const struct bad_case bad_cases[] = {
 	{ "{\"network\": {\"allowAllUnixSockets\": \"true\"}}",
 	    "$.network.allowAllUnixSockets",
 	    "expected true or false, got \"true\"" },
+	/* network.parentProxy */
+#define PP(x)	"{\"network\": {\"parentProxy\": " x "}}"
+	{ PP("\"http://p:3128\""), "$.network.parentProxy",
+	    "expected an object, got \"http://p:3128\"" },
+	{ PP("{}"), "$.network.parentProxy", "names no upstream" },
+	{ PP("{\"noProxy\": \"a.com\"}"), "$.network.parentProxy",
+	    "does not take one from HTTP_PROXY" },
+	{ PP("{\"http\": \"http://p:3128\", \"user\": \"u\"}"),
+	    "$.network.parentProxy.user", "unknown key (known keys here: http, "
+	    "https, noProxy, credentialsFile, credentialsEnv)" },
+	{ PP("{\"http\": 3128}"), "$.network.parentProxy.http",
+	    "expected a string, got 3128" },
+	{ PP("{\"https\": \"https://p:3128\"}"), "$.network.parentProxy.https",
+	    "invalid upstream proxy \"https://p:3128\": https:// (TLS" },
+	{ PP("{\"http\": \"socks5h://p:1080\"}"),
+	    "$.network.parentProxy.http", "only http:// upstream proxies" },
+	{ PP("{\"http\": \"p:3128\"}"), "$.network.parentProxy.http",
+	    "invalid upstream proxy \"p:3128\": expected http://HOST:PORT" },
+	{ PP("{\"http\": \"http://u:hunter2@p:3128\"}"),
+	    "$.network.parentProxy.http", "credentials in the URL are refused" },
+	{ PP("{\"http\": \"http://p:3128/proxy\"}"),
+	    "$.network.parentProxy.http", "no path, query or fragment" },
+	{ PP("{\"http\": \"http://p:99999\"}"), "$.network.parentProxy.http",
+	    "invalid port" },
+	{ PP("{\"http\": \"http://p:3128\", \"noProxy\": 5}"),
+	    "$.network.parentProxy.noProxy", "expected an array of patterns "
+	    "(or srt's comma-separated string), got 5" },
+	{ PP("{\"http\": \"http://p:3128\", \"noProxy\": [\"ok.com\", 1]}"),
+	    "$.network.parentProxy.noProxy[1]", "expected a pattern string" },
+	{ PP("{\"http\": \"http://p:3128\", \"noProxy\": [\"https://x\"]}"),
+	    "$.network.parentProxy.noProxy[0]", "invalid pattern \"https://x\"" },
+	{ PP("{\"http\": \"http://p:3128\", \"noProxy\": [\"10.0.0.0/40\"]}"),
+	    "$.network.parentProxy.noProxy[0]", "more prefix bits" },
+	{ PP("{\"http\": \"http://p:3128\", \"noProxy\": \"a.com,,b..c\"}"),
+	    "$.network.parentProxy.noProxy", "entry 2 \"b..c\"" },
+	{ PP("{\"http\": \"http://p:3128\", \"credentialsFile\": \"c\"}"),
+	    "$.network.parentProxy.credentialsFile",
+	    "expected an absolute path, got \"c\"" },
+	{ PP("{\"http\": \"http://p:3128\", \"credentialsFile\": "
+	    "\"/nonexistent/pisbx.cred\"}"),
+	    "$.network.parentProxy.credentialsFile",
+	    "cannot open \"/nonexistent/pisbx.cred\": No such file" },
+	{ PP("{\"http\": \"http://p:3128\", \"credentialsFile\": \"/\"}"),
+	    "$.network.parentProxy.credentialsFile", "\"/\" is not a regular file" },
+	{ PP("{\"http\": \"http://p:3128\", \"credentialsEnv\": \"A-B\"}"),
+	    "$.network.parentProxy.credentialsEnv",
+	    "expected an environment variable name" },
+	{ PP("{\"http\": \"http://p:3128\", \"credentialsEnv\": "
+	    "\"PISBX_TEST_UNSET_CREDENTIALS\"}"),
+	    "$.network.parentProxy.credentialsEnv",
+	    "PISBX_TEST_UNSET_CREDENTIALS is not set" },
+	{ PP("{\"http\": \"http://p:3128\", \"credentialsEnv\": \"X\", "
+	    "\"credentialsFile\": \"/c\"}"), "$.network.parentProxy",
+	    "give \"credentialsFile\" or \"credentialsEnv\", not both" },
+#undef PP
 	/* filesystem */
 	{ "{\"filesystem\": \"x\"}", "$.filesystem",
 	    "expected an object, got \"x\"" },
@@ -1209,6 +1267,171 @@ test_message_values(void **state)
 	config_errors_clear(&errs);
 }
 
+/* A config whose upstream takes its credentials from file (or env). */
+static struct config *
+load_cred(const char *file, const char *env, struct config_errors *errs)
+{
+	char json[PATH_MAX + 256];
+
+	path_fmt(json, sizeof(json), "{\"network\": {\"parentProxy\": "
+	    "{\"http\": \"http://p.corp:3128\", \"%s\": \"%s\"}}}",
+	    file != NULL ? "credentialsFile" : "credentialsEnv",
+	    file != NULL ? file : env);
+	return load(json, errs);
+}
+
+/* No message quotes the password. */
+static void
+no_secret(const struct config_errors *errs, const char *secret)
+{
+	size_t i;
+
+	for (i = 0; i < errs->n; i++)
+		if (strstr(errs->msg[i], secret) != NULL)
+			fail_msg("a message quotes the password: %s",
+			    errs->msg[i]);
+}
+
+/*
+ * network.parentProxy: both noProxy forms, the credentials from a file
+ * (its mode, owner, shape) and from the environment, as the header value
+ * they become; no message ever quotes them.
+ */
+static void
+test_parent(void **state)
+{
+	static const struct {
+		const char	*data;
+		mode_t		 mode;
+		const char	*want;	/* NULL: accepted */
+	} files[] = {
+		{ "alice:hunter2\n", 0600, NULL },
+		{ "alice:hunter2", 0400, NULL },
+		{ "alice:hunter2\r\n", 0640, NULL },
+		{ "alice:hunter2\n", 0644, "is open to others (mode 0644): it "
+		    "holds a password (chmod 600 the file)" },
+		{ "alice:hunter2\n", 0604, "is open to others (mode 0604)" },
+		{ "alice:hunter2\n", 0620, "is open to others (mode 0620)" },
+		{ "alice:hunter2\n", 0602, "is open to others" },
+		{ "", 0600, "is empty" },
+		{ "\n", 0600, "is empty" },
+		{ "alice:hunter2\nbob:hunter2\n", 0600, "control character" },
+		{ "alice:hunter2\n\n", 0600, "control character" },
+		{ "alicehunter2\n", 0600, "expected USER:PASSWORD (no ':'" },
+	};
+	struct config_errors errs = { NULL, 0 };
+	struct config *conf;
+	const char *json;
+	char *dir, path[PATH_MAX], big[PARENT_CRED_MAX + 8];
+	size_t i;
+
+	(void)state;
+	/* Both noProxy forms, and where each target goes. */
+	conf = load("{\"network\": {\"parentProxy\": {\"http\": "
+	    "\"http://10.9.9.9:3128/\", \"https\": \"HTTP://Gw.Corp:8443\", "
+	    "\"noProxy\": \" corp.example , .internal,10.0.0.0/8,\"}}}", &errs);
+	dump_errors(&errs);
+	assert_non_null(conf);
+	assert_non_null(conf->parent);
+	assert_string_equal(conf->parent->http.text, "10.9.9.9:3128");
+	assert_string_equal(conf->parent->https.text, "gw.corp:8443");
+	assert_null(conf->parent->auth);
+	assert_int_equal(conf->parent->ncidr, 1);
+	assert_int_equal(policy_count(conf->parent->direct, POLICY_ALLOW), 4);
+	config_free(conf);
+	conf = load("{\"network\": {\"parentProxy\": {\"http\": "
+	    "\"http://p:3128\", \"noProxy\": [\"corp.example\", "
+	    "\"*.internal\", \"[fd00::]/8\", \"*\"]}}}", &errs);
+	dump_errors(&errs);
+	assert_non_null(conf);
+	assert_false(conf->parent->https.set);
+	assert_int_equal(policy_count(conf->parent->direct, POLICY_ALLOW), 2);
+	assert_int_equal(conf->parent->ncidr, 1);
+	assert_true(conf->parent->direct_all);
+	config_free(conf);
+	/* Not for a supervisor's policy, which carries the lists only. */
+	json = "{\"parentProxy\": {\"http\": \"http://p:1\"}}";
+	assert_null(config_network_policy(json, strlen(json), NAME, &errs));
+	assert_true(has_error(&errs, "$.network.parentProxy", "unknown key"));
+	config_errors_clear(&errs);
+	/* The password never in a message, even inside a bad URL. */
+	assert_null(load("{\"network\": {\"parentProxy\": {\"https\": "
+	    "\"http://alice:hunter2@p:3128\"}}}", &errs));
+	no_secret(&errs, "hunter2");
+	config_errors_clear(&errs);
+
+	dir = tmpdir_make();
+	path_fmt(path, sizeof(path), "%s/parent.cred", dir);
+	for (i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		unlink(path);
+		write_str(path, files[i].data);
+		assert_int_equal(chmod(path, files[i].mode), 0);
+		conf = load_cred(path, NULL, &errs);
+		if (files[i].want == NULL) {
+			dump_errors(&errs);
+			assert_non_null(conf);
+			/* base64("alice:hunter2") */
+			assert_string_equal(conf->parent->auth,
+			    "Basic YWxpY2U6aHVudGVyMg==");
+			assert_string_equal(conf->parent->cred_file, path);
+		} else if (conf != NULL || errs.n != 1 || !has_error(&errs,
+		    "$.network.parentProxy.credentialsFile", files[i].want)) {
+			print_error("credentials file %zu: want \"%s\"\n", i,
+			    files[i].want);
+			dump_errors(&errs);
+			fail();
+		}
+		no_secret(&errs, "hunter2");
+		config_free(conf);
+		config_errors_clear(&errs);
+	}
+	/* Longer than a line of credentials can be. */
+	memset(big, 'x', sizeof(big));
+	big[1] = ':';
+	write_file(path, big, sizeof(big));
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_null(load_cred(path, NULL, &errs));
+	assert_true(has_error(&errs, "$.network.parentProxy.credentialsFile",
+	    "is longer than 1024 bytes"));
+	config_errors_clear(&errs);
+	/* Someone else's file is not trusted (as root: give it away). */
+	if (geteuid() == 0) {
+		write_str(path, "alice:hunter2\n");
+		assert_int_equal(chown(path, 65534, 65534), 0);
+		assert_null(load_cred(path, NULL, &errs));
+		assert_true(has_error(&errs,
+		    "$.network.parentProxy.credentialsFile",
+		    "belongs to uid 65534"));
+		config_errors_clear(&errs);
+	}
+	unlink(path);
+	rm_rf(dir);
+	free(dir);
+
+	/* From the environment. */
+	setenv("PISBX_TEST_PARENT_CRED", "bob:s3cr3t:with:colons", 1);
+	conf = load_cred(NULL, "PISBX_TEST_PARENT_CRED", &errs);
+	dump_errors(&errs);
+	assert_non_null(conf);
+	assert_string_equal(conf->parent->auth,
+	    "Basic Ym9iOnMzY3IzdDp3aXRoOmNvbG9ucw==");
+	assert_string_equal(conf->parent->cred_env, "PISBX_TEST_PARENT_CRED");
+	config_free(conf);
+	setenv("PISBX_TEST_PARENT_CRED", "", 1);
+	assert_null(load_cred(NULL, "PISBX_TEST_PARENT_CRED", &errs));
+	assert_true(has_error(&errs, "$.network.parentProxy.credentialsEnv",
+	    "PISBX_TEST_PARENT_CRED is empty"));
+	config_errors_clear(&errs);
+	setenv("PISBX_TEST_PARENT_CRED", "bob:s3cr3t\r\nX: y", 1);
+	assert_null(load_cred(NULL, "PISBX_TEST_PARENT_CRED", &errs));
+	assert_true(has_error(&errs, "$.network.parentProxy.credentialsEnv",
+	    "the variable \"PISBX_TEST_PARENT_CRED\": the credentials contain a "
+	    "control character"));
+	no_secret(&errs, "s3cr3t");
+	config_errors_clear(&errs);
+	unsetenv("PISBX_TEST_PARENT_CRED");
+}
+
 int
 main(void)
 {
@@ -1225,6 +1448,7 @@ main(void)
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_network_policy),
 		cmocka_unit_test(test_message_values),
+		cmocka_unit_test(test_parent),
 		cmocka_unit_test(test_loopback_warnings),
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);

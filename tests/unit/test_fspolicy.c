@@ -728,6 +728,23 @@ test_trusted(void **state)
 	assert_true(guarded(&plan, "%s/sup.sock", ws));
 	fs_plan_free(&plan);
 
+	/*
+	 * The upstream proxy's credentials: hidden and guarded, in the
+	 * workspace as much as in the (hidden) home.
+	 */
+	write_file("alice:hunter2\n", "%s/parent.cred", ws);
+	snprintf(p, sizeof(p), "%s/parent.cred", ws);
+	assert_int_equal(chmod(p, 0600), 0);
+	snprintf(json, sizeof(json), "{\"network\": {\"parentProxy\": "
+	    "{\"http\": \"http://p:3128\", \"credentialsFile\": \"%s\"}}}",
+	    p);
+	assert_int_equal(build_in(&plan, json, NULL), 0);
+	assert_true(guarded(&plan, "%s/parent.cred", ws));
+	assert_non_null(r = rule_at(&plan, p));
+	assert_int_equal(r->action, FS_HIDE);
+	assert_false(r->is_dir);
+	fs_plan_free(&plan);
+
 	/* The reviewer, or a file it is given, in a writable root. */
 	snprintf(json, sizeof(json), "{\"review\": {\"command\": "
 	    "[\"%s/r.sh\"]}}", ws);

@@ -16,7 +16,7 @@
 
 struct pattern_case {
 	const char		*in;
-	int			 deny;		/* parse for deniedDomains */
+	int			 deny;		/* pattern_parse flags */
 	int			 ok;
 	enum pattern_kind	 kind;
 	const char		*text;		/* ok: canonical text */
@@ -81,6 +81,14 @@ static const struct pattern_case pattern_cases[] = {
 	BAD("*.*.com", 0, "'*'"),
 	BAD("**.example.com", 0, "'*'"),
 	BAD("*.com", 0, "at least two labels"),
+	BAD("*.internal", PATTERN_DENY_LIST, "at least two labels"),
+	/* routing lists (noProxy) take a one-label suffix */
+	OK("*.internal", PATTERN_SHORT_SUFFIX, PATTERN_WILDCARD, "*.internal",
+	    "internal", 0),
+	OK("*.Corp:8080", PATTERN_SHORT_SUFFIX, PATTERN_WILDCARD,
+	    "*.corp:8080", "corp", 8080),
+	BAD("*", PATTERN_SHORT_SUFFIX, "only allowed in deniedDomains"),
+	BAD("*.1.2", PATTERN_SHORT_SUFFIX, "not an IP address"),
 	BAD("*.com.", 1, "at least two labels"),
 	BAD("*.", 0, "empty host"),
 	BAD("*.127.0.0.1", 0, "not an IP address"),
