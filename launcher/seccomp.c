@@ -261,9 +261,7 @@ seccomp_rules(scmp_filter_ctx ctx, const struct sandbox *sb)
 	 * SOCK_TYPE_MASK, as the kernel reads them (SOCK_NONBLOCK and
 	 * SOCK_CLOEXEC sit above the mask).
 	 */
-	if (sb->allow_all_unix)
-		;
-	else if (sb->plan.nunix > 0) {
+	if (!sb->allow_all_unix && sb->plan.nunix > 0) {
 		if (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect),
 		    0) != 0 ||
 		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg),
@@ -273,8 +271,8 @@ seccomp_rules(scmp_filter_ctx ctx, const struct sandbox *sb)
 		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
 		    SCMP_A4(SCMP_CMP_NE, 0)) != 0)
 			return -1;
-	} else if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-	    SCMP_SYS(socketpair), 2,
+	} else if (!sb->allow_all_unix && seccomp_rule_add(ctx,
+	    SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 2,
 	    SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_UNIX),
 	    SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_SOCK_TYPE_MASK,
 	    SOCK_DGRAM)) != 0)
