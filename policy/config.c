@@ -65,6 +65,8 @@ static void	 parent_noproxy(struct cfgctx *, const char *,
 		    const json_t *, struct parent_proxy *);
 static void	 parent_cred(struct cfgctx *, const char *, const json_t *,
 		    struct parent_proxy *);
+static void	 parent_forwarding(struct cfgctx *, const char *,
+		    const json_t *, struct parent_proxy *);
 static char	*parent_cred_read(struct cfgctx *, const char *,
 		    const char *, size_t *);
 static void	 parse_filesystem(struct cfgctx *, const json_t *,
@@ -109,7 +111,8 @@ static const char *const keys_network[] = {
 	"parentProxy", NULL
 };
 static const char *const keys_parent[] = {
-	"http", "https", "noProxy", "credentialsFile", "credentialsEnv", NULL
+	"http", "https", "noProxy", "credentialsFile", "credentialsEnv",
+	"httpForwarding", NULL
 };
 static const char *const keys_network_policy[] = {
 	"allowedDomains", "deniedDomains", NULL
@@ -1075,6 +1078,36 @@ parse_parent(struct cfgctx *ctx, const char *base, const json_t *obj,
 		    "one from HTTP_PROXY in its own environment");
 	parent_noproxy(ctx, p, v, conf->parent);
 	parent_cred(ctx, p, v, conf->parent);
+	parent_forwarding(ctx, p, v, conf->parent);
+}
+
+/*
+ * "httpForwarding": how a forwarded plain-HTTP request reaches the
+ * upstream.  "tunnel" (the default) sends it inside a CONNECT, so the
+ * credentials ride on the CONNECT alone, whose answer pisbx reads and
+ * never passes on; "absolute-form" sends it as a proxy request, with the
+ * credentials on it, for gateways that allow CONNECT to port 443 only.
+ */
+static void
+parent_forwarding(struct cfgctx *ctx, const char *base, const json_t *obj,
+    struct parent_proxy *pp)
+{
+	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	const char *s;
+	size_t len;
+
+	if ((s = cfg_string(ctx, base, obj, "httpForwarding", &len)) == NULL)
+		return;
+	if (strlen(s) == len && strcmp(s, "tunnel") == 0)
+		pp->http_absolute = 0;
+	else if (strlen(s) == len && strcmp(s, "absolute-form") == 0)
+		pp->http_absolute = 1;
+	else {
+		cfg_jpath_key(p, sizeof(p), base, "httpForwarding");
+		cfg_quote(q, sizeof(q), s, len);
+		cfg_err(ctx, p, "expected \"tunnel\" or \"absolute-form\", "
+		    "got %s", q);
+	}
 }
 
 /* One upstream URL (key "http" or "https"). */

@@ -111,6 +111,33 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 	return -1;
 }
 
+int
+policy_hint_parent_tunnel(const struct config *conf, uint16_t port,
+    char *buf, size_t len)
+{
+	char	 file[1024];
+
+	if (len > 0)
+		buf[0] = '\0';
+	if (conf->parent == NULL)
+		return -1;
+	policy_hint_file(conf, file, sizeof(file));
+	/*
+	 * squid's default config has "http_access deny CONNECT !SSL_ports"
+	 * with SSL_ports 443: the case this hint exists for.
+	 */
+	snprintf(buf, len, "pisbx allowed it; plain HTTP goes to the upstream "
+	    "proxy (network.parentProxy in %s) inside a CONNECT, so that "
+	    "its credentials never reach the client, and it refused CONNECT "
+	    "to port %u, by its own policy or because it allows CONNECT to "
+	    "port 443 only: then let it allow port %u (squid: \"acl "
+	    "SSL_ports port %u\"), or set network.parentProxy.httpForwarding "
+	    "to \"absolute-form\" in %s (the gateway then sees each request "
+	    "with the credentials on it: docs/config.md)", file, port, port,
+	    port, file);
+	return 0;
+}
+
 /*
  * What a person can do when the upstream proxy (network.parentProxy)
  * refused or failed: its credentials, its reachability -- never a way
@@ -143,6 +170,14 @@ policy_hint_parent(const struct config *conf, const char *reason,
 		snprintf(buf, len, "pisbx allowed it; the upstream proxy "
 		    "(network.parentProxy in %s) refused it by its own policy, "
 		    "which its administrators set", file);
+		return 0;
+	}
+	if (strcmp(reason, "parent-method") == 0) {
+		snprintf(buf, len, "TRACE and TRACK are not sent to the "
+		    "upstream proxy as proxy requests, since its echo would "
+		    "carry its credentials; with network.parentProxy."
+		    "httpForwarding \"tunnel\" (the default) in %s they go "
+		    "inside a tunnel", file);
 		return 0;
 	}
 	if (strcmp(reason, "parent-error") == 0) {

@@ -232,6 +232,13 @@ struct parent_proxy {
 	size_t		   authlen;
 	char		  *cred_file;	/* where the credentials come from */
 	char		  *cred_env;
+	/*
+	 * httpForwarding "absolute-form": forwarded HTTP goes to the
+	 * upstream as a proxy request with the credentials on it, whose
+	 * answer the client reads.  0 ("tunnel", the default): inside a
+	 * CONNECT, the credentials on the CONNECT only.
+	 */
+	int		   http_absolute;
 };
 
 struct parent_proxy *parent_new(void);
@@ -292,6 +299,14 @@ int	 policy_hint(const struct config *, const struct host *,
  * or the per-user file to create when the embedded default decided.
  */
 void	 policy_hint_file(const struct config *, char *buf, size_t len);
+/*
+ * The hint when the upstream proxy refused the CONNECT that carries a
+ * forwarded plain-HTTP request to port (httpForwarding "tunnel"): what
+ * to change on the gateway, or the key that sends such requests as
+ * proxy requests instead.  -1 without an upstream.
+ */
+int	 policy_hint_parent_tunnel(const struct config *, uint16_t port,
+	    char *buf, size_t len);
 /* The allow entry to suggest for host:port (the name alone on 80, 443). */
 void	 policy_hint_entry(const struct host *, uint16_t port, char *buf,
 	    size_t len);

@@ -132,7 +132,17 @@ static const struct bad_case bad_cases[] = {
 	    "does not take one from HTTP_PROXY" },
 	{ PP("{\"http\": \"http://p:3128\", \"user\": \"u\"}"),
 	    "$.network.parentProxy.user", "unknown key (known keys here: http, "
-	    "https, noProxy, credentialsFile, credentialsEnv)" },
+	    "https, noProxy, credentialsFile, credentialsEnv, "
+	    "httpForwarding)" },
+	{ PP("{\"http\": \"http://p:3128\", \"httpForwarding\": \"absolute\"}"),
+	    "$.network.parentProxy.httpForwarding",
+	    "expected \"tunnel\" or \"absolute-form\", got \"absolute\"" },
+	{ PP("{\"http\": \"http://p:3128\", \"httpForwarding\": \"Tunnel\"}"),
+	    "$.network.parentProxy.httpForwarding",
+	    "expected \"tunnel\" or \"absolute-form\", got \"Tunnel\"" },
+	{ PP("{\"http\": \"http://p:3128\", \"httpForwarding\": true}"),
+	    "$.network.parentProxy.httpForwarding",
+	    "expected a string, got true" },
 	{ PP("{\"http\": 3128}"), "$.network.parentProxy.http",
 	    "expected a string, got 3128" },
 	{ PP("{\"https\": \"https://p:3128\"}"), "$.network.parentProxy.https",
@@ -1348,6 +1358,21 @@ test_parent(void **state)
 	assert_int_equal(policy_count(conf->parent->direct, POLICY_ALLOW), 2);
 	assert_int_equal(conf->parent->ncidr, 1);
 	assert_true(conf->parent->direct_all);
+	/* Plain HTTP goes inside a tunnel unless the config says otherwise. */
+	assert_false(conf->parent->http_absolute);
+	config_free(conf);
+	conf = load("{\"network\": {\"parentProxy\": {\"http\": "
+	    "\"http://p:3128\", \"httpForwarding\": \"absolute-form\"}}}",
+	    &errs);
+	dump_errors(&errs);
+	assert_non_null(conf);
+	assert_true(conf->parent->http_absolute);
+	config_free(conf);
+	conf = load("{\"network\": {\"parentProxy\": {\"http\": "
+	    "\"http://p:3128\", \"httpForwarding\": \"tunnel\"}}}", &errs);
+	dump_errors(&errs);
+	assert_non_null(conf);
+	assert_false(conf->parent->http_absolute);
 	config_free(conf);
 	/* Not for a supervisor's policy, which carries the lists only. */
 	json = "{\"parentProxy\": {\"http\": \"http://p:1\"}}";
