@@ -498,10 +498,17 @@ conn_deny(struct conn *c, const char *reason, const char *detail,
 
 	conn_decide(c, 0, reason, detail);
 	conn_log_decision(c);
-	/* Refusals, and what the upstream proxy did to an allowed one. */
-	if ((err == CERR_DENY || strncmp(reason, "parent-", 7) == 0) &&
-	    c->px->refused != NULL && c->have_target) {
-		memset(&r, 0, sizeof(r));
+	/*
+	 * Refusals (the policy's, the upstream proxy's), and an allowed
+	 * target that could not be reached, which an HTTPS client shows
+	 * only as "502": not over a limit, not an invalid request.
+	 */
+	memset(&r, 0, sizeof(r));
+	r.unreachable = strcmp(reason, "dns-error") == 0 ||
+	    strcmp(reason, "connect-error") == 0 ||
+	    strcmp(reason, "parent-error") == 0;
+	if ((err == CERR_DENY || r.unreachable || strcmp(reason,
+	    "parent-auth") == 0) && c->px->refused != NULL && c->have_target) {
 		r.host = c->host.text;
 		r.port = c->port;
 		r.proto = proto_name(c->proto);
