@@ -3,8 +3,8 @@
  * evaluation, address classification and the config loader.
  *
  * Pure functions over strings and addresses: no sockets, no libevent, no
- * I/O beyond reading the config file.  The proxy asks policy; policy never
- * calls back into the proxy.
+ * I/O beyond reading the config file (and, for a hint, the shipped domain
+ * lists).  The proxy asks policy; policy never calls back into the proxy.
  */
 #ifndef PISBX_POLICY_H
 #define PISBX_POLICY_H
@@ -287,13 +287,21 @@ const char	*addr_class(const struct sockaddr *);
 struct config;
 /*
  * What would allow a refused target, as one clause for a person and an
- * agent: 'add "registry.npmjs.org" to network.allowedDomains in FILE'.
+ * agent: 'add "registry.npmjs.org" to network.allowedDomains in FILE',
+ * and when a shipped list (conf/domains) has the host among others, that
+ * list and its entries.
  * reason is the refusal's access-log reason; conf the config that
  * decided.  Writes "" and returns -1 when no config change allows it
  * (DNS, connect or protocol errors).
  */
 int	 policy_hint(const struct config *, const struct host *,
 	    uint16_t port, const char *reason, char *buf, size_t len);
+/*
+ * Where the shipped domain lists (conf/domains) are, for the hints that
+ * name them: dir, or NULL to look next to the running program (as
+ * installed, or in its source tree).  Read once, at the first hint.
+ */
+void	 policy_hint_lists_dir(const char *dir);
 /*
  * The config file a person edits to change what conf decided: its path,
  * or the per-user file to create when the embedded default decided.

@@ -1246,6 +1246,57 @@ test_loopback_warnings(void **state)
 	config_errors_clear(&errs);
 }
 
+/*
+ * A review.command that cannot run (missing, not a file, not executable)
+ * loads -- every review is then a deny -- with a warning naming the key
+ * and the program; one that can run says nothing.
+ */
+static void
+test_review_command_warn(void **state)
+{
+	static const struct {
+		const char	*prog;	/* NULL: the temporary file */
+		const char	*want;	/* NULL: no warning */
+	} t[] = {
+		{ "/nonexistent/pisbx-reviewer", "t.json: $.review.command[0]: "
+		    "the reviewer \"/nonexistent/pisbx-reviewer\" cannot be "
+		    "run: No such file or directory: every destination no "
+		    "list matches will be refused (review:error) until it can" },
+		{ "/", "the reviewer \"/\" is not a regular file" },
+		{ NULL, "is not executable (Permission denied)" },
+		{ "/bin/sh", NULL },
+	};
+	struct config_errors errs = { NULL, 0 };
+	struct config *conf;
+	char path[] = "/tmp/pisbx-test-reviewer.XXXXXX", json[256];
+	size_t i;
+	int fd;
+
+	(void)state;
+	assert_true((fd = mkstemp(path)) != -1);
+	assert_int_equal(fchmod(fd, 0644), 0);
+	close(fd);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(json, sizeof(json), "{\"review\": {\"command\": "
+		    "[\"%s\", \"--x\"]}}", t[i].prog != NULL ? t[i].prog :
+		    path);
+		conf = load(json, &errs);
+		if (conf == NULL)
+			dump_errors(&errs);
+		assert_non_null(conf);
+		if (t[i].want == NULL)
+			assert_int_equal(conf->warnings.n, 0);
+		else {
+			assert_int_equal(conf->warnings.n, 1);
+			if (strstr(conf->warnings.v[0], t[i].want) == NULL)
+				fail_msg("row %zu: %s\nwant: %s", i,
+				    conf->warnings.v[0], t[i].want);
+		}
+		config_free(conf);
+	}
+	unlink(path);
+}
+
 static void
 test_message_values(void **state)
 {
@@ -1475,6 +1526,7 @@ main(void)
 		cmocka_unit_test(test_message_values),
 		cmocka_unit_test(test_parent),
 		cmocka_unit_test(test_loopback_warnings),
+		cmocka_unit_test(test_review_command_warn),
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
 	size_t nbad = sizeof(bad_cases) / sizeof(bad_cases[0]);
