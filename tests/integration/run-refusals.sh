@@ -153,6 +153,8 @@ check "no escape byte reaches the terminal" \
     sh -c "! grep -q \"\$(printf '\033')\" '$T/esc.err'"
 check "... and no line of ours begins with the command's words" \
     sh -c "! grep -q '^pisbx-run: all clear' '$T/esc.err'"
+contains "... the guard's own line shows the path masked" "$(cat "$T/esc.err")" \
+    "pisbx-run: refused to create $WS/.git/hooks/x??[31mpisbx-run: all clear: protected path"
 contains "... the path is shown masked in the summary" "$(cat "$T/esc.err")" \
     "  create $WS/.git/hooks/x??[31mpisbx-run: all clear"
 rm -rf "$WS/.git"
