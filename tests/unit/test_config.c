@@ -786,6 +786,7 @@ test_example(void **state)
 	struct config_errors errs = { NULL, 0 };
 	struct config *conf;
 	char path[PATH_MAX];
+	size_t i;
 
 	(void)state;
 	top_path(path, sizeof(path), "conf/example.json");
@@ -798,7 +799,18 @@ test_example(void **state)
 	    "conf/example.json"));
 	assert_true(policy_count(conf->policy, POLICY_ALLOW) >= 2);
 	assert_true(policy_count(conf->policy, POLICY_DENY) >= 2);
-	assert_int_equal(conf->review_mode, REVIEW_COMMAND);
+	/*
+	 * It is copied as it is: its reviewer is one pisbx ships (a
+	 * reviewer that cannot run would refuse every review), so it loads
+	 * without a warning, and it re-exposes no secret store of the home
+	 * (~/.npmrc holds registry tokens).
+	 */
+	assert_int_equal(conf->review_mode, REVIEW_TTY);
+	for (i = 0; i < conf->warnings.n; i++)
+		fail_msg("warning: %s", conf->warnings.v[i]);
+	for (i = 0; i < conf->allow_read.n; i++)
+		if (strstr(conf->allow_read.v[i], ".npmrc") != NULL)
+			fail_msg("allowRead %s", conf->allow_read.v[i]);
 	assert_int_not_equal(conf->resolver_timeout_ms, 5000);
 	config_free(conf);
 }
