@@ -345,6 +345,7 @@ struct env_inputs {
 	const char	*cache_dir;	/* ~/.cache/pisbx, or NULL: no caches */
 	unsigned int	 caches;	/* 1 << enum fs_cache: wired */
 	int		 depth;		/* PISBX_DEPTH of the caller */
+	const char	*bash_env;	/* BASH_ENV over the caller's, or NULL */
 };
 /*
  * The command's environment: the caller's minus capabilities, plus the
@@ -417,6 +418,14 @@ char	*rundir_git_proxy(const struct sandbox *, const char *self_exe);
  * sandbox.  Its path, malloc'ed, or NULL (errno ENOENT: no ssh here).
  */
 char	*rundir_ssh_config(const struct sandbox *, const char *self_exe);
+/*
+ * Create rundir/login, what pisbx-sh -l's bash reads after the profile:
+ * the caller's PATH first again (path, or NULL to keep the profile's),
+ * BASH_ENV the caller's (bash_env, or NULL: unset) and read as bash
+ * would have.  Its path (malloc'ed), or NULL.
+ */
+char	*rundir_login(const struct sandbox *, const char *path,
+	    const char *bash_env);
 /* Remove it and everything the command left in it. */
 void	 rundir_remove(const char *);
 /* Remove per-run dirs of pisbx-run processes that no longer exist. */
