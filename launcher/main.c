@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "common/shell.h"
 #include "policy/policy.h"
@@ -78,6 +79,7 @@ static const char *run_bash(void);
 static char	**run_shell_argv(const struct run_opts *, const char *);
 static int	run_agent_files(struct sandbox *, const struct run_opts *,
 		    struct agent_files *);
+static int	run_access_log(const char *, const char *, const char *);
 static int	run(const struct run_opts *);
 static int	sh_main(int, char *[]);
 static int	self_dir(char *, size_t);
@@ -235,6 +237,38 @@ run_shell_argv(const struct run_opts *o, const char *login_rc)
 		v[n++] = o->line_args[i];
 	v[n] = NULL;
 	return v;
+}
+
+/*
+ * Open (create) the access log before the policy is built.  Its missing
+ * directories are made, private: the trusted config named the file, and
+ * a state directory that does not exist yet (~/.local/state/pisbx) must
+ * not turn every command into a failure.  A failure says what to do.
+ */
+static int
+run_access_log(const char *path, const char *key, const char *config_file)
+{
+	char	 dir[PATH_MAX], where[PATH_MAX + 160];
+	int	 fd;
+
+	/* --access-log is on the command line; the key is in the config. */
+	snprintf(where, sizeof(where), "%s%s%s", key, key[0] == '-' ? "" :
+	    " in ", key[0] == '-' ? "" : config_file);
+	if (io_mkdir_parents(path, 0700, dir, sizeof(dir)) == -1) {
+		log_warnx("access log %s: cannot create the directory %s: %s; "
+		    "create it, or change %s; nothing was run", path, dir,
+		    strerror(errno), where);
+		return -1;
+	}
+	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0640)) == -1) {
+		log_warnx("access log %s: %s; make it a file we can append "
+		    "to, or change %s; nothing was run", path,
+		    strerror(errno), where);
+		return -1;
+	}
+	close(fd);
+	return 0;
 }
 
 /* The directory of our own executable (symlinks resolved). */
@@ -848,14 +882,10 @@ run(const struct run_opts *o)
 	 * The access log exists before the policy is built, so the sandbox
 	 * sees it bound read-only: it can neither write nor remove it.
 	 */
-	if (access_log != NULL && strcmp(access_log, "-") != 0) {
-		if ((ch = open(access_log, O_WRONLY | O_APPEND | O_CREAT |
-		    O_CLOEXEC, 0640)) == -1) {
-			log_warn("access log %s", access_log);
-			goto fail;
-		}
-		close(ch);
-	}
+	if (access_log != NULL && strcmp(access_log, "-") != 0 &&
+	    run_access_log(access_log, o->access_log != NULL ?
+	    "--access-log" : "proxy.accessLog", config_file) == -1)
+		goto fail;
 	/*
 	 * The report too, and it is written through this descriptor: a
 	 * name the command could have replaced (a symlink to ~/.bashrc) is
