@@ -1073,7 +1073,8 @@ run(const struct run_opts *o)
 		rs.status = hostipc_after(hconf, &sup, &outcome, tee,
 		    o->argv, o->line, cwd, timeout_ms,
 		    hostipc_clock_ms() - started_ms, rs.status);
-	}
+	} else if (!rs.timed_out && !rs.aborted)
+		hostipc_hint(hconf, o->argv, o->line, rs.status);
 	goto done;
 fail:
 	rs.status = EXIT_SETUP;
