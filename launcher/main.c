@@ -94,13 +94,17 @@ usage(FILE *f, int code)
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
 "       pisbx-run --hook claude-code|codex\n"
+"       pisbx-run -h | --help | -V | --version\n"
 "\n"
 "Runs COMMAND in fresh network, mount, PID and IPC namespaces whose only\n"
 "way out is a filtering proxy (HTTP on 127.0.0.1:3128, SOCKS5 on\n"
 "127.0.0.1:1080), with the config's filesystem policy.\n"
 "\n"
-"  --config FILE        trusted config (else $PISBX_CONFIG, then\n"
-"                       $XDG_CONFIG_HOME/pisbx/config.json, then the default)\n"
+"  --config FILE        the trusted config; without it $PISBX_CONFIG (an\n"
+"                       absolute path), else $XDG_CONFIG_HOME/pisbx/config.json\n"
+"                       (~/.config/pisbx/config.json when XDG_CONFIG_HOME is\n"
+"                       unset), else srt's ~/.srt-settings.json, else the\n"
+"                       built-in default, which allows nothing\n"
 "  --timeout SECONDS    kill the whole sandbox after SECONDS (exit 124)\n"
 "  --access-log PATH    one record per proxy decision and close ('-': stdout)\n"
 "  --log-format FMT     json (default) or text\n"
@@ -112,6 +116,8 @@ usage(FILE *f, int code)
 "                       proxy (an ssh ProxyCommand; set in GIT_SSH_COMMAND)\n"
 "  --hook AGENT         answer the agent's PreToolUse hook (JSON on stdin)\n"
 "                       with its Bash command wrapped in pisbx-sh\n"
+"  -h, --help           this text\n"
+"  -V, --version        print the version\n"
 "\n"
 "Exit status: the command's (128+N when killed by signal N); 124 timeout;\n"
 "125 the sandbox could not be built; 126/127 command not executable/found;\n"
@@ -505,8 +511,11 @@ sh_usage(FILE *f, int code)
 "Runs the line with bash (or the program) in the pisbx sandbox.  The\n"
 "OPTIONs are bash's, passed on to it: the set(1) letters -%s\n"
 "(+ turns one off), -o NAME, -O NAME, -i, -l, --login, --noprofile,\n"
-"--norc, --posix, --noediting.  pisbx's own settings are in the config:\n"
-"$PISBX_CONFIG or the usual places (pisbx-run(1)).  See pisbx-sh(1).\n",
+"--norc, --posix, --noediting.  pisbx's own settings are in the trusted\n"
+"config: $PISBX_CONFIG (an absolute path), else\n"
+"$XDG_CONFIG_HOME/pisbx/config.json (~/.config/pisbx/config.json when\n"
+"XDG_CONFIG_HOME is unset), else srt's ~/.srt-settings.json, else the\n"
+"built-in default, which allows nothing.  See pisbx-sh(1).\n",
 	    SH_SET_LETTERS);
 	exit(code);
 }
