@@ -362,6 +362,22 @@ char	*env_ssh_percent(const char *s);
 int	 connect_proxy_main(const char *proxy, const char *host,
 	    const char *port);
 
+/* gitnew.c */
+/* What a repository made during the run has beyond a fresh clone. */
+struct gitnew_found {
+	char	 text[512];	/* ".git/config core.fsmonitor, ..." */
+	size_t	 n;		/* items found (more than text names) */
+};
+void	 gitnew_found_init(struct gitnew_found *);
+/*
+ * Name what git would use in the repository at repofd (its .git, or
+ * repofd itself when bare) that git init and clone do not make.
+ */
+void	 gitnew_check(int repofd, int bare, struct gitnew_found *);
+/* The same for one config text: keys not allowed, lines not parsed. */
+void	 gitnew_config(const char *text, size_t len, const char *label,
+	    struct gitnew_found *);
+
 /* agent.c */
 /*
  * What Claude Code's wrapper around a command needs from outside the
