@@ -39,6 +39,7 @@ static const char *find_ci(const char *, size_t, const char *);
 static int	 line_names_ipc(const char *, size_t);
 static size_t	 prefix_prog(const char *, const char **);
 static int	 names_word(const char *, size_t, const char *, size_t);
+static const char *hint_prog(const char *, const char *const *, size_t);
 static void	 tee_read_cb(evutil_socket_t, short, void *);
 static int	 tee_copy(struct hostipc_tee *);
 static long long hostipc_left(long long);
@@ -228,28 +229,47 @@ hostipc_hint(const struct config *conf, char *const argv[],
 	/* Programs that work only through their server's host socket. */
 	static const char *const progs[] = { "tmux", "screen", "docker",
 	    "podman", "ssh-add", "systemctl" };
+	/* Programs that gain privileges, which no_new_privs forbids. */
+	static const char *const privs[] = { "sudo", "doas", "pkexec",
+	    "run0" };
+	const char	*p;
 	char		*text;
 	char		 file[PATH_MAX + 128];
-	size_t		 i;
 
-	if (status == 0 || status >= 124 || conf->hostipc_mode == HOSTIPC_ASK ||
-	    conf->allow_all_unix_sockets || conf->allow_unix_sockets.n > 0)
+	if (status == 0 || status >= 124)
 		return;
 	if ((text = hostipc_command_text(argv, shell_string)) == NULL)
 		return;
-	for (i = 0; i < sizeof(progs) / sizeof(*progs); i++)
-		if (names_word(text, strlen(text), progs[i], strlen(progs[i])))
-			break;
-	if (i < sizeof(progs) / sizeof(*progs)) {
+	if ((p = hint_prog(text, privs, sizeof(privs) / sizeof(*privs))) !=
+	    NULL)
+		fprintf(stderr, "pisbx: %s cannot gain privileges in the "
+		    "sandbox (it runs with no_new_privs and no capabilities); "
+		    "run what needs root outside it (pisbx-run(1))\n", p);
+	if (conf->hostipc_mode != HOSTIPC_ASK &&
+	    !conf->allow_all_unix_sockets && conf->allow_unix_sockets.n == 0 &&
+	    (p = hint_prog(text, progs, sizeof(progs) / sizeof(*progs))) !=
+	    NULL) {
 		policy_hint_file(conf, file, sizeof(file));
 		fprintf(stderr, "pisbx: %s works through its server's Unix "
 		    "socket on the host, which the sandbox refuses; to run it "
 		    "on the host after a review, set \"hostIPC\": {\"mode\": "
 		    "\"ask\", \"preflightCommandPrefixes\": [\"%s\"], "
 		    "\"retryOnUnixSocketError\": true} and a reviewer in %s "
-		    "(pisbx-run(1), HOST-IPC)\n", progs[i], progs[i], file);
+		    "(pisbx-run(1), HOST-IPC)\n", p, p, file);
 	}
 	free(text);
+}
+
+/* The first of progs that text names as a word, or NULL. */
+static const char *
+hint_prog(const char *text, const char *const *progs, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (names_word(text, strlen(text), progs[i], strlen(progs[i])))
+			return progs[i];
+	return NULL;
 }
 
 long long

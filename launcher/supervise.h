@@ -100,9 +100,11 @@ enum hostipc_retry hostipc_should_retry(const struct hostipc_outcome *,
 	    const char *stderr_tail, size_t len, const struct strlist *prefixes,
 	    const char *text, const char **prefix);
 /*
- * With hostIPC off and no Unix socket allowed: after a failed run whose
- * text runs a program that lives on a host socket (tmux, docker...), one
- * line on stderr saying which settings let it work.
+ * After a failed run whose text runs sudo (doas, pkexec, run0): one line
+ * on stderr saying no privileges are gained in the sandbox.  With
+ * hostIPC off and no Unix socket allowed, when it runs a program that
+ * lives on a host socket (tmux, docker...): one line saying which
+ * settings let it work.
  */
 void	 hostipc_hint(const struct config *, char *const argv[],
 	    const char *shell_string, int status);

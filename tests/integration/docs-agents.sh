@@ -3,8 +3,9 @@
 # home: the config block with its access log (whose directory does not
 # exist yet: made, private, and the command runs); an access log that
 # cannot be made stops every command with a message naming the path and
-# the key; pi's settings line from both pages makes the file, or sets
-# shellPath in an existing one and keeps its other settings.
+# the key; files beside the project are not there, and the allowRead
+# line shows them read-only; pi's settings line from both pages makes the
+# file, or sets shellPath in an existing one and keeps its other settings.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -45,6 +46,29 @@ eq "with the path, the reason and the key to change" "$out" \
 out=$(cd "$WS" && "$RUN" --access-log "$T/file/x.log" -- true 2>&1)
 eq "--access-log: the option is named" "$out" \
     "pisbx-run: access log $T/file/x.log: Not a directory; make it a file we can append to, or change --access-log; nothing was run"
+
+# Files next to the project: hidden (ENOENT), and shown read-only by the
+# allowRead line agents.md gives.
+mkdir -p "$FAKEHOME/src/proj" "$FAKEHOME/src/shared" "$FAKEHOME/pkgs"
+echo shared >"$FAKEHOME/src/shared/f"
+echo wheel >"$FAKEHOME/pkgs/w.whl"
+git init -q "$FAKEHOME/src/proj"
+chmod -R a+rwX "$FAKEHOME/src" "$FAKEHOME/pkgs"
+awk '/^```json$/ { f = 1; b = ""; next } f && /^```$/ { if (b ~ /allowRead/) { printf "%s", b; exit } f = 0; next }
+    f { b = b $0 "\n" }' "$AGENTS" >"$T/beside.json"
+contains "agents.md has the allowRead line" "$(cat "$T/beside.json")" \
+    '"allowRead": ["~/src/shared", "~/pkgs"]'
+beside='cat ../shared/f ~/pkgs/w.whl; echo x >../shared/g'
+echo '{}' >"$T/none.json"
+out=$(cd "$FAKEHOME/src/proj" && PISBX_CONFIG=$T/none.json "$SH" -c \
+    "$beside" 2>&1)
+contains "without it, a sibling is not there" "$out" \
+    "../shared/f: No such file or directory"
+out=$(cd "$FAKEHOME/src/proj" && PISBX_CONFIG=$T/beside.json "$SH" -c \
+    "$beside" 2>&1)
+contains "with it, the sibling and ~/pkgs are read" "$out" "shared
+wheel"
+contains "and stay read-only" "$out" "Read-only file system"
 
 # pi's settings line, from the README and from agents.md.
 awk '/^# pi: / { n = 2; next } n > 0 { print; n-- }' "$PISBX_TOP/README.md" \

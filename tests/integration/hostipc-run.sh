@@ -363,6 +363,25 @@ else
 	echo "# tmux is not installed: its first use is not tried"
 fi
 
+# sudo and its kind: a failure says no privileges are gained inside.
+mkdir -p "$T/fakebin"
+printf '#!/bin/sh\necho "sudo: no valid sudoers sources found" >&2\nexit 1\n' \
+    >"$T/fakebin/sudo"
+chmod 755 "$T/fakebin" "$T/fakebin/sudo"
+echo '{}' >"$T/none.json"
+chmod 644 "$T/none.json"
+PATH=$T/fakebin:$PATH run "$T/none.json" -c 'sudo -n id' >/dev/null \
+    2>"$T/p1.err"
+check "a failed sudo: pisbx says no privileges are gained inside" grep -qF \
+    'pisbx: sudo cannot gain privileges in the sandbox (it runs with no_new_privs and no capabilities); run what needs root outside it (pisbx-run(1))' "$T/p1.err"
+PATH=$T/fakebin:$PATH run "$T/none.json" -c 'sudo -n id || true' \
+    >/dev/null 2>"$T/p2.err"
+check "not after a success" sh -c "! grep -q 'pisbx: sudo' '$T/p2.err'"
+PATH=$T/fakebin:$PATH run "$T/none.json" -c 'echo pseudo; exit 1' \
+    >/dev/null 2>"$T/p3.err"
+check "nor for a word that only holds sudo" \
+    sh -c "! grep -q 'pisbx: ' '$T/p3.err'"
+
 # Supervisor mode: host-IPC reviews go to the supervisor.
 tsup --hostipc allow
 (cd "$WS" && PISBX_SUPERVISOR_SOCKET=$T/sup.sock PISBX_SUPERVISOR_CAPABILITY=$CAP \
