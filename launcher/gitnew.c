@@ -154,7 +154,11 @@ gitnew_allowed(const char *sec, size_t seclen, int sub, const char *key,
  * by this strict reading as "PRE line N".  Values are not looked at:
  * only the keys are allowed.  A value continued on the next line (a
  * backslash at the end) makes that line look like a line of its own
- * here, which can only name more, never less.
+ * here: a header there moves us to another section while git stays in
+ * the one before, which can only be a section of the allow list (its
+ * key with the backslash was allowed).  Every allowed key name is
+ * inert in every such section (core.url, remote.o.bare), so git still
+ * sees nothing that runs.
  */
 void
 gitnew_config(const char *text, size_t len, const char *pre,
