@@ -63,12 +63,14 @@ POLICY_SRC   := $(wildcard policy/*.c)
 APPROVAL_SRC := $(wildcard approval/*.c)
 PROXY_SRC    := $(filter-out proxy/main.c,$(wildcard proxy/*.c))
 SUPERVISOR_SRC := $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
-LAUNCHER_SRC := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
-GEN_SRC      := $(BUILD)/gen/default_config.c
+LAUNCHER_SRC := $(filter-out launcher/main.c launcher/seccomp_gen.c,\
+		$(wildcard launcher/*.c))
+GEN_SRC      := $(BUILD)/gen/default_config.c $(BUILD)/gen/seccomp_bpf.c
 LIB_SRC      := $(COMMON_SRC) $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) \
 		$(SUPERVISOR_SRC) $(LAUNCHER_SRC)
 
-LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/gen/default_config.o
+LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) \
+	    $(patsubst $(BUILD)/%.c,$(BUILD)/%.o,$(GEN_SRC))
 LIBPISBX := $(BUILD)/libpisbx.a
 
 # LINKS: pisbx-run under a second name (main() looks at argv[0]).
@@ -105,6 +107,15 @@ all: $(PROGS) $(LINKS)
 $(BUILD)/gen/default_config.c: conf/default.json scripts/embed.sh
 	@mkdir -p $(dir $@)
 	sh scripts/embed.sh pisbx_default_config conf/default.json > $@
+
+# The command's seccomp filter, compiled at build time: seccomp_gen builds
+# the rules of launcher/seccomp.c with libseccomp and writes the programs.
+$(BUILD)/gen/seccomp_gen: launcher/seccomp_gen.c $(BUILD)/launcher/seccomp.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/gen/seccomp_bpf.c: $(BUILD)/gen/seccomp_gen
+	$< > $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -148,7 +159,7 @@ $(BENCH_BIN): $(BUILD)/bench/%: bench/%.c $(LIBPISBX)
 # target links.
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -I. $(PKG_CFLAGS)
 FUZZ_OBJ := $(patsubst %.c,$(BUILD)/fuzzlib/%.o,$(LIB_SRC)) \
-	    $(BUILD)/fuzzlib/gen/default_config.o
+	    $(patsubst $(BUILD)/%.c,$(BUILD)/fuzzlib/%.o,$(GEN_SRC))
 FUZZ_LIB := $(BUILD)/fuzzlib/libpisbx-fuzz.a
 
 $(BUILD)/fuzzlib/%.o: %.c
@@ -273,4 +284,5 @@ clean:
 
 # Header dependencies (-MMD) of everything built so far.
 -include $(wildcard $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d) \
+	$(BUILD)/gen/seccomp_gen.d \
 	$(HELPER_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d))

@@ -554,6 +554,8 @@ run(const struct run_opts *o)
 	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
 	sb.host_dev_fd = sb.host_pts_fd = sb.report_fd = -1;
 	log_init(NULL, o->verbose);
+	if (o->verbose)
+		sb.times = timing_new();
 
 	/*
 	 * Inside a sandbox there is no way out but the outer proxy, and the
@@ -604,6 +606,7 @@ run(const struct run_opts *o)
 		free(config_path);
 		return EXIT_CONFIG;
 	}
+	timing_mark(sb.times, TIMING_CONFIG);
 	for (i = 0; i < conf->notes.n; i++)
 		log_info("%s", conf->notes.msg[i]);
 	/*
@@ -852,6 +855,7 @@ run(const struct run_opts *o)
 	}
 	sb.report_fd = report[1];
 	started_ms = hostipc_clock_ms();
+	timing_mark(sb.times, TIMING_POLICY);
 	ch = sandbox_start(&sb, &rs.run);
 	close(report[1]);
 	sb.report_fd = report[1] = -1;
@@ -879,6 +883,7 @@ run(const struct run_opts *o)
 		log_warn("cannot start the command");
 		goto fail;
 	}
+	timing_mark(sb.times, TIMING_PROXY);
 
 	/* Stale run directories of killed runs: while the command runs. */
 	rundir_sweep();
@@ -903,6 +908,7 @@ run(const struct run_opts *o)
 	run_signal_cb(sfd, EV_READ, &rs);
 	if (!rs.done)
 		event_base_dispatch(rs.base);
+	timing_mark(sb.times, TIMING_REAPED);
 	if (tee != NULL) {
 		hostipc_tee_end(tee);
 		/* 125: the sandbox itself failed; that is never retried. */
@@ -988,5 +994,7 @@ done:
 	agent_files_done(&af);
 	supervise_unregister(&sup);
 	supervise_clear(&sup);
+	timing_print(sb.times);
+	timing_free(sb.times);
 	return rs.status;
 }
