@@ -98,6 +98,7 @@
 #define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
 #define GUARD_MAXCALLERS 256		/* callers' umasks remembered */
 #define GUARD_MAXTHREADS 4		/* threads answering requests */
+#define GUARD_MAXDIRS	64		/* directories' paths remembered */
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
 #endif
@@ -149,6 +150,20 @@ struct guard_caller {
 	unsigned long	used;		/* least recently used goes first */
 };
 
+/*
+ * A directory a relative path started from (a cwd, a dirfd) and its path,
+ * so that the next path from it needs no readlink.  Known by mount and
+ * inode: a directory has one path in a mount.  A rename of a directory
+ * (the guard's) forgets them all; a new directory (the guard's mkdir)
+ * forgets its inode number, which an old, removed one may have had.
+ */
+struct guard_dir {
+	uint64_t	 mnt;
+	dev_t		 dev;
+	ino_t		 ino;
+	char		*path;		/* NULL: free */
+};
+
 /* The guard's state across notifications. */
 struct guard {
 	const struct sandbox	*sb;
@@ -163,6 +178,8 @@ struct guard {
 	struct guard_caller	 callers[GUARD_MAXCALLERS];
 	size_t			 ncallers;
 	unsigned long		 clock;
+	struct guard_dir	 dirs[GUARD_MAXDIRS];
+	size_t			 dirnext;	/* the slot to fill next */
 	struct guard_id		*made;		/* directories made, hashed */
 	size_t			 made_cap;
 	size_t			 nmade;
@@ -215,13 +232,16 @@ static int	guard_lexical(const char *base, const char *dir, char *out,
 		    size_t size);
 static int	guard_resolve(struct guard *, int base, int own,
 		    const char *basepath, const char *path, struct guard_path *);
+static const char *guard_dir_path(struct guard *, int fd, char *buf,
+		    size_t size);
+static void	guard_dirs_forget(struct guard *, const struct stat *);
 static int	guard_at_str(struct guard_req *, int dfd, const char *raw,
 		    struct guard_path *);
 static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
 		    struct guard_path *);
 static int	guard_magic(struct guard_req *, struct guard_path *);
 static int	guard_final(struct guard_req *, struct guard_path *,
-		    int follow);
+		    int follow, int look);
 static int	guard_made_has(const struct guard *, const struct stat *);
 static int	guard_made_known(struct guard *, const struct stat *);
 static int	guard_made_cb(void *, const struct stat *);
@@ -239,6 +259,7 @@ static void	guard_glob_refused(struct guard_req *, const char *verb,
 		    const struct fs_glob *);
 static int	guard_glob_moved(struct guard_req *, const struct guard_path *,
 		    const struct guard_path *, const char *verb);
+static const char *guard_verb(const struct guard_path *, const char *);
 static int	guard_check(struct guard_req *, const struct guard_path *,
 		    int ancestors_too, const char *verb);
 static void	guard_send(struct guard *, char tag, const char *a,
@@ -248,7 +269,7 @@ static void	guard_repo(struct guard *, const char *dir);
 static void	guard_created(struct guard_req *, const struct guard_path *,
 		    int head_before);
 static void	guard_moved(struct guard_req *, const struct guard_path *op,
-		    const struct guard_path *np);
+		    const struct guard_path *np, int exchange);
 static int	guard_head_before(struct guard_req *, const struct guard_path *);
 static int	guard_alive(int pidfd);
 static struct guard_caller *guard_caller_find(struct guard *, pid_t);
@@ -610,6 +631,76 @@ guard_resolve(struct guard *g, int base, int own, const char *basepath,
 }
 
 /*
+ * The path of the directory fd (a cwd, a dirfd): remembered, else the
+ * kernel's name for it, remembered.  NULL when it has none (removed).
+ */
+static const char *
+guard_dir_path(struct guard *g, int fd, char *buf, size_t size)
+{
+	struct statx	 stx;
+	struct guard_dir *d;
+	char		 link[64];
+	ssize_t		 n;
+	dev_t		 dev;
+	size_t		 i;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID,
+	    &stx) == -1 || !(stx.stx_mask & STATX_MNT_ID))
+		return NULL;
+	dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < GUARD_MAXDIRS; i++) {
+		d = &g->dirs[i];
+		if (d->path != NULL && d->ino == stx.stx_ino &&
+		    d->dev == dev && d->mnt == stx.stx_mnt_id &&
+		    strlen(d->path) < size) {
+			strcpy(buf, d->path);
+			pthread_mutex_unlock(&g->mu);
+			return buf;
+		}
+	}
+	pthread_mutex_unlock(&g->mu);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, buf, size - 1)) <= 0 || buf[0] != '/' ||
+	    (size_t)n == size - 1)
+		return NULL;
+	buf[n] = '\0';
+	if (n > 10 && strcmp(buf + n - 10, " (deleted)") == 0)
+		return NULL;
+	pthread_mutex_lock(&g->mu);
+	d = &g->dirs[g->dirnext];
+	g->dirnext = (g->dirnext + 1) % GUARD_MAXDIRS;
+	free(d->path);
+	if ((d->path = strdup(buf)) != NULL) {
+		d->mnt = stx.stx_mnt_id;
+		d->dev = dev;
+		d->ino = stx.stx_ino;
+	}
+	pthread_mutex_unlock(&g->mu);
+	return buf;
+}
+
+/*
+ * Forget the remembered paths: every one (st NULL: a directory moved),
+ * or those of st's inode number (a new directory has it).  The mutex
+ * held.
+ */
+static void
+guard_dirs_forget(struct guard *g, const struct stat *st)
+{
+	size_t	i;
+
+	for (i = 0; i < GUARD_MAXDIRS; i++) {
+		if (g->dirs[i].path == NULL || (st != NULL &&
+		    (g->dirs[i].ino != st->st_ino ||
+		    g->dirs[i].dev != st->st_dev)))
+			continue;
+		free(g->dirs[i].path);
+		g->dirs[i].path = NULL;
+	}
+}
+
+/*
  * Resolve a path of the command (already read) against dfd, and make
  * sure the request still stands (guard_valid) before anything read
  * through its pid is trusted.  An absolute path starts at the guard's
@@ -620,7 +711,7 @@ static int
 guard_at_str(struct guard_req *gr, int dfd, const char *raw,
     struct guard_path *gp)
 {
-	char		 buf[PATH_MAX];
+	char		 buf[PATH_MAX], bp[PATH_MAX];
 	const char	*path;
 	int		 base, rc;
 
@@ -637,7 +728,8 @@ guard_at_str(struct guard_req *gr, int dfd, const char *raw,
 		close(base);
 		return rc;
 	}
-	return guard_resolve(gr->g, base, 1, NULL, path, gp);
+	return guard_resolve(gr->g, base, 1, guard_dir_path(gr->g, base, bp,
+	    sizeof(bp)), path, gp);
 }
 
 /* Resolve a (dirfd, path pointer) pair of the command. */
@@ -699,10 +791,11 @@ guard_magic(struct guard_req *gr, struct guard_path *gp)
  * Follow a symlink as the last component, one hop at a time, as the
  * kernel would (unless told not to), so the check sees the name that
  * would really be created or written.  gp->exists and gp->st say what
- * the final name is (not followed).
+ * the final name is (not followed) -- unless not to look (an exclusive
+ * creation: whatever is there, the call fails).
  */
 static int
-guard_final(struct guard_req *gr, struct guard_path *gp, int follow)
+guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 {
 	char		 target[PATH_MAX], buf[PATH_MAX], dir[PATH_MAX];
 	char		*slash;
@@ -714,6 +807,8 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow)
 		memset(&gp->st, 0, sizeof(gp->st));
 		if (guard_on_proc(gp->parent))
 			return gp->dots ? 0 : guard_magic(gr, gp);
+		if (!look && !follow)
+			return 0;
 		if (fstatat(gp->parent, gp->name, &gp->st,
 		    AT_SYMLINK_NOFOLLOW) == -1) {
 			memset(&gp->st, 0, sizeof(gp->st));
@@ -996,8 +1091,23 @@ guard_glob_moved(struct guard_req *gr, const struct guard_path *op,
 }
 
 /*
+ * What a refusal calls the call: verb, or for an O_CREAT|O_EXCL open
+ * (NULL: the name was not looked at) "write" when the name is there.
+ */
+static const char *
+guard_verb(const struct guard_path *gp, const char *verb)
+{
+	struct stat	st;
+
+	if (verb != NULL)
+		return verb;
+	return gp->parent != -1 && fstatat(gp->parent, gp->name, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0 ? "write" : "create";
+}
+
+/*
  * Whether to refuse creating, writing or replacing gp: -EACCES (said on
- * stderr, with who reads the name) or 0.
+ * stderr, with who reads the name: verb, see guard_verb) or 0.
  */
 static int
 guard_check(struct guard_req *gr, const struct guard_path *gp,
@@ -1017,7 +1127,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	    !gr->g->sb->allow_git_config &&
 	    fs_git_rule(gp->full, ancestors_too, 1, q, 1) == 0)) {
 		/* Only allowGitConfig stands in the way: the one key. */
-		guard_refuse(gr, gp->full, verb, "protected path, the git "
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, the git "
 		    "configuration of a repository that existed before the "
 		    "run (git runs the commands it names); to let commands "
 		    "change it, set filesystem.allowGitConfig to true in %s",
@@ -1025,23 +1135,23 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		return -EACCES;
 	}
 	if (why != NULL) {
-		guard_refuse(gr, gp->full, verb, "protected path, read by %s "
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, read by %s "
 		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", why);
 		return -EACCES;
 	}
 	if ((fg = fs_glob_denied(&gr->g->sb->plan, gp->full)) != NULL) {
-		guard_glob_refused(gr, verb, gp->full, NULL, fg);
+		guard_glob_refused(gr, guard_verb(gp, verb), gp->full, NULL, fg);
 		return -EACCES;
 	}
 	if (git) {
 		if (strcasecmp(gp->name, ".git") == 0)
-			guard_refuse(gr, gp->full, verb, "protected path; a .git "
+			guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path; a .git "
 			    "there would make git run its config and hooks in "
 			    "a directory that existed before the run (make "
 			    "new repositories in a new directory; see "
 			    "pisbx-run(1), FILESYSTEM)");
 		else
-			guard_refuse(gr, gp->full, verb, "protected path, git "
+			guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, git "
 			    "configuration or hooks of a repository that "
 			    "existed before the run (see pisbx-run(1), "
 			    "FILESYSTEM)");
@@ -1054,7 +1164,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		pthread_mutex_unlock(&gr->g->mu);
 	}
 	if (hooked) {
-		guard_refuse(gr, gp->full, verb, "protected path, a git hook "
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, a git hook "
 		    "(core.hooksPath, or a hook manager's file) of a work tree "
 		    "that existed before the run (see pisbx-run(1), "
 		    "FILESYSTEM)");
@@ -1178,12 +1288,15 @@ guard_created(struct guard_req *gr, const struct guard_path *gp,
 }
 
 /*
- * After op was renamed to np: repositories told to the parent move with
- * their directory, and a directory moved into place may be one.
+ * After op was renamed to np (or exchanged with it): repositories told to
+ * the parent move with their directory, and a directory moved into place
+ * may be one.  A directory moved changes the work tree of everything in
+ * it and the path of every directory below: what is remembered of either
+ * is forgotten.
  */
 static void
 guard_moved(struct guard_req *gr, const struct guard_path *op,
-    const struct guard_path *np)
+    const struct guard_path *np, int exchange)
 {
 	struct guard	*g = gr->g;
 	struct stat	 st;
@@ -1205,13 +1318,21 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 		g->repos[i] = s;
 	}
 	pthread_mutex_unlock(&g->mu);
+	if (exchange && fstatat(op->parent, op->name, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		pthread_mutex_lock(&g->mu);
+		if (g->work != NULL)
+			gitwork_flush(g->work);
+		guard_dirs_forget(g, NULL);
+		pthread_mutex_unlock(&g->mu);
+	}
 	if (fstatat(np->parent, np->name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
 	    !S_ISDIR(st.st_mode))
 		return;
-	/* Directories moved: which work tree holds what may have changed. */
 	pthread_mutex_lock(&g->mu);
 	if (g->work != NULL)
 		gitwork_flush(g->work);
+	guard_dirs_forget(g, NULL);
 	pthread_mutex_unlock(&g->mu);
 	if ((fd = openat(np->parent, np->name, O_PATH | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
@@ -1479,11 +1600,13 @@ guard_tty(struct guard_req *gr, int flags, mode_t mode)
 		    (maj - GUARD_PTS_MAJOR) * 256 + min);
 	else
 		return -ENXIO;
-	return guard_install(gr, AT_FDCWD, p, flags | O_NOCTTY | O_CLOEXEC,
-	    mode, 1, NULL);
+	return guard_install(gr, AT_FDCWD, p, flags | O_NOCTTY, mode, 1, NULL);
 }
 
-/* Open, and install the file in the command: 1 (answered) or -errno. */
+/*
+ * Open, and install the file in the command, close-on-exec only if it
+ * asked so (the guard's own copy always is): 1 (answered) or -errno.
+ */
 static int
 guard_install_now(struct guard_req *gr, int parent, const char *name,
     int flags, mode_t mode)
@@ -1491,7 +1614,7 @@ guard_install_now(struct guard_req *gr, int parent, const char *name,
 	struct seccomp_notif_addfd	add;
 	int				fd, rc;
 
-	if ((fd = openat(parent, name, flags, mode)) == -1)
+	if ((fd = openat(parent, name, flags | O_CLOEXEC, mode)) == -1)
 		return -errno;
 	memset(&add, 0, sizeof(add));
 	add.id = gr->id;
@@ -1550,19 +1673,21 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 {
 	struct guard_path	 gp;
 	char			 link[64];
-	int			 rc, head;
+	int			 rc, head, excl;
 
 	guard_path_init(&gp);
-	flags |= O_CLOEXEC | O_NOCTTY;
+	flags |= O_NOCTTY;
+	excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
 	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0 ||
-	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)))) < 0)
+	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)),
+	    !excl)) < 0)
 		goto done;
 	if (gp.proc) {
 		rc = guard_install(gr, gp.parent, gp.name, flags, mode, 1, NULL);
 		goto done;
 	}
-	if ((rc = guard_check(gr, &gp, 0, (flags & O_CREAT) && (gp.parent ==
-	    -1 || !gp.exists) ? "create" : "write")) < 0)
+	if ((rc = guard_check(gr, &gp, 0, excl ? NULL : (flags & O_CREAT) &&
+	    (gp.parent == -1 || !gp.exists) ? "create" : "write")) < 0)
 		goto done;
 	if (gp.magic != -1) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", gp.magic);
@@ -1597,7 +1722,7 @@ guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
 
 	guard_path_init(&gp);
 	if ((rc = guard_at(gr, AT_FDCWD, addr, &gp)) < 0 ||
-	    (rc = guard_final(gr, &gp, 1)) < 0 ||
+	    (rc = guard_final(gr, &gp, 1, 1)) < 0 ||
 	    (rc = guard_check(gr, &gp, 0, "truncate")) < 0)
 		goto done;
 	if (gp.magic != -1)
@@ -1788,7 +1913,7 @@ guard_link(struct guard_req *gr, const __u64 *a, int at)
 			goto done;
 	} else if ((rc = guard_at_str(gr, at ? (int)a[0] : AT_FDCWD, src,
 	    &op)) < 0 || (rc = guard_final(gr, &op,
-	    (flags & AT_SYMLINK_FOLLOW) != 0)) < 0)
+	    (flags & AT_SYMLINK_FOLLOW) != 0, 1)) < 0)
 		goto done;
 	if ((rc = guard_check(gr, &op, 0, "link")) < 0)
 		goto done;
@@ -1940,7 +2065,7 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 
 	guard_path_init(&gp);
 	if ((rc = guard_at_str(gr, AT_FDCWD, path, &gp)) < 0 ||
-	    (rc = guard_final(gr, &gp, 1)) < 0)
+	    (rc = guard_final(gr, &gp, 1, 1)) < 0)
 		goto done;
 	if (gp.magic != -1)
 		fd = fcntl(gp.magic, F_DUPFD_CLOEXEC, 3);
@@ -2582,8 +2707,10 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		rc = mkdirat(np.parent, np.name, (mode_t)a[at + 1]) == -1 ?
 		    -errno : 0;
 		if (rc == 0 && fstatat(np.parent, np.name, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0)
+		    AT_SYMLINK_NOFOLLOW) == 0) {
 			guard_made_add(gr->g, &st);
+			guard_dirs_forget(gr->g, &st);
+		}
 		pthread_mutex_unlock(&gr->g->mu);
 		if (rc == 0)
 			guard_created(gr, &np, 0);
@@ -2635,7 +2762,8 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		rc = renameat2(op.parent, op.name, np.parent, np.name,
 		    flags) == -1 ? -errno : 0;
 		if (rc == 0) {
-			guard_moved(gr, &op, &np);
+			guard_moved(gr, &op, &np,
+			    (flags & RENAME_EXCHANGE) != 0);
 			guard_created(gr, &np, head);
 		}
 	} else
