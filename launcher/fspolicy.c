@@ -526,19 +526,22 @@ static int
 fs_set_add(struct fs_set *set, const char *path, int flags, const char *why)
 {
 	struct fs_entry	*v, *e;
+	size_t		*sl;
 
 	if (path[0] != '/') {
 		errno = EINVAL;
 		return -1;
 	}
-	if ((e = fs_set_find(set, path, strlen(path))) != NULL) {
+	if (fs_set_grow(set) == -1)
+		return -1;
+	sl = fs_set_slot(set, path, strlen(path));
+	if (*sl != 0) {
+		e = &set->v[*sl - 1];
 		e->flags |= flags;
 		if (e->why == NULL)
 			e->why = why;
 		return 0;
 	}
-	if (fs_set_grow(set) == -1)
-		return -1;
 	v = reallocarray(set->v, set->n + 1, sizeof(*v));
 	if (v == NULL)
 		return -1;
@@ -547,8 +550,7 @@ fs_set_add(struct fs_set *set, const char *path, int flags, const char *why)
 		return -1;
 	v[set->n].flags = flags;
 	v[set->n].why = why;
-	set->n++;
-	*fs_set_slot(set, path, strlen(path)) = set->n;
+	*sl = ++set->n;
 	return 0;
 }
 

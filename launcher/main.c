@@ -801,9 +801,15 @@ run(const struct run_opts *o)
 		goto fail;
 	}
 
-	/* 3. The proxy's options (it owns the config once started). */
-	if ((rs.base = event_base_new()) == NULL) {
-		log_warnx("event_base_new failed");
+	/*
+	 * 3. The proxy's options (it owns the config once started).  The
+	 * loop batches its epoll changes (proxy_base_new): safe here too,
+	 * since no descriptor registered on it is ever dup()ed -- the
+	 * signalfd, the guard's report pipe, the stderr copy's read end
+	 * (hostipc.c dups fd 2, never registered) and the proxy's own.
+	 */
+	if ((rs.base = proxy_base_new()) == NULL) {
+		log_warnx("cannot create the event loop");
 		goto fail;
 	}
 	snprintf(label, sizeof(label), "pisbx-run-%ld", (long)getpid());
