@@ -224,6 +224,7 @@ static int	guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
 static int	guard_read_str(struct guard_req *, uint64_t addr, char *buf,
 		    size_t size);
 static int	guard_valid(struct guard_req *);
+static int	guard_unreadable(struct guard_req *);
 static int	guard_base(struct guard_req *, int dfd);
 static const char *guard_self(struct guard_req *, const char *path,
 		    char *buf, size_t size);
@@ -367,6 +368,26 @@ guard_valid(struct guard_req *gr)
 	    &gr->id) == 0 ? 0 : -ENOENT;
 }
 
+/*
+ * A read of the command's memory failed: -EFAULT as the kernel would say
+ * for a bad address; -EACCES when the process may not be read at all (it
+ * made itself non-dumpable, or runs a program it cannot read), which is
+ * said once: its creations are refused.
+ */
+static int
+guard_unreadable(struct guard_req *gr)
+{
+	static int	told;
+
+	if (errno != EPERM)
+		return -EFAULT;
+	if (!__atomic_exchange_n(&told, 1, __ATOMIC_SEQ_CST))
+		log_warnx("the creation guard cannot read the memory of "
+		    "process %ld (not dumpable): its creations and writes are "
+		    "refused", (long)gr->pid);
+	return -EACCES;
+}
+
 /* Read exactly len bytes from the command's memory (checked valid). */
 static int
 guard_read_mem(struct guard_req *gr, uint64_t addr, void *buf, size_t len)
@@ -382,7 +403,7 @@ guard_read_mem(struct guard_req *gr, uint64_t addr, void *buf, size_t len)
 		remote.iov_len = len - got;
 		n = process_vm_readv(gr->pid, &local, 1, &remote, 1, 0);
 		if (n <= 0)
-			return -EFAULT;
+			return n == 0 ? -EFAULT : guard_unreadable(gr);
 		got += (size_t)n;
 	}
 	return guard_valid(gr);
@@ -412,7 +433,7 @@ guard_read_str(struct guard_req *gr, uint64_t addr, char *buf, size_t size)
 		remote.iov_len = want;
 		n = process_vm_readv(gr->pid, &local, 1, &remote, 1, 0);
 		if (n <= 0)
-			return -EFAULT;
+			return n == 0 ? -EFAULT : guard_unreadable(gr);
 		if (memchr(buf + got, '\0', (size_t)n) != NULL)
 			return 0;
 		got += (size_t)n;

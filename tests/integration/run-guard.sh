@@ -8,7 +8,8 @@
 # above it) was renamed, or removed and its inode number taken by a new
 # one; a git hook cannot be planted through an inode number the guard
 # once knew as outside any repository; parallel creators are all served,
-# and an orphan too (the guard is PID 1).
+# and an orphan too (the guard is PID 1); a process the guard may not
+# read is refused, with the reason.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -146,5 +147,19 @@ check "parallel: no .bashrc" test ! -e "$WS/.bashrc"
 # 6. An orphan (reparented to PID 1, the guard) still gets its files.
 sbx_sh '(sh -c "sleep 0.3; : >orphan.txt" &) ; sleep 1; ls orphan.txt'
 contains "an orphan's file is made" "$(cat "$T/out")" orphan.txt
+
+# 7. A process the guard may not read (it made itself non-dumpable): its
+# creations are refused, and the reason is said once.
+sbx -- "$PY" -c 'import ctypes
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)	# PR_SET_DUMPABLE 0
+try:
+    open("nd.txt", "w")
+    print("made")
+except PermissionError:
+    print("refused")' >"$T/out" 2>&1
+contains "a non-dumpable process: its creation is refused" "$(cat "$T/out")" \
+    refused
+contains "... with the reason" "$(cat "$T/out")" "(not dumpable)"
+check "... and nothing made" test ! -e "$WS/nd.txt"
 
 done_testing
