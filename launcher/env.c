@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/shell.h"
 #include "launcher/launcher.h"
 
 #define ENV_HTTP	"http://127.0.0.1:3128"
@@ -87,6 +88,7 @@ static const struct env_cache {
 };
 
 static int	env_named(const char *entry, const char *name);
+static char	*env_git_ssh(const char *self_exe);
 static int	env_add(char ***, size_t *, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
 
@@ -96,6 +98,58 @@ env_named(const char *entry, const char *name)
 	size_t	len = strlen(name);
 
 	return strncmp(entry, name, len) == 0 && entry[len] == '=';
+}
+
+char *
+env_ssh_percent(const char *s)
+{
+	char	*out, *p;
+
+	if ((out = malloc(strlen(s) * 2 + 1)) == NULL)
+		return NULL;
+	for (p = out; *s != '\0'; s++) {
+		if (*s == '%')
+			*p++ = '%';
+		*p++ = *s;
+	}
+	*p = '\0';
+	return out;
+}
+
+/*
+ * GIT_SSH_COMMAND for self_exe.  Two shells read it: git's, which runs
+ * "ssh -o ProxyCommand=…", and ssh's, which runs the ProxyCommand after
+ * expanding its %-tokens.  So the path is quoted for ssh's shell with
+ * every '%' doubled, and the whole option again for git's: a path with
+ * a quote, a space or a '%' in it reaches execve as it is.
+ */
+static char *
+env_git_ssh(const char *self_exe)
+{
+	char	*pct = NULL, *inner = NULL, *opt = NULL, *outer = NULL;
+	char	*out = NULL;
+
+	if ((pct = env_ssh_percent(self_exe)) == NULL)
+		goto fail;
+	if ((inner = malloc(SHELL_QUOTE_SIZE(strlen(pct)))) == NULL)
+		goto fail;
+	shell_quote(inner, pct);
+	if (asprintf(&opt, "ProxyCommand=%s --connect-proxy %%h %%p",
+	    inner) == -1) {
+		opt = NULL;
+		goto fail;
+	}
+	if ((outer = malloc(SHELL_QUOTE_SIZE(strlen(opt)))) == NULL)
+		goto fail;
+	shell_quote(outer, opt);
+	if (asprintf(&out, "ssh -o %s", outer) == -1)
+		out = NULL;
+fail:
+	free(pct);
+	free(inner);
+	free(opt);
+	free(outer);
+	return out;
 }
 
 static int
@@ -124,7 +178,7 @@ char **
 env_build(char **in, const struct env_inputs *ei)
 {
 	const char	*java = NULL, *maven = NULL;
-	char		**v = NULL;
+	char		**v = NULL, *ssh;
 	size_t		  n = 0, i, j;
 	int		  skip, rc = 0;
 
@@ -172,9 +226,11 @@ env_build(char **in, const struct env_inputs *ei)
 		    maven[0] != '\0' ? " " : "", ei->cache_dir);
 	else if (maven != NULL)
 		rc |= env_add(&v, &n, "MAVEN_OPTS=%s", maven);
-	/* ssh runs ProxyCommand through the shell: quote the path. */
-	rc |= env_add(&v, &n, "GIT_SSH_COMMAND=ssh -o "
-	    "ProxyCommand=\"'%s' --connect-proxy %%h %%p\"", ei->self_exe);
+	if ((ssh = env_git_ssh(ei->self_exe)) == NULL)
+		rc = -1;
+	else
+		rc |= env_add(&v, &n, "GIT_SSH_COMMAND=%s", ssh);
+	free(ssh);
 	/* git runs GIT_PROXY_COMMAND HOST PORT itself, with no shell. */
 	if (ei->git_proxy != NULL)
 		rc |= env_add(&v, &n, "GIT_PROXY_COMMAND=%s", ei->git_proxy);

@@ -415,6 +415,8 @@ struct env_inputs {
  */
 char	**env_build(char **environ_in, const struct env_inputs *);
 void	 env_free(char **);
+/* s with every '%' doubled, for ssh's %-expansion (malloc'ed, or NULL). */
+char	*env_ssh_percent(const char *s);
 
 /* connect.c */
 /* --connect-proxy HOST PORT: relay stdio through an HTTP CONNECT tunnel. */

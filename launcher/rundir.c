@@ -136,13 +136,18 @@ char *
 rundir_ssh_config(const struct sandbox *sb, const char *self_exe)
 {
 	struct stat	 st;
-	char		*path = NULL, *buf = NULL;
+	char		*path = NULL, *buf = NULL, *exe;
 	ssize_t		 n;
 	int		 in;
 
-	if ((in = open(RUNDIR_SSH_CONFIG, O_RDONLY | O_CLOEXEC |
-	    O_NONBLOCK)) == -1)
+	/* ssh expands %-tokens in ProxyCommand before its shell runs it. */
+	if ((exe = env_ssh_percent(self_exe)) == NULL)
 		return NULL;
+	if ((in = open(RUNDIR_SSH_CONFIG, O_RDONLY | O_CLOEXEC |
+	    O_NONBLOCK)) == -1) {
+		free(exe);
+		return NULL;
+	}
 	if (fstat(in, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_size > RUNDIR_SSH_CONFIG_MAX)
 		errno = EINVAL;
@@ -150,10 +155,11 @@ rundir_ssh_config(const struct sandbox *sb, const char *self_exe)
 	    (n = read(in, buf, (size_t)st.st_size)) != -1)
 		path = rundir_file(sb, "ssh_config", 0444, buf, (size_t)n,
 		    "\n# pisbx-run: the sandbox's only way out\n"
-		    "Match all\n\tProxyCommand ", self_exe,
+		    "Match all\n\tProxyCommand ", exe,
 		    " --connect-proxy %h %p\n");
 	close(in);
 	free(buf);
+	free(exe);
 	return path;
 }
 

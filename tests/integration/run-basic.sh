@@ -50,7 +50,7 @@ for kv in HTTP_PROXY=http://127.0.0.1:3128 http_proxy=http://127.0.0.1:3128 \
 	check "env has $kv" grep -qx "$kv" "$T/env"
 done
 check "GIT_SSH_COMMAND uses --connect-proxy" \
-    grep -q '^GIT_SSH_COMMAND=ssh -o ProxyCommand=.*--connect-proxy %h %p' "$T/env"
+    grep -q "^GIT_SSH_COMMAND=ssh -o 'ProxyCommand=.*--connect-proxy %h %p'" "$T/env"
 check "review capability not passed in" \
     sh -c "! grep -q '^PISBX_CAPABILITY=' '$T/env'"
 tmp=$(sed -n 's/^TMPDIR=//p' "$T/env")

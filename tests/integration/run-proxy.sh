@@ -85,6 +85,24 @@ contains "ssh through the proxy reached sshd (its host key)" "$(cat "$T/ssh.out"
 check_log "ssh's tunnel logged" event=decision proto=connect host=ssh.test \
     port="$SSH_PORT" decision=allow
 
+# The same from a pisbx-run whose path holds what both shells on the way
+# (git's, then ssh's for ProxyCommand) and ssh's %-tokens would read.
+odd="$T/it's a \"%h\" \$dir"
+mkdir -p "$odd"
+cp "$RUN" "$odd/pisbx-run"
+(cd "$WS" && "$odd/pisbx-run" --config "$CONF" --access-log "$PX_LOG" -- \
+    /bin/sh -c "eval \"\$GIT_SSH_COMMAND\" -o BatchMode=yes \
+    -o StrictHostKeyChecking=no -o UserKnownHostsFile=\$TMPDIR/kh \
+    -p $SSH_PORT git@ssh.test true; cat \$TMPDIR/kh") >"$T/ssh-odd.out" 2>&1
+contains "ssh through a pisbx-run at an odd path reached sshd" \
+    "$(cat "$T/ssh-odd.out")" "$(cut -d' ' -f2 "$T/ssh/hostkey.pub")"
+(cd "$WS" && "$odd/pisbx-run" --config "$CONF" --access-log "$PX_LOG" -- \
+    /bin/sh -c "ssh -o BatchMode=yes -o StrictHostKeyChecking=no \
+    -o UserKnownHostsFile=\$TMPDIR/kh -p $SSH_PORT git@ssh.test true; \
+    cat \$TMPDIR/kh") >"$T/ssh-odd2.out" 2>&1
+contains "plain ssh (the sandbox's ssh_config) from that path reached sshd" \
+    "$(cat "$T/ssh-odd2.out")" "$(cut -d' ' -f2 "$T/ssh/hostkey.pub")"
+
 # A whole git clone over ssh needs a login with a shell: as root, a second
 # sshd running as root (privilege separation wants /run/sshd) with a key
 # made here.  As an ordinary user sshd could only log in that user, whose
