@@ -280,7 +280,9 @@ class Bench:
     def write_configs(self):
         net = {"allowedDomains": ["127.0.0.1"], "deniedDomains": []}
         with open(self.path("pisbx.json"), "w") as f:
-            json.dump({"network": net, "proxy": {"maxConnections": 4096}}, f)
+            # pxtool idle holds NIDLE tunnels from one client.
+            json.dump({"network": net, "proxy": {
+                "maxConnections": 4096, "maxClientConnections": 4096}}, f)
         with open(self.path("srt.json"), "w") as f:
             json.dump({"network": net, "filesystem": {
                 "denyRead": ["~"], "allowWrite": ["."], "denyWrite": []}}, f)
@@ -468,9 +470,15 @@ class Bench:
                                                           "pisbx-run")
             return [exe, "--config", self.path("pisbx.json"), "--"] + argv
         if who == "bwrap":
-            return ["bwrap", "--unshare-net", "--ro-bind", "/", "/",
-                    "--bind", cwd, cwd, "--dev", "/dev", "--chdir", cwd,
-                    "--"] + argv
+            # pisbx-run's namespaces (network, mount, PID, IPC, and a
+            # user namespace when not root), a read-only root, a fresh
+            # /proc and a minimal /dev, the workspace writable.
+            return (["bwrap", "--unshare-net", "--unshare-pid",
+                     "--unshare-ipc"] +
+                    (["--unshare-user"] if os.getuid() != 0 else []) +
+                    ["--ro-bind", "/", "/", "--proc", "/proc", "--dev",
+                     "/dev", "--bind", cwd, cwd, "--chdir", cwd, "--"] +
+                    argv)
         if who == "srt":
             return [self.srt, "-s", self.path("srt.json"), "-c",
                     " ".join(shellq(a) for a in argv)]
@@ -770,8 +778,9 @@ class Bench:
         vals = self.per_sandbox("start", runs, lambda who: ["true"])
         self.row("start", "start: SANDBOX true", "ms ↓", "lo", floor, vals,
                  "hyperfine -N 'SANDBOX true' (pisbx: pisbx-run -- true; "
-                 "bwrap --unshare-net --ro-bind / / true; srt true; floor: "
-                 "unshare -n true)")
+                 "bwrap --unshare-net --unshare-pid --unshare-ipc "
+                 "--ro-bind / / --proc /proc --dev /dev true; srt true; "
+                 "floor: unshare -n true)")
         curl = ["curl", "-sSf", "--noproxy", "", "-o", "/dev/null",
                 "http://%s/" % self.target]
         cfloor = self.hyperfine("curl", curl, runs)
@@ -796,8 +805,14 @@ class Bench:
         shutil.rmtree(src)
         ws = self.path("ws")
         out = os.path.join(ws, "x")
+        old = self.path("extracted")
+        os.makedirs(old, exist_ok=True)
         argv = ["tar", "-xf", tar, "-C", out]
-        prep = "sh -c 'rm -rf %s && mkdir %s'" % (out, out)
+        # Each run's tree is moved aside, not removed: ext4 without a
+        # journal passes over recently deleted inodes when it allocates
+        # one, which made the run after a removal up to 10x slower.
+        prep = ("sh -c 'mv %s %s/$$ 2>/dev/null; mkdir %s'" %
+                (out, old, out))
         floor = self.hyperfine("extract", argv, RUNS + 2, prepare=prep,
                                cwd=ws)
         vals = {}
@@ -816,6 +831,7 @@ class Bench:
                  "ws/x' (%d files in 100 dirs; includes the sandbox's "
                  "start; floor: the same tar on the host)" % NFILES)
         shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
 
     def rows_guard(self):
         """us per create: the seccomp-notify floor vs each sandbox."""
@@ -824,6 +840,9 @@ class Bench:
         ws = self.path("ws")
         n = [0]
 
+        # Each run creates in a directory of its own, all removed when the
+        # row is done: a removal just before a run would slow its creates
+        # (ext4 without a journal passes over recently deleted inodes).
         def one(who, mode, *extra):
             n[0] += 1
             d = os.path.join(ws, "gf%d" % n[0])
@@ -831,10 +850,9 @@ class Bench:
             out = run(self.sandbox(who, [GUARD_FLOOR, mode, "--count",
                                          str(NCREATE), "--dir", d] +
                                    list(extra)))
-            shutil.rmtree(d)
             return float(re.search(r"us_per_create ([0-9.]+)", out).group(1))
 
-        bare, floor, same, vals = [], [], [], {}
+        bare, floor, same, sync, vals = [], [], [], [], {}
         for _ in range(max(RUNS, 5)):
             if left() < 30:
                 break
@@ -846,18 +864,22 @@ class Bench:
                     self.note("guard %s: %s" % (who, e))
             floor.append(one(None, "notify"))
             same.append(one(None, "notify", "--same-cpu"))
+            sync.append(one(None, "notify", "--sync"))
         self.diag.append(
             "one create, µs (median of %d runs of %d): bare %.1f; seccomp "
-            "notify floor %.1f, %.1f with guard and caller on one CPU" % (
+            "notify floor %.1f, %.1f with guard and caller on one CPU, "
+            "%.1f with the same-CPU wake-up flag" % (
                 len(bare), NCREATE, median(bare), median(floor),
-                median(same)))
+                median(same), median(sync)))
+        for i in range(1, n[0] + 1):
+            shutil.rmtree(os.path.join(ws, "gf%d" % i), ignore_errors=True)
         self.row("guard", "one create (guard floor)", "µs ↓", "lo",
-                 min(median(floor), median(same)),
+                 min(median(floor), median(same), median(sync)),
                  {w: median(v) for w, v in vals.items()},
                  "guard_floor bare --count %d inside the sandbox (floor: "
-                 "guard_floor notify [--same-cpu], the faster: a seccomp "
-                 "user-notification round trip whose supervisor creates "
-                 "the file and installs the fd with "
+                 "guard_floor notify [--same-cpu | --sync], the fastest: "
+                 "a seccomp user-notification round trip whose supervisor "
+                 "creates the file and installs the fd with "
                  "SECCOMP_IOCTL_NOTIF_ADDFD)" % NCREATE)
 
     def rows_npm(self):
@@ -878,10 +900,11 @@ class Bench:
         for f in ("package.json", "package-lock.json"):
             shutil.copy(os.path.join(reg["dir"], f), proj)
         url = "http://127.0.0.1:%d/" % port
-        # Through the proxy in the sandboxes; NO_PROXY is dropped so that
-        # npm does not dial 127.0.0.1 directly (in a sandbox that is its
-        # own loopback).
-        argv = ["env", "-u", "NO_PROXY", "-u", "no_proxy", "npm", "ci",
+        # Through the proxy in the sandboxes; NO_PROXY and npm's own
+        # noproxy (pisbx-run sets both) are dropped so that npm does not
+        # dial 127.0.0.1 directly (in a sandbox that is its own loopback).
+        argv = ["env", "-u", "NO_PROXY", "-u", "no_proxy", "-u",
+                "npm_config_noproxy", "npm", "ci",
                 "--no-audit", "--no-fund", "--ignore-scripts",
                 "--fetch-retries", "0", "--registry", url, "--cache",
                 os.path.join(proj, ".cache")]
@@ -1130,7 +1153,8 @@ def main():
             print("- note: " + n)
         print()
         print("Commands behind each row (SANDBOX: pisbx-run --config C --, "
-              "bwrap --unshare-net --ro-bind / / --bind WS WS, srt -s S -c):")
+              "bwrap --unshare-net --unshare-pid --unshare-ipc --ro-bind / / "
+              "--proc /proc --dev /dev --bind WS WS, srt -s S -c):")
         seen = set()
         for r in b.rows:
             if "cmds" in r and r["name"] not in seen:

@@ -14,6 +14,9 @@
  *	answers the call with it).  --same-cpu pins both to the CPU this
  *	process started on: a wake-up then needs no cross-CPU interrupt,
  *	which costs much of the round trip on a paravirtualised machine.
+ *	--sync asks the kernel for the same (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+ *	Linux 6.6): the caller and its supervisor hand the CPU to each other
+ *	instead of waking one another across CPUs; unpinned.
  *
  * Prints "MODE N us_per_create X".  Run `bare` inside a sandbox to see
  * what its guard costs per create against this floor (make bench does).
@@ -45,6 +48,12 @@
 #ifndef SECCOMP_ADDFD_FLAG_SEND
 #define SECCOMP_ADDFD_FLAG_SEND	(1UL << 1)
 #endif
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
+#endif
 
 #if defined(__x86_64__)
 #define FLOOR_ARCH	AUDIT_ARCH_X86_64
@@ -66,7 +75,7 @@ static void
 floor_usage(void)
 {
 	fprintf(stderr, "usage: guard_floor bare|notify [--count N] "
-	    "[--dir D] [--same-cpu]\n");
+	    "[--dir D] [--same-cpu] [--sync]\n");
 	exit(2);
 }
 
@@ -246,15 +255,18 @@ main(int argc, char *argv[])
 	long		 count = 10000;
 	cpu_set_t	 set;
 	pid_t		 pid;
-	int		 i, sv[2], lfd, status, same = 0;
+	int		 i, sv[2], lfd, status, same = 0, sync = 0;
 
 	if (argc < 2)
 		floor_usage();
 	mode = argv[1];
-	for (i = 2; i + 1 < argc || (i < argc && strcmp(argv[i],
-	    "--same-cpu") == 0); i += 2) {
+	for (i = 2; i + 1 < argc || (i < argc && (strcmp(argv[i],
+	    "--same-cpu") == 0 || strcmp(argv[i], "--sync") == 0)); i += 2) {
 		if (strcmp(argv[i], "--same-cpu") == 0) {
 			same = 1;
+			i--;
+		} else if (strcmp(argv[i], "--sync") == 0) {
+			sync = 1;
 			i--;
 		} else if (strcmp(argv[i], "--count") == 0)
 			count = strtol(argv[i + 1], NULL, 10);
@@ -304,8 +316,9 @@ main(int argc, char *argv[])
 		_exit(0);
 	}
 	close(sv[1]);
-	if ((lfd = floor_recv_fd(sv[0])) == -1 ||
-	    floor_supervise(lfd, count) == -1) {
+	if ((lfd = floor_recv_fd(sv[0])) == -1 || (sync && ioctl(lfd,
+	    SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
+	    == -1) || floor_supervise(lfd, count) == -1) {
 		fprintf(stderr, "guard_floor: supervisor: %s\n",
 		    strerror(errno));
 		kill(pid, SIGKILL);

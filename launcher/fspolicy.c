@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -39,9 +40,38 @@ struct fs_entry {
 	const char	*why;		/* for P_DENY_WRITE: who reads it */
 };
 
+/*
+ * The paths the config and the defaults name, each once: a few hundred
+ * (the mandatory names in every writable root), so they are hashed --
+ * adding and finding the entries above a path were quadratic, a
+ * millisecond of every start.
+ */
 struct fs_set {
 	struct fs_entry	*v;
 	size_t		 n;
+	size_t		*slot;		/* index + 1 of v, 0: free */
+	size_t		 cap;		/* of slot, a power of two */
+};
+
+/*
+ * The names in one directory, read at once: the start asks about a few
+ * hundred names in the same few directories (the mandatory names in
+ * each writable root, the secrets in the home), mostly missing ones, and
+ * reading a small directory costs less than a lstat(2) of each name.
+ */
+#define FS_LIST_MAX	1024	/* names: a larger one is asked name by name */
+
+enum fs_list_state {
+	FS_LIST_NONE,		/* not read: ask lstat(2) */
+	FS_LIST_READ,
+	FS_LIST_MISSING		/* no such directory: nothing in it */
+};
+
+struct fs_listing {
+	char			  dir[PATH_MAX];
+	enum fs_list_state	  state;
+	char			**names;	/* sorted */
+	size_t			  n;
 };
 
 struct fs_mandatory {
@@ -227,10 +257,29 @@ static int	 fs_set_add_resolved(struct fs_set *, const char *path,
 		    int flags, const char *why, const char *cwd,
 		    const char *home);
 static void	 fs_set_free(struct fs_set *);
+static size_t	*fs_set_slot(const struct fs_set *, const char *path,
+		    size_t len);
+static struct fs_entry *fs_set_find(const struct fs_set *, const char *path,
+		    size_t len);
+static int	 fs_set_grow(struct fs_set *);
+static void	 fs_listing_clear(struct fs_listing *);
+static void	 fs_listing_read(struct fs_listing *, const char *dir,
+		    size_t len);
+static int	 fs_listing_has(const struct fs_listing *, const char *name,
+		    size_t len);
+static int	 fs_name_cmp(const void *, const void *);
 static int	 fs_strv_add(char ***, size_t *, const char *);
+static int	 fs_strv_push(char ***, size_t *, const char *);
 static int	 fs_prefix(const char *path, const char *root,
 		    int (*)(const char *, const char *, size_t));
 static int	 fs_depth(const char *);
+static size_t	 fs_fold_hash(const char *, size_t);
+static struct fs_gslot *fs_gslot(struct fs_gslot *, size_t, const char *,
+		    size_t);
+static int	 fs_gput(struct fs_gslot *, size_t, const char *, size_t,
+		    size_t);
+static void	 fs_gindex_free(struct fs_gindex *);
+static const char *fs_gindex_find(const struct fs_plan *, const char *, int);
 static int	 fs_rule_cmp(const void *, const void *);
 static char	*fs_read_line(const char *file, const char *prefix);
 static int	 fs_worktree(struct fs_set *, const char *root,
@@ -349,23 +398,149 @@ fs_resolve(const char *in, const char *cwd, const char *home)
 	return res;
 }
 
+/* The slot of the first len octets of path: its entry's, or a free one. */
+static size_t *
+fs_set_slot(const struct fs_set *set, const char *path, size_t len)
+{
+	uint64_t	 h = 0xcbf29ce484222325ULL;
+	size_t		 i, *sl;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)path[i]) * 0x100000001b3ULL;
+	for (i = (size_t)(h ^ (h >> 29)) & (set->cap - 1);; i = (i + 1) &
+	    (set->cap - 1)) {
+		sl = &set->slot[i];
+		if (*sl == 0 || (strncmp(set->v[*sl - 1].path, path, len) ==
+		    0 && set->v[*sl - 1].path[len] == '\0'))
+			return sl;
+	}
+}
+
+/* The entry of the first len octets of path, or NULL. */
+static struct fs_entry *
+fs_set_find(const struct fs_set *set, const char *path, size_t len)
+{
+	size_t	*sl;
+
+	if (set->cap == 0)
+		return NULL;
+	sl = fs_set_slot(set, path, len);
+	return *sl == 0 ? NULL : &set->v[*sl - 1];
+}
+
+static void
+fs_listing_clear(struct fs_listing *l)
+{
+	size_t	i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->names[i]);
+	free(l->names);
+	memset(l, 0, sizeof(*l));
+}
+
+static int
+fs_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Read the directory named by the first len octets of dir: its names, or
+ * that it does not exist; FS_LIST_NONE (ask name by name) when it cannot
+ * be read in full (not listable, too large, out of memory).
+ */
+static void
+fs_listing_read(struct fs_listing *l, const char *dir, size_t len)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		**nv;
+
+	fs_listing_clear(l);
+	if (len >= sizeof(l->dir))
+		return;
+	memcpy(l->dir, dir, len);
+	l->dir[len] = '\0';
+	if ((d = opendir(len == 0 ? "/" : l->dir)) == NULL) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			l->state = FS_LIST_MISSING;
+		return;
+	}
+	l->state = FS_LIST_READ;
+	while ((de = readdir(d)) != NULL) {
+		if (l->n == FS_LIST_MAX || (nv = reallocarray(l->names,
+		    l->n + 1, sizeof(*nv))) == NULL || (l->names = nv,
+		    (nv[l->n] = strdup(de->d_name)) == NULL)) {
+			l->state = FS_LIST_NONE;
+			break;
+		}
+		l->n++;
+	}
+	closedir(d);
+	if (l->state == FS_LIST_READ)
+		qsort(l->names, l->n, sizeof(*l->names), fs_name_cmp);
+}
+
+/*
+ * Whether the directory read holds the name (len octets): 1, 0, or -1
+ * when it was not read (ask lstat).
+ */
+static int
+fs_listing_has(const struct fs_listing *l, const char *name, size_t len)
+{
+	char	key[NAME_MAX + 1], *kp = key;
+
+	if (l->state == FS_LIST_MISSING)
+		return 0;
+	if (l->state != FS_LIST_READ || len > NAME_MAX)
+		return -1;
+	memcpy(key, name, len);
+	key[len] = '\0';
+	return bsearch(&kp, l->names, l->n, sizeof(*l->names),
+	    fs_name_cmp) != NULL;
+}
+
+/* Room for one more entry: the slots at most half full. */
+static int
+fs_set_grow(struct fs_set *set)
+{
+	size_t	*old = set->slot, ocap = set->cap, i;
+
+	if ((set->n + 1) * 2 <= set->cap)
+		return 0;
+	set->cap = ocap == 0 ? 256 : ocap * 2;
+	if ((set->slot = calloc(set->cap, sizeof(*set->slot))) == NULL) {
+		set->slot = old;
+		set->cap = ocap;
+		return -1;
+	}
+	for (i = 0; i < set->n; i++)
+		*fs_set_slot(set, set->v[i].path, strlen(set->v[i].path)) =
+		    i + 1;
+	free(old);
+	return 0;
+}
+
 static int
 fs_set_add(struct fs_set *set, const char *path, int flags, const char *why)
 {
-	struct fs_entry	*v;
-	size_t		 i;
+	struct fs_entry	*v, *e;
+	size_t		*sl;
 
 	if (path[0] != '/') {
 		errno = EINVAL;
 		return -1;
 	}
-	for (i = 0; i < set->n; i++) {
-		if (strcmp(set->v[i].path, path) == 0) {
-			set->v[i].flags |= flags;
-			if (set->v[i].why == NULL)
-				set->v[i].why = why;
-			return 0;
-		}
+	if (fs_set_grow(set) == -1)
+		return -1;
+	sl = fs_set_slot(set, path, strlen(path));
+	if (*sl != 0) {
+		e = &set->v[*sl - 1];
+		e->flags |= flags;
+		if (e->why == NULL)
+			e->why = why;
+		return 0;
 	}
 	v = reallocarray(set->v, set->n + 1, sizeof(*v));
 	if (v == NULL)
@@ -375,7 +550,7 @@ fs_set_add(struct fs_set *set, const char *path, int flags, const char *why)
 		return -1;
 	v[set->n].flags = flags;
 	v[set->n].why = why;
-	set->n++;
+	*sl = ++set->n;
 	return 0;
 }
 
@@ -447,18 +622,27 @@ fs_set_free(struct fs_set *set)
 	for (i = 0; i < set->n; i++)
 		free(set->v[i].path);
 	free(set->v);
+	free(set->slot);
 	memset(set, 0, sizeof(*set));
 }
 
 static int
 fs_strv_add(char ***v, size_t *n, const char *s)
 {
-	char	**nv;
 	size_t	  i;
 
 	for (i = 0; i < *n; i++)
 		if (strcmp((*v)[i], s) == 0)
 			return 0;
+	return fs_strv_push(v, n, s);
+}
+
+/* Append a copy of s (fs_strv_add, when s cannot be there yet). */
+static int
+fs_strv_push(char ***v, size_t *n, const char *s)
+{
+	char	**nv;
+
 	if ((nv = reallocarray(*v, *n + 1, sizeof(*nv))) == NULL)
 		return -1;
 	*v = nv;
@@ -1306,15 +1490,24 @@ static int
 fs_secrets_hide(struct fs_set *set, const struct config *conf,
     const char *home, const char *proj)
 {
-	struct stat	 st;
-	char		*p, *r;
-	size_t		 i;
-	int		 rc = 0;
+	struct fs_listing	 ls;
+	struct stat		 st;
+	char			*p, *r;
+	size_t			 i;
+	int			 rc = 0;
 
+	/* Most are missing: the home is read once, not asked for each. */
+	memset(&ls, 0, sizeof(ls));
+	fs_listing_read(&ls, home, strlen(home));
 	for (i = 0; i < sizeof(fs_secrets) / sizeof(*fs_secrets) && rc == 0;
 	    i++) {
-		if ((p = fs_join(home, fs_secrets[i])) == NULL)
-			return -1;
+		if (fs_listing_has(&ls, fs_secrets[i],
+		    strcspn(fs_secrets[i], "/")) == 0)
+			continue;
+		if ((p = fs_join(home, fs_secrets[i])) == NULL) {
+			rc = -1;
+			break;
+		}
 		r = lstat(p, &st) == 0 ? fs_resolve(p, proj, NULL) : NULL;
 		free(p);
 		if (r == NULL)
@@ -1325,6 +1518,7 @@ fs_secrets_hide(struct fs_set *set, const struct config *conf,
 			rc = fs_set_add(set, r, P_DENY_READ, NULL);
 		free(r);
 	}
+	fs_listing_clear(&ls);
 	return rc;
 }
 
@@ -1364,8 +1558,9 @@ static int
 fs_rules(struct fs_plan *plan, const struct fs_set *set)
 {
 	const struct fs_entry	**ord;
+	struct fs_listing	  ls;
 	struct stat		  st;
-	size_t			  i, j, k;
+	size_t			  i, j, k, dl, more;
 	int			  f, rc = -1;
 
 	if ((ord = reallocarray(NULL, set->n + 1, sizeof(*ord))) == NULL)
@@ -1373,6 +1568,7 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 	for (i = 0; i < set->n; i++)
 		ord[i] = &set->v[i];
 	qsort(ord, set->n, sizeof(*ord), fs_entry_cmp);
+	memset(&ls, 0, sizeof(ls));
 	for (k = 0; k < set->n; k++) {
 		struct fs_rule	*r, *nv;
 		const char	*path = ord[k]->path;
@@ -1383,7 +1579,8 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 		if (f & P_DENY_WRITE) {
 			const char **wv;
 
-			if (fs_strv_add(&plan->guarded, &plan->nguarded,
+			/* Each path of the set once: no need to look. */
+			if (fs_strv_push(&plan->guarded, &plan->nguarded,
 			    path) == -1)
 				goto done;
 			if ((wv = reallocarray(plan->guarded_why,
@@ -1393,15 +1590,47 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 			wv[plan->nguarded - 1] = ord[k]->why != NULL ?
 			    ord[k]->why : "pisbx";
 		}
-		if (lstat(path, &st) == -1)
+		/*
+		 * Entries of one depth come sorted, so those of one directory
+		 * together: four or more, and the directory is read once for
+		 * all of them (the mandatory names of a writable root, those
+		 * below its .config, .git...).
+		 */
+		dl = (size_t)(strrchr(path, '/') - path);
+		if (k == 0 || strlen(ls.dir) != dl ||
+		    strncmp(ls.dir, path, dl) != 0) {
+			for (more = k + 1; more < set->n && more < k + 4 &&
+			    strncmp(ord[more]->path, path, dl + 1) == 0 &&
+			    strchr(ord[more]->path + dl + 1, '/') == NULL;
+			    more++)
+				;
+			if (more == k + 4)
+				fs_listing_read(&ls, path, dl);
+			else {
+				fs_listing_clear(&ls);
+				snprintf(ls.dir, sizeof(ls.dir), "%.*s", (int)dl,
+				    path);
+			}
+		}
+		if (fs_listing_has(&ls, path + dl + 1, strlen(path + dl + 1)) ==
+		    0 || lstat(path, &st) == -1)
 			continue;
-		for (j = 0; j < set->n; j++) {
-			if (&set->v[j] == ord[k] ||
-			    !fs_under(path, set->v[j].path))
+		/* The entries above it: "/", then each directory down. */
+		for (j = 1; path[j - 1] != '\0'; j++) {
+			const struct fs_entry *e;
+
+			if (j == 1)
+				e = path[1] != '\0' ? fs_set_find(set, "/", 1) :
+				    NULL;
+			else if (path[j] == '/')
+				e = fs_set_find(set, path, j);
+			else
 				continue;
-			if (set->v[j].flags & P_DENY_READ)
+			if (e == NULL)
+				continue;
+			if (e->flags & P_DENY_READ)
 				hidden_above = 1;
-			if (set->v[j].flags & P_ALLOW_WRITE)
+			if (e->flags & P_ALLOW_WRITE)
 				writable_above = 1;
 		}
 		/* The deepest rule above: made last among them. */
@@ -1448,6 +1677,7 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 	qsort(plan->rules, plan->nrules, sizeof(*plan->rules), fs_rule_cmp);
 	rc = 0;
 done:
+	fs_listing_clear(&ls);
 	free(ord);
 	return rc;
 }
@@ -1456,7 +1686,7 @@ int
 fs_plan_build(struct fs_plan *plan, const struct config *conf,
     const struct fs_inputs *in)
 {
-	struct fs_set	 set = { NULL, 0 };
+	struct fs_set	 set = { NULL, 0, NULL, 0 };
 	struct strlist	 pathdirs = { NULL, 0 };
 	struct stat	 st;
 	char		*p = NULL, *home_real = NULL;
@@ -1689,6 +1919,7 @@ fs_plan_free(struct fs_plan *plan)
 	free(plan->writable);
 	free(plan->guarded);
 	free(plan->guarded_why);
+	fs_gindex_free(plan->gindex);
 	free(plan->home);
 	free(plan->cache_dir);
 	free(plan->workspace);
@@ -1711,12 +1942,166 @@ fs_plan_guarded(const struct fs_plan *plan, const char *path,
 {
 	size_t	i;
 
+	if (plan->gindex != NULL)
+		return fs_gindex_find(plan, path, ancestors_too);
 	for (i = 0; i < plan->nguarded; i++) {
 		if (fs_under_ci(path, plan->guarded[i]) ||
 		    (ancestors_too && fs_under_ci(plan->guarded[i], path)))
 			return plan->guarded_why[i];
 	}
 	return NULL;
+}
+
+/*
+ * The guarded paths indexed for the creation guard, which asks about
+ * every creation: fs_plan_guarded's answer from a few hash lookups (one
+ * per component of the path) instead of a pass over a few hundred names.
+ * Keys are the paths with ASCII letters folded, as strncasecmp compares
+ * them; each maps to the lowest index of a guarded path it stands for,
+ * so the answer is the one the pass would find first.
+ */
+struct fs_gslot {
+	char	*key;		/* NULL: free */
+	size_t	 idx;
+};
+
+struct fs_gindex {
+	struct fs_gslot	*at;	/* a guarded path itself */
+	struct fs_gslot	*above;	/* a directory above a guarded path */
+	size_t		 cap;	/* of each, a power of two */
+	size_t		 root;	/* a guarded "/", or SIZE_MAX */
+};
+
+static size_t
+fs_fold_hash(const char *s, size_t len)
+{
+	uint64_t	h = 0xcbf29ce484222325ULL;
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)tolower((unsigned char)s[i])) *
+		    0x100000001b3ULL;
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of key (len octets, folded) in t: its own, or the free one. */
+static struct fs_gslot *
+fs_gslot(struct fs_gslot *t, size_t cap, const char *key, size_t len)
+{
+	size_t	i = fs_fold_hash(key, len) & (cap - 1);
+
+	while (t[i].key != NULL && (strlen(t[i].key) != len ||
+	    strncasecmp(t[i].key, key, len) != 0))
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
+/* Map key (len octets) to idx in t, keeping the lowest index. */
+static int
+fs_gput(struct fs_gslot *t, size_t cap, const char *key, size_t len,
+    size_t idx)
+{
+	struct fs_gslot	*sl = fs_gslot(t, cap, key, len);
+
+	if (sl->key != NULL) {
+		if (idx < sl->idx)
+			sl->idx = idx;
+		return 0;
+	}
+	if ((sl->key = strndup(key, len)) == NULL)
+		return -1;
+	sl->idx = idx;
+	return 0;
+}
+
+static void
+fs_gindex_free(struct fs_gindex *gi)
+{
+	size_t	i;
+
+	if (gi == NULL)
+		return;
+	for (i = 0; i < gi->cap; i++) {
+		free(gi->at[i].key);
+		free(gi->above[i].key);
+	}
+	free(gi->at);
+	free(gi->above);
+	free(gi);
+}
+
+int
+fs_plan_index(struct fs_plan *plan)
+{
+	struct fs_gindex	*gi;
+	const char		*p, *sl;
+	size_t			 i, n = 0;
+
+	if (plan->gindex != NULL)
+		return 0;
+	for (i = 0; i < plan->nguarded; i++)
+		for (p = plan->guarded[i]; *p != '\0'; p++)
+			n += *p == '/';
+	if ((gi = calloc(1, sizeof(*gi))) == NULL)
+		return -1;
+	gi->root = SIZE_MAX;
+	for (gi->cap = 64; gi->cap < 2 * (n + plan->nguarded + 1);
+	    gi->cap *= 2)
+		;
+	if ((gi->at = calloc(gi->cap, sizeof(*gi->at))) == NULL ||
+	    (gi->above = calloc(gi->cap, sizeof(*gi->above))) == NULL)
+		goto fail;
+	for (i = 0; i < plan->nguarded; i++) {
+		p = plan->guarded[i];
+		if (strcmp(p, "/") == 0) {
+			if (i < gi->root)
+				gi->root = i;
+			continue;
+		}
+		if (fs_gput(gi->at, gi->cap, p, strlen(p), i) == -1)
+			goto fail;
+		/* Every directory above it but "/" (asked apart). */
+		for (sl = strchr(p + 1, '/'); sl != NULL;
+		    sl = strchr(sl + 1, '/'))
+			if (fs_gput(gi->above, gi->cap, p, (size_t)(sl - p),
+			    i) == -1)
+				goto fail;
+	}
+	plan->gindex = gi;
+	return 0;
+fail:
+	fs_gindex_free(gi);
+	return -1;
+}
+
+/* fs_plan_guarded, from the index. */
+static const char *
+fs_gindex_find(const struct fs_plan *plan, const char *path,
+    int ancestors_too)
+{
+	const struct fs_gindex	*gi = plan->gindex;
+	struct fs_gslot		*sl;
+	const char		*p;
+	size_t			 best = gi->root, len = strlen(path);
+
+	/* path or a directory above it is guarded. */
+	for (p = path + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			sl = fs_gslot(gi->at, gi->cap, path, (size_t)(p - path));
+			if (sl->key != NULL && sl->idx < best)
+				best = sl->idx;
+		}
+		if (*p == '\0')
+			break;
+	}
+	if (ancestors_too) {
+		if (strcmp(path, "/") == 0 && plan->nguarded > 0)
+			best = 0;
+		sl = fs_gslot(gi->above, gi->cap, path, len);
+		if (sl->key != NULL && sl->idx < best)
+			best = sl->idx;
+	}
+	return best == SIZE_MAX ? NULL : plan->guarded_why[best];
 }
 
 void

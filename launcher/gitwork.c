@@ -10,7 +10,10 @@
  * the first one holding a ".git"; each directory on the way is
  * remembered (by device and inode), so the next path nearby is answered
  * from memory.  Renaming a directory, or making a ".git", can change the
- * answers: the guard then forgets them all (gitwork_flush).
+ * answers: the guard then forgets them all (gitwork_flush).  A directory
+ * removed (rmdir is not the guard's) leaves its inode number free for a
+ * new one elsewhere, whose answer may differ: the guard makes every new
+ * directory and forgets what was known of its number (gitwork_forget).
  */
 #include <sys/stat.h>
 
@@ -28,10 +31,17 @@
 #define GITWORK_TREES	1024	/* work trees remembered */
 #define GITWORK_UP	256	/* levels walked at most */
 
+/*
+ * A directory's answer: the index in trees plus GITWORK_BIAS, so that -1
+ * (no work tree) is 1 and a zeroed slot is free: a new table costs no
+ * page until used.
+ */
+#define GITWORK_BIAS	2
+
 struct gitwork_dir {
 	dev_t	dev;
 	ino_t	ino;
-	int	tree;		/* index in trees, -1: none, -2: free slot */
+	int	val;		/* tree + GITWORK_BIAS; 0: free slot */
 };
 
 struct gitwork_tree {
@@ -62,7 +72,6 @@ gitwork_new(const struct fs_plan *plan)
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		return NULL;
 	w->plan = plan;
-	gitwork_flush(w);
 	return w;
 }
 
@@ -71,14 +80,28 @@ gitwork_flush(struct gitwork *w)
 {
 	size_t	i;
 
-	for (i = 0; i < GITWORK_DIRS; i++)
-		w->dirs[i].tree = -2;
+	if (w->ndirs > 0)
+		memset(w->dirs, 0, sizeof(w->dirs));
 	w->ndirs = 0;
 	for (i = 0; i < w->ntrees; i++) {
 		free(w->trees[i].top);
 		strlist_free(&w->trees[i].hooks);
 	}
 	w->ntrees = 0;
+}
+
+void
+gitwork_forget(struct gitwork *w, const struct stat *st)
+{
+	size_t	i = gitwork_slot(w, st->st_dev, st->st_ino);
+
+	/*
+	 * Open addressing: an entry cannot just be emptied, or those placed
+	 * past it would be lost; start over instead (a new directory whose
+	 * number was known is rare).
+	 */
+	if (w->dirs[i].val != 0)
+		gitwork_flush(w);
 }
 
 void
@@ -96,7 +119,7 @@ gitwork_slot(const struct gitwork *w, dev_t dev, ino_t ino)
 {
 	size_t	i = fs_id_hash(dev, ino) & (GITWORK_DIRS - 1);
 
-	while (w->dirs[i].tree != -2 &&
+	while (w->dirs[i].val != 0 &&
 	    (w->dirs[i].dev != dev || w->dirs[i].ino != ino))
 		i = (i + 1) & (GITWORK_DIRS - 1);
 	return i;
@@ -110,11 +133,11 @@ gitwork_remember(struct gitwork *w, const struct stat *st, int tree)
 	if (w->ndirs * 2 >= GITWORK_DIRS)
 		return;		/* full: answered by walking */
 	i = gitwork_slot(w, st->st_dev, st->st_ino);
-	if (w->dirs[i].tree == -2)
+	if (w->dirs[i].val == 0)
 		w->ndirs++;
 	w->dirs[i].dev = st->st_dev;
 	w->dirs[i].ino = st->st_ino;
-	w->dirs[i].tree = tree;
+	w->dirs[i].val = tree + GITWORK_BIAS;
 }
 
 /* The work tree at top, learnt once: its index, or -1. */
@@ -151,18 +174,23 @@ gitwork_find(struct gitwork *w, int dirfd, const char *dir,
 	size_t		 n = 0, i;
 	int		 cur, next, tree = -1;
 
-	if (strlen(dir) >= sizeof(top) ||
-	    (cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) == -1)
+	if (strlen(dir) >= sizeof(top) || fstat(dirfd, &st) == -1)
+		return -2;
+	/* Most paths are answered here, from the directory itself. */
+	i = gitwork_slot(w, st.st_dev, st.st_ino);
+	if (w->dirs[i].val != 0)
+		return w->dirs[i].val - GITWORK_BIAS;
+	if ((cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) == -1)
 		return -2;
 	strcpy(top, dir);
 	for (;;) {
-		if (fstat(cur, &st) == -1) {
+		if (n > 0 && fstat(cur, &st) == -1) {
 			tree = -2;
 			break;
 		}
 		i = gitwork_slot(w, st.st_dev, st.st_ino);
-		if (w->dirs[i].tree != -2) {
-			tree = w->dirs[i].tree;
+		if (w->dirs[i].val != 0) {
+			tree = w->dirs[i].val - GITWORK_BIAS;
 			break;
 		}
 		if (n == GITWORK_UP) {

@@ -17,15 +17,39 @@
  *
  * To be free of time-of-check/time-of-use races, the guard never lets
  * the kernel re-read the command's arguments: it reads each path once
- * from /proc/PID/mem, resolves the parent directory to an fd, checks the
- * resulting path, and performs the operation itself on that fd (the
- * opened file is installed in the command with SECCOMP_IOCTL_NOTIF_ADDFD;
- * a socket to bind is borrowed with pidfd_getfd).  It runs with the
- * command's uid, no capabilities, the same Landlock domain and the same
- * mount namespace, so it can do nothing the command could not -- except
- * create or write a protected name.  Renames, links and symlinks onto a
- * directory on the way to a protected name are refused too, so a
- * prepared tree cannot be moved into place.
+ * (process_vm_readv, then checks that the caller still waits, so the
+ * memory read was the caller's), resolves the parent directory to an fd,
+ * checks the resulting path, and performs the operation itself on that
+ * fd (the opened file is installed in the command with
+ * SECCOMP_IOCTL_NOTIF_ADDFD; a socket to bind is borrowed with
+ * pidfd_getfd).  It runs with the command's uid, no capabilities, the
+ * same Landlock domain and the same mount namespace, so it can do
+ * nothing the command could not -- except create or write a protected
+ * name.  Renames, links and symlinks onto a directory on the way to a
+ * protected name are refused too, so a prepared tree cannot be moved
+ * into place.
+ *
+ * Where it runs: in the reaper, PID 1 of the sandbox, as a few threads
+ * (guard_start), so it is an ancestor of every process it serves --
+ * which Yama's ptrace_scope=1 requires of whoever reads a process's
+ * memory or borrows its descriptors.  The kernel wakes a guard thread on
+ * the caller's CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6):
+ * a wake-up across CPUs cost about as much as the rest of a creation on
+ * a paravirtualised machine.  Requests run in parallel, each thread with
+ * its own umask and cwd (unshare(CLONE_FS)); a rename runs alone (the
+ * order lock), since checking the names of a moved tree and moving it
+ * must not interleave with creations in it, and the guard's tables are
+ * behind one mutex.
+ *
+ * What a creation costs the guard: the notification round trip, one
+ * memory read, one validity check, the parent directory opened (an
+ * absolute path without symlinks is named by its own text: openat2 with
+ * RESOLVE_NO_SYMLINKS proves it; otherwise the kernel names the opened
+ * directory), a look at the name, the checks on the resolved path, the
+ * creation and the fd installed.  No file of /proc is read per request
+ * but the cwd of a relative path: the caller's umask is remembered per
+ * thread (guard_caller_umask) and every umask() call is noted on its way
+ * through.
  *
  * Git (fs_git_rule): the configuration and hooks of every repository
  * that existed when the run started, at any depth, are protected; a
@@ -43,6 +67,9 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/vfs.h>
+#include <linux/kcmp.h>
+#include <linux/openat2.h>
+#include <linux/sched.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -69,6 +96,15 @@
 #define GUARD_MAXREFUSED 256		/* refusals told the parent */
 #define GUARD_MAXMADE	(1U << 22)	/* directories remembered */
 #define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
+#define GUARD_MAXCALLERS 256		/* callers' umasks remembered */
+#define GUARD_MAXTHREADS 4		/* threads answering requests */
+#define GUARD_MAXDIRS	64		/* directories' paths remembered */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
+#endif
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
@@ -99,10 +135,51 @@ struct guard_sock {
 	uint32_t	btime_nsec;
 };
 
+/*
+ * A thread of the command, as the guard knows it: its umask, which the
+ * kernel keeps in the fs_struct the thread shares with the others it was
+ * cloned with CLONE_FS (a process's threads; kcmp(KCMP_FS) tells).  Read
+ * from /proc once per thread; after that every umask() of its fs group
+ * is seen on its way to the kernel.
+ */
+struct guard_caller {
+	pid_t		tid;
+	int		pidfd;		/* PIDFD_THREAD: a reused tid is seen */
+	mode_t		umask;
+	int		noted;		/* its group's last umask() was its */
+	unsigned long	used;		/* least recently used goes first */
+};
+
+/*
+ * A directory a relative path started from (a cwd, a dirfd) and its path,
+ * so that the next path from it needs no readlink.  Known by mount and
+ * inode: a directory has one path in a mount.  A rename of a directory
+ * (the guard's) forgets them all; a new directory (the guard's mkdir)
+ * forgets its inode number, which an old, removed one may have had.
+ */
+struct guard_dir {
+	uint64_t	 mnt;
+	dev_t		 dev;
+	ino_t		 ino;
+	char		*path;		/* NULL: free */
+};
+
 /* The guard's state across notifications. */
 struct guard {
 	const struct sandbox	*sb;
 	int			 notify_fd;
+	int			 root;		/* O_PATH "/", every process's */
+	int			 lexical;	/* openat2 RESOLVE_NO_SYMLINKS */
+	int			 kcmp;		/* kcmp(KCMP_FS) answers */
+	/* Shared by every request; held alone by a rename. */
+	pthread_rwlock_t	 order;
+	/* The tables below, the reports and the diagnostics. */
+	pthread_mutex_t		 mu;
+	struct guard_caller	 callers[GUARD_MAXCALLERS];
+	size_t			 ncallers;
+	unsigned long		 clock;
+	struct guard_dir	 dirs[GUARD_MAXDIRS];
+	size_t			 dirnext;	/* the slot to fill next */
 	struct guard_id		*made;		/* directories made, hashed */
 	size_t			 made_cap;
 	size_t			 nmade;
@@ -116,19 +193,20 @@ struct guard {
 };
 
 struct guard_path {
-	int	parent;		/* O_PATH fd of the parent directory */
-	char	name[PATH_MAX];	/* last component, as given */
-	char	full[PATH_MAX];	/* resolved path, for the check */
-	int	dots;		/* "." or "..": creates nothing */
-	int	proc;		/* a procfs file itself */
-	int	magic;		/* O_PATH fd of a file reached through a
-				   procfs magic link, or -1 */
+	int		parent;		/* O_PATH fd of the parent directory */
+	char		name[PATH_MAX];	/* last component, as given */
+	char		full[PATH_MAX];	/* resolved path, for the check */
+	int		dots;		/* "." or "..": creates nothing */
+	int		proc;		/* a procfs file itself */
+	int		magic;		/* O_PATH fd of a file reached through a
+					   procfs magic link, or -1 */
+	int		exists;		/* guard_final: st is the name's */
+	struct stat	st;		/* (not followed) */
 };
 
 struct guard_req {
 	struct guard	*g;
-	pid_t		 pid;
-	int		 mem;
+	pid_t		 pid;		/* the calling thread */
 	uint64_t	 id;
 };
 
@@ -145,19 +223,28 @@ static int	guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
 		    size_t len);
 static int	guard_read_str(struct guard_req *, uint64_t addr, char *buf,
 		    size_t size);
-static int	guard_base(struct guard_req *, int dfd, const char *path);
+static int	guard_valid(struct guard_req *);
+static int	guard_unreadable(struct guard_req *);
+static int	guard_base(struct guard_req *, int dfd);
 static const char *guard_self(struct guard_req *, const char *path,
 		    char *buf, size_t size);
 static int	guard_on_proc(int fd);
-static int	guard_resolve(int base, const char *path, struct guard_path *);
+static int	guard_lexical(const char *base, const char *dir, char *out,
+		    size_t size);
+static int	guard_resolve(struct guard *, int base, int own,
+		    const char *basepath, const char *path, struct guard_path *);
+static const char *guard_dir_path(struct guard *, int fd, char *buf,
+		    size_t size);
+static void	guard_dirs_forget(struct guard *, const struct stat *);
 static int	guard_at_str(struct guard_req *, int dfd, const char *raw,
 		    struct guard_path *);
 static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
 		    struct guard_path *);
 static int	guard_magic(struct guard_req *, struct guard_path *);
 static int	guard_final(struct guard_req *, struct guard_path *,
-		    int follow);
+		    int follow, int look);
 static int	guard_made_has(const struct guard *, const struct stat *);
+static int	guard_made_known(struct guard *, const struct stat *);
 static int	guard_made_cb(void *, const struct stat *);
 static void	guard_made_add(struct guard *, const struct stat *);
 static void	guard_made_at(struct guard *, int dirfd, const char *name);
@@ -173,6 +260,7 @@ static void	guard_glob_refused(struct guard_req *, const char *verb,
 		    const struct fs_glob *);
 static int	guard_glob_moved(struct guard_req *, const struct guard_path *,
 		    const struct guard_path *, const char *verb);
+static const char *guard_verb(const struct guard_path *, const char *);
 static int	guard_check(struct guard_req *, const struct guard_path *,
 		    int ancestors_too, const char *verb);
 static void	guard_send(struct guard *, char tag, const char *a,
@@ -182,8 +270,18 @@ static void	guard_repo(struct guard *, const char *dir);
 static void	guard_created(struct guard_req *, const struct guard_path *,
 		    int head_before);
 static void	guard_moved(struct guard_req *, const struct guard_path *op,
-		    const struct guard_path *np);
+		    const struct guard_path *np, int exchange);
 static int	guard_head_before(struct guard_req *, const struct guard_path *);
+static int	guard_alive(int pidfd);
+static struct guard_caller *guard_caller_find(struct guard *, pid_t);
+static void	guard_caller_drop(struct guard *, struct guard_caller *);
+static struct guard_caller *guard_caller_add(struct guard *, pid_t, int pidfd,
+		    mode_t);
+static int	guard_same_fs(pid_t, pid_t);
+static int	guard_pidfd(pid_t);
+static mode_t	guard_status_umask(pid_t);
+static mode_t	guard_caller_umask(struct guard_req *);
+static void	guard_umask_noted(struct guard_req *, mode_t);
 static void	guard_umask(struct guard_req *);
 static int	guard_ttynr(pid_t, pid_t *session, unsigned long *tty);
 static int	guard_tty(struct guard_req *, int flags, mode_t mode);
@@ -198,7 +296,8 @@ static int	guard_bind(struct guard_req *, int sockfd, uint64_t addr,
 		    int len);
 static int	guard_link(struct guard_req *, const __u64 *a, int at);
 static int	guard_install(struct guard_req *, int parent,
-		    const char *name, int flags, mode_t mode, int follow);
+		    const char *name, int flags, mode_t mode, int follow,
+		    const struct stat *);
 static int	guard_install_now(struct guard_req *, int parent,
 		    const char *name, int flags, mode_t mode);
 struct guard_op;
@@ -230,15 +329,20 @@ static int	guard_sendmsg(struct guard_req *, const __u64 *,
 		    struct seccomp_notif_resp *);
 static int	guard_sendmmsg(struct guard_req *, const __u64 *,
 		    struct seccomp_notif_resp *);
+static int	guard_request(struct guard_req *,
+		    const struct seccomp_notif *, struct seccomp_notif_resp *);
 static int	guard_handle(struct guard_req *, const struct seccomp_notif *,
 		    struct seccomp_notif_resp *);
+static int	guard_respond(int notify_fd, struct seccomp_notif_resp *);
+static void	*guard_thread(void *);
 
 static void
 guard_path_init(struct guard_path *gp)
 {
 	gp->parent = gp->magic = -1;
 	gp->name[0] = gp->full[0] = '\0';
-	gp->dots = gp->proc = 0;
+	gp->dots = gp->proc = gp->exists = 0;
+	gp->st.st_mode = 0;
 }
 
 static void
@@ -251,40 +355,85 @@ guard_path_clear(struct guard_path *gp)
 	guard_path_init(gp);
 }
 
-/* Read exactly len bytes from the command's memory. */
+/*
+ * Whether the caller still waits for the answer: then the pid named it
+ * all along (a task that waits cannot have died and left its pid to
+ * another), so what was read through the pid -- its memory, its cwd, its
+ * descriptors -- was the caller's.  0, or -ENOENT.
+ */
+static int
+guard_valid(struct guard_req *gr)
+{
+	return ioctl(gr->g->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID,
+	    &gr->id) == 0 ? 0 : -ENOENT;
+}
+
+/*
+ * A read of the command's memory failed: -EFAULT as the kernel would say
+ * for a bad address; -EACCES when the process may not be read at all (it
+ * made itself non-dumpable, or runs a program it cannot read), which is
+ * said once: its creations are refused.
+ */
+static int
+guard_unreadable(struct guard_req *gr)
+{
+	static int	told;
+
+	if (errno != EPERM)
+		return -EFAULT;
+	if (!__atomic_exchange_n(&told, 1, __ATOMIC_SEQ_CST))
+		log_warnx("the creation guard cannot read the memory of "
+		    "process %ld (not dumpable): its creations and writes are "
+		    "refused", (long)gr->pid);
+	return -EACCES;
+}
+
+/* Read exactly len bytes from the command's memory (checked valid). */
 static int
 guard_read_mem(struct guard_req *gr, uint64_t addr, void *buf, size_t len)
 {
-	size_t	got = 0;
-	ssize_t	n;
+	struct iovec	local, remote;
+	size_t		got = 0;
+	ssize_t		n;
 
 	while (got < len) {
-		n = pread(gr->mem, (char *)buf + got, len - got,
-		    (off_t)(addr + got));
+		local.iov_base = (char *)buf + got;
+		local.iov_len = len - got;
+		remote.iov_base = (void *)(uintptr_t)(addr + got);
+		remote.iov_len = len - got;
+		n = process_vm_readv(gr->pid, &local, 1, &remote, 1, 0);
 		if (n <= 0)
-			return -EFAULT;
+			return n == 0 ? -EFAULT : guard_unreadable(gr);
 		got += (size_t)n;
 	}
-	return 0;
+	return guard_valid(gr);
 }
 
-/* Read a NUL-terminated string from the command's memory. */
+/*
+ * Read a NUL-terminated string from the command's memory, a page at a
+ * time (the next page may not be mapped).  The caller checks the request
+ * is still valid before trusting it (guard_at_str does).
+ */
 static int
 guard_read_str(struct guard_req *gr, uint64_t addr, char *buf, size_t size)
 {
-	size_t	got = 0;
-	ssize_t	n;
+	struct iovec	local, remote;
+	size_t		got = 0, want;
+	ssize_t		n;
 
 	if (addr == 0)
 		return -EFAULT;
 	while (got < size) {
-		size_t want = 4096 - ((addr + got) & 4095);
-
+		want = 4096 - ((addr + got) & 4095);
 		if (want > size - got)
 			want = size - got;
-		n = pread(gr->mem, buf + got, want, (off_t)(addr + got));
+		local.iov_base = buf + got;
+		local.iov_len = want;
+		remote.iov_base = (void *)(uintptr_t)(addr + got);
+		remote.iov_len = want;
+		n = process_vm_readv(gr->pid, &local, 1, &remote, 1, 0);
 		if (n <= 0)
-			return -EFAULT;
+			return n == 0 ? -EFAULT : guard_unreadable(gr);
 		if (memchr(buf + got, '\0', (size_t)n) != NULL)
 			return 0;
 		got += (size_t)n;
@@ -292,15 +441,17 @@ guard_read_str(struct guard_req *gr, uint64_t addr, char *buf, size_t size)
 	return -ENAMETOOLONG;
 }
 
-/* The directory a path is relative to, as the command sees it. */
+/*
+ * The directory a path of the command's is relative to, opened: its cwd
+ * or its descriptor dfd (an absolute path starts at the guard's root,
+ * see guard_at_str).
+ */
 static int
-guard_base(struct guard_req *gr, int dfd, const char *path)
+guard_base(struct guard_req *gr, int dfd)
 {
 	char	p[64];
 
-	if (path[0] == '/')
-		snprintf(p, sizeof(p), "/proc/%ld/root", (long)gr->pid);
-	else if (dfd == AT_FDCWD)
+	if (dfd == AT_FDCWD)
 		snprintf(p, sizeof(p), "/proc/%ld/cwd", (long)gr->pid);
 	else if (dfd < 0)
 		return -EBADF;
@@ -358,22 +509,77 @@ guard_on_proc(int fd)
 }
 
 /*
- * Split path into its parent directory, opened (following symlinks as
- * the kernel does for every component but the last), and the last name.
+ * base joined with the directory path dir, ".", ".." and empty
+ * components taken away as the kernel would take them when no component
+ * is a symlink (then ".." is the parent of what came before, also across
+ * a mount).  0, or -ENAMETOOLONG.
  */
 static int
-guard_resolve(int base, const char *path, struct guard_path *gp)
+guard_lexical(const char *base, const char *dir, char *out, size_t size)
 {
+	const char	*p = dir, *e;
+	size_t		 len, n;
+
+	if ((len = strlen(base)) >= size)
+		return -ENAMETOOLONG;
+	memcpy(out, base, len + 1);
+	while (len > 1 && out[len - 1] == '/')
+		out[--len] = '\0';
+	for (; *p != '\0'; p = e) {
+		while (*p == '/')
+			p++;
+		if ((e = strchr(p, '/')) == NULL)
+			e = p + strlen(p);
+		n = (size_t)(e - p);
+		if (n == 0 || (n == 1 && p[0] == '.'))
+			continue;
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (len > 1 && out[len - 1] != '/')
+				len--;
+			if (len > 1)
+				len--;
+			out[len] = '\0';
+			continue;
+		}
+		if (len + (len > 1) + n >= size)
+			return -ENAMETOOLONG;
+		if (len > 1)
+			out[len++] = '/';
+		memcpy(out + len, p, n);
+		len += n;
+		out[len] = '\0';
+	}
+	return 0;
+}
+
+/*
+ * Split path into its parent directory, opened (following symlinks as
+ * the kernel does for every component but the last), and the last name;
+ * gp->full is the real path of that name.  When the path of base is
+ * known (basepath) and no component of the directory is a symlink
+ * (openat2's RESOLVE_NO_SYMLINKS proves it), that is the text of the
+ * path, cleaned; otherwise the kernel names the opened directory.  With
+ * own, base is the caller's to give: it becomes the parent, or is closed.
+ */
+static int
+guard_resolve(struct guard *g, int base, int own, const char *basepath,
+    const char *path, struct guard_path *gp)
+{
+	struct open_how	 how;
 	char		 dir[PATH_MAX], clean[PATH_MAX], real[PATH_MAX];
 	char		 link[64];
 	const char	*slash, *d;
 	size_t		 len, end;
 	ssize_t		 n;
+	int		 named = 0, err;
 
 	gp->parent = -1;
 	len = strlen(path);
-	if (len == 0)
+	if (len == 0) {
+		if (own)
+			close(base);
 		return -ENOENT;
+	}
 	end = len;
 	while (end > 1 && path[end - 1] == '/')
 		end--;
@@ -391,26 +597,50 @@ guard_resolve(int base, const char *path, struct guard_path *gp)
 		memcpy(gp->name, slash + 1,
 		    len - (size_t)(slash + 1 - path) + 1);
 	}
-	if (gp->name[0] == '\0' || strcmp(gp->name, "/") == 0)
+	if (gp->name[0] == '\0' || strcmp(gp->name, "/") == 0) {
+		if (own)
+			close(base);
 		return -EEXIST;		/* "/" itself */
+	}
 	d = dir;
 	while (*d == '/')
 		d++;
-	if (*d == '\0')
-		gp->parent = fcntl(base, F_DUPFD_CLOEXEC, 3);
-	else
+	if (*d == '\0') {
+		gp->parent = own ? base : fcntl(base, F_DUPFD_CLOEXEC, 3);
+		own = 0;
+		named = basepath != NULL;
+	} else if (basepath != NULL && g->lexical) {
+		memset(&how, 0, sizeof(how));
+		how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+		how.resolve = RESOLVE_NO_SYMLINKS;
+		gp->parent = (int)syscall(SYS_openat2, base, d, &how,
+		    sizeof(how));
+		named = gp->parent != -1;
+		/* ELOOP: a symlink on the way, which the kernel follows. */
+		if (gp->parent == -1 && errno == ELOOP)
+			gp->parent = openat(base, d, O_PATH | O_DIRECTORY |
+			    O_CLOEXEC);
+	} else
 		gp->parent = openat(base, d, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = errno;
+	if (own)
+		close(base);
 	if (gp->parent == -1)
-		return -errno;
+		return -err;
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", gp->parent);
-	if ((n = readlink(link, real, sizeof(real) - 1)) <= 0 ||
-	    real[0] != '/')
-		return -EACCES;
-	/* readlink(2) cuts a longer name silently: never check a prefix. */
-	if ((size_t)n == sizeof(real) - 1)
-		return -ENAMETOOLONG;
-	real[n] = '\0';
+	if (named) {
+		if (guard_lexical(basepath, d, real, sizeof(real)) < 0)
+			return -ENAMETOOLONG;
+	} else {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", gp->parent);
+		if ((n = readlink(link, real, sizeof(real) - 1)) <= 0 ||
+		    real[0] != '/')
+			return -EACCES;
+		/* readlink(2) cuts a longer name silently: never check a prefix. */
+		if ((size_t)n == sizeof(real) - 1)
+			return -ENAMETOOLONG;
+		real[n] = '\0';
+	}
 	snprintf(clean, sizeof(clean), "%s", gp->name);
 	while (strlen(clean) > 1 && clean[strlen(clean) - 1] == '/')
 		clean[strlen(clean) - 1] = '\0';
@@ -421,21 +651,106 @@ guard_resolve(int base, const char *path, struct guard_path *gp)
 	return 0;
 }
 
-/* Resolve a path of the command (already read) against dfd. */
+/*
+ * The path of the directory fd (a cwd, a dirfd): remembered, else the
+ * kernel's name for it, remembered.  NULL when it has none (removed).
+ */
+static const char *
+guard_dir_path(struct guard *g, int fd, char *buf, size_t size)
+{
+	struct statx	 stx;
+	struct guard_dir *d;
+	char		 link[64];
+	ssize_t		 n;
+	dev_t		 dev;
+	size_t		 i;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID,
+	    &stx) == -1 || !(stx.stx_mask & STATX_MNT_ID))
+		return NULL;
+	dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < GUARD_MAXDIRS; i++) {
+		d = &g->dirs[i];
+		if (d->path != NULL && d->ino == stx.stx_ino &&
+		    d->dev == dev && d->mnt == stx.stx_mnt_id &&
+		    strlen(d->path) < size) {
+			strcpy(buf, d->path);
+			pthread_mutex_unlock(&g->mu);
+			return buf;
+		}
+	}
+	pthread_mutex_unlock(&g->mu);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, buf, size - 1)) <= 0 || buf[0] != '/' ||
+	    (size_t)n == size - 1)
+		return NULL;
+	buf[n] = '\0';
+	if (n > 10 && strcmp(buf + n - 10, " (deleted)") == 0)
+		return NULL;
+	pthread_mutex_lock(&g->mu);
+	d = &g->dirs[g->dirnext];
+	g->dirnext = (g->dirnext + 1) % GUARD_MAXDIRS;
+	free(d->path);
+	if ((d->path = strdup(buf)) != NULL) {
+		d->mnt = stx.stx_mnt_id;
+		d->dev = dev;
+		d->ino = stx.stx_ino;
+	}
+	pthread_mutex_unlock(&g->mu);
+	return buf;
+}
+
+/*
+ * Forget the remembered paths: every one (st NULL: a directory moved),
+ * or those of st's inode number (a new directory has it).  The mutex
+ * held.
+ */
+static void
+guard_dirs_forget(struct guard *g, const struct stat *st)
+{
+	size_t	i;
+
+	for (i = 0; i < GUARD_MAXDIRS; i++) {
+		if (g->dirs[i].path == NULL || (st != NULL &&
+		    (g->dirs[i].ino != st->st_ino ||
+		    g->dirs[i].dev != st->st_dev)))
+			continue;
+		free(g->dirs[i].path);
+		g->dirs[i].path = NULL;
+	}
+}
+
+/*
+ * Resolve a path of the command (already read) against dfd, and make
+ * sure the request still stands (guard_valid) before anything read
+ * through its pid is trusted.  An absolute path starts at the guard's
+ * own root: every process of the sandbox has that one, since none can
+ * chroot (no capabilities, no new user namespace: seccomp.c).
+ */
 static int
 guard_at_str(struct guard_req *gr, int dfd, const char *raw,
     struct guard_path *gp)
 {
-	char		 buf[PATH_MAX];
+	char		 buf[PATH_MAX], bp[PATH_MAX];
 	const char	*path;
 	int		 base, rc;
 
+	gp->parent = -1;
 	path = guard_self(gr, raw, buf, sizeof(buf));
-	if ((base = guard_base(gr, dfd, path)) < 0)
+	if (path[0] == '/') {
+		if ((rc = guard_valid(gr)) < 0)
+			return rc;
+		return guard_resolve(gr->g, gr->g->root, 0, "/", path, gp);
+	}
+	if ((base = guard_base(gr, dfd)) < 0)
 		return base == -EBADF ? -EBADF : -errno;
-	rc = guard_resolve(base, path, gp);
-	close(base);
-	return rc;
+	if ((rc = guard_valid(gr)) < 0) {
+		close(base);
+		return rc;
+	}
+	return guard_resolve(gr->g, base, 1, guard_dir_path(gr->g, base, bp,
+	    sizeof(bp)), path, gp);
 }
 
 /* Resolve a (dirfd, path pointer) pair of the command. */
@@ -463,7 +778,7 @@ guard_magic(struct guard_req *gr, struct guard_path *gp)
 {
 	char	link[64], real[PATH_MAX];
 	ssize_t	n;
-	int	fd, root, rc;
+	int	fd, rc;
 
 	if ((fd = openat(gp->parent, gp->name, O_PATH | O_CLOEXEC)) == -1)
 		return -errno;
@@ -482,13 +797,8 @@ guard_magic(struct guard_req *gr, struct guard_path *gp)
 	    strcmp(real + n - 10, " (deleted)") == 0))
 		return 0;	/* nothing named */
 	real[n] = '\0';
-	/* Its directory, for the git questions; named the command's way. */
-	snprintf(link, sizeof(link), "/proc/%ld/root", (long)gr->pid);
-	if ((root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -errno;
-	rc = guard_resolve(root, real, gp);
-	close(root);
-	if (rc < 0) {
+	/* Its directory, for the git questions (the root is the command's). */
+	if ((rc = guard_resolve(gr->g, gr->g->root, 0, "/", real, gp)) < 0) {
 		/* A name outside this mount namespace: check it alone. */
 		if (gp->parent != -1)
 			close(gp->parent);
@@ -501,21 +811,32 @@ guard_magic(struct guard_req *gr, struct guard_path *gp)
 /*
  * Follow a symlink as the last component, one hop at a time, as the
  * kernel would (unless told not to), so the check sees the name that
- * would really be created or written.
+ * would really be created or written.  gp->exists and gp->st say what
+ * the final name is (not followed) -- unless not to look (an exclusive
+ * creation: whatever is there, the call fails).
  */
 static int
-guard_final(struct guard_req *gr, struct guard_path *gp, int follow)
+guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 {
-	struct stat	 st;
-	char		 target[PATH_MAX], buf[PATH_MAX];
+	char		 target[PATH_MAX], buf[PATH_MAX], dir[PATH_MAX];
+	char		*slash;
 	ssize_t		 n;
 	int		 hops, base, rc;
 
 	for (hops = 0;; hops++) {
+		gp->exists = 0;
+		memset(&gp->st, 0, sizeof(gp->st));
 		if (guard_on_proc(gp->parent))
 			return gp->dots ? 0 : guard_magic(gr, gp);
-		if (!follow || fstatat(gp->parent, gp->name, &st,
-		    AT_SYMLINK_NOFOLLOW) == -1 || !S_ISLNK(st.st_mode))
+		if (!look && !follow)
+			return 0;
+		if (fstatat(gp->parent, gp->name, &gp->st,
+		    AT_SYMLINK_NOFOLLOW) == -1) {
+			memset(&gp->st, 0, sizeof(gp->st));
+			return 0;
+		}
+		gp->exists = 1;
+		if (!follow || !S_ISLNK(gp->st.st_mode))
 			return 0;
 		if (hops == GUARD_MAXLINKS)
 			return -ELOOP;
@@ -526,15 +847,18 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow)
 		if (target[0] == '/') {
 			if (guard_self(gr, target, buf, sizeof(buf)) != buf)
 				snprintf(buf, sizeof(buf), "%s", target);
-			if ((base = guard_base(gr, AT_FDCWD, buf)) < 0)
-				return -errno;
-			snprintf(target, sizeof(target), "%s", buf);
 			close(gp->parent);
-		} else
+			gp->parent = -1;
+			rc = guard_resolve(gr->g, gr->g->root, 0, "/", buf, gp);
+		} else {
+			/* Relative to the link's directory, whose path is known. */
+			snprintf(dir, sizeof(dir), "%s", gp->full);
+			if ((slash = strrchr(dir, '/')) != NULL)
+				slash[slash == dir ? 1 : 0] = '\0';
 			base = gp->parent;
-		gp->parent = -1;
-		rc = guard_resolve(base, target, gp);
-		close(base);
+			gp->parent = -1;
+			rc = guard_resolve(gr->g, base, 1, dir, target, gp);
+		}
 		if (rc < 0)
 			return rc;
 	}
@@ -554,23 +878,39 @@ guard_made_has(const struct guard *g, const struct stat *st)
 	return 0;
 }
 
-/*
- * Remember a directory (or ".git") the guard made.  Past GUARD_MAXMADE,
- * or out of memory, it is not remembered: treated as older than the run,
- * which protects more, never less.
- */
+/* guard_made_has, taking the guard's mutex. */
+static int
+guard_made_known(struct guard *g, const struct stat *st)
+{
+	int	rc;
+
+	pthread_mutex_lock(&g->mu);
+	rc = guard_made_has(g, st);
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
+/* For gitwork, which is asked with the mutex held. */
 static int
 guard_made_cb(void *arg, const struct stat *st)
 {
 	return guard_made_has(arg, st);
 }
 
+/*
+ * Remember a directory (or ".git") the guard made (the mutex held).
+ * Past GUARD_MAXMADE, or out of memory, it is not remembered: treated as
+ * older than the run, which protects more, never less.  The work-tree
+ * answers of an older inode of that number are forgotten.
+ */
 static void
 guard_made_add(struct guard *g, const struct stat *st)
 {
 	struct guard_id	*nv;
 	size_t		 i, ncap;
 
+	if (g->work != NULL)
+		gitwork_forget(g->work, st);
 	if (guard_made_has(g, st) || g->nmade >= GUARD_MAXMADE)
 		return;
 	if ((g->nmade + 1) * 2 > g->made_cap) {
@@ -600,13 +940,17 @@ guard_made_add(struct guard *g, const struct stat *st)
 	g->nmade++;
 }
 
+/* Remember dirfd/name as made (takes the mutex). */
 static void
 guard_made_at(struct guard *g, int dirfd, const char *name)
 {
 	struct stat	st;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		pthread_mutex_lock(&g->mu);
 		guard_made_add(g, &st);
+		pthread_mutex_unlock(&g->mu);
+	}
 }
 
 /* An O_PATH fd of the directory levels above fd (0: a copy of fd). */
@@ -667,13 +1011,13 @@ guard_git(struct guard_req *gr, const struct guard_path *gp,
 			    AT_SYMLINK_NOFOLLOW) == -1 &&
 			    (errno != ENOENT || fstat(gp->parent, &st) == -1))
 				return 1;
-			if (!guard_made_has(gr->g, &st))
+			if (!guard_made_known(gr->g, &st))
 				return 1;
 			continue;
 		}
 		if ((fd = guard_up(gp->parent, q[i].up - 1)) == -1)
 			return 1;
-		old = fstat(fd, &st) == -1 || !guard_made_has(gr->g, &st);
+		old = fstat(fd, &st) == -1 || !guard_made_known(gr->g, &st);
 		if (old && (q[i].ask == FS_GIT_BELOW || guard_shape(fd))) {
 			close(fd);
 			return 1;
@@ -698,6 +1042,7 @@ guard_refuse(struct guard_req *gr, const char *path, const char *verb,
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	pthread_mutex_lock(&g->mu);
 	log_warnx("refused to %s %s: %s", verb, path, why);
 	if (g->nrefused < GUARD_MAXREFUSED)
 		guard_send(g, REPORT_REFUSED, verb, path, why);
@@ -705,6 +1050,7 @@ guard_refuse(struct guard_req *gr, const char *path, const char *verb,
 		guard_send(g, REPORT_REFUSED_MORE, NULL, NULL, NULL);
 	if (g->nrefused <= GUARD_MAXREFUSED)
 		g->nrefused++;
+	pthread_mutex_unlock(&g->mu);
 }
 
 /*
@@ -766,8 +1112,23 @@ guard_glob_moved(struct guard_req *gr, const struct guard_path *op,
 }
 
 /*
+ * What a refusal calls the call: verb, or for an O_CREAT|O_EXCL open
+ * (NULL: the name was not looked at) "write" when the name is there.
+ */
+static const char *
+guard_verb(const struct guard_path *gp, const char *verb)
+{
+	struct stat	st;
+
+	if (verb != NULL)
+		return verb;
+	return gp->parent != -1 && fstatat(gp->parent, gp->name, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0 ? "write" : "create";
+}
+
+/*
  * Whether to refuse creating, writing or replacing gp: -EACCES (said on
- * stderr, with who reads the name) or 0.
+ * stderr, with who reads the name: verb, see guard_verb) or 0.
  */
 static int
 guard_check(struct guard_req *gr, const struct guard_path *gp,
@@ -776,7 +1137,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	const struct fs_glob	*fg;
 	struct fs_git_q		 q[1];
 	const char		*why;
-	int			 git;
+	int			 git, hooked = 0;
 
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
 		return 0;
@@ -787,7 +1148,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	    !gr->g->sb->allow_git_config &&
 	    fs_git_rule(gp->full, ancestors_too, 1, q, 1) == 0)) {
 		/* Only allowGitConfig stands in the way: the one key. */
-		guard_refuse(gr, gp->full, verb, "protected path, the git "
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, the git "
 		    "configuration of a repository that existed before the "
 		    "run (git runs the commands it names); to let commands "
 		    "change it, set filesystem.allowGitConfig to true in %s",
@@ -795,32 +1156,36 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		return -EACCES;
 	}
 	if (why != NULL) {
-		guard_refuse(gr, gp->full, verb, "protected path, read by %s "
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, read by %s "
 		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", why);
 		return -EACCES;
 	}
 	if ((fg = fs_glob_denied(&gr->g->sb->plan, gp->full)) != NULL) {
-		guard_glob_refused(gr, verb, gp->full, NULL, fg);
+		guard_glob_refused(gr, guard_verb(gp, verb), gp->full, NULL, fg);
 		return -EACCES;
 	}
 	if (git) {
 		if (strcasecmp(gp->name, ".git") == 0)
-			guard_refuse(gr, gp->full, verb, "protected path; a .git "
+			guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path; a .git "
 			    "there would make git run its config and hooks in "
 			    "a directory that existed before the run (make "
 			    "new repositories in a new directory; see "
 			    "pisbx-run(1), FILESYSTEM)");
 		else
-			guard_refuse(gr, gp->full, verb, "protected path, git "
+			guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, git "
 			    "configuration or hooks of a repository that "
 			    "existed before the run (see pisbx-run(1), "
 			    "FILESYSTEM)");
 		return -EACCES;
 	}
-	if (gp->parent != -1 && (gr->g->work == NULL ||
-	    gitwork_hooked(gr->g->work, gp->parent, gp->full, ancestors_too,
-	    guard_made_cb, gr->g))) {
-		guard_refuse(gr, gp->full, verb, "protected path, a git hook "
+	if (gp->parent != -1) {
+		pthread_mutex_lock(&gr->g->mu);
+		hooked = gr->g->work == NULL || gitwork_hooked(gr->g->work,
+		    gp->parent, gp->full, ancestors_too, guard_made_cb, gr->g);
+		pthread_mutex_unlock(&gr->g->mu);
+	}
+	if (hooked) {
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, a git hook "
 		    "(core.hooksPath, or a hook manager's file) of a work tree "
 		    "that existed before the run (see pisbx-run(1), "
 		    "FILESYSTEM)");
@@ -880,19 +1245,22 @@ guard_repo(struct guard *g, const char *dir)
 {
 	size_t	i;
 
+	pthread_mutex_lock(&g->mu);
 	for (i = 0; i < g->nrepos; i++)
 		if (strcmp(g->repos[i], dir) == 0)
-			return;
+			goto done;
 	if (g->nrepos == GUARD_MAXREPOS) {
 		if (!g->repos_full)
 			guard_send(g, REPORT_FULL, NULL, NULL, NULL);
 		g->repos_full = 1;
-		return;
+		goto done;
 	}
 	if ((g->repos[g->nrepos] = strdup(dir)) == NULL)
-		return;
+		goto done;
 	g->nrepos++;
 	guard_send(g, REPORT_REPO, dir, NULL, NULL);
+done:
+	pthread_mutex_unlock(&g->mu);
 }
 
 /*
@@ -906,7 +1274,7 @@ guard_head_before(struct guard_req *gr, const struct guard_path *gp)
 
 	if (strcasecmp(gp->name, "HEAD") != 0 || gp->parent == -1)
 		return 0;
-	return fstat(gp->parent, &st) == 0 && !guard_made_has(gr->g, &st) &&
+	return fstat(gp->parent, &st) == 0 && !guard_made_known(gr->g, &st) &&
 	    guard_shape(gp->parent);
 }
 
@@ -931,20 +1299,25 @@ guard_created(struct guard_req *gr, const struct guard_path *gp,
 	slash[slash == dir ? 1 : 0] = '\0';
 	if (gp->name[0] == '.') {
 		guard_made_at(gr->g, gp->parent, gp->name);
+		pthread_mutex_lock(&gr->g->mu);
 		if (gr->g->work != NULL)
 			gitwork_flush(gr->g->work);
+		pthread_mutex_unlock(&gr->g->mu);
 		guard_repo(gr->g, dir);
 	} else if (!head_before && !guard_dotgit_in(dir))
 		guard_repo(gr->g, dir);
 }
 
 /*
- * After op was renamed to np: repositories told to the parent move with
- * their directory, and a directory moved into place may be one.
+ * After op was renamed to np (or exchanged with it): repositories told to
+ * the parent move with their directory, and a directory moved into place
+ * may be one.  A directory moved changes the work tree of everything in
+ * it and the path of every directory below: what is remembered of either
+ * is forgotten.
  */
 static void
 guard_moved(struct guard_req *gr, const struct guard_path *op,
-    const struct guard_path *np)
+    const struct guard_path *np, int exchange)
 {
 	struct guard	*g = gr->g;
 	struct stat	 st;
@@ -952,6 +1325,7 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 	size_t		 i, ol = strlen(op->full);
 	int		 fd;
 
+	pthread_mutex_lock(&g->mu);
 	for (i = 0; i < g->nrepos; i++) {
 		if (strncmp(g->repos[i], op->full, ol) != 0 ||
 		    (g->repos[i][ol] != '\0' && g->repos[i][ol] != '/'))
@@ -964,12 +1338,23 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 		free(g->repos[i]);
 		g->repos[i] = s;
 	}
+	pthread_mutex_unlock(&g->mu);
+	if (exchange && fstatat(op->parent, op->name, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		pthread_mutex_lock(&g->mu);
+		if (g->work != NULL)
+			gitwork_flush(g->work);
+		guard_dirs_forget(g, NULL);
+		pthread_mutex_unlock(&g->mu);
+	}
 	if (fstatat(np->parent, np->name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
 	    !S_ISDIR(st.st_mode))
 		return;
-	/* Directories moved: which work tree holds what may have changed. */
+	pthread_mutex_lock(&g->mu);
 	if (g->work != NULL)
 		gitwork_flush(g->work);
+	guard_dirs_forget(g, NULL);
+	pthread_mutex_unlock(&g->mu);
 	if ((fd = openat(np->parent, np->name, O_PATH | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return;
@@ -979,26 +1364,210 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 	close(fd);
 }
 
-/* Create with the command's umask, not ours. */
+/* Whether the thread a pidfd names is still there. */
+static int
+guard_alive(int pidfd)
+{
+	struct pollfd	pfd;
+
+	pfd.fd = pidfd;
+	pfd.events = POLLIN;
+	return poll(&pfd, 1, 0) == 0;
+}
+
+/* The caller entry of tid, or NULL (the mutex held). */
+static struct guard_caller *
+guard_caller_find(struct guard *g, pid_t tid)
+{
+	size_t	i;
+
+	for (i = 0; i < g->ncallers; i++)
+		if (g->callers[i].tid == tid)
+			return &g->callers[i];
+	return NULL;
+}
+
 static void
-guard_umask(struct guard_req *gr)
+guard_caller_drop(struct guard *g, struct guard_caller *c)
+{
+	close(c->pidfd);
+	*c = g->callers[--g->ncallers];
+}
+
+/*
+ * Remember tid (its pidfd is taken over): in a free slot, else in place
+ * of the least recently used -- one whose umask was not noted, if any.
+ */
+static struct guard_caller *
+guard_caller_add(struct guard *g, pid_t tid, int pidfd, mode_t m)
+{
+	struct guard_caller	*c, *old = NULL;
+	size_t			 i;
+
+	if (g->ncallers == GUARD_MAXCALLERS) {
+		for (i = 0; i < g->ncallers; i++) {
+			c = &g->callers[i];
+			if (old == NULL || (old->noted && !c->noted) ||
+			    (old->noted == c->noted && c->used < old->used))
+				old = c;
+		}
+		guard_caller_drop(g, old);
+	}
+	c = &g->callers[g->ncallers++];
+	c->tid = tid;
+	c->pidfd = pidfd;
+	c->umask = m;
+	c->noted = 0;
+	c->used = ++g->clock;
+	return c;
+}
+
+/* Whether two threads share their fs_struct (cwd, root, umask). */
+static int
+guard_same_fs(pid_t a, pid_t b)
+{
+	return a == b || syscall(SYS_kcmp, a, b, KCMP_FS, 0, 0) == 0;
+}
+
+/*
+ * A pidfd of the thread tid: PIDFD_THREAD (Linux 6.9), else one of its
+ * process, which only a thread-group leader has.  -1 when neither.
+ */
+static int
+guard_pidfd(pid_t tid)
+{
+	int	fd;
+
+	if ((fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD)) == -1 &&
+	    errno == EINVAL)
+		fd = (int)syscall(SYS_pidfd_open, tid, 0);
+	return fd;
+}
+
+/* A thread's umask as /proc says it (022 when it cannot). */
+static mode_t
+guard_status_umask(pid_t tid)
 {
 	char	 p[64], line[256];
 	FILE	*f;
 	mode_t	 m = 022;
 
-	snprintf(p, sizeof(p), "/proc/%ld/status", (long)gr->pid);
+	snprintf(p, sizeof(p), "/proc/%ld/status", (long)tid);
 	if ((f = fopen(p, "re")) == NULL)
-		goto done;
+		return m;
 	while (fgets(line, sizeof(line), f) != NULL) {
 		if (strncmp(line, "Umask:", 6) == 0) {
-			m = (mode_t)strtoul(line + 6, NULL, 8);
+			m = (mode_t)strtoul(line + 6, NULL, 8) & 0777;
 			break;
 		}
 	}
 	fclose(f);
-done:
-	umask(m & 0777);
+	return m;
+}
+
+/*
+ * The caller's umask.  Known: from its entry, while its pidfd says the
+ * thread is the one it was.  Not known: /proc, once -- unless a thread
+ * sharing its fs_struct called umask() since, and the guard let that
+ * through: the kernel may not have applied it yet, so the noted value is
+ * the one that holds.
+ */
+static mode_t
+guard_caller_umask(struct guard_req *gr)
+{
+	struct guard		*g = gr->g;
+	struct guard_caller	*c;
+	mode_t			 m;
+	size_t			 i;
+	int			 pidfd;
+
+	pthread_mutex_lock(&g->mu);
+	if ((c = guard_caller_find(g, gr->pid)) != NULL) {
+		if (guard_alive(c->pidfd)) {
+			c->used = ++g->clock;
+			m = c->umask;
+			pthread_mutex_unlock(&g->mu);
+			return m;
+		}
+		guard_caller_drop(g, c);	/* the tid was reused */
+	}
+	pthread_mutex_unlock(&g->mu);
+
+	m = guard_status_umask(gr->pid);
+	if (!g->kcmp || (pidfd = guard_pidfd(gr->pid)) == -1)
+		return m;
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < g->ncallers; i++) {
+		c = &g->callers[i];
+		if (c->noted && guard_alive(c->pidfd) &&
+		    guard_same_fs(gr->pid, c->tid)) {
+			m = c->umask;
+			break;
+		}
+	}
+	if ((c = guard_caller_find(g, gr->pid)) != NULL) {
+		close(pidfd);		/* another thread of ours was quicker */
+		m = c->umask;
+	} else
+		(void)guard_caller_add(g, gr->pid, pidfd, m);
+	pthread_mutex_unlock(&g->mu);
+	return m;
+}
+
+/*
+ * The caller's umask(m), about to be let through: every thread known to
+ * share its fs_struct has that umask from now on, and the caller's entry
+ * holds the value for threads not known yet.
+ */
+static void
+guard_umask_noted(struct guard_req *gr, mode_t m)
+{
+	struct guard		*g = gr->g;
+	struct guard_caller	*c;
+	size_t			 i;
+	int			 pidfd;
+
+	if (!g->kcmp)
+		return;
+	pidfd = guard_pidfd(gr->pid);
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < g->ncallers; i++) {
+		c = &g->callers[i];
+		if (c->tid != gr->pid && guard_alive(c->pidfd) &&
+		    guard_same_fs(gr->pid, c->tid)) {
+			c->umask = m;
+			c->noted = 0;
+		}
+	}
+	if ((c = guard_caller_find(g, gr->pid)) != NULL) {
+		if (pidfd != -1)
+			close(pidfd);
+	} else if (pidfd != -1)
+		c = guard_caller_add(g, gr->pid, pidfd, m);
+	if (c != NULL) {
+		c->umask = m;
+		c->noted = 1;
+		c->used = ++g->clock;
+	}
+	pthread_mutex_unlock(&g->mu);
+}
+
+/*
+ * Create with the caller's umask, not ours: each guard thread has its
+ * own (guard_thread), set only when it differs.
+ */
+static void
+guard_umask(struct guard_req *gr)
+{
+	static __thread int	 set;
+	static __thread mode_t	 cur;
+	mode_t			 m = guard_caller_umask(gr);
+
+	if (!set || m != cur) {
+		umask(m);
+		cur = m;
+		set = 1;
+	}
 }
 
 /*
@@ -1052,11 +1621,13 @@ guard_tty(struct guard_req *gr, int flags, mode_t mode)
 		    (maj - GUARD_PTS_MAJOR) * 256 + min);
 	else
 		return -ENXIO;
-	return guard_install(gr, AT_FDCWD, p, flags | O_NOCTTY | O_CLOEXEC,
-	    mode, 1);
+	return guard_install(gr, AT_FDCWD, p, flags | O_NOCTTY, mode, 1, NULL);
 }
 
-/* Open, and install the file in the command: 1 (answered) or -errno. */
+/*
+ * Open, and install the file in the command, close-on-exec only if it
+ * asked so (the guard's own copy always is): 1 (answered) or -errno.
+ */
 static int
 guard_install_now(struct guard_req *gr, int parent, const char *name,
     int flags, mode_t mode)
@@ -1064,7 +1635,7 @@ guard_install_now(struct guard_req *gr, int parent, const char *name,
 	struct seccomp_notif_addfd	add;
 	int				fd, rc;
 
-	if ((fd = openat(parent, name, flags, mode)) == -1)
+	if ((fd = openat(parent, name, flags | O_CLOEXEC, mode)) == -1)
 		return -errno;
 	memset(&add, 0, sizeof(add));
 	add.id = gr->id;
@@ -1080,19 +1651,22 @@ guard_install_now(struct guard_req *gr, int parent, const char *name,
 /*
  * A FIFO's writer waits for a reader, and the reader may first need a
  * creation of its own (`cat fifo >out`): opened in a child, so the guard
- * goes on answering.
+ * goes on answering.  st: what name is, when known already (not
+ * followed), or NULL.
  */
 static int
 guard_install(struct guard_req *gr, int parent, const char *name, int flags,
-    mode_t mode, int follow)
+    mode_t mode, int follow, const struct stat *st)
 {
 	struct seccomp_notif_resp	resp;
-	struct stat			st;
+	struct stat			sb;
 	pid_t				pid;
 	int				rc;
 
-	if ((flags & O_NONBLOCK) || fstatat(parent, name, &st,
-	    follow ? 0 : AT_SYMLINK_NOFOLLOW) == -1 || !S_ISFIFO(st.st_mode))
+	if (st == NULL && !(flags & O_NONBLOCK) && fstatat(parent, name, &sb,
+	    follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0)
+		st = &sb;
+	if ((flags & O_NONBLOCK) || st == NULL || !S_ISFIFO(st->st_mode))
 		return guard_install_now(gr, parent, name, flags, mode);
 	if ((pid = fork()) == -1)
 		return -errno;
@@ -1102,7 +1676,7 @@ guard_install(struct guard_req *gr, int parent, const char *name, int flags,
 			memset(&resp, 0, sizeof(resp));
 			resp.id = gr->id;
 			resp.error = rc;
-			(void)seccomp_notify_respond(gr->g->notify_fd, &resp);
+			(void)guard_respond(gr->g->notify_fd, &resp);
 		}
 		_exit(0);
 	}
@@ -1119,38 +1693,38 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
     mode_t mode)
 {
 	struct guard_path	 gp;
-	struct stat		 st;
 	char			 link[64];
-	int			 rc, head;
+	int			 rc, head, excl;
 
 	guard_path_init(&gp);
-	flags |= O_CLOEXEC | O_NOCTTY;
+	flags |= O_NOCTTY;
+	excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
 	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0 ||
-	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)))) < 0)
+	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)),
+	    !excl)) < 0)
 		goto done;
 	if (gp.proc) {
-		rc = guard_install(gr, gp.parent, gp.name, flags, mode, 1);
+		rc = guard_install(gr, gp.parent, gp.name, flags, mode, 1, NULL);
 		goto done;
 	}
-	if ((rc = guard_check(gr, &gp, 0, (flags & O_CREAT) && (gp.parent ==
-	    -1 || fstatat(gp.parent, gp.name, &st, AT_SYMLINK_NOFOLLOW) == -1) ?
-	    "create" : "write")) < 0)
+	if ((rc = guard_check(gr, &gp, 0, excl ? NULL : (flags & O_CREAT) &&
+	    (gp.parent == -1 || !gp.exists) ? "create" : "write")) < 0)
 		goto done;
 	if (gp.magic != -1) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", gp.magic);
-		rc = guard_install(gr, AT_FDCWD, link, flags, mode, 1);
+		rc = guard_install(gr, AT_FDCWD, link, flags, mode, 1, NULL);
 		goto done;
 	}
-	if (fstatat(gp.parent, gp.name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISCHR(st.st_mode) &&
-	    st.st_rdev == makedev(GUARD_TTY_MAJOR, 0)) {
+	if (gp.exists && S_ISCHR(gp.st.st_mode) &&
+	    gp.st.st_rdev == makedev(GUARD_TTY_MAJOR, 0)) {
 		rc = guard_tty(gr, flags, mode);
 		goto done;
 	}
 	head = (flags & O_CREAT) && guard_head_before(gr, &gp);
-	guard_umask(gr);
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
+		guard_umask(gr);
 	rc = guard_install(gr, gp.parent, gp.name, flags | O_NOFOLLOW, mode,
-	    0);
+	    0, &gp.st);
 	if (rc == 1 && (flags & O_CREAT))
 		guard_created(gr, &gp, head);
 done:
@@ -1169,7 +1743,7 @@ guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
 
 	guard_path_init(&gp);
 	if ((rc = guard_at(gr, AT_FDCWD, addr, &gp)) < 0 ||
-	    (rc = guard_final(gr, &gp, 1)) < 0 ||
+	    (rc = guard_final(gr, &gp, 1, 1)) < 0 ||
 	    (rc = guard_check(gr, &gp, 0, "truncate")) < 0)
 		goto done;
 	if (gp.magic != -1)
@@ -1360,7 +1934,7 @@ guard_link(struct guard_req *gr, const __u64 *a, int at)
 			goto done;
 	} else if ((rc = guard_at_str(gr, at ? (int)a[0] : AT_FDCWD, src,
 	    &op)) < 0 || (rc = guard_final(gr, &op,
-	    (flags & AT_SYMLINK_FOLLOW) != 0)) < 0)
+	    (flags & AT_SYMLINK_FOLLOW) != 0, 1)) < 0)
 		goto done;
 	if ((rc = guard_check(gr, &op, 0, "link")) < 0)
 		goto done;
@@ -1512,7 +2086,7 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 
 	guard_path_init(&gp);
 	if ((rc = guard_at_str(gr, AT_FDCWD, path, &gp)) < 0 ||
-	    (rc = guard_final(gr, &gp, 1)) < 0)
+	    (rc = guard_final(gr, &gp, 1, 1)) < 0)
 		goto done;
 	if (gp.magic != -1)
 		fd = fcntl(gp.magic, F_DUPFD_CLOEXEC, 3);
@@ -1703,7 +2277,7 @@ guard_worker(void *arg)
 		} else
 			resp.val = (int64_t)op->sent;
 	}
-	(void)seccomp_notify_respond(op->g->notify_fd, &resp);
+	(void)guard_respond(op->g->notify_fd, &resp);
 	guard_op_free(op);
 	__atomic_sub_fetch(&guard_workers, 1, __ATOMIC_SEQ_CST);
 	return NULL;
@@ -2092,11 +2666,12 @@ guard_sendmmsg(struct guard_req *gr, const __u64 *a,
 }
 
 static int
-guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
+guard_request(struct guard_req *gr, const struct seccomp_notif *req,
     struct seccomp_notif_resp *resp)
 {
 	const __u64		*a = req->data.args;
 	struct guard_path	 np, op;
+	struct stat		 st;
 	char			 target[PATH_MAX];
 	int			 nr = req->data.nr, rc, at, head;
 
@@ -2145,12 +2720,21 @@ guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
 		    (rc = guard_check(gr, &np, 0, "create")) < 0)
 			goto done;
 		guard_umask(gr);
+		/*
+		 * Made and remembered as made at once: a request that finds
+		 * the directory finds it made.
+		 */
+		pthread_mutex_lock(&gr->g->mu);
 		rc = mkdirat(np.parent, np.name, (mode_t)a[at + 1]) == -1 ?
 		    -errno : 0;
-		if (rc == 0) {
-			guard_made_at(gr->g, np.parent, np.name);
-			guard_created(gr, &np, 0);
+		if (rc == 0 && fstatat(np.parent, np.name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0) {
+			guard_made_add(gr->g, &st);
+			guard_dirs_forget(gr->g, &st);
 		}
+		pthread_mutex_unlock(&gr->g->mu);
+		if (rc == 0)
+			guard_created(gr, &np, 0);
 	} else if (nr == SCMP_SYS(mknod) || nr == SCMP_SYS(mknodat)) {
 		at = nr == SCMP_SYS(mknodat);
 		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
@@ -2199,7 +2783,8 @@ guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
 		rc = renameat2(op.parent, op.name, np.parent, np.name,
 		    flags) == -1 ? -errno : 0;
 		if (rc == 0) {
-			guard_moved(gr, &op, &np);
+			guard_moved(gr, &op, &np,
+			    (flags & RENAME_EXCHANGE) != 0);
 			guard_created(gr, &np, head);
 		}
 	} else
@@ -2212,81 +2797,136 @@ done:
 	return 0;
 }
 
-void
-guard_serve(const struct sandbox *sb, int notify_fd)
+/*
+ * One request: umask() is noted and let through; every other call is
+ * performed or refused, a rename alone, the others side by side.
+ */
+static int
+guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
+    struct seccomp_notif_resp *resp)
 {
-	struct seccomp_notif		*req = NULL;
-	struct seccomp_notif_resp	*resp = NULL;
-	struct pollfd			 pfd;
-	struct guard			 g;
+	int	nr = req->data.nr, rc, alone;
+
+	if (nr == SCMP_SYS(umask)) {
+		guard_umask_noted(gr, (mode_t)req->data.args[0] & 0777);
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		return 0;
+	}
+	alone = nr == SCMP_SYS(rename) || nr == SCMP_SYS(renameat) ||
+	    nr == SCMP_SYS(renameat2);
+	if (alone)
+		pthread_rwlock_wrlock(&gr->g->order);
+	else
+		pthread_rwlock_rdlock(&gr->g->order);
+	rc = guard_request(gr, req, resp);
+	pthread_rwlock_unlock(&gr->g->order);
+	return rc;
+}
+
+/* Answer a notification (the caller may be gone: nothing to do then). */
+static int
+guard_respond(int notify_fd, struct seccomp_notif_resp *resp)
+{
+	return ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+}
+
+/*
+ * A guard thread: its own umask and cwd (guard_bind changes directory),
+ * then requests until every process of the command is gone.
+ */
+static void *
+guard_thread(void *arg)
+{
+	struct guard			*g = arg;
+	struct seccomp_notif		 req;
+	struct seccomp_notif_resp	 resp;
 	struct guard_req		 gr;
-	struct stat			 st;
-	char				 p[64];
-	size_t				 i;
+	struct pollfd			 pfd;
 	int				 rc;
 
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	signal(SIGPIPE, SIG_IGN);
-	if (seccomp_notify_alloc(&req, &resp) != 0) {
-		log_warnx("guard: out of memory");
-		return;
+	if (unshare(CLONE_FS) == -1) {
+		log_warn("guard: unshare(CLONE_FS)");
+		_exit(EXIT_SETUP);	/* the whole sandbox: fail closed */
 	}
-	memset(&g, 0, sizeof(g));
-	g.sb = sb;
-	g.notify_fd = notify_fd;
-	/* The private TMPDIR is the run's own: new repositories may go there. */
-	if (stat(sb->tmpdir, &st) == 0)
-		guard_made_add(&g, &st);
-	/* Without it every write is refused (guard_check): said once. */
-	if ((g.work = gitwork_new(&sb->plan)) == NULL)
-		log_warn("guard: out of memory; every write will be refused");
-	gr.g = &g;
-	signal(SIGCHLD, SIG_IGN);	/* FIFO openers reap themselves */
+	gr.g = g;
 	for (;;) {
 		/* The kernel refuses a receive buffer that is not zeroed. */
-		memset(req, 0, sizeof(*req));
+		memset(&req, 0, sizeof(req));
 		/*
 		 * ENOENT is both "the caller was interrupted before we took
 		 * its call" and "every process of the command is gone": only
-		 * the second hangs the listener up.  (libseccomp's
-		 * seccomp_notify_receive says ECANCELED for either.)
+		 * the second hangs the listener up.
 		 */
-		if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req) == -1) {
-			pfd.fd = notify_fd;
+		if (ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) == -1) {
+			pfd.fd = g->notify_fd;
 			pfd.events = POLLIN;
 			if ((errno == EINTR || errno == ENOENT) &&
 			    !(poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP)))
 				continue;
 			break;
 		}
-		gr.pid = (pid_t)req->pid;
-		gr.id = req->id;
-		memset(resp, 0, sizeof(*resp));
-		resp->id = req->id;
-		snprintf(p, sizeof(p), "/proc/%ld/mem", (long)gr.pid);
-		gr.mem = open(p, O_RDONLY | O_CLOEXEC);
-		/* The pid still names the thread that made the call. */
-		if (gr.mem == -1 ||
-		    seccomp_notify_id_valid(notify_fd, req->id) != 0) {
-			resp->error = -EACCES;
-			rc = 0;
-		} else
-			rc = guard_handle(&gr, req, resp);
-		if (gr.mem != -1)
-			close(gr.mem);
-		if (rc < 0) {
-			resp->error = rc;
-			resp->val = 0;
+		gr.pid = (pid_t)req.pid;
+		gr.id = req.id;
+		memset(&resp, 0, sizeof(resp));
+		resp.id = req.id;
+		if ((rc = guard_handle(&gr, &req, &resp)) < 0) {
+			resp.error = rc;
+			resp.val = 0;
+			resp.flags = 0;
 		}
 		if (rc != 1)
-			(void)seccomp_notify_respond(notify_fd, resp);
+			(void)guard_respond(g->notify_fd, &resp);
 	}
-	seccomp_notify_free(req, resp);
-	for (i = 0; i < g.nrepos; i++)
-		free(g.repos[i]);
-	free(g.made);
-	free(g.socks);
-	gitwork_free(g.work);
+	return NULL;
+}
+
+int
+guard_start(struct sandbox *sb, int notify_fd)
+{
+	pthread_attr_t	 attr;
+	pthread_t	 t;
+	struct guard	*g;
+	struct stat	 st;
+	long		 ncpu;
+	int		 i, n, started = 0;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return -1;
+	g->sb = sb;
+	g->notify_fd = notify_fd;
+	if ((g->root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    pthread_attr_init(&attr) != 0) {
+		free(g);
+		return -1;
+	}
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_rwlock_init(&g->order, NULL);
+	/* Probes: each missing feature costs speed, never correctness. */
+	g->lexical = syscall(SYS_openat2, -1, "", NULL, 0) == -1 &&
+	    errno != ENOSYS;
+	g->kcmp = syscall(SYS_kcmp, getpid(), getpid(), KCMP_FS, 0, 0) == 0;
+	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+	    SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == -1)
+		log_debug("guard: no same-CPU wake-up: %s", strerror(errno));
+	/* The private TMPDIR is the run's own: new repositories may go there. */
+	if (stat(sb->tmpdir, &st) == 0)
+		guard_made_add(g, &st);
+	/* Without the index the guarded paths are scanned (slower). */
+	if (fs_plan_index(&sb->plan) == -1)
+		log_warn("guard: index");
+	/* Without it every write is refused (guard_check): said once. */
+	if ((g->work = gitwork_new(&sb->plan)) == NULL)
+		log_warn("guard: out of memory; every write will be refused");
+	/* One thread per CPU: a parallel install need not queue on one. */
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	n = ncpu < 2 ? 2 : ncpu > GUARD_MAXTHREADS ? GUARD_MAXTHREADS :
+	    (int)ncpu;
+	(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t, &attr, guard_thread, g) == 0)
+			started++;
+	pthread_attr_destroy(&attr);
+	return started > 0 ? 0 : -1;
 }
 
 struct guard_report *

@@ -78,6 +78,7 @@ struct fs_plan {
 	char		*home;		/* resolved, or NULL */
 	char		*cache_dir;	/* ~/.cache/pisbx (writable), or NULL */
 	struct strlist	 hookspaths;	/* the user's global core.hooksPath */
+	struct fs_gindex *gindex;	/* guarded, indexed (fs_plan_index) */
 };
 
 /* What fs_plan_build needs besides the config. */
@@ -119,6 +120,27 @@ struct fs_git_q {
 	int		up;
 };
 
+/*
+ * The steps of a run, timed for -v (timing.c), in the order they happen
+ * on the way to the command and back.
+ */
+enum timing_mark {
+	TIMING_START,		/* parent: run() begins */
+	TIMING_CONFIG,		/* parent: the config is loaded */
+	TIMING_POLICY,		/* parent: policy, environment, run dir ready */
+	TIMING_CLONE,		/* reaper: in its new namespaces */
+	TIMING_NETNS,		/* reaper: ids mapped, lo up, listeners sent */
+	TIMING_MOUNTS,		/* reaper: the mount namespace is built */
+	TIMING_LOCKED,		/* Landlock, no capabilities, no_new_privs */
+	TIMING_PROXY,		/* parent: the proxy serves; "go" sent */
+	TIMING_EXEC,		/* command: seccomp filter loaded; exec */
+	TIMING_EXITED,		/* reaper: the command ended */
+	TIMING_REAPED,		/* parent: the sandbox is gone */
+	TIMING_DONE,		/* parent: cleaned up */
+	TIMING_N
+};
+struct timing;
+
 /* Everything the sandbox child needs, prepared by the parent. */
 struct sandbox {
 	char		*const *argv;	/* the command */
@@ -140,6 +162,7 @@ struct sandbox {
 	int		 host_pts_fd;	/* where inherited terminals live */
 	sigset_t	 sigmask;	/* the caller's, for the command */
 	int		 verbose;
+	struct timing	*times;		/* -v: shared with the sandbox */
 };
 
 /* A started sandbox, seen from the parent. */
@@ -183,6 +206,11 @@ int	 fs_plan_grant(struct fs_plan *, const char *path, int writable);
  */
 const char *fs_plan_guarded(const struct fs_plan *, const char *path,
 	    int ancestors_too);
+/*
+ * Index the guarded paths, so that fs_plan_guarded answers in a few
+ * lookups (the creation guard asks on every creation).  0, or -1.
+ */
+int	 fs_plan_index(struct fs_plan *);
 /*
  * The git part of the protected-name decision, on a resolved path alone:
  * fills q with the questions (at most max) that decide it; 0: not a git
@@ -254,23 +282,46 @@ int	 landlock_abi(void);
 /* Restrict writes to the writable roots; scope sockets and signals. */
 int	 landlock_apply(const struct sandbox *);
 
-/* seccomp.c */
+/* seccomp.c, filter.c */
+/* The filter comes in one variant per way Unix sockets are allowed. */
+enum seccomp_variant {
+	SECCOMP_UNIX_NONE,	/* neither key: no socket(AF_UNIX) */
+	SECCOMP_UNIX_LISTED,	/* allowUnixSockets: through the guard */
+	SECCOMP_UNIX_ALL,	/* allowAllUnixSockets */
+	SECCOMP_NVARIANTS
+};
+struct sock_filter;
+/* A BPF program compiled at build time (seccomp_gen.c). */
+struct seccomp_prog {
+	const struct sock_filter	*insns;
+	unsigned short			 len;
+};
+/* The build's programs, by variant (generated). */
+extern const struct seccomp_prog seccomp_progs[SECCOMP_NVARIANTS];
 /*
- * Install the command's filter: socket families outside an allow-list,
- * new user namespaces, io_uring, mounts, keyrings, TIOCSTI and kernel
- * attack surface refused; creating and writing files, and bind, sent to
- * the guard.  Returns the notification fd (for the guard), or -1.
+ * The command's filter as libseccomp rules (a scmp_filter_ctx, for
+ * seccomp_gen and the tests): socket families outside an allow-list, new
+ * user namespaces, io_uring, mounts, keyrings, TIOCSTI and kernel attack
+ * surface refused; creating and writing files, bind, and umask sent to
+ * the guard.  NULL on failure.
+ */
+void	*seccomp_filter_build(enum seccomp_variant);
+/* The variant the sandbox's config asks for. */
+enum seccomp_variant seccomp_variant(const struct sandbox *);
+/*
+ * Install the compiled filter of the sandbox's variant (no_new_privs is
+ * set).  Returns the notification fd (close-on-exec), or -1.
  */
 int	 seccomp_apply(const struct sandbox *);
 
 /* guard.c */
 /*
- * Serve the notifications of fd: refuse guarded paths, perform every
- * other creation and write on the command's behalf, and tell the parent
- * (report_fd) about git repositories made during the run.  Returns at
- * EOF.
+ * Serve the notifications of fd from threads of this process (the
+ * reaper): refuse guarded paths, perform every other creation and write
+ * on the command's behalf, and tell the parent (report_fd) about git
+ * repositories made during the run.  0, or -1 when no thread started.
  */
-void	 guard_serve(const struct sandbox *, int notify_fd);
+int	 guard_start(struct sandbox *, int notify_fd);
 /*
  * The parent's side of report_fd: collect what the guard says (call with
  * the readable end until EOF), then warn about every git repository made
@@ -289,6 +340,8 @@ struct gitwork;
 struct gitwork *gitwork_new(const struct fs_plan *);
 /* Forget every answer (a directory moved, a .git appeared). */
 void	 gitwork_flush(struct gitwork *);
+/* Forget the answer for an inode number (a new directory has it). */
+void	 gitwork_forget(struct gitwork *, const struct stat *);
 void	 gitwork_free(struct gitwork *);
 /*
  * Whether path (its directory: dirfd) is, or with ancestors_too holds, a
@@ -308,6 +361,15 @@ const char *sandbox_ns_hint(int err);
 
 /* reaper.c */
 __attribute__((noreturn)) void reaper_main(struct sandbox *, int ctl);
+
+/* timing.c */
+/* A page shared with the processes the run starts; NULL on failure. */
+struct timing *timing_new(void);
+/* Record now as mark m (nothing when tm is NULL). */
+void	 timing_mark(struct timing *, enum timing_mark);
+/* Say what each step cost (-v), after marking TIMING_DONE. */
+void	 timing_print(const struct timing *);
+void	 timing_free(struct timing *);
 
 /* summary.c */
 enum summary_kind {

@@ -706,6 +706,8 @@ run(const struct run_opts *o)
 	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
 	sb.host_dev_fd = sb.host_pts_fd = sb.report_fd = -1;
 	log_init(NULL, o->verbose);
+	if (o->verbose)
+		sb.times = timing_new();
 
 	/*
 	 * Inside a sandbox there is no way out but the outer proxy, and the
@@ -756,6 +758,7 @@ run(const struct run_opts *o)
 		free(config_path);
 		return EXIT_CONFIG;
 	}
+	timing_mark(sb.times, TIMING_CONFIG);
 	for (i = 0; i < conf->notes.n; i++)
 		log_info("%s", conf->notes.msg[i]);
 	/*
@@ -958,9 +961,15 @@ run(const struct run_opts *o)
 		goto fail;
 	}
 
-	/* 3. The proxy's options (it owns the config once started). */
-	if ((rs.base = event_base_new()) == NULL) {
-		log_warnx("event_base_new failed");
+	/*
+	 * 3. The proxy's options (it owns the config once started).  The
+	 * loop batches its epoll changes (proxy_base_new): safe here too,
+	 * since no descriptor registered on it is ever dup()ed -- the
+	 * signalfd, the guard's report pipe, the stderr copy's read end
+	 * (hostipc.c dups fd 2, never registered) and the proxy's own.
+	 */
+	if ((rs.base = proxy_base_new()) == NULL) {
+		log_warnx("cannot create the event loop");
 		goto fail;
 	}
 	snprintf(label, sizeof(label), "pisbx-run-%ld", (long)getpid());
@@ -1012,6 +1021,7 @@ run(const struct run_opts *o)
 	}
 	sb.report_fd = report[1];
 	started_ms = hostipc_clock_ms();
+	timing_mark(sb.times, TIMING_POLICY);
 	ch = sandbox_start(&sb, &rs.run);
 	close(report[1]);
 	sb.report_fd = report[1] = -1;
@@ -1039,6 +1049,7 @@ run(const struct run_opts *o)
 		log_warn("cannot start the command");
 		goto fail;
 	}
+	timing_mark(sb.times, TIMING_PROXY);
 
 	/* Stale run directories of killed runs: while the command runs. */
 	rundir_sweep();
@@ -1063,6 +1074,7 @@ run(const struct run_opts *o)
 	run_signal_cb(sfd, EV_READ, &rs);
 	if (!rs.done)
 		event_base_dispatch(rs.base);
+	timing_mark(sb.times, TIMING_REAPED);
 	if (tee != NULL) {
 		hostipc_tee_end(tee);
 		/* 125: the sandbox itself failed; that is never retried. */
@@ -1150,5 +1162,7 @@ done:
 	agent_files_done(&af);
 	supervise_unregister(&sup);
 	supervise_clear(&sup);
+	timing_print(sb.times);
+	timing_free(sb.times);
 	return rs.status;
 }

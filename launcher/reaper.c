@@ -7,13 +7,21 @@
  * command ends -- which kills everything the command left running, since
  * a PID namespace dies with its init.
  *
- * The command process drops every capability (root included: it keeps
- * uid 0 for file ownership but no privilege), sets no_new_privs, enters
- * the Landlock domain, forks the creation guard (as the reaper's child,
- * in the same domain), installs the seccomp filter and hands the guard
- * its notification fd -- all while the parent still starts the proxy --
- * then waits for the parent's "go" and executes the command.
+ * Before the command starts, the reaper drops every capability (root
+ * included: it keeps uid 0 for file ownership but no privilege), sets
+ * no_new_privs and enters the Landlock domain -- all while the parent
+ * still starts the proxy -- and then waits for the parent's "go".  The
+ * command is started with clone(CLONE_VM | CLONE_VFORK | CLONE_FILES):
+ * the child loads the seccomp filter, whose notification fd lands in the
+ * descriptor table it still shares with the reaper, and executes the
+ * command (execve gives it a table of its own, without that close-on-exec
+ * fd).  The reaper then serves the notifications itself, from guard
+ * threads (guard.c): the creation guard is PID 1, an ancestor of every
+ * process in the sandbox, in the same domain without privilege.  One
+ * fork less than a separate guard, no descriptor handed over, and no
+ * copy of the reaper's memory for a command that executes at once.
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -23,6 +31,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,11 +57,18 @@ static const int reaper_forward[] = {
 static struct sigaction reaper_saved[sizeof(reaper_forward) /
     sizeof(*reaper_forward)];
 
+/* What the command's child shares with the reaper until its exec. */
+struct reaper_child {
+	struct sandbox	*sb;
+	int		 nfd;		/* the notification fd, or -1 */
+};
+
 static int	 reaper_write(const char *path, const char *text);
 static int	 reaper_userns(const struct sandbox *);
 static int	 reaper_drop_caps(void);
 static void	 reaper_nop_cb(int);
-__attribute__((noreturn)) static void reaper_exec(struct sandbox *, int);
+static int	 reaper_exec(void *);
+static pid_t	 reaper_spawn(struct sandbox *, int *nfd);
 __attribute__((noreturn)) static void reaper_fail(const char *what);
 
 __attribute__((noreturn)) static void
@@ -131,93 +148,74 @@ reaper_nop_cb(int sig)
 }
 
 /*
- * The command process: capabilities, Landlock, the guard, seccomp; then
- * the parent's "go" on ctl, and exec.  All of it but the exec happens
- * while the parent still starts the proxy.
+ * The command's child, on its own stack in the reaper's memory, the
+ * reaper waiting (CLONE_VFORK): the caller's signal dispositions and
+ * mask, the seccomp filter, exec.  Only system calls and the stack here:
+ * nothing that takes a lock the reaper might hold.
  */
-__attribute__((noreturn)) static void
-reaper_exec(struct sandbox *sb, int ctl)
+static int
+reaper_exec(void *arg)
 {
-	struct {
-		pid_t	pid;
-		int	fd;
-	}	hand;
-	int	gsk[2], nfd, err, none, pidfd;
-	pid_t	guard;
-	size_t	i;
-	char	tag;
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		reaper_fail("no_new_privs");
-	if (landlock_apply(sb) == -1)
-		reaper_fail("landlock");
-	if (reaper_drop_caps() == -1)
-		reaper_fail("cannot drop capabilities");
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gsk) == -1)
-		reaper_fail("guard socketpair");
-
-	/* The guard: a sibling of the command (CLONE_PARENT), same domain. */
-	guard = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL,
-	    NULL, NULL);
-	if (guard == -1)
-		reaper_fail("cannot start the creation guard");
-	/*
-	 * The guard takes the notification fd itself (pidfd_getfd, as it
-	 * takes a socket to bind): once the filter is in, a sendmsg of ours
-	 * may be one the guard must answer (allowUnixSockets), and it is not
-	 * listening yet.  write(2) and read(2) never stop.
-	 */
-	if (guard == 0) {
-		close(ctl);
-		close(gsk[0]);
-		if (read(gsk[1], &hand, sizeof(hand)) != sizeof(hand) ||
-		    (pidfd = (int)syscall(SYS_pidfd_open, hand.pid, 0)) == -1 ||
-		    (nfd = (int)syscall(SYS_pidfd_getfd, pidfd, hand.fd,
-		    0)) == -1)
-			_exit(0);
-		close(pidfd);
-		tag = CTL_NOTIFY;
-		if (write(gsk[1], &tag, 1) != 1)
-			_exit(0);
-		close(gsk[1]);
-		guard_serve(sb, nfd);
-		_exit(0);
-	}
-	close(gsk[1]);
-	/*
-	 * Open to the guard (the reaper made us undumpable; exec makes the
-	 * command dumpable again anyway): nothing else runs in here yet.
-	 */
-	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1)
-		reaper_fail("dumpable");
-	if ((nfd = seccomp_apply(sb)) == -1)
-		reaper_fail("seccomp");
-	hand.pid = getpid();
-	hand.fd = nfd;
-	if (write(gsk[0], &hand, sizeof(hand)) != sizeof(hand) ||
-	    read(gsk[0], &tag, 1) != 1 || tag != CTL_NOTIFY)
-		reaper_fail("cannot hand the guard its notifications");
-	close(nfd);
-	close(gsk[0]);
-
-	/*
-	 * The command runs only once the proxy serves its listeners.  Every
-	 * signal is blocked until the exec, so one forwarded meanwhile is
-	 * delivered with the caller's dispositions restored below.
-	 */
-	if (net_recv_fds(ctl, &tag, &none, 0) != 0 || tag != CTL_GO)
-		_exit(EXIT_SETUP);
-	close(ctl);
+	struct reaper_child	*rc = arg;
+	struct sandbox		*sb = rc->sb;
+	char			 msg[256];
+	size_t			 i;
+	int			 err;
 
 	/* The caller's dispositions (an ignored SIGHUP stays ignored). */
 	for (i = 0; i < sizeof(reaper_forward) / sizeof(*reaper_forward); i++)
 		sigaction(reaper_forward[i], &reaper_saved[i], NULL);
 	signal(SIGCHLD, SIG_DFL);
+	if ((rc->nfd = seccomp_apply(sb)) == -1) {
+		err = errno;
+		snprintf(msg, sizeof(msg), "pisbx-run: cannot build the "
+		    "sandbox: seccomp: %s\n", strerror(err));
+		(void)!write(STDERR_FILENO, msg, strlen(msg));
+		_exit(EXIT_SETUP);
+	}
+	timing_mark(sb->times, TIMING_EXEC);
+	/*
+	 * Every signal was blocked until now, so one forwarded meanwhile is
+	 * delivered with the caller's dispositions.
+	 */
 	sigprocmask(SIG_SETMASK, &sb->sigmask, NULL);
 	execvpe(sb->argv[0], sb->argv, sb->envp);
 	err = errno;
-	fprintf(stderr, "pisbx-run: %s: %s\n", sb->argv[0], strerror(err));
+	snprintf(msg, sizeof(msg), "pisbx-run: %s: %s\n", sb->argv[0],
+	    strerror(err));
+	(void)!write(STDERR_FILENO, msg, strlen(msg));
 	_exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+}
+
+/*
+ * Start the command: its pid, and in *nfd the seccomp notification fd
+ * (-1 when the filter could not be loaded: the child said why and
+ * exits).
+ */
+static pid_t
+reaper_spawn(struct sandbox *sb, int *nfd)
+{
+	struct reaper_child	 rc;
+	size_t			 argc = 0, size;
+	char			*stack;
+	pid_t			 pid;
+
+	/* execvpe keeps the PATH it tries and a script's argv on the stack. */
+	while (sb->argv[argc] != NULL)
+		argc++;
+	size = 256 * 1024 + (argc + 2) * sizeof(char *) + PATH_MAX;
+	size = (size + 4095) & ~(size_t)4095;
+	stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	rc.sb = sb;
+	rc.nfd = -1;
+	pid = clone(reaper_exec, stack + size, CLONE_VM | CLONE_VFORK |
+	    CLONE_FILES | SIGCHLD, &rc);
+	munmap(stack, size);
+	*nfd = rc.nfd;
+	return pid;
 }
 
 void
@@ -226,13 +224,15 @@ reaper_main(struct sandbox *sb, int ctl)
 	sigset_t	 all;
 	siginfo_t	 si;
 	pid_t		 cmd, pid;
-	int		 fds[2], status, code = EXIT_SETUP;
+	int		 fds[2], status, code = EXIT_SETUP, nfd, none;
 	size_t		 i;
+	char		 tag;
 
 	/*
 	 * Die with the parent.  The parent may already be gone: then its end
 	 * of ctl is closed and the send below fails, so nothing runs.
 	 */
+	timing_mark(sb->times, TIMING_CLONE);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
 		reaper_fail("PR_SET_PDEATHSIG");
 	/* No descriptor of the caller reaches the command. */
@@ -256,9 +256,11 @@ reaper_main(struct sandbox *sb, int ctl)
 		_exit(EXIT_SETUP);	/* the parent is gone */
 	close(fds[0]);
 	close(fds[1]);
+	timing_mark(sb->times, TIMING_NETNS);
 
 	if (mount_apply(sb) == -1)
 		reaper_fail("filesystem policy (see above)");
+	timing_mark(sb->times, TIMING_MOUNTS);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
 	/*
@@ -278,12 +280,24 @@ reaper_main(struct sandbox *sb, int ctl)
 	}
 	signal(SIGCHLD, reaper_nop_cb);
 
-	if ((cmd = fork()) == -1)
-		reaper_fail("fork");
-	if (cmd == 0)
-		reaper_exec(sb, ctl);
-	/* The command waits for the parent's "go" on its copy. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		reaper_fail("no_new_privs");
+	if (landlock_apply(sb) == -1)
+		reaper_fail("landlock");
+	if (reaper_drop_caps() == -1)
+		reaper_fail("cannot drop capabilities");
+	timing_mark(sb->times, TIMING_LOCKED);
+
+	/* The command runs only once the proxy serves its listeners. */
+	if (net_recv_fds(ctl, &tag, &none, 0) != 0 || tag != CTL_GO)
+		_exit(EXIT_SETUP);
 	close(ctl);
+	if ((cmd = reaper_spawn(sb, &nfd)) == -1)
+		reaper_fail("cannot start the command");
+	/* The command has its own dispositions now; the guard writes pipes. */
+	signal(SIGPIPE, SIG_IGN);
+	if (nfd != -1 && guard_start(sb, nfd) == -1)
+		reaper_fail("cannot start the creation guard");
 
 	for (;;) {
 		if (sigwaitinfo(&all, &si) == -1)
@@ -303,6 +317,7 @@ reaper_main(struct sandbox *sb, int ctl)
 			else if (WIFSIGNALED(status))
 				code = 128 + WTERMSIG(status);
 			/* Everything else in the namespace dies with us. */
+			timing_mark(sb->times, TIMING_EXITED);
 			_exit(code);
 		}
 	}

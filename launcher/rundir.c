@@ -24,6 +24,11 @@
 #include "launcher/launcher.h"
 
 #define RUNDIR_PREFIX	"pisbx-run."
+
+/* The files pisbx-run writes in the run directory besides tmp/. */
+static const char *const rundir_files[] = {
+	"empty", "git-proxy", "ssh_config",
+};
 #define RUNDIR_SSH_CONFIG_MAX	(256 * 1024)
 
 static const char *rundir_base(void);
@@ -282,18 +287,23 @@ void
 rundir_remove(const char *dir)
 {
 	char	 path[PATH_MAX];
+	size_t	 i;
 
 	if (dir == NULL)
 		return;
 	/*
-	 * The common case first: the command left its TMPDIR empty, so
-	 * three calls do it.  Anything left over (or a failure) takes the
-	 * walks below.
+	 * The common case first: the command left its TMPDIR empty, so a
+	 * call for each file pisbx-run made does it.  Anything left over
+	 * (or a failure) takes the walks below.
 	 */
 	if ((size_t)snprintf(path, sizeof(path), "%s/tmp", dir) <
 	    sizeof(path) && rmdir(path) == 0) {
-		snprintf(path, sizeof(path), "%s/empty", dir);
-		(void)unlink(path);
+		for (i = 0; i < sizeof(rundir_files) / sizeof(*rundir_files);
+		    i++) {
+			snprintf(path, sizeof(path), "%s/%s", dir,
+			    rundir_files[i]);
+			(void)unlink(path);
+		}
 		if (rmdir(dir) == 0)
 			return;
 	}

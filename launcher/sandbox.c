@@ -21,6 +21,7 @@
 #include "launcher/launcher.h"
 
 static int	sandbox_sysctl(const char *path, char *buf, size_t len);
+static int	sandbox_yama(void);
 
 static int
 sandbox_sysctl(const char *path, char *buf, size_t len)
@@ -37,6 +38,30 @@ sandbox_sysctl(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
+}
+
+/*
+ * The creation guard reads the command's memory and borrows its
+ * descriptors (process_vm_readv, pidfd_getfd: ptrace access).  Yama's
+ * ptrace_scope 1 (Ubuntu's default) allows that to an ancestor, which
+ * the guard is (it runs in the reaper, PID 1 of the sandbox); 2 and 3
+ * allow it to no unprivileged process: then nothing is run.  0, or -1
+ * (said why).
+ */
+static int
+sandbox_yama(void)
+{
+	char	v[32];
+
+	if (sandbox_sysctl("/proc/sys/kernel/yama/ptrace_scope", v,
+	    sizeof(v)) == -1 || strcmp(v, "0") == 0 || strcmp(v, "1") == 0)
+		return 0;
+	log_warnx("cannot create the sandbox: Yama's ptrace_scope is %s, "
+	    "which lets no unprivileged process read another's memory, and "
+	    "the creation guard must read the command's; run 'sysctl -w "
+	    "kernel.yama.ptrace_scope=1' as root (1 is Ubuntu's default: "
+	    "the guard is the command's ancestor)", v);
+	return -1;
 }
 
 const char *
@@ -84,6 +109,8 @@ sandbox_start(struct sandbox *sb, struct sandbox_run *run)
 
 	run->pid = -1;
 	run->sock = run->listen_http = run->listen_socks = -1;
+	if (sandbox_yama() == -1)
+		return -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("socketpair");
 		return -1;

@@ -1,6 +1,10 @@
 /*
- * The command's seccomp filter (libseccomp), installed last, after the
- * listener hand-off, with no_new_privs.  Default allow.
+ * The command's seccomp filter, written with libseccomp's rule API and
+ * compiled at build time: the generator (seccomp_gen.c) exports the BPF
+ * program of each variant here into the build, and filter.c loads it
+ * with seccomp(2) when the command starts -- no filter is built at run
+ * time, and pisbx-run does not load libseccomp (test_seccomp checks that
+ * the compiled programs equal what these rules build).  Default allow.
  *
  * Argument width.  The kernel reads an int argument as its low 32 bits;
  * the filter sees the whole 64-bit register, so SCMP_CMP_EQ with AF_UNIX
@@ -61,7 +65,11 @@
  * O_TRUNC), creat, truncate, mkdir, mknod, symlink, link, rename, and
  * bind (a Unix socket path is a new file); with allowUnixSockets also
  * connect, sendmsg, sendmmsg and sendto with an address (the guard
- * checks a Unix socket's path and performs the call).
+ * checks a Unix socket's path and performs the call).  And umask(2),
+ * which the guard lets through (SECCOMP_USER_NOTIF_FLAG_CONTINUE, safe:
+ * its one argument is a plain number) after noting the value: the guard
+ * creates every file with its caller's umask, and so need not read it
+ * from /proc for each creation.
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -76,7 +84,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/log.h"
 #include "launcher/launcher.h"
 
 #ifndef AF_VSOCK
@@ -152,7 +159,7 @@ static int	seccomp_cover(scmp_filter_ctx, uint32_t action, int nr,
 static int	seccomp_only32(scmp_filter_ctx, uint32_t action, int nr,
 		    unsigned int arg, const uint32_t *allowed, size_t n,
 		    const struct scmp_arg_cmp *also);
-static int	seccomp_rules(scmp_filter_ctx, const struct sandbox *);
+static int	seccomp_rules(scmp_filter_ctx, enum seccomp_variant);
 
 /* The native number of a system call, or -1 when this architecture lacks it. */
 static int
@@ -215,7 +222,7 @@ seccomp_only32(scmp_filter_ctx ctx, uint32_t action, int nr, unsigned int arg,
 }
 
 static int
-seccomp_rules(scmp_filter_ctx ctx, const struct sandbox *sb)
+seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 {
 	static const uint32_t	families[] = {
 		AF_INET, AF_INET6, AF_NETLINK, AF_UNIX
@@ -233,8 +240,7 @@ seccomp_rules(scmp_filter_ctx ctx, const struct sandbox *sb)
 	 * (domain compared on its low 32 bits) of the protocol.
 	 */
 	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 0,
-	    families, sb->allow_all_unix || sb->plan.nunix > 0 ? 4 : 3,
-	    NULL) != 0)
+	    families, v != SECCOMP_UNIX_NONE ? 4 : 3, NULL) != 0)
 		return -1;
 	netlink = SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_NETLINK);
 	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
@@ -261,7 +267,7 @@ seccomp_rules(scmp_filter_ctx ctx, const struct sandbox *sb)
 	 * SOCK_TYPE_MASK, as the kernel reads them (SOCK_NONBLOCK and
 	 * SOCK_CLOEXEC sit above the mask).
 	 */
-	if (!sb->allow_all_unix && sb->plan.nunix > 0) {
+	if (v == SECCOMP_UNIX_LISTED) {
 		if (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect),
 		    0) != 0 ||
 		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg),
@@ -271,7 +277,7 @@ seccomp_rules(scmp_filter_ctx ctx, const struct sandbox *sb)
 		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
 		    SCMP_A4(SCMP_CMP_NE, 0)) != 0)
 			return -1;
-	} else if (!sb->allow_all_unix && seccomp_rule_add(ctx,
+	} else if (v == SECCOMP_UNIX_NONE && seccomp_rule_add(ctx,
 	    SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 2,
 	    SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_UNIX),
 	    SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_SOCK_TYPE_MASK,
@@ -343,44 +349,22 @@ seccomp_rules(scmp_filter_ctx ctx, const struct sandbox *sb)
 		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0) != 0)
 			return -1;
 	}
-	return 0;
+	/* umask(mode_t): noted by the guard and let through (see above). */
+	return seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(umask), 0);
 }
 
-int
-seccomp_apply(const struct sandbox *sb)
+void *
+seccomp_filter_build(enum seccomp_variant v)
 {
 	scmp_filter_ctx	ctx;
-	int		fd = -1, nfd = -1, rc;
 
-	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
-		log_warnx("seccomp: cannot initialise a filter");
-		return -1;
-	}
+	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL)
+		return NULL;
 	/* A binary tree of system calls: the list above is long. */
-	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-	if (seccomp_rules(ctx, sb) != 0) {
-		log_warnx("seccomp: cannot add rules");
-		goto done;
+	if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) != 0 ||
+	    seccomp_rules(ctx, v) != 0) {
+		seccomp_release(ctx);
+		return NULL;
 	}
-	if ((rc = seccomp_load(ctx)) != 0) {
-		errno = -rc;
-		log_warn("seccomp: load");
-		goto done;
-	}
-	if ((nfd = seccomp_notify_fd(ctx)) < 0) {
-		log_warnx("seccomp: no notification fd");
-		goto done;
-	}
-	/*
-	 * Our own close-on-exec copy: whether seccomp_release() closes the
-	 * library's differs between versions, and the command must never
-	 * inherit it (it could answer its own notifications).
-	 */
-	if ((fd = fcntl(nfd, F_DUPFD_CLOEXEC, 3)) == -1)
-		log_warn("seccomp: dup notification fd");
-done:
-	seccomp_release(ctx);
-	if (nfd >= 0 && fcntl(nfd, F_GETFD) != -1)
-		close(nfd);
-	return fd;
+	return ctx;
 }

@@ -533,7 +533,75 @@ test_guarded(void **state)
 	assert_true(fs_plan_guarded(&plan, p, 0));
 	/* Outside every root and the set: not guarded. */
 	assert_false(fs_plan_guarded(&plan, "/nonexistent/x", 0));
+	/* The same table through the guard's index. */
+	assert_int_equal(fs_plan_index(&plan), 0);
+	for (i = 0; i < sizeof(guard_cases) / sizeof(*guard_cases); i++) {
+		snprintf(p, sizeof(p), "%s/%s", ws, guard_cases[i].rel);
+		if ((fs_plan_guarded(&plan, p, guard_cases[i].ancestors_too) !=
+		    NULL) != guard_cases[i].want)
+			fail_msg("indexed: %s (ancestors %d): want %d",
+			    guard_cases[i].rel, guard_cases[i].ancestors_too,
+			    guard_cases[i].want);
+	}
 	fs_plan_free(&plan);
+}
+
+/*
+ * What the index answers is what the scan answers -- the same reader, so
+ * the first guarded path that matches -- for every guarded path, the
+ * directories above it, names beside it, below it, sharing a prefix that
+ * is no directory of it, in other letter cases, and "/".
+ */
+static void
+test_guarded_index(void **state)
+{
+	static const char *const json[] = {
+		"{}",
+		"{\"filesystem\": {\"denyWrite\": [\"/\"]}}",
+		"{\"filesystem\": {\"denyWrite\": [\"sub/Mixed\", \"sub\"]}}",
+	};
+	static const char *const tails[] = {
+		"", "/x", "/x/y", "2", "x", "/..", "/.",
+	};
+	struct fs_plan	 plan;
+	struct fs_gindex *gi;
+	const char	*lin, *idx;
+	char		 p[PATH_MAX], *sl;
+	size_t		 j, i, t, c;
+	int		 anc;
+
+	(void)state;
+	mk("%s/sub/Mixed", ws);
+	for (j = 0; j < sizeof(json) / sizeof(*json); j++) {
+		build(&plan, json[j]);
+		assert_true(plan.nguarded > 0);
+		assert_int_equal(fs_plan_index(&plan), 0);
+		gi = plan.gindex;
+		for (i = 0; i <= plan.nguarded; i++)
+		for (t = 0; t < sizeof(tails) / sizeof(*tails); t++)
+		for (c = 0; c < 3; c++)
+		for (anc = 0; anc < 2; anc++) {
+			snprintf(p, sizeof(p), "%s%s", i < plan.nguarded ?
+			    plan.guarded[i] : "/", tails[t]);
+			if (c == 1)	/* the directory above */
+				if ((sl = strrchr(p, '/')) != NULL)
+					sl[sl == p ? 1 : 0] = '\0';
+			if (c == 2)	/* other letter cases */
+				for (sl = p; *sl != '\0'; sl++)
+					*sl = (char)(*sl >= 'a' && *sl <= 'z' ?
+					    *sl - 32 : *sl >= 'A' && *sl <= 'Z' ?
+					    *sl + 32 : *sl);
+			idx = fs_plan_guarded(&plan, p, anc);
+			plan.gindex = NULL;
+			lin = fs_plan_guarded(&plan, p, anc);
+			plan.gindex = gi;
+			if (idx != lin)
+				fail_msg("%s (ancestors %d): scan says %s, "
+				    "index %s", p, anc, lin != NULL ? lin :
+				    "nothing", idx != NULL ? idx : "nothing");
+		}
+		fs_plan_free(&plan);
+	}
 }
 
 /* fs_git_rule: the questions for each path, as a table. */
@@ -1186,6 +1254,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guarded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_guarded_index, setup,
+		    teardown),
 		cmocka_unit_test(test_git_rule),
 		cmocka_unit_test_setup_teardown(test_hookspath, setup,
 		    teardown),

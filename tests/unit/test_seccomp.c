@@ -1,0 +1,107 @@
+/*
+ * The command's seccomp filter is compiled at build time (launcher/
+ * seccomp_gen.c) and loaded as is (launcher/filter.c): each compiled
+ * program must be, instruction for instruction, what the rules of
+ * launcher/seccomp.c build with this libseccomp, and the loader must pick
+ * the variant the config asks for.
+ */
+#include <sys/mman.h>
+
+#include <linux/filter.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <seccomp.h>
+
+#include "policy/policy.h"
+#include "launcher/launcher.h"
+
+/* The program libseccomp builds now for variant v, malloc'ed. */
+static struct sock_filter *
+build_now(enum seccomp_variant v, size_t *len)
+{
+	struct sock_filter	*prog;
+	void			*ctx;
+	off_t			 size;
+	int			 fd;
+
+	assert_non_null(ctx = seccomp_filter_build(v));
+	assert_true((fd = memfd_create("test_seccomp", MFD_CLOEXEC)) != -1);
+	assert_int_equal(seccomp_export_bpf(ctx, fd), 0);
+	size = lseek(fd, 0, SEEK_END);
+	assert_true(size > 0 && size % (off_t)sizeof(*prog) == 0);
+	assert_non_null(prog = malloc((size_t)size));
+	assert_int_equal(pread(fd, prog, (size_t)size, 0), size);
+	close(fd);
+	seccomp_release(ctx);
+	*len = (size_t)size / sizeof(*prog);
+	return prog;
+}
+
+static void
+test_compiled_equals_rules(void **state)
+{
+	struct sock_filter	*now;
+	size_t			 len, i;
+	int			 v;
+
+	(void)state;
+	for (v = 0; v < SECCOMP_NVARIANTS; v++) {
+		now = build_now(v, &len);
+		assert_int_equal(seccomp_progs[v].len, len);
+		for (i = 0; i < len; i++)
+			if (memcmp(&seccomp_progs[v].insns[i], &now[i],
+			    sizeof(now[i])) != 0)
+				fail_msg("variant %d differs at instruction %zu",
+				    v, i);
+		free(now);
+	}
+	/* Three programs, not one three times. */
+	assert_true(seccomp_progs[SECCOMP_UNIX_NONE].len !=
+	    seccomp_progs[SECCOMP_UNIX_ALL].len ||
+	    memcmp(seccomp_progs[SECCOMP_UNIX_NONE].insns,
+	    seccomp_progs[SECCOMP_UNIX_ALL].insns,
+	    seccomp_progs[SECCOMP_UNIX_ALL].len * sizeof(struct sock_filter))
+	    != 0);
+	assert_true(memcmp(seccomp_progs[SECCOMP_UNIX_NONE].insns,
+	    seccomp_progs[SECCOMP_UNIX_LISTED].insns,
+	    seccomp_progs[SECCOMP_UNIX_NONE].len *
+	    sizeof(struct sock_filter)) != 0);
+}
+
+static void
+test_variant(void **state)
+{
+	static const char *const sock[] = { "/run/x.sock" };
+	struct sandbox	sb;
+
+	(void)state;
+	memset(&sb, 0, sizeof(sb));
+	assert_int_equal(seccomp_variant(&sb), SECCOMP_UNIX_NONE);
+	sb.plan.unix_sockets = (char **)sock;
+	sb.plan.nunix = 1;
+	assert_int_equal(seccomp_variant(&sb), SECCOMP_UNIX_LISTED);
+	/* allowAllUnixSockets wins: nothing to look at. */
+	sb.allow_all_unix = 1;
+	assert_int_equal(seccomp_variant(&sb), SECCOMP_UNIX_ALL);
+	sb.plan.nunix = 0;
+	assert_int_equal(seccomp_variant(&sb), SECCOMP_UNIX_ALL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_compiled_equals_rules),
+		cmocka_unit_test(test_variant),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
