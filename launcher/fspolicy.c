@@ -233,8 +233,11 @@ static int	 fs_prefix(const char *path, const char *root,
 static int	 fs_depth(const char *);
 static int	 fs_rule_cmp(const void *, const void *);
 static char	*fs_read_line(const char *file, const char *prefix);
-static int	 fs_worktree(struct fs_set *, const char *root,
-		    const struct config *, const char *proj, const char *home);
+static int	 fs_worktree(struct fs_set *, struct fs_plan *,
+		    const char *root, const struct config *, const char *proj,
+		    const char *home);
+static const char *fs_worktree_why(struct fs_plan *, const struct config *,
+		    const char *root, const char *common);
 static char	*fs_join(const char *a, const char *b);
 static const char *fs_root_of(const struct fs_plan *, const char *path);
 static int	 fs_mandatory_at(struct fs_set *, const char *dir,
@@ -613,11 +616,12 @@ done:
  * would send git elsewhere.
  */
 static int
-fs_worktree(struct fs_set *set, const char *root, const struct config *conf,
-    const char *proj, const char *home)
+fs_worktree(struct fs_set *set, struct fs_plan *plan, const char *root,
+    const struct config *conf, const char *proj, const char *home)
 {
-	char	*dotgit = NULL, *gitdir = NULL, *common = NULL;
-	int	 isfile, rc = -1, deny;
+	char		*dotgit = NULL, *gitdir = NULL, *common = NULL;
+	const char	*why = NULL;
+	int		 isfile, rc = -1, deny;
 
 	if (fs_git_dirs(root, &gitdir, &common, &isfile) == -1)
 		return -1;
@@ -635,13 +639,14 @@ fs_worktree(struct fs_set *set, const char *root, const struct config *conf,
 	 */
 	deny = !(conf->fs_allow_write_set && fs_list_meets(&conf->allow_write,
 	    common, 0, proj, home));
+	if (deny && (why = fs_worktree_why(plan, conf, root, common)) == NULL)
+		goto done;
 	if ((dotgit = fs_join(root, ".git")) == NULL ||
 	    fs_set_add(set, dotgit, P_DENY_WRITE, "git (the .git file)") ==
 	    -1 || fs_set_add(set, gitdir, P_ALLOW_READ | (deny ?
-	    P_DENY_WRITE : 0), "git (the worktree's git directory)") == -1 ||
+	    P_DENY_WRITE : 0), why) == -1 ||
 	    (strcmp(common, gitdir) != 0 && fs_set_add(set, common,
-	    P_ALLOW_READ | (deny ? P_DENY_WRITE : 0),
-	    "git (the main repository)") == -1))
+	    P_ALLOW_READ | (deny ? P_DENY_WRITE : 0), why) == -1))
 		goto done;
 	rc = 0;
 done:
@@ -649,6 +654,44 @@ done:
 	free(gitdir);
 	free(common);
 	return rc;
+}
+
+/*
+ * Who reads a worktree's git directories, and what lets a commit write
+ * them: the main repository in allowWrite (kept by the plan).
+ */
+static const char *
+fs_worktree_why(struct fs_plan *plan, const struct config *conf,
+    const char *root, const char *common)
+{
+	char	 file[PATH_MAX + 128], *main, *why, *slash, **v;
+	size_t	 len = strlen(common);
+
+	/* The main work tree when the common directory is its ".git". */
+	if ((main = strdup(common)) == NULL)
+		return NULL;
+	if (len > 5 && strcmp(common + len - 5, "/.git") == 0 &&
+	    (slash = strrchr(main, '/')) != NULL)
+		*slash = '\0';
+	policy_hint_file(conf, file, sizeof(file));
+	if ((conf->fs_allow_write_set ? asprintf(&why, "git (the main "
+	    "repository of the worktree %s, which a commit in it writes; to "
+	    "let commands commit, add \"%s\" to filesystem.allowWrite in %s)",
+	    root, main, file) : asprintf(&why, "git (the main repository of "
+	    "the worktree %s, which a commit in it writes; to let commands "
+	    "commit, set filesystem.allowWrite to [\".\", \"%s\"] in %s)",
+	    root, main, file)) == -1)
+		why = NULL;
+	free(main);
+	if (why == NULL)
+		return NULL;
+	if ((v = reallocarray(plan->owned, plan->nowned + 1,
+	    sizeof(*v))) == NULL) {
+		free(why);
+		return NULL;
+	}
+	plan->owned = v;
+	return plan->owned[plan->nowned++] = why;
 }
 
 /* The writable root path lies in, or NULL. */
@@ -1377,7 +1420,7 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 		struct fs_rule	*r, *nv;
 		const char	*path = ord[k]->path;
 		int		 hidden_above = 0, writable_above = 0;
-		int		 hidden_at = 0;
+		int		 hidden_at = 0, wdepth = -1, writable = 0;
 
 		f = ord[k]->flags;
 		if (f & P_DENY_WRITE) {
@@ -1403,6 +1446,12 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 				hidden_above = 1;
 			if (set->v[j].flags & P_ALLOW_WRITE)
 				writable_above = 1;
+			/* Writing: the deepest say above, denyWrite first. */
+			if ((set->v[j].flags & (P_ALLOW_WRITE | P_DENY_WRITE)) &&
+			    fs_depth(set->v[j].path) > wdepth) {
+				wdepth = fs_depth(set->v[j].path);
+				writable = !(set->v[j].flags & P_DENY_WRITE);
+			}
 		}
 		/* The deepest rule above: made last among them. */
 		for (i = plan->nrules; i-- > 0;) {
@@ -1431,9 +1480,19 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 		} else if (f & P_ALLOW_WRITE)
 			r->action = FS_EXPOSE_RW;
 		else if (f & P_ALLOW_READ) {
-			if (!hidden_above)
+			/*
+			 * Reading is one question, writing another: a path
+			 * shown again (the working directory, a worktree's git
+			 * directories, a socket, allowRead) needs a mount only
+			 * where a hidden directory covers it, and then keeps
+			 * what the writing rules above it say.  Bound
+			 * read-only inside a writable root, it would take the
+			 * root's writes away there (a command run in src/ of a
+			 * project in the hidden home could not write src/).
+			 */
+			if (!hidden_at)
 				continue;
-			r->action = FS_EXPOSE_RO;
+			r->action = writable ? FS_EXPOSE_RW : FS_EXPOSE_RO;
 		} else if (f & P_DENY_READ) {
 			if (hidden_at)
 				continue;
@@ -1610,7 +1669,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		if (stat(root, &st) == -1 || !S_ISDIR(st.st_mode))
 			continue;
 		if (fs_mandatory_at(&set, root, conf->allow_git_config) ==
-		    -1 || fs_worktree(&set, root, conf, proj, home_real) == -1 ||
+		    -1 || fs_worktree(&set, plan, root, conf, proj, home_real) == -1 ||
 		    fs_git_repo(&set, plan, root) == -1)
 			goto fail;
 	}
@@ -1624,7 +1683,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	if (fs_root_of(plan, cwd) != NULL &&
 	    fs_mandatory_at(&set, cwd, conf->allow_git_config) == -1)
 		goto fail;
-	if (fs_worktree(&set, cwd, conf, proj, home_real) == -1 ||
+	if (fs_worktree(&set, plan, cwd, conf, proj, home_real) == -1 ||
 	    fs_path_dirs(&set, plan, &pathdirs) == -1)
 		goto fail;
 
@@ -1689,6 +1748,9 @@ fs_plan_free(struct fs_plan *plan)
 	free(plan->writable);
 	free(plan->guarded);
 	free(plan->guarded_why);
+	for (i = 0; i < plan->nowned; i++)
+		free(plan->owned[i]);
+	free(plan->owned);
 	free(plan->home);
 	free(plan->cache_dir);
 	free(plan->workspace);
@@ -1842,4 +1904,51 @@ fs_git_rule(const char *path, int ancestors_too, int allow_config,
 		}
 	}
 	return (ssize_t)nq;
+}
+
+/*
+ * The refusal text for a path the git rules protect.  Below
+ * worktrees/W of a git directory it is git worktree add (or a command
+ * planting a worktree's commondir), which cannot be allowed: a worktree
+ * whose entry was removed and made again, by the command or while a
+ * worktree is made outside, would then run the config its commondir
+ * names (docs/filesystem.md, Git).
+ */
+void
+fs_git_why(const char *path, const char *config, char *buf, size_t len)
+{
+	const char	*p, *wt = NULL, *name = strrchr(path, '/');
+	char		 main[PATH_MAX];
+	size_t		 n;
+
+	name = name != NULL ? name + 1 : path;
+	if (strcasecmp(name, ".git") == 0) {
+		snprintf(buf, len, "protected path; a .git there would make "
+		    "git run its config and hooks in a directory that existed "
+		    "before the run (make new repositories in a new directory; "
+		    "see pisbx-run(1), FILESYSTEM)");
+		return;
+	}
+	/* The last "/worktrees/W/" with something below W. */
+	for (p = path; (p = strchr(p, '/')) != NULL; p++)
+		if (strncasecmp(p, "/worktrees/", 11) == 0 &&
+		    strchr(p + 11, '/') != NULL)
+			wt = p;
+	if (wt == NULL || (n = (size_t)(wt - path)) >= sizeof(main)) {
+		snprintf(buf, len, "protected path, git configuration or hooks "
+		    "of a repository that existed before the run (see "
+		    "pisbx-run(1), FILESYSTEM)");
+		return;
+	}
+	memcpy(main, path, n);
+	main[n] = '\0';
+	if (n > 5 && strcasecmp(main + n - 5, "/.git") == 0)
+		main[n - 5] = '\0';
+	snprintf(buf, len, "protected path, what a linked worktree of %s "
+	    "reads as its repository and configuration: git worktree add "
+	    "cannot run in the sandbox in a repository that existed before "
+	    "the run; run it outside (git -C %s worktree add PATH BRANCH), "
+	    "then, to let commands commit in that worktree, add \"%s\" to "
+	    "filesystem.allowWrite in %s (see pisbx-run(1), FILESYSTEM)",
+	    main, main, main, config);
 }

@@ -776,6 +776,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	const struct fs_glob	*fg;
 	struct fs_git_q		 q[1];
 	const char		*why;
+	char			 text[3 * PATH_MAX];
 	int			 git;
 
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
@@ -804,17 +805,9 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		return -EACCES;
 	}
 	if (git) {
-		if (strcasecmp(gp->name, ".git") == 0)
-			guard_refuse(gr, gp->full, verb, "protected path; a .git "
-			    "there would make git run its config and hooks in "
-			    "a directory that existed before the run (make "
-			    "new repositories in a new directory; see "
-			    "pisbx-run(1), FILESYSTEM)");
-		else
-			guard_refuse(gr, gp->full, verb, "protected path, git "
-			    "configuration or hooks of a repository that "
-			    "existed before the run (see pisbx-run(1), "
-			    "FILESYSTEM)");
+		fs_git_why(gp->full, gr->g->sb->config_file, text,
+		    sizeof(text));
+		guard_refuse(gr, gp->full, verb, "%s", text);
 		return -EACCES;
 	}
 	if (gp->parent != -1 && (gr->g->work == NULL ||

@@ -67,8 +67,10 @@ struct fs_plan {
 	char		**writable;	/* allowWrite roots that exist */
 	size_t		 nwritable;
 	char		**guarded;	/* never created, written or replaced */
-	const char	**guarded_why;	/* who reads each (static strings) */
+	const char	**guarded_why;	/* who reads each (static, or owned) */
 	size_t		 nguarded;
+	char		**owned;	/* guarded_why texts made for this plan */
+	size_t		 nowned;
 	char		*workspace;	/* the default writable root, or NULL */
 	char		*project;	/* relative config paths start here */
 	struct fs_glob	*globs;		/* denyRead/allowRead/denyWrite */
@@ -211,6 +213,12 @@ void	 fs_plan_dump(const struct fs_plan *);
  * filesystem.allowGitConfig lifts.
  */
 extern const char fs_why_git_config[];
+/*
+ * Why the git rules refuse path (fs_git_rule said so), and what to do
+ * instead, for the refusal line; config: the file to name.
+ */
+void	 fs_git_why(const char *path, const char *config, char *buf,
+	    size_t len);
 
 /* fsglob.c */
 /* Compile the patterns of the lists, anchored at dir ("~": home). */

@@ -511,6 +511,119 @@ test_worktree(void **state)
 	fs_plan_free(&plan);
 }
 
+/*
+ * What is shown again inside a writable root under a hidden directory --
+ * the working directory, a worktree's git directories, a Unix socket,
+ * an allowRead entry -- stays writable: no read-only mount there.
+ */
+static void
+test_reexpose_in_root(void **state)
+{
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	const struct fs_rule	*r;
+	const char		*why;
+	char			 p[PATH_MAX], json[2 * PATH_MAX], cwd[PATH_MAX];
+	FILE			*f;
+
+	(void)state;
+	mk("%s/.git", ws);
+	mk("%s/src/gen", ws);
+	write_file("", "%s/src/s.sock", ws);
+	defaults(&in);
+	snprintf(cwd, sizeof(cwd), "%s/src", ws);
+	in.cwd = cwd;
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"allowRead\": "
+	    "[\"src/gen\"]}, \"network\": {\"allowUnixSockets\": "
+	    "[\"%s/src/s.sock\"]}}", ws);
+	assert_int_equal(build_in(&plan, json, &in), 0);
+	assert_string_equal(plan.workspace, ws);
+	assert_int_equal(rule_at(&plan, home)->action, FS_HIDE);
+	assert_int_equal(rule_at(&plan, ws)->action, FS_EXPOSE_RW);
+	assert_null(rule_at(&plan, cwd));
+	snprintf(p, sizeof(p), "%s/src/gen", ws);
+	assert_null(rule_at(&plan, p));
+	snprintf(p, sizeof(p), "%s/src/s.sock", ws);
+	assert_null(rule_at(&plan, p));
+	/* The mandatory set still applies at the working directory. */
+	assert_true(guarded(&plan, "%s/.claude/settings.json", cwd));
+	fs_plan_free(&plan);
+
+	/*
+	 * A linked worktree in the hidden home, its main repository there
+	 * too: with the main repository in allowWrite, both git directories
+	 * are writable (objects, refs, the worktree's index) and git's own
+	 * rules stay the guard's.
+	 */
+	snprintf(p, sizeof(p), "%s/.git", ws);
+	assert_int_equal(rmdir(p), 0);
+	mk("%s/main/.git/worktrees/proj/logs", home);
+	write_file("", "%s/main/.git/HEAD", home);
+	snprintf(p, sizeof(p), "%s/.git", ws);
+	assert_non_null(f = fopen(p, "w"));
+	fprintf(f, "gitdir: %s/main/.git/worktrees/proj\n", home);
+	fclose(f);
+	write_file("../..\n", "%s/main/.git/worktrees/proj/commondir", home);
+	build(&plan, "{\"filesystem\": {\"allowWrite\": [\".\", "
+	    "\"~/main\"]}}");
+	snprintf(p, sizeof(p), "%s/main", home);
+	assert_non_null(r = rule_at(&plan, p));
+	assert_int_equal(r->action, FS_EXPOSE_RW);
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/proj", home);
+	assert_null(rule_at(&plan, p));
+	assert_false(guarded(&plan, "%s/main/.git/worktrees/proj/index.lock",
+	    home));
+	snprintf(p, sizeof(p), "%s/main/.git", home);
+	assert_null(rule_at(&plan, p));
+	fs_plan_free(&plan);
+
+	/*
+	 * Without it: read-only, and the refusal names the entry to add and
+	 * the file to add it in.
+	 */
+	build(&plan, "{}");
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/proj", home);
+	assert_non_null(r = rule_at(&plan, p));
+	assert_int_equal(r->action, FS_EXPOSE_RO);
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/proj/index.lock", home);
+	assert_non_null(why = fs_plan_guarded(&plan, p, 0));
+	snprintf(p, sizeof(p), "set filesystem.allowWrite to [\".\", "
+	    "\"%s/main\"] in ", home);
+	assert_non_null(strstr(why, p));
+	fs_plan_free(&plan);
+	build(&plan, "{\"filesystem\": {\"allowWrite\": [\".\"]}}");
+	snprintf(p, sizeof(p), "%s/main/.git/objects/x", home);
+	assert_non_null(why = fs_plan_guarded(&plan, p, 0));
+	snprintf(p, sizeof(p), "add \"%s/main\" to filesystem.allowWrite in "
+	    "t.json", home);
+	assert_non_null(strstr(why, p));
+	fs_plan_free(&plan);
+}
+
+/* The refusal text of the git rules names what to do instead. */
+static void
+test_git_why(void **state)
+{
+	char	buf[2048];
+
+	(void)state;
+	fs_git_why("/w/a/.git", "c.json", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "a .git there"));
+	fs_git_why("/w/.git/hooks/pre-commit", "c.json", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "git configuration or hooks"));
+	fs_git_why("/w/.git/worktrees/feat/commondir", "c.json", buf,
+	    sizeof(buf));
+	assert_non_null(strstr(buf, "git worktree add cannot run in the "
+	    "sandbox"));
+	assert_non_null(strstr(buf, "git -C /w worktree add PATH BRANCH"));
+	assert_non_null(strstr(buf, "add \"/w\" to filesystem.allowWrite in "
+	    "c.json"));
+	/* A bare repository: the git directory itself. */
+	fs_git_why("/srv/r.git/worktrees/feat/config.worktree", "c.json", buf,
+	    sizeof(buf));
+	assert_non_null(strstr(buf, "git -C /srv/r.git worktree add"));
+}
+
 /* The guard's question, as a table. */
 static void
 test_guarded(void **state)
@@ -935,7 +1048,7 @@ static const struct home_case home_cases[] = {
 	    FS_HIDE },
 	/* ... unless the config names the store itself, or inside it */
 	{ "{\"filesystem\": {\"allowRead\": [\"~\", \"~/.ssh\"]}}", ".ssh",
-	    FS_EXPOSE_RO },
+	    -1 },	/* shown with the home: no mount of its own */
 	{ "{\"filesystem\": {\"allowRead\": [\"~/.ssh/known_hosts\"]}}",
 	    ".ssh", -1 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\", \"~/.ssh\"]}}", ".aws",
@@ -1163,10 +1276,20 @@ test_nested_hide(void **state)
 	assert_int_equal(rule_at(&plan, p)->action, FS_HIDE);
 	snprintf(p, sizeof(p), "%s/a/b", ws);
 	assert_null(rule_at(&plan, p));
+	/* In the workspace: shown again, and writable like it. */
 	snprintf(p, sizeof(p), "%s/a/b/c", ws);
-	assert_int_equal(rule_at(&plan, p)->action, FS_EXPOSE_RO);
+	assert_int_equal(rule_at(&plan, p)->action, FS_EXPOSE_RW);
 	snprintf(p, sizeof(p), "%s/a/b/c/d", ws);
 	assert_int_equal(rule_at(&plan, p)->action, FS_HIDE);
+	fs_plan_free(&plan);
+	/* Outside every writable root: read-only. */
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"denyRead\": "
+	    "[\"%s/a\", \"%s/a/b\", \"%s/a/b/c/d\"], \"allowRead\": "
+	    "[\"%s/a/b/c\"], \"allowWrite\": [\"%s/run\"]}}", ws, ws, ws, ws,
+	    top);
+	build(&plan, json);
+	snprintf(p, sizeof(p), "%s/a/b/c", ws);
+	assert_int_equal(rule_at(&plan, p)->action, FS_EXPOSE_RO);
 	fs_plan_free(&plan);
 }
 
@@ -1185,6 +1308,9 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reexpose_in_root, setup,
+		    teardown),
+		cmocka_unit_test(test_git_why),
 		cmocka_unit_test_setup_teardown(test_guarded, setup, teardown),
 		cmocka_unit_test(test_git_rule),
 		cmocka_unit_test_setup_teardown(test_hookspath, setup,
