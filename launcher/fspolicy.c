@@ -14,12 +14,16 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "common/log.h"
 #include "policy/policy.h"
@@ -270,6 +274,8 @@ static int	 fs_toolchains(struct fs_set *, const struct config *,
 		    const char *home, const char *proj);
 static int	 fs_caches(struct fs_set *, struct fs_plan *,
 		    const struct config *, const char *home);
+static int	 fs_cache_mkdir(const char *);
+static int	 fs_cache_name(const char *project, char *buf, size_t len);
 static int	 fs_secrets_hide(struct fs_set *, const struct config *,
 		    const char *home, const char *proj);
 static int	 fs_git_file(const char *name, int allow_config);
@@ -1304,43 +1310,121 @@ fs_toolchains(struct fs_set *set, const struct config *conf,
 }
 
 /*
- * filesystem.caches: one writable directory, ~/.cache/pisbx, made here
- * when missing; env.c points each tool at its own directory in it.  It
- * must be a real directory of ours: a link there (planted by an earlier
- * run that could write the home) would make its target writable.
+ * filesystem.caches: one writable directory per project,
+ * ~/.cache/pisbx/<name>-<hash of the project's path>, made here when
+ * missing; env.c points each tool at its own directory in it.  A tool
+ * home holds code (cargo's config.toml and extracted crates, Go's
+ * toolchains, npx's packages, gradle's init.d): shared, one project's
+ * sandbox would plant what another project's build runs, and that
+ * build's output runs on the host.  Beside it, <dir>.workspace names
+ * the project (for the person pruning the caches); the sandbox cannot
+ * write it.  Every directory must be a real one of ours: a link there
+ * (planted by an earlier run that could write the home) would make its
+ * target writable.
  */
 static int
 fs_caches(struct fs_set *set, struct fs_plan *plan, const struct config *conf,
     const char *home)
 {
-	struct stat	 st;
-	char		*p;
+	char	*top = NULL, *dir = NULL, *rec = NULL, *line = NULL;
+	char	 name[128];
+	int	 rc = -1, fd;
 
 	if (conf->fs_caches == 0)
 		return 0;
-	if ((p = fs_join(home, ".cache")) == NULL)
+	if ((top = fs_join(home, ".cache")) == NULL)
 		return -1;
-	if (mkdir(p, 0700) == -1 && errno != EEXIST) {
-		log_warn("caches: %s", p);
-		free(p);
-		return 0;
+	if (fs_cache_mkdir(top) == -1)
+		goto none;
+	free(top);
+	if ((top = fs_join(home, FS_CACHE_DIR)) == NULL)
+		return -1;
+	if (fs_cache_mkdir(top) == -1)
+		goto none;
+	if (fs_cache_name(plan->project, name, sizeof(name)) == -1 ||
+	    asprintf(&dir, "%s/%s", top, name) == -1 ||
+	    asprintf(&rec, "%s/%s.workspace", top, name) == -1) {
+		dir = rec = NULL;
+		goto done;
 	}
-	free(p);
-	if ((p = fs_join(home, FS_CACHE_DIR)) == NULL)
-		return -1;
+	/* The record first: a directory without one is not ours. */
+	if ((fd = open(rec, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) != -1) {
+		if (dprintf(fd, "%s\n", plan->project) < 0) {
+			close(fd);
+			unlink(rec);
+			goto none;
+		}
+		close(fd);
+	} else if (errno != EEXIST ||
+	    (line = fs_read_line(rec, NULL)) == NULL ||
+	    strcmp(line, plan->project) != 0) {
+		log_warnx("caches: %s does not name %s: no tool caches this "
+		    "run (remove it and %s to start over)", rec, plan->project,
+		    dir);
+		goto none;
+	}
+	if (fs_cache_mkdir(dir) == -1)
+		goto none;
+	if (fs_set_add(set, dir, P_ALLOW_READ | P_ALLOW_WRITE, NULL) == -1)
+		goto done;
+	plan->cache_dir = dir;
+	dir = NULL;
+none:
+	rc = 0;
+done:
+	free(top);
+	free(dir);
+	free(rec);
+	free(line);
+	return rc;
+}
+
+/*
+ * Make a cache directory (0700) when missing; -1 (said why) when it is
+ * not a real directory of ours.
+ */
+static int
+fs_cache_mkdir(const char *p)
+{
+	struct stat	st;
+
 	if ((mkdir(p, 0700) == -1 && errno != EEXIST) ||
 	    lstat(p, &st) == -1 || !S_ISDIR(st.st_mode) ||
 	    st.st_uid != getuid()) {
 		log_warnx("caches: %s is not a directory of ours: no tool "
 		    "caches this run", p);
-		free(p);
-		return 0;
-	}
-	if (fs_set_add(set, p, P_ALLOW_READ | P_ALLOW_WRITE, NULL) == -1) {
-		free(p);
 		return -1;
 	}
-	plan->cache_dir = p;
+	return 0;
+}
+
+/*
+ * A project's cache directory name: its last component, in letters a
+ * shell needs no quotes for, and 128 bits of SHA-256 of its path.
+ */
+static int
+fs_cache_name(const char *project, char *buf, size_t len)
+{
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	unsigned int	 mdlen = 0, i;
+	const char	*base = strrchr(project, '/');
+	char		 b[33];
+	size_t		 n;
+
+	base = base != NULL && base[1] != '\0' ? base + 1 : "root";
+	for (n = 0; base[n] != '\0' && n < sizeof(b) - 1; n++)
+		b[n] = isalnum((unsigned char)base[n]) || base[n] == '-' ||
+		    base[n] == '_' || (base[n] == '.' && n > 0) ? base[n] : '_';
+	b[n] = '\0';
+	if (EVP_Digest(project, strlen(project), md, &mdlen, EVP_sha256(),
+	    NULL) != 1 || mdlen < 16)
+		return -1;
+	if (len < n + 1 + 32 + 1)
+		return -1;
+	n = (size_t)snprintf(buf, len, "%s-", b);
+	for (i = 0; i < 16; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%02x", md[i]);
 	return 0;
 }
 

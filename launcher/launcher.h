@@ -78,7 +78,7 @@ struct fs_plan {
 	char		**unix_sockets;	/* allowUnixSockets, resolved */
 	size_t		 nunix;
 	char		*home;		/* resolved, or NULL */
-	char		*cache_dir;	/* ~/.cache/pisbx (writable), or NULL */
+	char		*cache_dir;	/* the project's, in ~/.cache/pisbx, or NULL */
 	struct strlist	 hookspaths;	/* the user's global core.hooksPath */
 };
 
@@ -350,7 +350,7 @@ struct env_inputs {
 	const char	*self_exe;	/* pisbx-run, for --connect-proxy */
 	const char	*git_proxy;	/* GIT_PROXY_COMMAND, or NULL */
 	const char	*capability_env;	/* never passed on, or NULL */
-	const char	*cache_dir;	/* ~/.cache/pisbx, or NULL: no caches */
+	const char	*cache_dir;	/* the project's caches, or NULL: none */
 	unsigned int	 caches;	/* 1 << enum fs_cache: wired */
 	int		 depth;		/* PISBX_DEPTH of the caller */
 };

@@ -58,6 +58,7 @@ static void	 write_file(const char *text, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 static const struct fs_rule *rule_at(const struct fs_plan *, const char *);
 static int	 has(char *const *v, size_t n, const char *);
+static void	 cache_check(const struct fs_plan *, const char *project);
 static int	 setup(void **);
 static int	 teardown(void **);
 
@@ -337,10 +338,9 @@ test_defaults(void **state)
 	assert_null(rule_at(&plan, bin));
 	assert_true(has(plan.writable, plan.nwritable, ws));
 	assert_true(has(plan.writable, plan.nwritable, tmp));
-	/* And the tool caches (filesystem.caches), made on the way. */
-	snprintf(p, sizeof(p), "%s/.cache/pisbx", home);
-	assert_string_equal(plan.cache_dir, p);
-	assert_true(has(plan.writable, plan.nwritable, p));
+	/* And the project's tool caches (filesystem.caches), made. */
+	cache_check(&plan, ws);
+	assert_true(has(plan.writable, plan.nwritable, plan.cache_dir));
 	assert_int_equal(plan.nwritable, 3);
 	/* Shallow first: the home before the workspace inside it. */
 	assert_true(rule_at(&plan, home) < rule_at(&plan, ws));
@@ -1114,38 +1114,118 @@ test_home_defaults(void **state)
 	assert_int_equal(failed, 0);
 }
 
-/* filesystem.caches: one writable directory, made; none when off. */
+/*
+ * That the plan's cache directory is the project's own:
+ * ~/.cache/pisbx/<its name>-<32 hex digits>, 0700, with a record beside
+ * it naming the project.
+ */
+static void
+cache_check(const struct fs_plan *plan, const char *project)
+{
+	struct stat	 st;
+	char		 p[PATH_MAX], line[PATH_MAX];
+	const char	*base = strrchr(project, '/') + 1, *h;
+	FILE		*f;
+	size_t		 i;
+
+	assert_non_null(plan->cache_dir);
+	snprintf(p, sizeof(p), "%s/.cache/pisbx/%s-", home, base);
+	assert_int_equal(strncmp(plan->cache_dir, p, strlen(p)), 0);
+	h = plan->cache_dir + strlen(p);
+	assert_int_equal(strlen(h), 32);
+	for (i = 0; i < 32; i++)
+		assert_non_null(strchr("0123456789abcdef", h[i]));
+	assert_int_equal(lstat(plan->cache_dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	snprintf(p, sizeof(p), "%s.workspace", plan->cache_dir);
+	assert_non_null(f = fopen(p, "r"));
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	assert_string_equal(line, project);
+}
+
+/*
+ * filesystem.caches: one writable directory per project, made, named by
+ * a record beside it; none when off, when the record names another
+ * project, or when a link stands in for a directory.
+ */
 static void
 test_caches(void **state)
 {
-	struct fs_plan	 plan;
-	struct stat	 st;
-	char		 p[PATH_MAX];
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	struct stat		 st;
+	char			 p[PATH_MAX], other[PATH_MAX], *first;
 
 	(void)state;
 	snprintf(p, sizeof(p), "%s/.cache/pisbx", home);
 	build(&plan, "{\"filesystem\": {\"caches\": false}}");
 	assert_null(plan.cache_dir);
-	assert_false(has(plan.writable, plan.nwritable, p));
 	assert_int_equal(stat(p, &st), -1);
 	fs_plan_free(&plan);
 	build(&plan, "{\"filesystem\": {\"caches\": {\"cargo\": false}}}");
-	assert_string_equal(plan.cache_dir, p);
-	assert_true(has(plan.writable, plan.nwritable, p));
+	cache_check(&plan, ws);
+	assert_true(has(plan.writable, plan.nwritable, plan.cache_dir));
+	/* Not the caches of every project: their directory stays as is. */
+	assert_false(has(plan.writable, plan.nwritable, p));
 	assert_int_equal(stat(p, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0700);
 	/* Its top is a root like any: the mandatory set applies. */
-	assert_true(guarded(&plan, "%s/.bashrc", p));
+	assert_true(guarded(&plan, "%s/.bashrc", plan.cache_dir));
+	assert_non_null(first = strdup(plan.cache_dir));
 	fs_plan_free(&plan);
-	/* A link planted in its place: no caches, its target untouched. */
-	assert_int_equal(rmdir(p), 0);
-	assert_int_equal(symlink(home, p), 0);
+
+	/* The same project from a subdirectory of its work tree: the same. */
+	mk("%s/.git", ws);
+	mk("%s/src", ws);
+	defaults(&in);
+	snprintf(other, sizeof(other), "%s/src", ws);
+	in.cwd = other;
+	assert_int_equal(build_in(&plan, "{}", &in), 0);
+	assert_string_equal(plan.cache_dir, first);
+	fs_plan_free(&plan);
+
+	/* Another project, even of the same name: another directory. */
+	snprintf(other, sizeof(other), "%s/elsewhere/proj", top);
+	mk("%s", other);
+	in.cwd = other;
+	assert_int_equal(build_in(&plan, "{}", &in), 0);
+	cache_check(&plan, other);
+	assert_string_not_equal(plan.cache_dir, first);
+	fs_plan_free(&plan);
+
+	/* A record that names another project: no caches. */
+	snprintf(other, sizeof(other), "%s.workspace", first);
+	write_file("/somewhere/else\n", "%s", other);
+	build(&plan, "{}");
+	assert_null(plan.cache_dir);
+	fs_plan_free(&plan);
+	write_file("", "%s", other);
+	build(&plan, "{}");
+	assert_null(plan.cache_dir);
+	fs_plan_free(&plan);
+	assert_int_equal(unlink(other), 0);
+
+	/* A link planted in a directory's place: no caches, target as is. */
+	assert_int_equal(rmdir(first), 0);
+	assert_int_equal(symlink(home, first), 0);
 	build(&plan, "{}");
 	assert_null(plan.cache_dir);
 	assert_false(has(plan.writable, plan.nwritable, home));
 	fs_plan_free(&plan);
+	assert_int_equal(unlink(first), 0);
+	snprintf(other, sizeof(other), "%s.workspace", first);
+	unlink(other);
+	snprintf(other, sizeof(other), "%s/.cache/moved", home);
+	assert_int_equal(rename(p, other), 0);
+	assert_int_equal(symlink(other, p), 0);
+	build(&plan, "{}");
+	assert_null(plan.cache_dir);
+	fs_plan_free(&plan);
 	assert_int_equal(unlink(p), 0);
+	free(first);
 }
 
 /*
