@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -41,6 +42,8 @@ struct fs_entry {
 	char		*path;
 	int		 flags;
 	const char	*why;		/* for P_DENY_WRITE: who reads it */
+	char		*source;	/* shown from this filtered copy */
+	const char	*note;		/* what the copy leaves out (plan's) */
 };
 
 struct fs_set {
@@ -167,23 +170,43 @@ static const struct fs_home {
 	{ TOOLCHAIN_DENO, ".deno" },
 	{ TOOLCHAIN_GO, "go/bin" },
 	{ TOOLCHAIN_GO, "sdk" },
-	{ TOOLCHAIN_GO, ".config/go/env" },
 	{ TOOLCHAIN_LOCAL, ".local/bin" },
 	{ TOOLCHAIN_LOCAL, ".local/lib" },
 	{ TOOLCHAIN_LOCAL, ".local/share/pipx" },
 	{ TOOLCHAIN_LOCAL, ".local/share/uv/tools" },
 	{ TOOLCHAIN_LOCAL, ".local/share/uv/python" },
 	{ TOOLCHAIN_MISE, ".local/share/mise" },
-	{ TOOLCHAIN_MISE, ".config/mise" },
 	{ TOOLCHAIN_MISE, ".tool-versions" },
 	{ TOOLCHAIN_ASDF, ".asdf" },
 	{ TOOLCHAIN_ASDF, ".asdfrc" },
 	{ TOOLCHAIN_ASDF, ".tool-versions" },
 	{ TOOLCHAIN_SDKMAN, ".sdkman" },
-	{ TOOLCHAIN_GIT, ".gitconfig" },
-	{ TOOLCHAIN_GIT, ".config/git/config" },
 	{ TOOLCHAIN_GIT, ".config/git/ignore" },
 	{ TOOLCHAIN_GIT, ".config/git/attributes" },
+};
+
+/*
+ * Settings files a toolchain needs some of, which are also where people
+ * keep credentials (a token in a git URL, http.extraHeader, a GOPROXY
+ * with a password, mise's [env]): shown as filtered copies
+ * (fsfilter.c) wherever they would be readable -- re-exposed from the
+ * hidden home by the toolchain's switch, or in a home left visible --
+ * unless the config names the file itself.
+ */
+static const struct fs_filtered {
+	enum fs_toolchain	 which;
+	const char		*rel;		/* below the home directory */
+	enum fs_filter		 filter;
+} fs_filtered[] = {
+	{ TOOLCHAIN_GIT, ".gitconfig", FS_FILTER_GIT },
+	{ TOOLCHAIN_GIT, ".config/git/config", FS_FILTER_GIT },
+	{ TOOLCHAIN_GO, ".config/go/env", FS_FILTER_GOENV },
+	{ TOOLCHAIN_MISE, ".config/mise/config.toml", FS_FILTER_MISE },
+	{ TOOLCHAIN_MISE, ".config/mise/config.local.toml", FS_FILTER_MISE },
+	{ TOOLCHAIN_MISE, ".config/mise/mise.toml", FS_FILTER_MISE },
+	{ TOOLCHAIN_NPM, ".npmrc", FS_FILTER_INI },
+	{ TOOLCHAIN_PIP, ".config/pip/pip.conf", FS_FILTER_INI },
+	{ TOOLCHAIN_PIP, ".pip/pip.conf", FS_FILTER_INI },
 };
 
 /*
@@ -199,8 +222,7 @@ static const char *const fs_secrets[] = {
 	".config/rclone", ".s3cfg", ".boto", ".pgpass", ".my.cnf",
 	/* forges and registries */
 	".netrc", ".git-credentials", ".config/git/credentials",
-	".config/gh", ".config/hub", ".config/glab-cli", ".npmrc",
-	".yarnrc.yml", ".pypirc", ".cargo/credentials",
+	".config/gh", ".config/hub", ".config/glab-cli", ".yarnrc.yml", ".pypirc", ".cargo/credentials",
 	".cargo/credentials.toml", ".gem/credentials",
 	".local/share/uv/credentials", ".m2/settings.xml",
 	".m2/settings-security.xml", ".gradle/gradle.properties",
@@ -218,7 +240,28 @@ static const char *const fs_secrets[] = {
 	/* agents' credentials */
 	".claude/.credentials.json", ".pi/agent/auth.json",
 	".codex/auth.json", ".gemini/oauth_creds.json",
+	/*
+	 * In the toolchains' trees ("*": every entry of a directory): a
+	 * Node's global npmrc, a Python's pip.conf (index URLs with their
+	 * passwords), pipx's record of the pip arguments it installed with,
+	 * a Maven's global settings (server passwords).
+	 */
+	".nvm/versions/node/*/etc/npmrc",
+	".volta/tools/image/node/*/etc/npmrc",
+	".asdf/installs/nodejs/*/etc/npmrc",
+	".local/share/mise/installs/node/*/etc/npmrc",
+	".pyenv/versions/*/pip.conf", ".pyenv/versions/*/envs/*/pip.conf",
+	".asdf/installs/python/*/pip.conf",
+	".local/share/mise/installs/python/*/pip.conf",
+	".local/share/uv/python/*/pip.conf",
+	".local/share/pipx/venvs/*/pipx_metadata.json",
+	".local/share/pipx/venvs/*/pip.conf",
+	".local/share/pipx/shared/pip.conf",
+	".sdkman/candidates/maven/*/conf/settings.xml",
 };
+
+/* Entries of one directory a "*" of fs_secrets looks at, at most. */
+#define FS_STAR_MAX	4096
 
 /* The writable caches, below the home directory. */
 #define FS_CACHE_DIR	".cache/pisbx"
@@ -278,6 +321,16 @@ static int	 fs_cache_mkdir(const char *);
 static int	 fs_cache_name(const char *project, char *buf, size_t len);
 static int	 fs_secrets_hide(struct fs_set *, const struct config *,
 		    const char *home, const char *proj);
+static int	 fs_secret_at(struct fs_set *, const struct config *,
+		    const char *home, const char *proj, const char *path);
+static int	 fs_filtered_show(struct fs_set *, struct fs_plan *,
+		    const struct config *, const char *home, const char *proj,
+		    const char *rundir);
+static char	*fs_resolve_dir(const char *);
+static int	 fs_flags_at(const struct fs_set *, const char *);
+static int	 fs_filtered_at(struct fs_set *, const char *path,
+		    const char *copy, const char *note);
+static const char *fs_own(struct fs_plan *, char *);
 static int	 fs_git_file(const char *name, int allow_config);
 static int	 fs_git_tail(char *const *v, size_t n, int ancestors_too,
 		    int allow_config);
@@ -384,6 +437,8 @@ fs_set_add(struct fs_set *set, const char *path, int flags, const char *why)
 		return -1;
 	v[set->n].flags = flags;
 	v[set->n].why = why;
+	v[set->n].source = NULL;
+	v[set->n].note = NULL;
 	set->n++;
 	return 0;
 }
@@ -453,8 +508,10 @@ fs_set_free(struct fs_set *set)
 {
 	size_t	i;
 
-	for (i = 0; i < set->n; i++)
+	for (i = 0; i < set->n; i++) {
 		free(set->v[i].path);
+		free(set->v[i].source);
+	}
 	free(set->v);
 	memset(set, 0, sizeof(*set));
 }
@@ -670,7 +727,7 @@ static const char *
 fs_worktree_why(struct fs_plan *plan, const struct config *conf,
     const char *root, const char *common)
 {
-	char	 file[PATH_MAX + 128], *main, *why, *slash, **v;
+	char	 file[PATH_MAX + 128], *main, *why, *slash;
 	size_t	 len = strlen(common);
 
 	/* The main work tree when the common directory is its ".git". */
@@ -689,15 +746,7 @@ fs_worktree_why(struct fs_plan *plan, const struct config *conf,
 	    root, main, file)) == -1)
 		why = NULL;
 	free(main);
-	if (why == NULL)
-		return NULL;
-	if ((v = reallocarray(plan->owned, plan->nowned + 1,
-	    sizeof(*v))) == NULL) {
-		free(why);
-		return NULL;
-	}
-	plan->owned = v;
-	return plan->owned[plan->nowned++] = why;
+	return why != NULL ? fs_own(plan, why) : NULL;
 }
 
 /* The writable root path lies in, or NULL. */
@@ -1433,26 +1482,225 @@ static int
 fs_secrets_hide(struct fs_set *set, const struct config *conf,
     const char *home, const char *proj)
 {
-	struct stat	 st;
-	char		*p, *r;
-	size_t		 i;
-	int		 rc = 0;
+	char	*p;
+	size_t	 i;
+	int	 rc = 0;
 
 	for (i = 0; i < sizeof(fs_secrets) / sizeof(*fs_secrets) && rc == 0;
 	    i++) {
 		if ((p = fs_join(home, fs_secrets[i])) == NULL)
 			return -1;
-		r = lstat(p, &st) == 0 ? fs_resolve(p, proj, NULL) : NULL;
+		rc = fs_secret_at(set, conf, home, proj, p);
 		free(p);
-		if (r == NULL)
-			continue;
-		if (fs_visible(set, r) &&
-		    !fs_list_meets(&conf->allow_read, r, 1, proj, home) &&
-		    !fs_list_meets(&conf->allow_write, r, 1, proj, home))
-			rc = fs_set_add(set, r, P_DENY_READ, NULL);
-		free(r);
 	}
 	return rc;
+}
+
+/*
+ * One secret store's path (its "*" components each every entry of the
+ * directory there): hidden when it exists, would be readable, and is
+ * not named.  A directory of more than FS_STAR_MAX entries is hidden
+ * whole rather than looked through in part.
+ */
+static int
+fs_secret_at(struct fs_set *set, const struct config *conf,
+    const char *home, const char *proj, const char *path)
+{
+	struct stat	 st;
+	struct dirent	*de;
+	DIR		*d;
+	const char	*star;
+	char		*dir, *r, *next;
+	size_t		 n = 0;
+	int		 rc = 0;
+
+	if ((star = strstr(path, "/*/")) != NULL ||
+	    ((star = strrchr(path, '/')) != NULL && strcmp(star, "/*") == 0)) {
+		if ((dir = strndup(path, (size_t)(star - path))) == NULL)
+			return -1;
+		if ((d = opendir(dir)) == NULL) {
+			free(dir);
+			return 0;
+		}
+		while (rc == 0 && (de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
+				continue;
+			if (++n > FS_STAR_MAX) {
+				log_warnx("%s: more than %d entries: hidden "
+				    "whole (the secrets in them cannot all be "
+				    "looked for)", dir, FS_STAR_MAX);
+				rc = fs_secret_at(set, conf, home, proj, dir);
+				break;
+			}
+			if (asprintf(&next, "%s/%s%s", dir, de->d_name,
+			    star + 2) == -1)
+				rc = -1;
+			else {
+				rc = fs_secret_at(set, conf, home, proj, next);
+				free(next);
+			}
+		}
+		closedir(d);
+		free(dir);
+		return rc;
+	}
+	if (lstat(path, &st) == -1 || (r = fs_resolve(path, proj, NULL)) ==
+	    NULL)
+		return 0;
+	if (fs_visible(set, r) &&
+	    !fs_list_meets(&conf->allow_read, r, 1, proj, home) &&
+	    !fs_list_meets(&conf->allow_write, r, 1, proj, home))
+		rc = fs_set_add(set, r, P_DENY_READ, NULL);
+	free(r);
+	return rc;
+}
+
+/*
+ * The settings files shown as filtered copies (fs_filtered): where one
+ * would be readable, or is re-exposed from the hidden home, its copy
+ * (written in the run directory) is bound over it.  Without a run
+ * directory no copy can be made: the file stays hidden, or is hidden.
+ * The mount point is the name itself, its directory resolved: a
+ * ~/.gitconfig that links to a dotfiles repository is still found at
+ * ~/.gitconfig in a hidden home.
+ */
+static int
+fs_filtered_show(struct fs_set *set, struct fs_plan *plan,
+    const struct config *conf, const char *home, const char *proj,
+    const char *rundir)
+{
+	const struct fs_filtered	*f;
+	struct stat			 st;
+	char				*p = NULL, *r = NULL, *at = NULL;
+	char				*copy = NULL, *dropped = NULL, *note;
+	size_t				 i;
+	int				 rc = -1, vis, named;
+
+	for (i = 0; i < sizeof(fs_filtered) / sizeof(*fs_filtered); i++) {
+		f = &fs_filtered[i];
+		if ((p = fs_join(home, f->rel)) == NULL)
+			goto done;
+		if (lstat(p, &st) == -1 || (r = fs_resolve(p, proj, NULL)) ==
+		    NULL || (at = fs_resolve_dir(p)) == NULL) {
+			free(p);
+			p = NULL;
+			continue;
+		}
+		named = fs_list_meets(&conf->allow_read, r, 1, proj, home) ||
+		    fs_list_meets(&conf->allow_write, r, 1, proj, home) ||
+		    fs_list_meets(&conf->allow_read, at, 1, proj, home) ||
+		    fs_list_meets(&conf->allow_write, at, 1, proj, home);
+		vis = fs_visible(set, at) || fs_visible(set, r);
+		if (named || (conf->fs_deny_read_set &&
+		    fs_list_meets(&conf->deny_read, r, 1, proj, home)) ||
+		    (fs_flags_at(set, at) & P_DENY_READ) ||
+		    (fs_flags_at(set, r) & P_DENY_READ) ||
+		    (!vis && !(conf->fs_toolchains & (1U << f->which))))
+			goto next;
+		if (rundir == NULL || (copy = fsfilter_copy(f->filter, r,
+		    rundir, home, &dropped)) == NULL) {
+			/* No copy: nothing of it is shown. */
+			if (vis && fs_set_add(set, at, P_DENY_READ, NULL) == -1)
+				goto done;
+			goto next;
+		}
+		if (asprintf(&note, "a filtered copy of %s%s%s", r, dropped !=
+		    NULL ? ", without " : "", dropped != NULL ? dropped : "") ==
+		    -1 || fs_own(plan, note) == NULL)
+			goto done;
+		/*
+		 * At the name, and at the file a link there points to when
+		 * that is readable too (~/.gitconfig -> dotfiles/gitconfig
+		 * in a home the config re-exposes).
+		 */
+		if (fs_filtered_at(set, at, copy, note) == -1 ||
+		    (strcmp(r, at) != 0 && fs_visible(set, r) &&
+		    fs_filtered_at(set, r, copy, note) == -1))
+			goto done;
+next:
+		free(p);
+		free(r);
+		free(at);
+		free(copy);
+		free(dropped);
+		p = r = at = copy = dropped = NULL;
+	}
+	rc = 0;
+done:
+	free(p);
+	free(r);
+	free(at);
+	free(copy);
+	free(dropped);
+	return rc;
+}
+
+/* The set's entry at path shows the copy (a filtered settings file). */
+static int
+fs_filtered_at(struct fs_set *set, const char *path, const char *copy,
+    const char *note)
+{
+	struct fs_entry	*e;
+	size_t		 j;
+
+	if (fs_set_add(set, path, P_ALLOW_READ, NULL) == -1)
+		return -1;
+	for (j = 0; j < set->n; j++)
+		if (strcmp(set->v[j].path, path) == 0)
+			break;
+	e = &set->v[j];
+	free(e->source);
+	if ((e->source = strdup(copy)) == NULL)
+		return -1;
+	e->note = note;
+	return 0;
+}
+
+/* The flags of the set's entry at path, 0 when none. */
+static int
+fs_flags_at(const struct fs_set *set, const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < set->n; i++)
+		if (strcmp(set->v[i].path, path) == 0)
+			return set->v[i].flags;
+	return 0;
+}
+
+/* path with its directory resolved, its last component as it is. */
+static char *
+fs_resolve_dir(const char *path)
+{
+	char	 real[PATH_MAX], *dir, *slash, *out;
+
+	if ((dir = strdup(path)) == NULL)
+		return NULL;
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir ||
+	    slash[1] == '\0') {
+		free(dir);
+		return NULL;
+	}
+	*slash = '\0';
+	out = realpath(dir, real) != NULL ? fs_join(real, slash + 1) : NULL;
+	free(dir);
+	return out;
+}
+
+/* Keep a malloc'ed text for the plan's lifetime: it, or NULL (freed). */
+static const char *
+fs_own(struct fs_plan *plan, char *text)
+{
+	char	**v;
+
+	if ((v = reallocarray(plan->owned, plan->nowned + 1,
+	    sizeof(*v))) == NULL) {
+		free(text);
+		return NULL;
+	}
+	plan->owned = v;
+	return plan->owned[plan->nowned++] = text;
 }
 
 /* A path a pattern covers (fs_glob_expand): one more entry of the set. */
@@ -1550,7 +1798,14 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 			goto done;
 		plan->rules = nv;
 		r = &nv[plan->nrules];
-		if (f & P_DENY_WRITE) {
+		memset(r, 0, sizeof(*r));
+		if (ord[k]->source != NULL) {
+			/* A filtered copy: bound wherever it is, read-only. */
+			if ((r->source = strdup(ord[k]->source)) == NULL)
+				goto done;
+			r->note = ord[k]->note;
+			r->action = FS_EXPOSE_RO;
+		} else if (f & P_DENY_WRITE) {
 			if ((f & P_DENY_READ) && !(f & P_ALLOW_READ)) {
 				if (hidden_at)
 					continue;
@@ -1583,9 +1838,12 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 			r->action = FS_HIDE;
 		} else
 			continue;
-		if ((r->path = strdup(path)) == NULL)
+		if ((r->path = strdup(path)) == NULL) {
+			free(r->source);
 			goto done;
+		}
 		r->is_dir = S_ISDIR(st.st_mode);
+		r->mode = st.st_mode & 07777;
 		plan->nrules++;
 	}
 	qsort(plan->rules, plan->nrules, sizeof(*plan->rules), fs_rule_cmp);
@@ -1650,6 +1908,14 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	}
 	if (fs_set_add(&set, in->tmpdir, P_ALLOW_WRITE, NULL) == -1)
 		goto fail;
+	/*
+	 * The run directory holds what the command runs or reads by name
+	 * (git-proxy, the filtered copies a git config includes): shown
+	 * wherever it lies (a TMPDIR in the hidden home).
+	 */
+	if (in->rundir != NULL && fs_set_add(&set, in->rundir, P_ALLOW_READ,
+	    NULL) == -1)
+		goto fail;
 	if (fs_set_add_list(&set, &conf->deny_write, P_DENY_WRITE, proj,
 	    home_real) == -1)
 		goto fail;
@@ -1713,9 +1979,14 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	}
 	if (fs_trusted(&set, conf, in, home_real) == -1)
 		goto fail;
-	/* Last: whatever re-exposed a parent, secret stores stay hidden. */
+	/*
+	 * Last: whatever re-exposed a parent, settings files are shown
+	 * filtered and secret stores stay hidden.
+	 */
 	if (home_real != NULL && strcmp(home_real, "/") != 0 &&
-	    fs_secrets_hide(&set, conf, home_real, proj) == -1)
+	    (fs_filtered_show(&set, plan, conf, home_real, proj,
+	    in->rundir) == -1 ||
+	    fs_secrets_hide(&set, conf, home_real, proj) == -1))
 		goto fail;
 
 	/* Writable roots. */
@@ -1802,6 +2073,7 @@ fs_plan_grant(struct fs_plan *plan, const char *path, int writable)
 	    sizeof(*nv))) == NULL)
 		return -1;
 	plan->rules = nv;
+	memset(&nv[plan->nrules], 0, sizeof(*nv));
 	if ((nv[plan->nrules].path = strdup(path)) == NULL)
 		return -1;
 	nv[plan->nrules].action = writable ? FS_EXPOSE_RW : FS_EXPOSE_RO;
@@ -1819,8 +2091,10 @@ fs_plan_free(struct fs_plan *plan)
 {
 	size_t	i;
 
-	for (i = 0; i < plan->nrules; i++)
+	for (i = 0; i < plan->nrules; i++) {
 		free(plan->rules[i].path);
+		free(plan->rules[i].source);
+	}
 	for (i = 0; i < plan->nwritable; i++)
 		free(plan->writable[i]);
 	for (i = 0; i < plan->nguarded; i++)
@@ -1878,8 +2152,10 @@ fs_plan_dump(const struct fs_plan *plan)
 		    glob_text(plan->globs[i].g), fs_glob_key(&plan->globs[i]),
 		    plan->globs[i].found, plan->globs[i].found == 1 ? "" : "s");
 	for (i = 0; i < plan->nrules; i++)
-		log_info("fs: %-9s %s", names[plan->rules[i].action],
-		    plan->rules[i].path);
+		log_info("fs: %-9s %s%s%s%s", names[plan->rules[i].action],
+		    plan->rules[i].path, plan->rules[i].note != NULL ? " (" :
+		    "", plan->rules[i].note != NULL ? plan->rules[i].note : "",
+		    plan->rules[i].note != NULL ? ")" : "");
 	for (i = 0; i < plan->nguarded; i++)
 		log_debug("fs: guarded %s (%s)", plan->guarded[i],
 		    plan->guarded_why[i]);

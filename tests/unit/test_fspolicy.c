@@ -44,7 +44,7 @@ struct git_case {
 };
 
 /* Short, so every path built from them fits a PATH_MAX buffer. */
-static char	 top[128], ws[256], home[256], tmp[256], bin[256];
+static char	 top[128], ws[256], home[256], tmp[256], bin[256], rdir[256];
 
 static void	 mk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static struct config *conf_of(const char *json);
@@ -231,6 +231,7 @@ defaults(struct fs_inputs *in)
 	in->cwd = ws;
 	in->home = home;
 	in->tmpdir = tmp;
+	in->rundir = rdir;
 	in->exe_dir = bin;
 }
 
@@ -297,6 +298,7 @@ setup(void **state)
 	snprintf(ws, sizeof(ws), "%s/home/proj", top);
 	snprintf(home, sizeof(home), "%s/home", top);
 	snprintf(tmp, sizeof(tmp), "%s/run/tmp", top);
+	snprintf(rdir, sizeof(rdir), "%s/run", top);
 	snprintf(bin, sizeof(bin), "%s/bin", top);
 	mk("%s", ws);
 	mk("%s", tmp);
@@ -990,6 +992,7 @@ struct home_case {
 	const char	*conf;
 	const char	*rel;		/* below the home directory */
 	int		 action;	/* FS_HIDE, FS_EXPOSE_RO, or -1: no rule */
+	int		 filtered;	/* shown from a filtered copy */
 };
 
 /*
@@ -998,61 +1001,75 @@ struct home_case {
  */
 static const struct home_case home_cases[] = {
 	/* the default: each toolchain place, read-only; secrets unseen */
-	{ "{}", ".cargo/bin", FS_EXPOSE_RO },
-	{ "{}", ".rustup", FS_EXPOSE_RO },
-	{ "{}", ".pyenv", FS_EXPOSE_RO },
-	{ "{}", ".nvm", FS_EXPOSE_RO },
-	{ "{}", ".local/bin", FS_EXPOSE_RO },
-	{ "{}", ".local/share/mise", FS_EXPOSE_RO },
-	{ "{}", ".gitconfig", FS_EXPOSE_RO },
-	{ "{}", ".config/git/config", FS_EXPOSE_RO },
-	{ "{}", ".cargo", -1 },			/* only its bin */
-	{ "{}", ".cargo/credentials.toml", -1 },
-	{ "{}", ".config/git/credentials", -1 },
-	{ "{}", ".git-credentials", -1 },	/* hidden with the home */
-	{ "{}", ".ssh", -1 },
-	{ "{}", ".local/share/keyrings", -1 },
+	{ "{}", ".cargo/bin", FS_EXPOSE_RO, 0 },
+	{ "{}", ".rustup", FS_EXPOSE_RO, 0 },
+	{ "{}", ".pyenv", FS_EXPOSE_RO, 0 },
+	{ "{}", ".nvm", FS_EXPOSE_RO, 0 },
+	{ "{}", ".local/bin", FS_EXPOSE_RO, 0 },
+	{ "{}", ".local/share/mise", FS_EXPOSE_RO, 0 },
+	/* settings files that hold credentials too: filtered copies */
+	{ "{}", ".gitconfig", FS_EXPOSE_RO, 1 },
+	{ "{}", ".config/git/config", FS_EXPOSE_RO, 1 },
+	{ "{}", ".npmrc", FS_EXPOSE_RO, 1 },
+	{ "{}", ".config/pip/pip.conf", FS_EXPOSE_RO, 1 },
+	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".npmrc",
+	    FS_EXPOSE_RO, 1 },
+	{ "{\"filesystem\": {\"allowRead\": [\"~/.config\"]}}",
+	    ".config/git/config", FS_EXPOSE_RO, 1 },
+	{ "{\"filesystem\": {\"toolchains\": {\"npm\": false}}}", ".npmrc",
+	    -1, 0 },
+	{ "{\"filesystem\": {\"toolchains\": {\"npm\": false}, "
+	    "\"allowRead\": [\"~\"]}}", ".npmrc", FS_EXPOSE_RO, 1 },
+	/* ... the file itself named: shown as it is */
+	{ "{\"filesystem\": {\"allowRead\": [\"~/.npmrc\"]}}", ".npmrc",
+	    FS_EXPOSE_RO, 0 },
+	{ "{}", ".cargo", -1, 0 },			/* only its bin */
+	{ "{}", ".cargo/credentials.toml", -1, 0 },
+	{ "{}", ".config/git/credentials", -1, 0 },
+	{ "{}", ".git-credentials", -1, 0 },	/* hidden with the home */
+	{ "{}", ".ssh", -1, 0 },
+	{ "{}", ".local/share/keyrings", -1, 0 },
 	/* switched off: one, or all */
 	{ "{\"filesystem\": {\"toolchains\": {\"pyenv\": false}}}", ".pyenv",
-	    -1 },
+	    -1, 0 },
 	{ "{\"filesystem\": {\"toolchains\": {\"pyenv\": false}}}", ".nvm",
-	    FS_EXPOSE_RO },
-	{ "{\"filesystem\": {\"toolchains\": false}}", ".cargo/bin", -1 },
-	{ "{\"filesystem\": {\"toolchains\": false}}", ".gitconfig", -1 },
+	    FS_EXPOSE_RO, 0 },
+	{ "{\"filesystem\": {\"toolchains\": false}}", ".cargo/bin", -1, 0 },
+	{ "{\"filesystem\": {\"toolchains\": false}}", ".gitconfig", -1, 0 },
 	/*
 	 * the user's own denyRead at a place wins over the default: not
 	 * re-exposed, hidden with the home (no rule of its own: nothing to
 	 * mount on inside the home's empty tmpfs)
 	 */
 	{ "{\"filesystem\": {\"denyRead\": [\"~\", \"~/.pyenv\"]}}", ".pyenv",
-	    -1 },
+	    -1, 0 },
 	{ "{\"filesystem\": {\"denyRead\": [\"~\", \"~/.pyenv\"]}}", ".nvm",
-	    FS_EXPOSE_RO },
+	    FS_EXPOSE_RO, 0 },
 	/* a parent re-exposed: every secret store hidden again */
-	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".ssh", FS_HIDE },
+	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".ssh", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".git-credentials",
-	    FS_HIDE },
+	    FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}",
-	    ".claude/.credentials.json", FS_HIDE },
+	    ".claude/.credentials.json", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".bash_history",
-	    FS_HIDE },
+	    FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}",
-	    ".local/share/keyrings", FS_HIDE },
+	    ".local/share/keyrings", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~/.config\"]}}",
-	    ".config/gh", FS_HIDE },
+	    ".config/gh", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~/.config\"]}}",
-	    ".config/git/credentials", FS_HIDE },
+	    ".config/git/credentials", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~/.cargo\"]}}",
-	    ".cargo/credentials.toml", FS_HIDE },
+	    ".cargo/credentials.toml", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"denyRead\": [\"/nonexistent\"]}}", ".aws",
-	    FS_HIDE },
+	    FS_HIDE, 0 },
 	/* ... unless the config names the store itself, or inside it */
 	{ "{\"filesystem\": {\"allowRead\": [\"~\", \"~/.ssh\"]}}", ".ssh",
-	    -1 },	/* shown with the home: no mount of its own */
+	    -1, 0 },	/* shown with the home: no mount of its own */
 	{ "{\"filesystem\": {\"allowRead\": [\"~/.ssh/known_hosts\"]}}",
-	    ".ssh", -1 },
+	    ".ssh", -1, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\", \"~/.ssh\"]}}", ".aws",
-	    FS_HIDE },
+	    FS_HIDE, 0 },
 };
 
 /* The home's places for home_cases: toolchains, secrets, one file each. */
@@ -1067,7 +1084,8 @@ home_layout(void)
 	static const char *const files[] = {
 		".gitconfig", ".config/git/config", ".config/git/credentials",
 		".git-credentials", ".cargo/credentials.toml", ".bash_history",
-		".ssh/known_hosts", ".claude/.credentials.json",
+		".ssh/known_hosts", ".claude/.credentials.json", ".npmrc",
+		".config/pip/pip.conf",
 	};
 	char	 p[PATH_MAX], *s;
 	size_t	 i;
@@ -1107,6 +1125,11 @@ test_home_defaults(void **state)
 		if (got != c->action) {
 			print_error("%s, ~/%s: rule %d, want %d\n", c->conf,
 			    c->rel, got, c->action);
+			failed++;
+		} else if (r != NULL && (r->source != NULL) != c->filtered) {
+			print_error("%s, ~/%s: %s, want %s\n", c->conf, c->rel,
+			    r->source != NULL ? "a copy" : "the file",
+			    c->filtered ? "a copy" : "the file");
 			failed++;
 		}
 		fs_plan_free(&plan);
