@@ -98,6 +98,15 @@ static const struct fs_mandatory fs_mandatory[] = {
 	{ ".local/bin", "the shell ($PATH)" },
 	{ ".local/lib", "python (user site-packages, .pth files)" },
 	{ ".config/direnv", "direnv" },
+	/* Version managers: a tool at a path, hooks, sourced files. */
+	{ ".tool-versions", "asdf and mise (python path:/dir)" },
+	{ "mise.toml", "mise (hooks, [env] _.source)" },
+	{ ".mise.toml", "mise (hooks, [env] _.source)" },
+	{ "mise.local.toml", "mise (hooks, [env] _.source)" },
+	{ ".mise.local.toml", "mise (hooks, [env] _.source)" },
+	{ ".mise", "mise (hooks, [env] _.source)" },
+	{ ".config/mise", "mise (hooks, [env] _.source)" },
+	{ ".config/mise.toml", "mise (hooks, [env] _.source)" },
 	/* Tools that run commands named in their configuration. */
 	{ ".ripgreprc", "ripgrep (--pre)" },
 	{ ".npmrc", "npm (script-shell, node-options)" },
@@ -115,6 +124,7 @@ static const struct fs_mandatory fs_mandatory[] = {
 	{ ".aws", "aws (credential_process)" },
 	/* Interpreters and debuggers, at start-up. */
 	{ ".gdbinit", "gdb" }, { ".lldbinit", "lldb" },
+	{ ".pdbrc", "python -m pdb" },
 	{ ".irbrc", "irb" }, { ".pryrc", "pry" }, { ".Rprofile", "R" },
 	{ ".psqlrc", "psql (\\!)" }, { ".sqliterc", "sqlite3 (.shell)" },
 	{ ".ghci", "ghci" }, { ".erlang", "erl" },
@@ -137,6 +147,15 @@ static const struct fs_mandatory fs_mandatory[] = {
 /* Names git reads in a git directory as configuration. */
 static const char *const fs_git_files[] = {
 	"config", "config.worktree", "commondir",
+};
+
+/*
+ * A git operation's state in a git directory: the next "git rebase
+ * --continue", "git cherry-pick --continue" or "git am --continue" on the
+ * host runs what it lists (a todo's "exec" lines, the patches to apply).
+ */
+static const char *const fs_git_state[] = {
+	"rebase-merge", "rebase-apply", "sequencer",
 };
 
 /*
@@ -332,6 +351,7 @@ static int	 fs_filtered_at(struct fs_set *, const char *path,
 		    const char *copy, const char *note);
 static const char *fs_own(struct fs_plan *, char *);
 static int	 fs_git_file(const char *name, int allow_config);
+static int	 fs_git_state_of(const char *path);
 static int	 fs_git_tail(char *const *v, size_t n, int ancestors_too,
 		    int allow_config);
 static int	 fs_git_ask(struct fs_git_q *, size_t max, size_t *n,
@@ -2183,7 +2203,7 @@ fs_git_file(const char *name, int allow_config)
 static int
 fs_git_tail(char *const *v, size_t n, int ancestors_too, int allow_config)
 {
-	size_t	i;
+	size_t	i, len;
 
 	if (n == 0)
 		return ancestors_too;
@@ -2191,6 +2211,21 @@ fs_git_tail(char *const *v, size_t n, int ancestors_too, int allow_config)
 		return 1;
 	if (n == 1 && fs_git_file(v[0], allow_config))
 		return 1;
+	for (i = 0; i < sizeof(fs_git_state) / sizeof(*fs_git_state); i++)
+		if (strcasecmp(v[0], fs_git_state[i]) == 0)
+			return 1;
+	/*
+	 * config.lock and the like: git renames its lock onto the file, and
+	 * a lock left behind makes the user's next "git config" fail.
+	 */
+	if (n == 1 && (len = strlen(v[0])) > 5 &&
+	    strcasecmp(v[0] + len - 5, ".lock") == 0) {
+		for (i = 0; i < sizeof(fs_git_files) / sizeof(*fs_git_files);
+		    i++)
+			if (len - 5 == strlen(fs_git_files[i]) &&
+			    strncasecmp(v[0], fs_git_files[i], len - 5) == 0)
+				return !(allow_config && i == 0);
+	}
 	if (strcasecmp(v[0], "worktrees") == 0)
 		return n <= 2 ? ancestors_too :
 		    fs_git_tail(v + 2, n - 2, ancestors_too, allow_config);
@@ -2266,6 +2301,24 @@ fs_git_rule(const char *path, int ancestors_too, int allow_config,
 	return (ssize_t)nq;
 }
 
+/* Whether path lies in (or is) a git operation's state directory. */
+static int
+fs_git_state_of(const char *path)
+{
+	const char	*p;
+	size_t		 i, n;
+
+	for (p = path; (p = strchr(p, '/')) != NULL; p++)
+		for (i = 0; i < sizeof(fs_git_state) / sizeof(*fs_git_state);
+		    i++) {
+			n = strlen(fs_git_state[i]);
+			if (strncasecmp(p + 1, fs_git_state[i], n) == 0 &&
+			    (p[1 + n] == '/' || p[1 + n] == '\0'))
+				return 1;
+		}
+	return 0;
+}
+
 /*
  * The refusal text for a path the git rules protect.  Below
  * worktrees/W of a git directory it is git worktree add (or a command
@@ -2294,6 +2347,14 @@ fs_git_why(const char *path, const char *config, char *buf, size_t len)
 		if (strncasecmp(p, "/worktrees/", 11) == 0 &&
 		    strchr(p + 11, '/') != NULL)
 			wt = p;
+	if (fs_git_state_of(path)) {
+		snprintf(buf, len, "protected path, the state of a git rebase, "
+		    "cherry-pick, revert or am in a repository that existed "
+		    "before the run: its --continue on the host would run what "
+		    "it lists; run that git command outside the sandbox (see "
+		    "pisbx-run(1), FILESYSTEM)");
+		return;
+	}
 	if (wt == NULL || (n = (size_t)(wt - path)) >= sizeof(main)) {
 		snprintf(buf, len, "protected path, git configuration or hooks "
 		    "of a repository that existed before the run (see "

@@ -128,7 +128,16 @@ static const struct git_case git_cases[] = {
 	{ "/w/.git/index.lock", 0, 0, "" },
 	{ "/w/.git/objects/ab/cdef", 0, 0, "" },
 	{ "/w/.git/refs/heads/main", 0, 0, "" },
-	{ "/w/.git/config.lock", 0, 0, "" },
+	{ "/w/.git/config.lock", 0, 0, "B1" },
+	{ "/w/.git/config.lock", 0, 1, "" },
+	{ "/w/.git/commondir.lock", 0, 1, "B1" },
+	{ "/w/.git/HEAD.lock", 0, 0, "" },
+	/* A rebase's, cherry-pick's or am's state: run by --continue. */
+	{ "/w/.git/rebase-merge", 1, 0, "B1" },
+	{ "/w/.git/rebase-merge/git-rebase-todo", 0, 0, "B2" },
+	{ "/w/.git/rebase-apply/0001", 0, 0, "B2" },
+	{ "/w/.git/sequencer", 1, 0, "B1" },
+	{ "/w/.git/worktrees/t/rebase-merge", 1, 0, "B3" },
 	{ "/w/.git/info/exclude", 0, 0, "" },
 	/* A linked worktree's git directory. */
 	{ "/w/.git/worktrees/t/config.worktree", 0, 0, "B3 S1" },
