@@ -119,6 +119,7 @@ static char	 fsf_shown(char);
 static void	 fsf_addf(struct fsf_buf *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static int	 fsf_in(const char *const *, size_t, const char *);
+static int	 fsf_result(struct fsfilter_out *, struct fsf_buf *, int rc);
 static int	 fsf_git_next(struct fsf_git *);
 static int	 fsf_git_header(struct fsf_git *);
 static int	 fsf_git_value(struct fsf_git *);
@@ -222,6 +223,18 @@ fsf_shown(char c)
 {
 	return isalnum((unsigned char)c) || (c != '\0' &&
 	    strchr("_.-[]()/:@ ", c) != NULL) ? c : '?';
+}
+
+/* Hand b to out when rc is 0, else free it: rc. */
+static int
+fsf_result(struct fsfilter_out *out, struct fsf_buf *b, int rc)
+{
+	if (rc == 0) {
+		out->text = b->s;
+		out->len = b->len;
+	} else
+		free(b->s);
+	return rc;
 }
 
 static int
@@ -557,12 +570,7 @@ fsfilter_git(const char *text, size_t len, char *(*include)(void *,
 	rc = b.ok && g.val.ok ? 0 : -1;
 done:
 	free(g.val.s);
-	if (rc == 0) {
-		out->text = b.s;
-		out->len = b.len;
-	} else
-		free(b.s);
-	return rc;
+	return fsf_result(out, &b, rc);
 }
 
 int
@@ -888,12 +896,7 @@ fsfilter_ini(const char *text, size_t len, struct fsfilter_out *out)
 		rc = 0;
 done:
 	free(line.s);
-	if (rc == 0) {
-		out->text = b.s;
-		out->len = b.len;
-	} else
-		free(b.s);
-	return rc;
+	return fsf_result(out, &b, rc);
 }
 
 /* A regular file of at most FSF_MAXFILE octets, NUL-terminated. */
