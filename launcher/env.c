@@ -61,8 +61,8 @@ static const char *const env_ours[] = {
 
 /*
  * filesystem.caches: each tool's cache in its own directory under the
- * run's cache directory (~/.cache/pisbx), which the host's own tools
- * never read.  The caller's value is replaced: it names a place the
+ * project's cache directory (~/.cache/pisbx/<project>-<hash>), which the
+ * host's own tools and other projects' runs never read.  The caller's value is replaced: it names a place the
  * sandbox cannot write, or one the host's tools read.
  */
 static const struct env_cache {

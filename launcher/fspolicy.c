@@ -15,12 +15,16 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "common/log.h"
 #include "policy/policy.h"
@@ -38,6 +42,8 @@ struct fs_entry {
 	char		*path;
 	int		 flags;
 	const char	*why;		/* for P_DENY_WRITE: who reads it */
+	char		*source;	/* shown from this filtered copy */
+	const char	*note;		/* what the copy leaves out (plan's) */
 };
 
 /*
@@ -121,6 +127,15 @@ static const struct fs_mandatory fs_mandatory[] = {
 	{ ".local/bin", "the shell ($PATH)" },
 	{ ".local/lib", "python (user site-packages, .pth files)" },
 	{ ".config/direnv", "direnv" },
+	/* Version managers: a tool at a path, hooks, sourced files. */
+	{ ".tool-versions", "asdf and mise (python path:/dir)" },
+	{ "mise.toml", "mise (hooks, [env] _.source)" },
+	{ ".mise.toml", "mise (hooks, [env] _.source)" },
+	{ "mise.local.toml", "mise (hooks, [env] _.source)" },
+	{ ".mise.local.toml", "mise (hooks, [env] _.source)" },
+	{ ".mise", "mise (hooks, [env] _.source)" },
+	{ ".config/mise", "mise (hooks, [env] _.source)" },
+	{ ".config/mise.toml", "mise (hooks, [env] _.source)" },
 	/* Tools that run commands named in their configuration. */
 	{ ".ripgreprc", "ripgrep (--pre)" },
 	{ ".npmrc", "npm (script-shell, node-options)" },
@@ -138,6 +153,7 @@ static const struct fs_mandatory fs_mandatory[] = {
 	{ ".aws", "aws (credential_process)" },
 	/* Interpreters and debuggers, at start-up. */
 	{ ".gdbinit", "gdb" }, { ".lldbinit", "lldb" },
+	{ ".pdbrc", "python -m pdb" },
 	{ ".irbrc", "irb" }, { ".pryrc", "pry" }, { ".Rprofile", "R" },
 	{ ".psqlrc", "psql (\\!)" }, { ".sqliterc", "sqlite3 (.shell)" },
 	{ ".ghci", "ghci" }, { ".erlang", "erl" },
@@ -160,6 +176,15 @@ static const struct fs_mandatory fs_mandatory[] = {
 /* Names git reads in a git directory as configuration. */
 static const char *const fs_git_files[] = {
 	"config", "config.worktree", "commondir",
+};
+
+/*
+ * A git operation's state in a git directory: the next "git rebase
+ * --continue", "git cherry-pick --continue" or "git am --continue" on the
+ * host runs what it lists (a todo's "exec" lines, the patches to apply).
+ */
+static const char *const fs_git_state[] = {
+	"rebase-merge", "rebase-apply", "sequencer",
 };
 
 /*
@@ -193,23 +218,43 @@ static const struct fs_home {
 	{ TOOLCHAIN_DENO, ".deno" },
 	{ TOOLCHAIN_GO, "go/bin" },
 	{ TOOLCHAIN_GO, "sdk" },
-	{ TOOLCHAIN_GO, ".config/go/env" },
 	{ TOOLCHAIN_LOCAL, ".local/bin" },
 	{ TOOLCHAIN_LOCAL, ".local/lib" },
 	{ TOOLCHAIN_LOCAL, ".local/share/pipx" },
 	{ TOOLCHAIN_LOCAL, ".local/share/uv/tools" },
 	{ TOOLCHAIN_LOCAL, ".local/share/uv/python" },
 	{ TOOLCHAIN_MISE, ".local/share/mise" },
-	{ TOOLCHAIN_MISE, ".config/mise" },
 	{ TOOLCHAIN_MISE, ".tool-versions" },
 	{ TOOLCHAIN_ASDF, ".asdf" },
 	{ TOOLCHAIN_ASDF, ".asdfrc" },
 	{ TOOLCHAIN_ASDF, ".tool-versions" },
 	{ TOOLCHAIN_SDKMAN, ".sdkman" },
-	{ TOOLCHAIN_GIT, ".gitconfig" },
-	{ TOOLCHAIN_GIT, ".config/git/config" },
 	{ TOOLCHAIN_GIT, ".config/git/ignore" },
 	{ TOOLCHAIN_GIT, ".config/git/attributes" },
+};
+
+/*
+ * Settings files a toolchain needs some of, which are also where people
+ * keep credentials (a token in a git URL, http.extraHeader, a GOPROXY
+ * with a password, mise's [env]): shown as filtered copies
+ * (fsfilter.c) wherever they would be readable -- re-exposed from the
+ * hidden home by the toolchain's switch, or in a home left visible --
+ * unless the config names the file itself.
+ */
+static const struct fs_filtered {
+	enum fs_toolchain	 which;
+	const char		*rel;		/* below the home directory */
+	enum fs_filter		 filter;
+} fs_filtered[] = {
+	{ TOOLCHAIN_GIT, ".gitconfig", FS_FILTER_GIT },
+	{ TOOLCHAIN_GIT, ".config/git/config", FS_FILTER_GIT },
+	{ TOOLCHAIN_GO, ".config/go/env", FS_FILTER_GOENV },
+	{ TOOLCHAIN_MISE, ".config/mise/config.toml", FS_FILTER_MISE },
+	{ TOOLCHAIN_MISE, ".config/mise/config.local.toml", FS_FILTER_MISE },
+	{ TOOLCHAIN_MISE, ".config/mise/mise.toml", FS_FILTER_MISE },
+	{ TOOLCHAIN_NPM, ".npmrc", FS_FILTER_INI },
+	{ TOOLCHAIN_PIP, ".config/pip/pip.conf", FS_FILTER_INI },
+	{ TOOLCHAIN_PIP, ".pip/pip.conf", FS_FILTER_INI },
 };
 
 /*
@@ -225,8 +270,7 @@ static const char *const fs_secrets[] = {
 	".config/rclone", ".s3cfg", ".boto", ".pgpass", ".my.cnf",
 	/* forges and registries */
 	".netrc", ".git-credentials", ".config/git/credentials",
-	".config/gh", ".config/hub", ".config/glab-cli", ".npmrc",
-	".yarnrc.yml", ".pypirc", ".cargo/credentials",
+	".config/gh", ".config/hub", ".config/glab-cli", ".yarnrc.yml", ".pypirc", ".cargo/credentials",
 	".cargo/credentials.toml", ".gem/credentials",
 	".local/share/uv/credentials", ".m2/settings.xml",
 	".m2/settings-security.xml", ".gradle/gradle.properties",
@@ -244,7 +288,28 @@ static const char *const fs_secrets[] = {
 	/* agents' credentials */
 	".claude/.credentials.json", ".pi/agent/auth.json",
 	".codex/auth.json", ".gemini/oauth_creds.json",
+	/*
+	 * In the toolchains' trees ("*": every entry of a directory): a
+	 * Node's global npmrc, a Python's pip.conf (index URLs with their
+	 * passwords), pipx's record of the pip arguments it installed with,
+	 * a Maven's global settings (server passwords).
+	 */
+	".nvm/versions/node/*/etc/npmrc",
+	".volta/tools/image/node/*/etc/npmrc",
+	".asdf/installs/nodejs/*/etc/npmrc",
+	".local/share/mise/installs/node/*/etc/npmrc",
+	".pyenv/versions/*/pip.conf", ".pyenv/versions/*/envs/*/pip.conf",
+	".asdf/installs/python/*/pip.conf",
+	".local/share/mise/installs/python/*/pip.conf",
+	".local/share/uv/python/*/pip.conf",
+	".local/share/pipx/venvs/*/pipx_metadata.json",
+	".local/share/pipx/venvs/*/pip.conf",
+	".local/share/pipx/shared/pip.conf",
+	".sdkman/candidates/maven/*/conf/settings.xml",
 };
+
+/* Entries of one directory a "*" of fs_secrets looks at, at most. */
+#define FS_STAR_MAX	4096
 
 /* The writable caches, below the home directory. */
 #define FS_CACHE_DIR	".cache/pisbx"
@@ -282,8 +347,11 @@ static void	 fs_gindex_free(struct fs_gindex *);
 static const char *fs_gindex_find(const struct fs_plan *, const char *, int);
 static int	 fs_rule_cmp(const void *, const void *);
 static char	*fs_read_line(const char *file, const char *prefix);
-static int	 fs_worktree(struct fs_set *, const char *root,
-		    const struct config *, const char *proj, const char *home);
+static int	 fs_worktree(struct fs_set *, struct fs_plan *,
+		    const char *root, const struct config *, const char *proj,
+		    const char *home);
+static const char *fs_worktree_why(struct fs_plan *, const struct config *,
+		    const char *root, const char *common);
 static char	*fs_join(const char *a, const char *b);
 static const char *fs_root_of(const struct fs_plan *, const char *path);
 static int	 fs_mandatory_at(struct fs_set *, const char *dir,
@@ -316,9 +384,22 @@ static int	 fs_toolchains(struct fs_set *, const struct config *,
 		    const char *home, const char *proj);
 static int	 fs_caches(struct fs_set *, struct fs_plan *,
 		    const struct config *, const char *home);
+static int	 fs_cache_mkdir(const char *);
+static int	 fs_cache_name(const char *project, char *buf, size_t len);
 static int	 fs_secrets_hide(struct fs_set *, const struct config *,
 		    const char *home, const char *proj);
+static int	 fs_secret_at(struct fs_set *, const struct config *,
+		    const char *home, const char *proj, const char *path);
+static int	 fs_filtered_show(struct fs_set *, struct fs_plan *,
+		    const struct config *, const char *home, const char *proj,
+		    const char *rundir);
+static char	*fs_resolve_dir(const char *);
+static int	 fs_flags_at(const struct fs_set *, const char *);
+static int	 fs_filtered_at(struct fs_set *, const char *path,
+		    const char *copy, const char *note);
+static const char *fs_own(struct fs_plan *, char *);
 static int	 fs_git_file(const char *name, int allow_config);
+static int	 fs_git_state_of(const char *path);
 static int	 fs_git_tail(char *const *v, size_t n, int ancestors_too,
 		    int allow_config);
 static int	 fs_git_ask(struct fs_git_q *, size_t max, size_t *n,
@@ -550,6 +631,8 @@ fs_set_add(struct fs_set *set, const char *path, int flags, const char *why)
 		return -1;
 	v[set->n].flags = flags;
 	v[set->n].why = why;
+	v[set->n].source = NULL;
+	v[set->n].note = NULL;
 	*sl = ++set->n;
 	return 0;
 }
@@ -619,8 +702,10 @@ fs_set_free(struct fs_set *set)
 {
 	size_t	i;
 
-	for (i = 0; i < set->n; i++)
+	for (i = 0; i < set->n; i++) {
 		free(set->v[i].path);
+		free(set->v[i].source);
+	}
 	free(set->v);
 	free(set->slot);
 	memset(set, 0, sizeof(*set));
@@ -797,11 +882,12 @@ done:
  * would send git elsewhere.
  */
 static int
-fs_worktree(struct fs_set *set, const char *root, const struct config *conf,
-    const char *proj, const char *home)
+fs_worktree(struct fs_set *set, struct fs_plan *plan, const char *root,
+    const struct config *conf, const char *proj, const char *home)
 {
-	char	*dotgit = NULL, *gitdir = NULL, *common = NULL;
-	int	 isfile, rc = -1, deny;
+	char		*dotgit = NULL, *gitdir = NULL, *common = NULL;
+	const char	*why = NULL;
+	int		 isfile, rc = -1, deny;
 
 	if (fs_git_dirs(root, &gitdir, &common, &isfile) == -1)
 		return -1;
@@ -819,13 +905,14 @@ fs_worktree(struct fs_set *set, const char *root, const struct config *conf,
 	 */
 	deny = !(conf->fs_allow_write_set && fs_list_meets(&conf->allow_write,
 	    common, 0, proj, home));
+	if (deny && (why = fs_worktree_why(plan, conf, root, common)) == NULL)
+		goto done;
 	if ((dotgit = fs_join(root, ".git")) == NULL ||
 	    fs_set_add(set, dotgit, P_DENY_WRITE, "git (the .git file)") ==
 	    -1 || fs_set_add(set, gitdir, P_ALLOW_READ | (deny ?
-	    P_DENY_WRITE : 0), "git (the worktree's git directory)") == -1 ||
+	    P_DENY_WRITE : 0), why) == -1 ||
 	    (strcmp(common, gitdir) != 0 && fs_set_add(set, common,
-	    P_ALLOW_READ | (deny ? P_DENY_WRITE : 0),
-	    "git (the main repository)") == -1))
+	    P_ALLOW_READ | (deny ? P_DENY_WRITE : 0), why) == -1))
 		goto done;
 	rc = 0;
 done:
@@ -833,6 +920,36 @@ done:
 	free(gitdir);
 	free(common);
 	return rc;
+}
+
+/*
+ * Who reads a worktree's git directories, and what lets a commit write
+ * them: the main repository in allowWrite (kept by the plan).
+ */
+static const char *
+fs_worktree_why(struct fs_plan *plan, const struct config *conf,
+    const char *root, const char *common)
+{
+	char	 file[PATH_MAX + 128], *main, *why, *slash;
+	size_t	 len = strlen(common);
+
+	/* The main work tree when the common directory is its ".git". */
+	if ((main = strdup(common)) == NULL)
+		return NULL;
+	if (len > 5 && strcmp(common + len - 5, "/.git") == 0 &&
+	    (slash = strrchr(main, '/')) != NULL)
+		*slash = '\0';
+	policy_hint_file(conf, file, sizeof(file));
+	if ((conf->fs_allow_write_set ? asprintf(&why, "git (the main "
+	    "repository of the worktree %s, which a commit in it writes; to "
+	    "let commands commit, add \"%s\" to filesystem.allowWrite in %s)",
+	    root, main, file) : asprintf(&why, "git (the main repository of "
+	    "the worktree %s, which a commit in it writes; to let commands "
+	    "commit, set filesystem.allowWrite to [\".\", \"%s\"] in %s)",
+	    root, main, file)) == -1)
+		why = NULL;
+	free(main);
+	return why != NULL ? fs_own(plan, why) : NULL;
 }
 
 /* The writable root path lies in, or NULL. */
@@ -1445,43 +1562,121 @@ fs_toolchains(struct fs_set *set, const struct config *conf,
 }
 
 /*
- * filesystem.caches: one writable directory, ~/.cache/pisbx, made here
- * when missing; env.c points each tool at its own directory in it.  It
- * must be a real directory of ours: a link there (planted by an earlier
- * run that could write the home) would make its target writable.
+ * filesystem.caches: one writable directory per project,
+ * ~/.cache/pisbx/<name>-<hash of the project's path>, made here when
+ * missing; env.c points each tool at its own directory in it.  A tool
+ * home holds code (cargo's config.toml and extracted crates, Go's
+ * toolchains, npx's packages, gradle's init.d): shared, one project's
+ * sandbox would plant what another project's build runs, and that
+ * build's output runs on the host.  Beside it, <dir>.workspace names
+ * the project (for the person pruning the caches); the sandbox cannot
+ * write it.  Every directory must be a real one of ours: a link there
+ * (planted by an earlier run that could write the home) would make its
+ * target writable.
  */
 static int
 fs_caches(struct fs_set *set, struct fs_plan *plan, const struct config *conf,
     const char *home)
 {
-	struct stat	 st;
-	char		*p;
+	char	*top = NULL, *dir = NULL, *rec = NULL, *line = NULL;
+	char	 name[128];
+	int	 rc = -1, fd;
 
 	if (conf->fs_caches == 0)
 		return 0;
-	if ((p = fs_join(home, ".cache")) == NULL)
+	if ((top = fs_join(home, ".cache")) == NULL)
 		return -1;
-	if (mkdir(p, 0700) == -1 && errno != EEXIST) {
-		log_warn("caches: %s", p);
-		free(p);
-		return 0;
+	if (fs_cache_mkdir(top) == -1)
+		goto none;
+	free(top);
+	if ((top = fs_join(home, FS_CACHE_DIR)) == NULL)
+		return -1;
+	if (fs_cache_mkdir(top) == -1)
+		goto none;
+	if (fs_cache_name(plan->project, name, sizeof(name)) == -1 ||
+	    asprintf(&dir, "%s/%s", top, name) == -1 ||
+	    asprintf(&rec, "%s/%s.workspace", top, name) == -1) {
+		dir = rec = NULL;
+		goto done;
 	}
-	free(p);
-	if ((p = fs_join(home, FS_CACHE_DIR)) == NULL)
-		return -1;
+	/* The record first: a directory without one is not ours. */
+	if ((fd = open(rec, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) != -1) {
+		if (dprintf(fd, "%s\n", plan->project) < 0) {
+			close(fd);
+			unlink(rec);
+			goto none;
+		}
+		close(fd);
+	} else if (errno != EEXIST ||
+	    (line = fs_read_line(rec, NULL)) == NULL ||
+	    strcmp(line, plan->project) != 0) {
+		log_warnx("caches: %s does not name %s: no tool caches this "
+		    "run (remove it and %s to start over)", rec, plan->project,
+		    dir);
+		goto none;
+	}
+	if (fs_cache_mkdir(dir) == -1)
+		goto none;
+	if (fs_set_add(set, dir, P_ALLOW_READ | P_ALLOW_WRITE, NULL) == -1)
+		goto done;
+	plan->cache_dir = dir;
+	dir = NULL;
+none:
+	rc = 0;
+done:
+	free(top);
+	free(dir);
+	free(rec);
+	free(line);
+	return rc;
+}
+
+/*
+ * Make a cache directory (0700) when missing; -1 (said why) when it is
+ * not a real directory of ours.
+ */
+static int
+fs_cache_mkdir(const char *p)
+{
+	struct stat	st;
+
 	if ((mkdir(p, 0700) == -1 && errno != EEXIST) ||
 	    lstat(p, &st) == -1 || !S_ISDIR(st.st_mode) ||
 	    st.st_uid != getuid()) {
 		log_warnx("caches: %s is not a directory of ours: no tool "
 		    "caches this run", p);
-		free(p);
-		return 0;
-	}
-	if (fs_set_add(set, p, P_ALLOW_READ | P_ALLOW_WRITE, NULL) == -1) {
-		free(p);
 		return -1;
 	}
-	plan->cache_dir = p;
+	return 0;
+}
+
+/*
+ * A project's cache directory name: its last component, in letters a
+ * shell needs no quotes for, and 128 bits of SHA-256 of its path.
+ */
+static int
+fs_cache_name(const char *project, char *buf, size_t len)
+{
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	unsigned int	 mdlen = 0, i;
+	const char	*base = strrchr(project, '/');
+	char		 b[33];
+	size_t		 n;
+
+	base = base != NULL && base[1] != '\0' ? base + 1 : "root";
+	for (n = 0; base[n] != '\0' && n < sizeof(b) - 1; n++)
+		b[n] = isalnum((unsigned char)base[n]) || base[n] == '-' ||
+		    base[n] == '_' || (base[n] == '.' && n > 0) ? base[n] : '_';
+	b[n] = '\0';
+	if (EVP_Digest(project, strlen(project), md, &mdlen, EVP_sha256(),
+	    NULL) != 1 || mdlen < 16)
+		return -1;
+	if (len < n + 1 + 32 + 1)
+		return -1;
+	n = (size_t)snprintf(buf, len, "%s-", b);
+	for (i = 0; i < 16; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%02x", md[i]);
 	return 0;
 }
 
@@ -1491,8 +1686,7 @@ fs_secrets_hide(struct fs_set *set, const struct config *conf,
     const char *home, const char *proj)
 {
 	struct fs_listing	 ls;
-	struct stat		 st;
-	char			*p, *r;
+	char			*p;
 	size_t			 i;
 	int			 rc = 0;
 
@@ -1508,18 +1702,218 @@ fs_secrets_hide(struct fs_set *set, const struct config *conf,
 			rc = -1;
 			break;
 		}
-		r = lstat(p, &st) == 0 ? fs_resolve(p, proj, NULL) : NULL;
+		rc = fs_secret_at(set, conf, home, proj, p);
 		free(p);
-		if (r == NULL)
-			continue;
-		if (fs_visible(set, r) &&
-		    !fs_list_meets(&conf->allow_read, r, 1, proj, home) &&
-		    !fs_list_meets(&conf->allow_write, r, 1, proj, home))
-			rc = fs_set_add(set, r, P_DENY_READ, NULL);
-		free(r);
 	}
 	fs_listing_clear(&ls);
 	return rc;
+}
+
+/*
+ * One secret store's path (its "*" components each every entry of the
+ * directory there): hidden when it exists, would be readable, and is
+ * not named.  A directory of more than FS_STAR_MAX entries is hidden
+ * whole rather than looked through in part.
+ */
+static int
+fs_secret_at(struct fs_set *set, const struct config *conf,
+    const char *home, const char *proj, const char *path)
+{
+	struct stat	 st;
+	struct dirent	*de;
+	DIR		*d;
+	const char	*star;
+	char		*dir, *r, *next;
+	size_t		 n = 0;
+	int		 rc = 0;
+
+	if ((star = strstr(path, "/*/")) != NULL ||
+	    ((star = strrchr(path, '/')) != NULL && strcmp(star, "/*") == 0)) {
+		if ((dir = strndup(path, (size_t)(star - path))) == NULL)
+			return -1;
+		if ((d = opendir(dir)) == NULL) {
+			free(dir);
+			return 0;
+		}
+		while (rc == 0 && (de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
+				continue;
+			if (++n > FS_STAR_MAX) {
+				log_warnx("%s: more than %d entries: hidden "
+				    "whole (the secrets in them cannot all be "
+				    "looked for)", dir, FS_STAR_MAX);
+				rc = fs_secret_at(set, conf, home, proj, dir);
+				break;
+			}
+			if (asprintf(&next, "%s/%s%s", dir, de->d_name,
+			    star + 2) == -1)
+				rc = -1;
+			else {
+				rc = fs_secret_at(set, conf, home, proj, next);
+				free(next);
+			}
+		}
+		closedir(d);
+		free(dir);
+		return rc;
+	}
+	if (lstat(path, &st) == -1 || (r = fs_resolve(path, proj, NULL)) ==
+	    NULL)
+		return 0;
+	if (fs_visible(set, r) &&
+	    !fs_list_meets(&conf->allow_read, r, 1, proj, home) &&
+	    !fs_list_meets(&conf->allow_write, r, 1, proj, home))
+		rc = fs_set_add(set, r, P_DENY_READ, NULL);
+	free(r);
+	return rc;
+}
+
+/*
+ * The settings files shown as filtered copies (fs_filtered): where one
+ * would be readable, or is re-exposed from the hidden home, its copy
+ * (written in the run directory) is bound over it.  Without a run
+ * directory no copy can be made: the file stays hidden, or is hidden.
+ * The mount point is the name itself, its directory resolved: a
+ * ~/.gitconfig that links to a dotfiles repository is still found at
+ * ~/.gitconfig in a hidden home.
+ */
+static int
+fs_filtered_show(struct fs_set *set, struct fs_plan *plan,
+    const struct config *conf, const char *home, const char *proj,
+    const char *rundir)
+{
+	const struct fs_filtered	*f;
+	struct stat			 st;
+	char				*p = NULL, *r = NULL, *at = NULL;
+	char				*copy = NULL, *dropped = NULL, *note;
+	size_t				 i;
+	int				 rc = -1, vis, named;
+
+	for (i = 0; i < sizeof(fs_filtered) / sizeof(*fs_filtered); i++) {
+		f = &fs_filtered[i];
+		if ((p = fs_join(home, f->rel)) == NULL)
+			goto done;
+		if (lstat(p, &st) == -1 || (r = fs_resolve(p, proj, NULL)) ==
+		    NULL || (at = fs_resolve_dir(p)) == NULL) {
+			free(p);
+			p = NULL;
+			continue;
+		}
+		named = fs_list_meets(&conf->allow_read, r, 1, proj, home) ||
+		    fs_list_meets(&conf->allow_write, r, 1, proj, home) ||
+		    fs_list_meets(&conf->allow_read, at, 1, proj, home) ||
+		    fs_list_meets(&conf->allow_write, at, 1, proj, home);
+		vis = fs_visible(set, at) || fs_visible(set, r);
+		if (named || (conf->fs_deny_read_set &&
+		    fs_list_meets(&conf->deny_read, r, 1, proj, home)) ||
+		    (fs_flags_at(set, at) & P_DENY_READ) ||
+		    (fs_flags_at(set, r) & P_DENY_READ) ||
+		    (!vis && !(conf->fs_toolchains & (1U << f->which))))
+			goto next;
+		if (rundir == NULL || (copy = fsfilter_copy(f->filter, r,
+		    rundir, home, &dropped)) == NULL) {
+			/* No copy: nothing of it is shown. */
+			if (vis && fs_set_add(set, at, P_DENY_READ, NULL) == -1)
+				goto done;
+			goto next;
+		}
+		if (asprintf(&note, "a filtered copy of %s%s%s", r, dropped !=
+		    NULL ? ", without " : "", dropped != NULL ? dropped : "") ==
+		    -1 || fs_own(plan, note) == NULL)
+			goto done;
+		/*
+		 * At the name, and at the file a link there points to when
+		 * that is readable too (~/.gitconfig -> dotfiles/gitconfig
+		 * in a home the config re-exposes).
+		 */
+		if (fs_filtered_at(set, at, copy, note) == -1 ||
+		    (strcmp(r, at) != 0 && fs_visible(set, r) &&
+		    fs_filtered_at(set, r, copy, note) == -1))
+			goto done;
+next:
+		free(p);
+		free(r);
+		free(at);
+		free(copy);
+		free(dropped);
+		p = r = at = copy = dropped = NULL;
+	}
+	rc = 0;
+done:
+	free(p);
+	free(r);
+	free(at);
+	free(copy);
+	free(dropped);
+	return rc;
+}
+
+/* The set's entry at path shows the copy (a filtered settings file). */
+static int
+fs_filtered_at(struct fs_set *set, const char *path, const char *copy,
+    const char *note)
+{
+	struct fs_entry	*e;
+	size_t		 j;
+
+	if (fs_set_add(set, path, P_ALLOW_READ, NULL) == -1)
+		return -1;
+	for (j = 0; j < set->n; j++)
+		if (strcmp(set->v[j].path, path) == 0)
+			break;
+	e = &set->v[j];
+	free(e->source);
+	if ((e->source = strdup(copy)) == NULL)
+		return -1;
+	e->note = note;
+	return 0;
+}
+
+/* The flags of the set's entry at path, 0 when none. */
+static int
+fs_flags_at(const struct fs_set *set, const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < set->n; i++)
+		if (strcmp(set->v[i].path, path) == 0)
+			return set->v[i].flags;
+	return 0;
+}
+
+/* path with its directory resolved, its last component as it is. */
+static char *
+fs_resolve_dir(const char *path)
+{
+	char	 real[PATH_MAX], *dir, *slash, *out;
+
+	if ((dir = strdup(path)) == NULL)
+		return NULL;
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir ||
+	    slash[1] == '\0') {
+		free(dir);
+		return NULL;
+	}
+	*slash = '\0';
+	out = realpath(dir, real) != NULL ? fs_join(real, slash + 1) : NULL;
+	free(dir);
+	return out;
+}
+
+/* Keep a malloc'ed text for the plan's lifetime: it, or NULL (freed). */
+static const char *
+fs_own(struct fs_plan *plan, char *text)
+{
+	char	**v;
+
+	if ((v = reallocarray(plan->owned, plan->nowned + 1,
+	    sizeof(*v))) == NULL) {
+		free(text);
+		return NULL;
+	}
+	plan->owned = v;
+	return plan->owned[plan->nowned++] = text;
 }
 
 /* A path a pattern covers (fs_glob_expand): one more entry of the set. */
@@ -1573,7 +1967,7 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 		struct fs_rule	*r, *nv;
 		const char	*path = ord[k]->path;
 		int		 hidden_above = 0, writable_above = 0;
-		int		 hidden_at = 0;
+		int		 hidden_at = 0, wdepth = -1, writable = 0;
 
 		f = ord[k]->flags;
 		if (f & P_DENY_WRITE) {
@@ -1632,6 +2026,12 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 				hidden_above = 1;
 			if (e->flags & P_ALLOW_WRITE)
 				writable_above = 1;
+			/* Writing: the deepest say above, denyWrite first. */
+			if ((e->flags & (P_ALLOW_WRITE | P_DENY_WRITE)) &&
+			    fs_depth(e->path) > wdepth) {
+				wdepth = fs_depth(e->path);
+				writable = !(e->flags & P_DENY_WRITE);
+			}
 		}
 		/* The deepest rule above: made last among them. */
 		for (i = plan->nrules; i-- > 0;) {
@@ -1646,7 +2046,14 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 			goto done;
 		plan->rules = nv;
 		r = &nv[plan->nrules];
-		if (f & P_DENY_WRITE) {
+		memset(r, 0, sizeof(*r));
+		if (ord[k]->source != NULL) {
+			/* A filtered copy: bound wherever it is, read-only. */
+			if ((r->source = strdup(ord[k]->source)) == NULL)
+				goto done;
+			r->note = ord[k]->note;
+			r->action = FS_EXPOSE_RO;
+		} else if (f & P_DENY_WRITE) {
 			if ((f & P_DENY_READ) && !(f & P_ALLOW_READ)) {
 				if (hidden_at)
 					continue;
@@ -1660,18 +2067,31 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 		} else if (f & P_ALLOW_WRITE)
 			r->action = FS_EXPOSE_RW;
 		else if (f & P_ALLOW_READ) {
-			if (!hidden_above)
+			/*
+			 * Reading is one question, writing another: a path
+			 * shown again (the working directory, a worktree's git
+			 * directories, a socket, allowRead) needs a mount only
+			 * where a hidden directory covers it, and then keeps
+			 * what the writing rules above it say.  Bound
+			 * read-only inside a writable root, it would take the
+			 * root's writes away there (a command run in src/ of a
+			 * project in the hidden home could not write src/).
+			 */
+			if (!hidden_at)
 				continue;
-			r->action = FS_EXPOSE_RO;
+			r->action = writable ? FS_EXPOSE_RW : FS_EXPOSE_RO;
 		} else if (f & P_DENY_READ) {
 			if (hidden_at)
 				continue;
 			r->action = FS_HIDE;
 		} else
 			continue;
-		if ((r->path = strdup(path)) == NULL)
+		if ((r->path = strdup(path)) == NULL) {
+			free(r->source);
 			goto done;
+		}
 		r->is_dir = S_ISDIR(st.st_mode);
+		r->mode = st.st_mode & 07777;
 		plan->nrules++;
 	}
 	qsort(plan->rules, plan->nrules, sizeof(*plan->rules), fs_rule_cmp);
@@ -1737,6 +2157,14 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	}
 	if (fs_set_add(&set, in->tmpdir, P_ALLOW_WRITE, NULL) == -1)
 		goto fail;
+	/*
+	 * The run directory holds what the command runs or reads by name
+	 * (git-proxy, the filtered copies a git config includes): shown
+	 * wherever it lies (a TMPDIR in the hidden home).
+	 */
+	if (in->rundir != NULL && fs_set_add(&set, in->rundir, P_ALLOW_READ,
+	    NULL) == -1)
+		goto fail;
 	if (fs_set_add_list(&set, &conf->deny_write, P_DENY_WRITE, proj,
 	    home_real) == -1)
 		goto fail;
@@ -1800,9 +2228,14 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	}
 	if (fs_trusted(&set, conf, in, home_real) == -1)
 		goto fail;
-	/* Last: whatever re-exposed a parent, secret stores stay hidden. */
+	/*
+	 * Last: whatever re-exposed a parent, settings files are shown
+	 * filtered and secret stores stay hidden.
+	 */
 	if (home_real != NULL && strcmp(home_real, "/") != 0 &&
-	    fs_secrets_hide(&set, conf, home_real, proj) == -1)
+	    (fs_filtered_show(&set, plan, conf, home_real, proj,
+	    in->rundir) == -1 ||
+	    fs_secrets_hide(&set, conf, home_real, proj) == -1))
 		goto fail;
 
 	/* Writable roots. */
@@ -1840,7 +2273,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		if (stat(root, &st) == -1 || !S_ISDIR(st.st_mode))
 			continue;
 		if (fs_mandatory_at(&set, root, conf->allow_git_config) ==
-		    -1 || fs_worktree(&set, root, conf, proj, home_real) == -1 ||
+		    -1 || fs_worktree(&set, plan, root, conf, proj, home_real) == -1 ||
 		    fs_git_repo(&set, plan, root) == -1)
 			goto fail;
 	}
@@ -1854,7 +2287,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	if (fs_root_of(plan, cwd) != NULL &&
 	    fs_mandatory_at(&set, cwd, conf->allow_git_config) == -1)
 		goto fail;
-	if (fs_worktree(&set, cwd, conf, proj, home_real) == -1 ||
+	if (fs_worktree(&set, plan, cwd, conf, proj, home_real) == -1 ||
 	    fs_path_dirs(&set, plan, &pathdirs) == -1)
 		goto fail;
 
@@ -1889,6 +2322,7 @@ fs_plan_grant(struct fs_plan *plan, const char *path, int writable)
 	    sizeof(*nv))) == NULL)
 		return -1;
 	plan->rules = nv;
+	memset(&nv[plan->nrules], 0, sizeof(*nv));
 	if ((nv[plan->nrules].path = strdup(path)) == NULL)
 		return -1;
 	nv[plan->nrules].action = writable ? FS_EXPOSE_RW : FS_EXPOSE_RO;
@@ -1906,8 +2340,10 @@ fs_plan_free(struct fs_plan *plan)
 {
 	size_t	i;
 
-	for (i = 0; i < plan->nrules; i++)
+	for (i = 0; i < plan->nrules; i++) {
 		free(plan->rules[i].path);
+		free(plan->rules[i].source);
+	}
 	for (i = 0; i < plan->nwritable; i++)
 		free(plan->writable[i]);
 	for (i = 0; i < plan->nguarded; i++)
@@ -1920,6 +2356,9 @@ fs_plan_free(struct fs_plan *plan)
 	free(plan->guarded);
 	free(plan->guarded_why);
 	fs_gindex_free(plan->gindex);
+	for (i = 0; i < plan->nowned; i++)
+		free(plan->owned[i]);
+	free(plan->owned);
 	free(plan->home);
 	free(plan->cache_dir);
 	free(plan->workspace);
@@ -2117,8 +2556,10 @@ fs_plan_dump(const struct fs_plan *plan)
 		    glob_text(plan->globs[i].g), fs_glob_key(&plan->globs[i]),
 		    plan->globs[i].found, plan->globs[i].found == 1 ? "" : "s");
 	for (i = 0; i < plan->nrules; i++)
-		log_info("fs: %-9s %s", names[plan->rules[i].action],
-		    plan->rules[i].path);
+		log_info("fs: %-9s %s%s%s%s", names[plan->rules[i].action],
+		    plan->rules[i].path, plan->rules[i].note != NULL ? " (" :
+		    "", plan->rules[i].note != NULL ? plan->rules[i].note : "",
+		    plan->rules[i].note != NULL ? ")" : "");
 	for (i = 0; i < plan->nguarded; i++)
 		log_debug("fs: guarded %s (%s)", plan->guarded[i],
 		    plan->guarded_why[i]);
@@ -2146,7 +2587,7 @@ fs_git_file(const char *name, int allow_config)
 static int
 fs_git_tail(char *const *v, size_t n, int ancestors_too, int allow_config)
 {
-	size_t	i;
+	size_t	i, len;
 
 	if (n == 0)
 		return ancestors_too;
@@ -2154,6 +2595,21 @@ fs_git_tail(char *const *v, size_t n, int ancestors_too, int allow_config)
 		return 1;
 	if (n == 1 && fs_git_file(v[0], allow_config))
 		return 1;
+	for (i = 0; i < sizeof(fs_git_state) / sizeof(*fs_git_state); i++)
+		if (strcasecmp(v[0], fs_git_state[i]) == 0)
+			return 1;
+	/*
+	 * config.lock and the like: git renames its lock onto the file, and
+	 * a lock left behind makes the user's next "git config" fail.
+	 */
+	if (n == 1 && (len = strlen(v[0])) > 5 &&
+	    strcasecmp(v[0] + len - 5, ".lock") == 0) {
+		for (i = 0; i < sizeof(fs_git_files) / sizeof(*fs_git_files);
+		    i++)
+			if (len - 5 == strlen(fs_git_files[i]) &&
+			    strncasecmp(v[0], fs_git_files[i], len - 5) == 0)
+				return !(allow_config && i == 0);
+	}
 	if (strcasecmp(v[0], "worktrees") == 0)
 		return n <= 2 ? ancestors_too :
 		    fs_git_tail(v + 2, n - 2, ancestors_too, allow_config);
@@ -2227,4 +2683,77 @@ fs_git_rule(const char *path, int ancestors_too, int allow_config,
 		}
 	}
 	return (ssize_t)nq;
+}
+
+/* Whether path lies in (or is) a git operation's state directory. */
+static int
+fs_git_state_of(const char *path)
+{
+	const char	*p;
+	size_t		 i, n;
+
+	for (p = path; (p = strchr(p, '/')) != NULL; p++)
+		for (i = 0; i < sizeof(fs_git_state) / sizeof(*fs_git_state);
+		    i++) {
+			n = strlen(fs_git_state[i]);
+			if (strncasecmp(p + 1, fs_git_state[i], n) == 0 &&
+			    (p[1 + n] == '/' || p[1 + n] == '\0'))
+				return 1;
+		}
+	return 0;
+}
+
+/*
+ * The refusal text for a path the git rules protect.  Below
+ * worktrees/W of a git directory it is git worktree add (or a command
+ * planting a worktree's commondir), which cannot be allowed: a worktree
+ * whose entry was removed and made again, by the command or while a
+ * worktree is made outside, would then run the config its commondir
+ * names (docs/filesystem.md, Git).
+ */
+void
+fs_git_why(const char *path, const char *config, char *buf, size_t len)
+{
+	const char	*p, *wt = NULL, *name = strrchr(path, '/');
+	char		 main[PATH_MAX];
+	size_t		 n;
+
+	name = name != NULL ? name + 1 : path;
+	if (strcasecmp(name, ".git") == 0) {
+		snprintf(buf, len, "protected path; a .git there would make "
+		    "git run its config and hooks in a directory that existed "
+		    "before the run (make new repositories in a new directory; "
+		    "see pisbx-run(1), FILESYSTEM)");
+		return;
+	}
+	/* The last "/worktrees/W/" with something below W. */
+	for (p = path; (p = strchr(p, '/')) != NULL; p++)
+		if (strncasecmp(p, "/worktrees/", 11) == 0 &&
+		    strchr(p + 11, '/') != NULL)
+			wt = p;
+	if (fs_git_state_of(path)) {
+		snprintf(buf, len, "protected path, the state of a git rebase, "
+		    "cherry-pick, revert or am in a repository that existed "
+		    "before the run: its --continue on the host would run what "
+		    "it lists; run that git command outside the sandbox (see "
+		    "pisbx-run(1), FILESYSTEM)");
+		return;
+	}
+	if (wt == NULL || (n = (size_t)(wt - path)) >= sizeof(main)) {
+		snprintf(buf, len, "protected path, git configuration or hooks "
+		    "of a repository that existed before the run (see "
+		    "pisbx-run(1), FILESYSTEM)");
+		return;
+	}
+	memcpy(main, path, n);
+	main[n] = '\0';
+	if (n > 5 && strcasecmp(main + n - 5, "/.git") == 0)
+		main[n - 5] = '\0';
+	snprintf(buf, len, "protected path, what a linked worktree of %s "
+	    "reads as its repository and configuration: git worktree add "
+	    "cannot run in the sandbox in a repository that existed before "
+	    "the run; run it outside (git -C %s worktree add PATH BRANCH), "
+	    "then, to let commands commit in that worktree, add \"%s\" to "
+	    "filesystem.allowWrite in %s (see pisbx-run(1), FILESYSTEM)",
+	    main, main, main, config);
 }

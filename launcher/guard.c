@@ -1137,6 +1137,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	const struct fs_glob	*fg;
 	struct fs_git_q		 q[1];
 	const char		*why;
+	char			 text[3 * PATH_MAX];
 	int			 git, hooked = 0;
 
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
@@ -1165,17 +1166,9 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		return -EACCES;
 	}
 	if (git) {
-		if (strcasecmp(gp->name, ".git") == 0)
-			guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path; a .git "
-			    "there would make git run its config and hooks in "
-			    "a directory that existed before the run (make "
-			    "new repositories in a new directory; see "
-			    "pisbx-run(1), FILESYSTEM)");
-		else
-			guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, git "
-			    "configuration or hooks of a repository that "
-			    "existed before the run (see pisbx-run(1), "
-			    "FILESYSTEM)");
+		fs_git_why(gp->full, gr->g->sb->config_file, text,
+		    sizeof(text));
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "%s", text);
 		return -EACCES;
 	}
 	if (gp->parent != -1) {

@@ -40,6 +40,19 @@ struct fs_rule {
 	char		*path;		/* absolute, symlinks resolved */
 	enum fs_action	 action;
 	int		 is_dir;
+	mode_t		 mode;		/* FS_HIDE of a directory: its mode */
+	char		*source;	/* shown from this file (a filtered
+					 * copy) instead, or NULL */
+	const char	*note;		/* for -v (owned by the plan), or NULL */
+};
+
+/* The filtered copies of settings files (fsfilter.c). */
+enum fs_filter {
+	FS_FILTER_NONE,
+	FS_FILTER_GIT,		/* a git config */
+	FS_FILTER_GOENV,	/* go's env file */
+	FS_FILTER_MISE,		/* a mise config (TOML) */
+	FS_FILTER_INI		/* npm's npmrc, pip's pip.conf */
 };
 
 /* The config's filesystem patterns, compiled (fsglob.c). */
@@ -67,8 +80,10 @@ struct fs_plan {
 	char		**writable;	/* allowWrite roots that exist */
 	size_t		 nwritable;
 	char		**guarded;	/* never created, written or replaced */
-	const char	**guarded_why;	/* who reads each (static strings) */
+	const char	**guarded_why;	/* who reads each (static, or owned) */
 	size_t		 nguarded;
+	char		**owned;	/* guarded_why texts made for this plan */
+	size_t		 nowned;
 	char		*workspace;	/* the default writable root, or NULL */
 	char		*project;	/* relative config paths start here */
 	struct fs_glob	*globs;		/* denyRead/allowRead/denyWrite */
@@ -76,7 +91,7 @@ struct fs_plan {
 	char		**unix_sockets;	/* allowUnixSockets, resolved */
 	size_t		 nunix;
 	char		*home;		/* resolved, or NULL */
-	char		*cache_dir;	/* ~/.cache/pisbx (writable), or NULL */
+	char		*cache_dir;	/* the project's, in ~/.cache/pisbx, or NULL */
 	struct strlist	 hookspaths;	/* the user's global core.hooksPath */
 	struct fs_gindex *gindex;	/* guarded, indexed (fs_plan_index) */
 };
@@ -86,6 +101,8 @@ struct fs_inputs {
 	const char	*cwd;		/* absolute, symlinks resolved */
 	const char	*home;		/* $HOME, or NULL */
 	const char	*tmpdir;	/* the run's private TMPDIR */
+	const char	*rundir;	/* the run directory (filtered copies), or
+					 * NULL: none made */
 	const char	*exe_dir;	/* where the pisbx executables are */
 	const char	*config_path;	/* the trusted config, or NULL */
 	const char	*access_log;	/* the access log, or NULL */
@@ -239,6 +256,12 @@ void	 fs_plan_dump(const struct fs_plan *);
  * filesystem.allowGitConfig lifts.
  */
 extern const char fs_why_git_config[];
+/*
+ * Why the git rules refuse path (fs_git_rule said so), and what to do
+ * instead, for the refusal line; config: the file to name.
+ */
+void	 fs_git_why(const char *path, const char *config, char *buf,
+	    size_t len);
 
 /* fsglob.c */
 /* Compile the patterns of the lists, anchored at dir ("~": home). */
@@ -265,6 +288,42 @@ int	 fs_glob_moved(const struct fs_plan *, int dirfd, const char *from,
 /* "denyRead", "allowRead" or "denyWrite". */
 const char *fs_glob_key(const struct fs_glob *);
 void	 fs_glob_free(struct fs_plan *);
+
+/* fsfilter.c */
+/* What a filter made: the text to show, the names it left out. */
+struct fsfilter_out {
+	char	*text;		/* malloc'ed */
+	size_t	 len;
+	char	*dropped;	/* "a.b, c.d": appended to, malloc'ed */
+};
+/*
+ * A git config without what may be a credential: the sections on an
+ * allow-list, http's harmless keys, no URL with a user or password;
+ * include(arg, path, dir) names the copy to include instead of path (a
+ * path relative to dir), or NULL to leave the include out.  0, or -1
+ * when text is not a git config (or no memory).
+ */
+int	 fsfilter_git(const char *text, size_t len,
+	    char *(*include)(void *, const char *, const char *), void *arg,
+	    const char *dir, struct fsfilter_out *);
+/* go's env file without the settings that name a credential. */
+int	 fsfilter_goenv(const char *text, size_t len, struct fsfilter_out *);
+/* A mise config's [tools] and [alias]/[tool_alias] tables only. */
+int	 fsfilter_mise(const char *text, size_t len, struct fsfilter_out *);
+/*
+ * An npmrc or pip.conf without the settings named for a credential and
+ * without the user and password of any URL.
+ */
+int	 fsfilter_ini(const char *text, size_t len, struct fsfilter_out *);
+/* Whether s holds a URL with a user or password, or an Authorization. */
+int	 fsfilter_secret(const char *s);
+/*
+ * Write the filtered copy of src (and of the files it includes) in
+ * outdir: its path, malloc'ed, or NULL (src unreadable).  *dropped: the
+ * names left out, or NULL.
+ */
+char	*fsfilter_copy(enum fs_filter, const char *src, const char *outdir,
+	    const char *home, char **dropped);
 
 /* mount.c */
 /* Build the mount namespace's view (runs in the sandbox child). */
@@ -418,7 +477,7 @@ struct env_inputs {
 	const char	*self_exe;	/* pisbx-run, for --connect-proxy */
 	const char	*git_proxy;	/* GIT_PROXY_COMMAND, or NULL */
 	const char	*capability_env;	/* never passed on, or NULL */
-	const char	*cache_dir;	/* ~/.cache/pisbx, or NULL: no caches */
+	const char	*cache_dir;	/* the project's caches, or NULL: none */
 	unsigned int	 caches;	/* 1 << enum fs_cache: wired */
 	int		 depth;		/* PISBX_DEPTH of the caller */
 	const char	*bash_env;	/* BASH_ENV over the caller's, or NULL */

@@ -55,7 +55,7 @@ static const char *const mount_proc_ro[] = {
 	"/proc/irq", "/proc/acpi",
 };
 
-static int	 mount_clone(const char *path, int readonly);
+static int	 mount_clone(int dirfd, const char *path, int readonly);
 static int	 mount_setro(int dirfd, const char *path, int recursive);
 static int	 mount_move(int fd, const char *path);
 static int	 mount_tmpfs(struct mount_state *, const char *path,
@@ -65,14 +65,18 @@ static int	 mount_mkpoint(struct mount_state *, const char *path,
 static int	 mount_proc(int userns);
 static int	 mount_dev(struct mount_state *);
 
-/* A detached copy of the tree at path (read-only if asked), or -1. */
+/*
+ * A detached copy of the tree at path, or of what dirfd is when path is
+ * "" (read-only if asked), or -1.
+ */
 static int
-mount_clone(const char *path, int readonly)
+mount_clone(int dirfd, const char *path, int readonly)
 {
 	int	fd;
 
-	fd = (int)syscall(SYS_open_tree, AT_FDCWD, path,
-	    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	fd = (int)syscall(SYS_open_tree, dirfd, path,
+	    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+	    (path[0] == '\0' ? AT_EMPTY_PATH : 0));
 	if (fd == -1)
 		return -1;
 	if (readonly && mount_setro(fd, "", 1) == -1) {
@@ -217,7 +221,7 @@ mount_dev(struct mount_state *ms)
 
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/dev/%s", mount_dev_nodes[i]);
-		fds[i] = mount_clone(path, 0);
+		fds[i] = mount_clone(AT_FDCWD, path, 0);
 	}
 	if (mount_tmpfs(ms, "/dev", "mode=0755,size=64k") == -1) {
 		log_warn("mount tmpfs on /dev");
@@ -270,7 +274,8 @@ mount_apply(struct sandbox *sb)
 {
 	const struct fs_plan	*plan = &sb->plan;
 	struct mount_state	 ms = { NULL, 0 };
-	int			*fds = NULL;
+	int			*fds = NULL, efd = -1, sshfd = -1, fd;
+	char			 opts[64];
 	size_t			 i;
 	int			 rc = -1;
 
@@ -287,11 +292,27 @@ mount_apply(struct sandbox *sb)
 
 		if (r->action == FS_HIDE)
 			continue;
-		if ((fds[i] = mount_clone(r->path,
-		    r->action == FS_EXPOSE_RO)) == -1) {
-			log_warn("clone mount tree %s", r->path);
+		if ((fds[i] = mount_clone(AT_FDCWD, r->source != NULL ?
+		    r->source : r->path, r->action == FS_EXPOSE_RO)) == -1) {
+			log_warn("clone mount tree %s", r->source != NULL ?
+			    r->source : r->path);
 			goto done;
 		}
+	}
+	/*
+	 * The files bound over others, taken now: a rule may hide the
+	 * directory they are in (a private directory in /tmp above the run
+	 * directory).
+	 */
+	if (sb->empty != NULL && (efd = open(sb->empty, O_PATH |
+	    O_CLOEXEC)) == -1 && errno != ENOENT) {
+		log_warn("%s", sb->empty);
+		goto done;
+	}
+	if (sb->ssh_config != NULL && (sshfd = mount_clone(AT_FDCWD,
+	    sb->ssh_config, 1)) == -1) {
+		log_warn("clone %s", sb->ssh_config);
+		goto done;
 	}
 	if (mount_setro(AT_FDCWD, "/", 1) == -1) {
 		log_warn("make / read-only");
@@ -308,21 +329,35 @@ mount_apply(struct sandbox *sb)
 
 		if (r->action == FS_HIDE) {
 			if (r->is_dir) {
-				if (mount_tmpfs(&ms, r->path,
-				    "mode=0755,size=1m") == -1) {
+				/* An empty directory, with the mode it had. */
+				snprintf(opts, sizeof(opts), "mode=%04o,size=1m",
+				    r->mode != 0 ? (unsigned int)r->mode :
+				    0755U);
+				if (mount_tmpfs(&ms, r->path, opts) == -1) {
 					log_warn("hide %s", r->path);
 					goto done;
 				}
-			} else if (mount(sb->empty, r->path, NULL, MS_BIND,
-			    NULL) == -1 ||
-			    mount_setro(AT_FDCWD, r->path, 0) == -1) {
-				/* Not there any more (or covered): nothing to
-				 * hide.  Anything else is fatal. */
+				continue;
+			}
+			if (efd == -1) {
+				errno = ENOENT;
+				log_warn("hide %s: %s", r->path, sb->empty);
+				goto done;
+			}
+			if ((fd = mount_clone(efd, "", 1)) == -1) {
+				log_warn("hide %s", r->path);
+				goto done;
+			}
+			if (mount_move(fd, r->path) == -1) {
+				close(fd);
+				/* Not there any more: nothing to hide.
+				 * Anything else is fatal. */
 				if (errno == ENOENT)
 					continue;
 				log_warn("hide %s", r->path);
 				goto done;
 			}
+			close(fd);
 			continue;
 		}
 		if (mount_mkpoint(&ms, r->path, r->is_dir) == -1) {
@@ -336,9 +371,7 @@ mount_apply(struct sandbox *sb)
 		}
 	}
 	/* ssh's system config, with the sandbox's ProxyCommand last. */
-	if (sb->ssh_config != NULL && (mount(sb->ssh_config,
-	    RUNDIR_SSH_CONFIG, NULL, MS_BIND, NULL) == -1 ||
-	    mount_setro(AT_FDCWD, RUNDIR_SSH_CONFIG, 0) == -1) &&
+	if (sshfd != -1 && mount_move(sshfd, RUNDIR_SSH_CONFIG) == -1 &&
 	    errno != ENOENT) {
 		log_warn("bind %s", RUNDIR_SSH_CONFIG);
 		goto done;
@@ -363,6 +396,10 @@ done:
 	for (i = 0; i < plan->nrules; i++)
 		if (fds[i] != -1)
 			close(fds[i]);
+	if (efd != -1)
+		close(efd);
+	if (sshfd != -1)
+		close(sshfd);
 	free(fds);
 	free(ms.tmpfs_dev);
 	return rc;

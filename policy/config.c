@@ -134,7 +134,8 @@ const char *const config_toolchain_names[] = {
 	[TOOLCHAIN_DENO] = "deno", [TOOLCHAIN_GO] = "go",
 	[TOOLCHAIN_LOCAL] = "local", [TOOLCHAIN_MISE] = "mise",
 	[TOOLCHAIN_ASDF] = "asdf", [TOOLCHAIN_SDKMAN] = "sdkman",
-	[TOOLCHAIN_GIT] = "git", [TOOLCHAIN_MAX] = NULL
+	[TOOLCHAIN_GIT] = "git", [TOOLCHAIN_NPM] = "npm",
+	[TOOLCHAIN_PIP] = "pip", [TOOLCHAIN_MAX] = NULL
 };
 const char *const config_cache_names[] = {
 	[CACHE_NPM] = "npm", [CACHE_YARN] = "yarn", [CACHE_PIP] = "pip",

@@ -91,13 +91,15 @@ SPATH="$H/.pyenv/shims:$H/.cargo/bin:$PATH"
 # As a developer's shell would: the shims first, pyenv's root its own.
 tsbx() { sbx -- env -u PYENV_ROOT -u RUSTUP_HOME PATH="$SPATH" "$@"; }
 
-# 1. cargo through the rustup proxy; its cache is pisbx's.
+# 1. cargo through the rustup proxy; its cache is pisbx's, the project's.
 out=$(tsbx cargo --version 2>&1)
 contains "cargo --version (rustup's proxy, ~/.rustup)" "$out" \
     "cargo 1.99.0 (pisbx test toolchain)"
-contains "... with CARGO_HOME in ~/.cache/pisbx" "$out" \
-    "CARGO_HOME=$H/.cache/pisbx/cargo"
-check "... which it could write" test -f "$H/.cache/pisbx/cargo/registry/probe"
+C=$(find "$H/.cache/pisbx" -mindepth 1 -maxdepth 1 -type d -name "ws-*")
+contains "... with CARGO_HOME in ~/.cache/pisbx/<project>" "$out" \
+    "CARGO_HOME=$C/cargo"
+check "... which it could write" test -f "$C/cargo/registry/probe"
+eq "... and which a record beside it names" "$(cat "$C.workspace")" "$WS"
 
 # 2. The pyenv python, not /usr/bin/python3.
 eq "python is pyenv's" "$(tsbx python -c 'import sys; print(sys.executable)' 2>&1)" \
@@ -131,11 +133,11 @@ cp "$PX_LOG" "$T/npm1.log"
 (cd "$WS/app2" && "$RUN" --config "$CONF" --access-log "$PX_LOG" -- \
     npm install --no-audit --no-fund --registry "http://registry.test:$REG/") \
     >"$T/npm2.out" 2>&1
-check "npm install again, in another project" \
+check "npm install again, in another directory of the project" \
     test -f "$WS/app2/node_modules/pisbx-dep/index.js"
 check "... without fetching the tarball (the cache)" \
     sh -c "! grep -q '\"host\":\"tarballs.test\"' '$PX_LOG'"
-check "npm's cache is pisbx's" test -d "$H/.cache/pisbx/npm/_cacache"
+check "npm's cache is the project's" test -d "$C/npm/_cacache"
 
 # 5. pip install into a venv in the workspace.
 tsbx sh -c "python -m venv .venv && .venv/bin/pip install -q \
@@ -144,8 +146,34 @@ tsbx sh -c "python -m venv .venv && .venv/bin/pip install -q \
     'import pisbx_probe; print(pisbx_probe.VALUE)'" >"$T/pip.out" 2>&1
 contains "pip install into a venv in the workspace" "$(cat "$T/pip.out")" \
     "installed through pisbx"
-eq "pip's cache is pisbx's" "$(tsbx sh -c '.venv/bin/pip cache dir' 2>&1)" \
-    "$H/.cache/pisbx/pip"
+eq "pip's cache is the project's" "$(tsbx sh -c '.venv/bin/pip cache dir' 2>&1)" \
+    "$C/pip"
+
+# 5b. Another project has caches of its own: what one project's commands
+#     leave in a tool home (a cargo rustc-wrapper) never reaches another's
+#     build, and no project's commands can write another's caches.
+tsbx sh -c 'printf "[build]\nrustc-wrapper = \"$CARGO_HOME/wrap.sh\"\n" \
+    >"$CARGO_HOME/config.toml"' >/dev/null 2>&1
+check "a project's command writes its own cargo config" \
+    test -f "$C/cargo/config.toml"
+B=$T/projb
+mkdir -p "$B"
+git init -q "$B"
+chmod -R a+rwX "$B"
+(cd "$B" && "$RUN" --config "$CONF" -- sh -c 'echo "$CARGO_HOME";
+    cat "$CARGO_HOME/config.toml" 2>&1; ls "$(dirname "$CARGO_HOME")/.."' \
+    ) >"$T/projb.out" 2>&1
+CB=$(find "$H/.cache/pisbx" -mindepth 1 -maxdepth 1 -type d -name "projb-*")
+check "another project: another cache directory" \
+    test -n "$CB" -a "$CB" != "$C"
+contains "... its CARGO_HOME" "$(cat "$T/projb.out")" "$CB/cargo"
+check "... without the first project's cargo config" \
+    sh -c "! grep -q rustc-wrapper '$T/projb.out'"
+check "... nor a sight of its cache" sh -c "! grep -q 'ws-' '$T/projb.out'"
+(cd "$B" && "$RUN" --config "$CONF" -- sh -c "echo x >'$C/cargo/planted'") \
+    >/dev/null 2>&1
+check "... nor a way to write there" test ! -e "$C/cargo/planted"
+eq "... and its record names it" "$(cat "$CB.workspace")" "$B"
 
 # 6. No secret is readable: the default, a re-exposed home, a re-exposed
 #    ~/.config; a store named on purpose is.

@@ -44,7 +44,7 @@ struct git_case {
 };
 
 /* Short, so every path built from them fits a PATH_MAX buffer. */
-static char	 top[128], ws[256], home[256], tmp[256], bin[256];
+static char	 top[128], ws[256], home[256], tmp[256], bin[256], rdir[256];
 
 static void	 mk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static struct config *conf_of(const char *json);
@@ -58,6 +58,7 @@ static void	 write_file(const char *text, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 static const struct fs_rule *rule_at(const struct fs_plan *, const char *);
 static int	 has(char *const *v, size_t n, const char *);
+static void	 cache_check(const struct fs_plan *, const char *project);
 static int	 setup(void **);
 static int	 teardown(void **);
 
@@ -127,7 +128,16 @@ static const struct git_case git_cases[] = {
 	{ "/w/.git/index.lock", 0, 0, "" },
 	{ "/w/.git/objects/ab/cdef", 0, 0, "" },
 	{ "/w/.git/refs/heads/main", 0, 0, "" },
-	{ "/w/.git/config.lock", 0, 0, "" },
+	{ "/w/.git/config.lock", 0, 0, "B1" },
+	{ "/w/.git/config.lock", 0, 1, "" },
+	{ "/w/.git/commondir.lock", 0, 1, "B1" },
+	{ "/w/.git/HEAD.lock", 0, 0, "" },
+	/* A rebase's, cherry-pick's or am's state: run by --continue. */
+	{ "/w/.git/rebase-merge", 1, 0, "B1" },
+	{ "/w/.git/rebase-merge/git-rebase-todo", 0, 0, "B2" },
+	{ "/w/.git/rebase-apply/0001", 0, 0, "B2" },
+	{ "/w/.git/sequencer", 1, 0, "B1" },
+	{ "/w/.git/worktrees/t/rebase-merge", 1, 0, "B3" },
 	{ "/w/.git/info/exclude", 0, 0, "" },
 	/* A linked worktree's git directory. */
 	{ "/w/.git/worktrees/t/config.worktree", 0, 0, "B3 S1" },
@@ -230,6 +240,7 @@ defaults(struct fs_inputs *in)
 	in->cwd = ws;
 	in->home = home;
 	in->tmpdir = tmp;
+	in->rundir = rdir;
 	in->exe_dir = bin;
 }
 
@@ -296,6 +307,7 @@ setup(void **state)
 	snprintf(ws, sizeof(ws), "%s/home/proj", top);
 	snprintf(home, sizeof(home), "%s/home", top);
 	snprintf(tmp, sizeof(tmp), "%s/run/tmp", top);
+	snprintf(rdir, sizeof(rdir), "%s/run", top);
 	snprintf(bin, sizeof(bin), "%s/bin", top);
 	mk("%s", ws);
 	mk("%s", tmp);
@@ -337,10 +349,9 @@ test_defaults(void **state)
 	assert_null(rule_at(&plan, bin));
 	assert_true(has(plan.writable, plan.nwritable, ws));
 	assert_true(has(plan.writable, plan.nwritable, tmp));
-	/* And the tool caches (filesystem.caches), made on the way. */
-	snprintf(p, sizeof(p), "%s/.cache/pisbx", home);
-	assert_string_equal(plan.cache_dir, p);
-	assert_true(has(plan.writable, plan.nwritable, p));
+	/* And the project's tool caches (filesystem.caches), made. */
+	cache_check(&plan, ws);
+	assert_true(has(plan.writable, plan.nwritable, plan.cache_dir));
 	assert_int_equal(plan.nwritable, 3);
 	/* Shallow first: the home before the workspace inside it. */
 	assert_true(rule_at(&plan, home) < rule_at(&plan, ws));
@@ -509,6 +520,119 @@ test_worktree(void **state)
 	snprintf(p, sizeof(p), "%s/home/proj/.git", top);
 	assert_true(fs_plan_guarded(&plan, p, 0));
 	fs_plan_free(&plan);
+}
+
+/*
+ * What is shown again inside a writable root under a hidden directory --
+ * the working directory, a worktree's git directories, a Unix socket,
+ * an allowRead entry -- stays writable: no read-only mount there.
+ */
+static void
+test_reexpose_in_root(void **state)
+{
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	const struct fs_rule	*r;
+	const char		*why;
+	char			 p[PATH_MAX], json[2 * PATH_MAX], cwd[PATH_MAX];
+	FILE			*f;
+
+	(void)state;
+	mk("%s/.git", ws);
+	mk("%s/src/gen", ws);
+	write_file("", "%s/src/s.sock", ws);
+	defaults(&in);
+	snprintf(cwd, sizeof(cwd), "%s/src", ws);
+	in.cwd = cwd;
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"allowRead\": "
+	    "[\"src/gen\"]}, \"network\": {\"allowUnixSockets\": "
+	    "[\"%s/src/s.sock\"]}}", ws);
+	assert_int_equal(build_in(&plan, json, &in), 0);
+	assert_string_equal(plan.workspace, ws);
+	assert_int_equal(rule_at(&plan, home)->action, FS_HIDE);
+	assert_int_equal(rule_at(&plan, ws)->action, FS_EXPOSE_RW);
+	assert_null(rule_at(&plan, cwd));
+	snprintf(p, sizeof(p), "%s/src/gen", ws);
+	assert_null(rule_at(&plan, p));
+	snprintf(p, sizeof(p), "%s/src/s.sock", ws);
+	assert_null(rule_at(&plan, p));
+	/* The mandatory set still applies at the working directory. */
+	assert_true(guarded(&plan, "%s/.claude/settings.json", cwd));
+	fs_plan_free(&plan);
+
+	/*
+	 * A linked worktree in the hidden home, its main repository there
+	 * too: with the main repository in allowWrite, both git directories
+	 * are writable (objects, refs, the worktree's index) and git's own
+	 * rules stay the guard's.
+	 */
+	snprintf(p, sizeof(p), "%s/.git", ws);
+	assert_int_equal(rmdir(p), 0);
+	mk("%s/main/.git/worktrees/proj/logs", home);
+	write_file("", "%s/main/.git/HEAD", home);
+	snprintf(p, sizeof(p), "%s/.git", ws);
+	assert_non_null(f = fopen(p, "w"));
+	fprintf(f, "gitdir: %s/main/.git/worktrees/proj\n", home);
+	fclose(f);
+	write_file("../..\n", "%s/main/.git/worktrees/proj/commondir", home);
+	build(&plan, "{\"filesystem\": {\"allowWrite\": [\".\", "
+	    "\"~/main\"]}}");
+	snprintf(p, sizeof(p), "%s/main", home);
+	assert_non_null(r = rule_at(&plan, p));
+	assert_int_equal(r->action, FS_EXPOSE_RW);
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/proj", home);
+	assert_null(rule_at(&plan, p));
+	assert_false(guarded(&plan, "%s/main/.git/worktrees/proj/index.lock",
+	    home));
+	snprintf(p, sizeof(p), "%s/main/.git", home);
+	assert_null(rule_at(&plan, p));
+	fs_plan_free(&plan);
+
+	/*
+	 * Without it: read-only, and the refusal names the entry to add and
+	 * the file to add it in.
+	 */
+	build(&plan, "{}");
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/proj", home);
+	assert_non_null(r = rule_at(&plan, p));
+	assert_int_equal(r->action, FS_EXPOSE_RO);
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/proj/index.lock", home);
+	assert_non_null(why = fs_plan_guarded(&plan, p, 0));
+	snprintf(p, sizeof(p), "set filesystem.allowWrite to [\".\", "
+	    "\"%s/main\"] in ", home);
+	assert_non_null(strstr(why, p));
+	fs_plan_free(&plan);
+	build(&plan, "{\"filesystem\": {\"allowWrite\": [\".\"]}}");
+	snprintf(p, sizeof(p), "%s/main/.git/objects/x", home);
+	assert_non_null(why = fs_plan_guarded(&plan, p, 0));
+	snprintf(p, sizeof(p), "add \"%s/main\" to filesystem.allowWrite in "
+	    "t.json", home);
+	assert_non_null(strstr(why, p));
+	fs_plan_free(&plan);
+}
+
+/* The refusal text of the git rules names what to do instead. */
+static void
+test_git_why(void **state)
+{
+	char	buf[2048];
+
+	(void)state;
+	fs_git_why("/w/a/.git", "c.json", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "a .git there"));
+	fs_git_why("/w/.git/hooks/pre-commit", "c.json", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "git configuration or hooks"));
+	fs_git_why("/w/.git/worktrees/feat/commondir", "c.json", buf,
+	    sizeof(buf));
+	assert_non_null(strstr(buf, "git worktree add cannot run in the "
+	    "sandbox"));
+	assert_non_null(strstr(buf, "git -C /w worktree add PATH BRANCH"));
+	assert_non_null(strstr(buf, "add \"/w\" to filesystem.allowWrite in "
+	    "c.json"));
+	/* A bare repository: the git directory itself. */
+	fs_git_why("/srv/r.git/worktrees/feat/config.worktree", "c.json", buf,
+	    sizeof(buf));
+	assert_non_null(strstr(buf, "git -C /srv/r.git worktree add"));
 }
 
 /* The guard's question, as a table. */
@@ -945,6 +1069,7 @@ struct home_case {
 	const char	*conf;
 	const char	*rel;		/* below the home directory */
 	int		 action;	/* FS_HIDE, FS_EXPOSE_RO, or -1: no rule */
+	int		 filtered;	/* shown from a filtered copy */
 };
 
 /*
@@ -953,61 +1078,75 @@ struct home_case {
  */
 static const struct home_case home_cases[] = {
 	/* the default: each toolchain place, read-only; secrets unseen */
-	{ "{}", ".cargo/bin", FS_EXPOSE_RO },
-	{ "{}", ".rustup", FS_EXPOSE_RO },
-	{ "{}", ".pyenv", FS_EXPOSE_RO },
-	{ "{}", ".nvm", FS_EXPOSE_RO },
-	{ "{}", ".local/bin", FS_EXPOSE_RO },
-	{ "{}", ".local/share/mise", FS_EXPOSE_RO },
-	{ "{}", ".gitconfig", FS_EXPOSE_RO },
-	{ "{}", ".config/git/config", FS_EXPOSE_RO },
-	{ "{}", ".cargo", -1 },			/* only its bin */
-	{ "{}", ".cargo/credentials.toml", -1 },
-	{ "{}", ".config/git/credentials", -1 },
-	{ "{}", ".git-credentials", -1 },	/* hidden with the home */
-	{ "{}", ".ssh", -1 },
-	{ "{}", ".local/share/keyrings", -1 },
+	{ "{}", ".cargo/bin", FS_EXPOSE_RO, 0 },
+	{ "{}", ".rustup", FS_EXPOSE_RO, 0 },
+	{ "{}", ".pyenv", FS_EXPOSE_RO, 0 },
+	{ "{}", ".nvm", FS_EXPOSE_RO, 0 },
+	{ "{}", ".local/bin", FS_EXPOSE_RO, 0 },
+	{ "{}", ".local/share/mise", FS_EXPOSE_RO, 0 },
+	/* settings files that hold credentials too: filtered copies */
+	{ "{}", ".gitconfig", FS_EXPOSE_RO, 1 },
+	{ "{}", ".config/git/config", FS_EXPOSE_RO, 1 },
+	{ "{}", ".npmrc", FS_EXPOSE_RO, 1 },
+	{ "{}", ".config/pip/pip.conf", FS_EXPOSE_RO, 1 },
+	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".npmrc",
+	    FS_EXPOSE_RO, 1 },
+	{ "{\"filesystem\": {\"allowRead\": [\"~/.config\"]}}",
+	    ".config/git/config", FS_EXPOSE_RO, 1 },
+	{ "{\"filesystem\": {\"toolchains\": {\"npm\": false}}}", ".npmrc",
+	    -1, 0 },
+	{ "{\"filesystem\": {\"toolchains\": {\"npm\": false}, "
+	    "\"allowRead\": [\"~\"]}}", ".npmrc", FS_EXPOSE_RO, 1 },
+	/* ... the file itself named: shown as it is */
+	{ "{\"filesystem\": {\"allowRead\": [\"~/.npmrc\"]}}", ".npmrc",
+	    FS_EXPOSE_RO, 0 },
+	{ "{}", ".cargo", -1, 0 },			/* only its bin */
+	{ "{}", ".cargo/credentials.toml", -1, 0 },
+	{ "{}", ".config/git/credentials", -1, 0 },
+	{ "{}", ".git-credentials", -1, 0 },	/* hidden with the home */
+	{ "{}", ".ssh", -1, 0 },
+	{ "{}", ".local/share/keyrings", -1, 0 },
 	/* switched off: one, or all */
 	{ "{\"filesystem\": {\"toolchains\": {\"pyenv\": false}}}", ".pyenv",
-	    -1 },
+	    -1, 0 },
 	{ "{\"filesystem\": {\"toolchains\": {\"pyenv\": false}}}", ".nvm",
-	    FS_EXPOSE_RO },
-	{ "{\"filesystem\": {\"toolchains\": false}}", ".cargo/bin", -1 },
-	{ "{\"filesystem\": {\"toolchains\": false}}", ".gitconfig", -1 },
+	    FS_EXPOSE_RO, 0 },
+	{ "{\"filesystem\": {\"toolchains\": false}}", ".cargo/bin", -1, 0 },
+	{ "{\"filesystem\": {\"toolchains\": false}}", ".gitconfig", -1, 0 },
 	/*
 	 * the user's own denyRead at a place wins over the default: not
 	 * re-exposed, hidden with the home (no rule of its own: nothing to
 	 * mount on inside the home's empty tmpfs)
 	 */
 	{ "{\"filesystem\": {\"denyRead\": [\"~\", \"~/.pyenv\"]}}", ".pyenv",
-	    -1 },
+	    -1, 0 },
 	{ "{\"filesystem\": {\"denyRead\": [\"~\", \"~/.pyenv\"]}}", ".nvm",
-	    FS_EXPOSE_RO },
+	    FS_EXPOSE_RO, 0 },
 	/* a parent re-exposed: every secret store hidden again */
-	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".ssh", FS_HIDE },
+	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".ssh", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".git-credentials",
-	    FS_HIDE },
+	    FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}",
-	    ".claude/.credentials.json", FS_HIDE },
+	    ".claude/.credentials.json", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}", ".bash_history",
-	    FS_HIDE },
+	    FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\"]}}",
-	    ".local/share/keyrings", FS_HIDE },
+	    ".local/share/keyrings", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~/.config\"]}}",
-	    ".config/gh", FS_HIDE },
+	    ".config/gh", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~/.config\"]}}",
-	    ".config/git/credentials", FS_HIDE },
+	    ".config/git/credentials", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~/.cargo\"]}}",
-	    ".cargo/credentials.toml", FS_HIDE },
+	    ".cargo/credentials.toml", FS_HIDE, 0 },
 	{ "{\"filesystem\": {\"denyRead\": [\"/nonexistent\"]}}", ".aws",
-	    FS_HIDE },
+	    FS_HIDE, 0 },
 	/* ... unless the config names the store itself, or inside it */
 	{ "{\"filesystem\": {\"allowRead\": [\"~\", \"~/.ssh\"]}}", ".ssh",
-	    FS_EXPOSE_RO },
+	    -1, 0 },	/* shown with the home: no mount of its own */
 	{ "{\"filesystem\": {\"allowRead\": [\"~/.ssh/known_hosts\"]}}",
-	    ".ssh", -1 },
+	    ".ssh", -1, 0 },
 	{ "{\"filesystem\": {\"allowRead\": [\"~\", \"~/.ssh\"]}}", ".aws",
-	    FS_HIDE },
+	    FS_HIDE, 0 },
 };
 
 /* The home's places for home_cases: toolchains, secrets, one file each. */
@@ -1022,7 +1161,8 @@ home_layout(void)
 	static const char *const files[] = {
 		".gitconfig", ".config/git/config", ".config/git/credentials",
 		".git-credentials", ".cargo/credentials.toml", ".bash_history",
-		".ssh/known_hosts", ".claude/.credentials.json",
+		".ssh/known_hosts", ".claude/.credentials.json", ".npmrc",
+		".config/pip/pip.conf",
 	};
 	char	 p[PATH_MAX], *s;
 	size_t	 i;
@@ -1063,44 +1203,129 @@ test_home_defaults(void **state)
 			print_error("%s, ~/%s: rule %d, want %d\n", c->conf,
 			    c->rel, got, c->action);
 			failed++;
+		} else if (r != NULL && (r->source != NULL) != c->filtered) {
+			print_error("%s, ~/%s: %s, want %s\n", c->conf, c->rel,
+			    r->source != NULL ? "a copy" : "the file",
+			    c->filtered ? "a copy" : "the file");
+			failed++;
 		}
 		fs_plan_free(&plan);
 	}
 	assert_int_equal(failed, 0);
 }
 
-/* filesystem.caches: one writable directory, made; none when off. */
+/*
+ * That the plan's cache directory is the project's own:
+ * ~/.cache/pisbx/<its name>-<32 hex digits>, 0700, with a record beside
+ * it naming the project.
+ */
+static void
+cache_check(const struct fs_plan *plan, const char *project)
+{
+	struct stat	 st;
+	char		 p[PATH_MAX], line[PATH_MAX];
+	const char	*base = strrchr(project, '/') + 1, *h;
+	FILE		*f;
+	size_t		 i;
+
+	assert_non_null(plan->cache_dir);
+	snprintf(p, sizeof(p), "%s/.cache/pisbx/%s-", home, base);
+	assert_int_equal(strncmp(plan->cache_dir, p, strlen(p)), 0);
+	h = plan->cache_dir + strlen(p);
+	assert_int_equal(strlen(h), 32);
+	for (i = 0; i < 32; i++)
+		assert_non_null(strchr("0123456789abcdef", h[i]));
+	assert_int_equal(lstat(plan->cache_dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	snprintf(p, sizeof(p), "%s.workspace", plan->cache_dir);
+	assert_non_null(f = fopen(p, "r"));
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	assert_string_equal(line, project);
+}
+
+/*
+ * filesystem.caches: one writable directory per project, made, named by
+ * a record beside it; none when off, when the record names another
+ * project, or when a link stands in for a directory.
+ */
 static void
 test_caches(void **state)
 {
-	struct fs_plan	 plan;
-	struct stat	 st;
-	char		 p[PATH_MAX];
+	struct fs_plan		 plan;
+	struct fs_inputs	 in;
+	struct stat		 st;
+	char			 p[PATH_MAX], other[PATH_MAX], *first;
 
 	(void)state;
 	snprintf(p, sizeof(p), "%s/.cache/pisbx", home);
 	build(&plan, "{\"filesystem\": {\"caches\": false}}");
 	assert_null(plan.cache_dir);
-	assert_false(has(plan.writable, plan.nwritable, p));
 	assert_int_equal(stat(p, &st), -1);
 	fs_plan_free(&plan);
 	build(&plan, "{\"filesystem\": {\"caches\": {\"cargo\": false}}}");
-	assert_string_equal(plan.cache_dir, p);
-	assert_true(has(plan.writable, plan.nwritable, p));
+	cache_check(&plan, ws);
+	assert_true(has(plan.writable, plan.nwritable, plan.cache_dir));
+	/* Not the caches of every project: their directory stays as is. */
+	assert_false(has(plan.writable, plan.nwritable, p));
 	assert_int_equal(stat(p, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0700);
 	/* Its top is a root like any: the mandatory set applies. */
-	assert_true(guarded(&plan, "%s/.bashrc", p));
+	assert_true(guarded(&plan, "%s/.bashrc", plan.cache_dir));
+	assert_non_null(first = strdup(plan.cache_dir));
 	fs_plan_free(&plan);
-	/* A link planted in its place: no caches, its target untouched. */
-	assert_int_equal(rmdir(p), 0);
-	assert_int_equal(symlink(home, p), 0);
+
+	/* The same project from a subdirectory of its work tree: the same. */
+	mk("%s/.git", ws);
+	mk("%s/src", ws);
+	defaults(&in);
+	snprintf(other, sizeof(other), "%s/src", ws);
+	in.cwd = other;
+	assert_int_equal(build_in(&plan, "{}", &in), 0);
+	assert_string_equal(plan.cache_dir, first);
+	fs_plan_free(&plan);
+
+	/* Another project, even of the same name: another directory. */
+	snprintf(other, sizeof(other), "%s/elsewhere/proj", top);
+	mk("%s", other);
+	in.cwd = other;
+	assert_int_equal(build_in(&plan, "{}", &in), 0);
+	cache_check(&plan, other);
+	assert_string_not_equal(plan.cache_dir, first);
+	fs_plan_free(&plan);
+
+	/* A record that names another project: no caches. */
+	snprintf(other, sizeof(other), "%s.workspace", first);
+	write_file("/somewhere/else\n", "%s", other);
+	build(&plan, "{}");
+	assert_null(plan.cache_dir);
+	fs_plan_free(&plan);
+	write_file("", "%s", other);
+	build(&plan, "{}");
+	assert_null(plan.cache_dir);
+	fs_plan_free(&plan);
+	assert_int_equal(unlink(other), 0);
+
+	/* A link planted in a directory's place: no caches, target as is. */
+	assert_int_equal(rmdir(first), 0);
+	assert_int_equal(symlink(home, first), 0);
 	build(&plan, "{}");
 	assert_null(plan.cache_dir);
 	assert_false(has(plan.writable, plan.nwritable, home));
 	fs_plan_free(&plan);
+	assert_int_equal(unlink(first), 0);
+	snprintf(other, sizeof(other), "%s.workspace", first);
+	unlink(other);
+	snprintf(other, sizeof(other), "%s/.cache/moved", home);
+	assert_int_equal(rename(p, other), 0);
+	assert_int_equal(symlink(other, p), 0);
+	build(&plan, "{}");
+	assert_null(plan.cache_dir);
+	fs_plan_free(&plan);
 	assert_int_equal(unlink(p), 0);
+	free(first);
 }
 
 /*
@@ -1231,10 +1456,20 @@ test_nested_hide(void **state)
 	assert_int_equal(rule_at(&plan, p)->action, FS_HIDE);
 	snprintf(p, sizeof(p), "%s/a/b", ws);
 	assert_null(rule_at(&plan, p));
+	/* In the workspace: shown again, and writable like it. */
 	snprintf(p, sizeof(p), "%s/a/b/c", ws);
-	assert_int_equal(rule_at(&plan, p)->action, FS_EXPOSE_RO);
+	assert_int_equal(rule_at(&plan, p)->action, FS_EXPOSE_RW);
 	snprintf(p, sizeof(p), "%s/a/b/c/d", ws);
 	assert_int_equal(rule_at(&plan, p)->action, FS_HIDE);
+	fs_plan_free(&plan);
+	/* Outside every writable root: read-only. */
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"denyRead\": "
+	    "[\"%s/a\", \"%s/a/b\", \"%s/a/b/c/d\"], \"allowRead\": "
+	    "[\"%s/a/b/c\"], \"allowWrite\": [\"%s/run\"]}}", ws, ws, ws, ws,
+	    top);
+	build(&plan, json);
+	snprintf(p, sizeof(p), "%s/a/b/c", ws);
+	assert_int_equal(rule_at(&plan, p)->action, FS_EXPOSE_RO);
 	fs_plan_free(&plan);
 }
 
@@ -1253,6 +1488,9 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reexpose_in_root, setup,
+		    teardown),
+		cmocka_unit_test(test_git_why),
 		cmocka_unit_test_setup_teardown(test_guarded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guarded_index, setup,
 		    teardown),
