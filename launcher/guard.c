@@ -29,6 +29,18 @@
  * protected name are refused too, so a prepared tree cannot be moved
  * into place.
  *
+ * Names are resolved as the caller's kernel would, never in the guard's
+ * own context: there "/proc/self" (and /dev/fd, a link to it) is the
+ * guard, and /proc/<pid>/fd/N opens what the guard may open.  So the
+ * kernel walks a directory path only when it has no symlink (openat2
+ * RESOLVE_NO_SYMLINKS, which refuses magic links too) and does not end
+ * in procfs; otherwise the guard walks it one component at a time
+ * (guard_walk): a symlink's text is spliced in, "self" and "thread-self"
+ * become the caller's ids, and a magic link is followed only in the
+ * caller's own /proc directory.  Any other name in /proc is refused
+ * (guard_proc_refuse).  The process holds nothing but the report channel
+ * besides (reaper_close_all), a socket no name reopens.
+ *
  * Where it runs: in the reaper, PID 1 of the sandbox, as a few threads
  * (guard_start), so it is an ancestor of every process it serves --
  * which Yama's ptrace_scope=1 requires of whoever reads a process's
@@ -207,6 +219,7 @@ struct guard_path {
 struct guard_req {
 	struct guard	*g;
 	pid_t		 pid;		/* the calling thread */
+	pid_t		 tgid;		/* its process (0: not read yet) */
 	uint64_t	 id;
 };
 
@@ -226,12 +239,15 @@ static int	guard_read_str(struct guard_req *, uint64_t addr, char *buf,
 static int	guard_valid(struct guard_req *);
 static int	guard_unreadable(struct guard_req *);
 static int	guard_base(struct guard_req *, int dfd);
-static const char *guard_self(struct guard_req *, const char *path,
-		    char *buf, size_t size);
+static pid_t	guard_tgid(struct guard_req *);
 static int	guard_on_proc(int fd);
+static int	guard_proc_where(struct guard_req *, int fd, char *buf,
+		    size_t size);
+static int	guard_proc_refuse(struct guard_req *, const char *path);
+static int	guard_walk(struct guard_req *, int base, const char *dir);
 static int	guard_lexical(const char *base, const char *dir, char *out,
 		    size_t size);
-static int	guard_resolve(struct guard *, int base, int own,
+static int	guard_resolve(struct guard_req *, int base, int own,
 		    const char *basepath, const char *path, struct guard_path *);
 static const char *guard_dir_path(struct guard *, int fd, char *buf,
 		    size_t size);
@@ -240,7 +256,8 @@ static int	guard_at_str(struct guard_req *, int dfd, const char *raw,
 		    struct guard_path *);
 static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
 		    struct guard_path *);
-static int	guard_magic(struct guard_req *, struct guard_path *);
+static int	guard_magic(struct guard_req *, struct guard_path *,
+		    int follow);
 static int	guard_final(struct guard_req *, struct guard_path *,
 		    int follow, int look);
 static int	guard_made_has(const struct guard *, const struct stat *);
@@ -460,31 +477,16 @@ guard_base(struct guard_req *gr, int dfd)
 	return open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-/*
- * "/proc/self" and "/proc/thread-self" name the guard when the guard
- * resolves them: rewrite them to the command's pid ("/dev/stdout" is a
- * link to /proc/self/fd/1).
- */
-static const char *
-guard_self(struct guard_req *gr, const char *path, char *buf, size_t size)
+/* The caller's process id (its thread group), read once per request. */
+static pid_t
+guard_tgid(struct guard_req *gr)
 {
-	const char	*p = path, *rest;
-	char		 st[64], line[128];
-	FILE		*f;
-	long		 tgid = gr->pid;
+	char	 st[64], line[128];
+	FILE	*f;
+	long	 tgid = 0;
 
-	while (*p == '/')
-		p++;
-	if (p == path || strncmp(p, "proc/", 5) != 0)
-		return path;
-	p += 5;
-	if (strncmp(p, "self", 4) == 0 && (p[4] == '/' || p[4] == '\0'))
-		rest = p + 4;
-	else if (strncmp(p, "thread-self", 11) == 0 &&
-	    (p[11] == '/' || p[11] == '\0'))
-		rest = p + 11;
-	else
-		return path;
+	if (gr->tgid != 0)
+		return gr->tgid;
 	snprintf(st, sizeof(st), "/proc/%ld/status", (long)gr->pid);
 	if ((f = fopen(st, "re")) != NULL) {
 		while (fgets(line, sizeof(line), f) != NULL)
@@ -492,12 +494,8 @@ guard_self(struct guard_req *gr, const char *path, char *buf, size_t size)
 				tgid = strtol(line + 5, NULL, 10);
 		fclose(f);
 	}
-	if (p[0] == 's')
-		snprintf(buf, size, "/proc/%ld%s", tgid, rest);
-	else
-		snprintf(buf, size, "/proc/%ld/task/%ld%s", tgid,
-		    (long)gr->pid, rest);
-	return buf;
+	gr->tgid = tgid > 0 ? (pid_t)tgid : gr->pid;
+	return gr->tgid;
 }
 
 static int
@@ -506,6 +504,193 @@ guard_on_proc(int fd)
 	struct statfs	sfs;
 
 	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+}
+
+/*
+ * Where the procfs directory or file fd lies, by the kernel's name for it
+ * (the sandbox's procfs is mounted on /proc, and nothing can mount
+ * another): GUARD_PROC_ROOT for /proc itself, GUARD_PROC_CALLER within
+ * /proc/<the caller's process or thread>, else GUARD_PROC_OTHER -- which
+ * the guard never reaches into for the command.  buf gets the name.
+ */
+#define GUARD_PROC_ROOT		1
+#define GUARD_PROC_CALLER	2
+#define GUARD_PROC_OTHER	3
+static int
+guard_proc_where(struct guard_req *gr, int fd, char *buf, size_t size)
+{
+	char	 link[64], *end;
+	ssize_t	 n;
+	long	 pid;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, buf, size - 1)) <= 0 || (size_t)n == size - 1) {
+		snprintf(buf, size, "(a file in /proc)");
+		return GUARD_PROC_OTHER;
+	}
+	buf[n] = '\0';
+	if (strcmp(buf, "/proc") == 0)
+		return GUARD_PROC_ROOT;
+	if (strncmp(buf, "/proc/", 6) != 0 || buf[6] < '1' || buf[6] > '9')
+		return GUARD_PROC_OTHER;
+	errno = 0;
+	pid = strtol(buf + 6, &end, 10);
+	if (errno != 0 || (*end != '/' && *end != '\0'))
+		return GUARD_PROC_OTHER;
+	return pid == (long)gr->pid || pid == (long)guard_tgid(gr) ?
+	    GUARD_PROC_CALLER : GUARD_PROC_OTHER;
+}
+
+/*
+ * A path through /proc to something not the caller's own: the guard
+ * would open it as itself -- its own descriptors (the host's devices, the
+ * report channel), its memory, other processes' files -- so it is
+ * refused, and said.  -EACCES.
+ */
+static int
+guard_proc_refuse(struct guard_req *gr, const char *path)
+{
+	guard_refuse(gr, path, "open", "a name in /proc that is not the "
+	    "calling process's own: through /proc a command reaches only "
+	    "its own descriptors, cwd and root (/proc/self/fd/N, /dev/fd/N, "
+	    "/dev/stdout) when it creates or writes (see pisbx-run(1), "
+	    "FILESYSTEM)");
+	return -EACCES;
+}
+
+/*
+ * Open the directory dir (relative to base; absolute from the root) as
+ * the caller's own lookup would, without ever letting the kernel follow
+ * a link in the guard's context, where "/proc/self" is the guard and
+ * /proc/<pid>/fd/N opens whatever the guard may (redteam #1).  One
+ * component at a time, O_NOFOLLOW: a symlink's text is spliced into what
+ * is left; "self" and "thread-self" at the procfs root become the
+ * caller's ids; a procfs magic link (fd/N, cwd, root...) is followed
+ * only in the caller's own /proc directory, where it names the caller's
+ * object.  The O_PATH fd, or -errno (a refusal said).
+ */
+static int
+guard_walk(struct guard_req *gr, int base, const char *dir)
+{
+	struct stat	 st;
+	char		 rest[PATH_MAX], tmp[PATH_MAX], comp[NAME_MAX + 1];
+	char		 target[PATH_MAX], where[PATH_MAX];
+	const char	*p, *e;
+	size_t		 n;
+	ssize_t		 tl;
+	int		 cur, fd, hops = 0, magic = 0, w, rc;
+
+	if ((size_t)snprintf(rest, sizeof(rest), "%s", dir) >= sizeof(rest))
+		return -ENAMETOOLONG;
+	p = rest;
+	cur = fcntl(*p == '/' ? gr->g->root : base, F_DUPFD_CLOEXEC, 3);
+	if (cur == -1)
+		return -errno;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchrnul(p, '/');
+		if ((n = (size_t)(e - p)) > NAME_MAX) {
+			rc = -ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p = e;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		w = guard_on_proc(cur) ? guard_proc_where(gr, cur, where,
+		    sizeof(where)) : 0;
+		if (w == GUARD_PROC_ROOT && (strcmp(comp, "self") == 0 ||
+		    strcmp(comp, "thread-self") == 0)) {
+			/* What the caller's kernel would read there. */
+			if (comp[0] == 's')
+				n = (size_t)snprintf(tmp, sizeof(tmp), "%ld%s",
+				    (long)guard_tgid(gr), p);
+			else
+				n = (size_t)snprintf(tmp, sizeof(tmp),
+				    "%ld/task/%ld%s", (long)guard_tgid(gr),
+				    (long)gr->pid, p);
+			if (n >= sizeof(tmp)) {
+				rc = -ENAMETOOLONG;
+				goto fail;
+			}
+			memcpy(rest, tmp, n + 1);
+			p = rest;
+			continue;
+		}
+		if ((fd = openat(cur, comp, O_PATH | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
+			rc = -errno;
+			if (fd != -1)
+				close(fd);
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode) && w != 0 && w != GUARD_PROC_ROOT) {
+			/* A magic link: the caller's own, or nothing. */
+			close(fd);
+			if (w != GUARD_PROC_CALLER) {
+				rc = guard_proc_refuse(gr, where);
+				goto fail;
+			}
+			if ((fd = openat(cur, comp, O_PATH | O_CLOEXEC)) ==
+			    -1 || fstat(fd, &st) == -1) {
+				rc = -errno;
+				if (fd != -1)
+					close(fd);
+				goto fail;
+			}
+			magic = 1;
+		} else if (S_ISLNK(st.st_mode)) {
+			if (++hops > GUARD_MAXLINKS) {
+				close(fd);
+				rc = -ELOOP;
+				goto fail;
+			}
+			tl = readlinkat(fd, "", target, sizeof(target) - 1);
+			close(fd);
+			if (tl <= 0) {
+				rc = -ELOOP;
+				goto fail;
+			}
+			target[tl] = '\0';
+			if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", target,
+			    p) >= sizeof(tmp)) {
+				rc = -ENAMETOOLONG;
+				goto fail;
+			}
+			memcpy(rest, tmp, strlen(tmp) + 1);
+			p = rest;
+			if (target[0] == '/') {
+				close(cur);
+				if ((cur = fcntl(gr->g->root, F_DUPFD_CLOEXEC,
+				    3)) == -1)
+					return -errno;
+			}
+			continue;
+		}
+		close(cur);
+		cur = fd;
+		if (!S_ISDIR(st.st_mode)) {
+			rc = -ENOTDIR;
+			goto fail;
+		}
+	}
+	/* The directory reached: the caller's, in procfs. */
+	if (guard_on_proc(cur) && guard_proc_where(gr, cur, where,
+	    sizeof(where)) == GUARD_PROC_OTHER) {
+		rc = guard_proc_refuse(gr, where);
+		goto fail;
+	}
+	/* A magic link named the caller's object only if it still waits. */
+	if (magic && (rc = guard_valid(gr)) < 0)
+		goto fail;
+	return cur;
+fail:
+	close(cur);
+	return rc;
 }
 
 /*
@@ -562,7 +747,7 @@ guard_lexical(const char *base, const char *dir, char *out, size_t size)
  * own, base is the caller's to give: it becomes the parent, or is closed.
  */
 static int
-guard_resolve(struct guard *g, int base, int own, const char *basepath,
+guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
     const char *path, struct guard_path *gp)
 {
 	struct open_how	 how;
@@ -571,7 +756,7 @@ guard_resolve(struct guard *g, int base, int own, const char *basepath,
 	const char	*slash, *d;
 	size_t		 len, end;
 	ssize_t		 n;
-	int		 named = 0, err;
+	int		 named = 0, err = 0, w;
 
 	gp->parent = -1;
 	len = strlen(path);
@@ -606,23 +791,52 @@ guard_resolve(struct guard *g, int base, int own, const char *basepath,
 	while (*d == '/')
 		d++;
 	if (*d == '\0') {
-		gp->parent = own ? base : fcntl(base, F_DUPFD_CLOEXEC, 3);
-		own = 0;
+		/* "/name" or "name": in the root, or in base. */
+		if (path[0] == '/') {
+			gp->parent = fcntl(gr->g->root, F_DUPFD_CLOEXEC, 3);
+		} else {
+			gp->parent = own ? base : fcntl(base, F_DUPFD_CLOEXEC,
+			    3);
+			own = 0;
+		}
+		err = errno;
 		named = basepath != NULL;
-	} else if (basepath != NULL && g->lexical) {
-		memset(&how, 0, sizeof(how));
-		how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-		how.resolve = RESOLVE_NO_SYMLINKS;
-		gp->parent = (int)syscall(SYS_openat2, base, d, &how,
-		    sizeof(how));
-		named = gp->parent != -1;
-		/* ELOOP: a symlink on the way, which the kernel follows. */
-		if (gp->parent == -1 && errno == ELOOP)
-			gp->parent = openat(base, d, O_PATH | O_DIRECTORY |
-			    O_CLOEXEC);
-	} else
-		gp->parent = openat(base, d, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	err = errno;
+		/* A base in procfs: the caller's own, or nothing. */
+		if (gp->parent != -1 && guard_on_proc(gp->parent) &&
+		    guard_proc_where(gr, gp->parent, real, sizeof(real)) ==
+		    GUARD_PROC_OTHER) {
+			close(gp->parent);
+			gp->parent = -1;
+			err = -guard_proc_refuse(gr, real);
+		}
+	} else {
+		/*
+		 * No symlink on the way (no magic link either): the kernel
+		 * may walk it, and the text names it.  Else, or in procfs,
+		 * the guard walks it (guard_walk).
+		 */
+		if (gr->g->lexical) {
+			memset(&how, 0, sizeof(how));
+			how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+			how.resolve = RESOLVE_NO_SYMLINKS;
+			gp->parent = (int)syscall(SYS_openat2, path[0] == '/' ?
+			    gr->g->root : base, dir, &how, sizeof(how));
+			err = errno;
+			if (gp->parent != -1 && guard_on_proc(gp->parent)) {
+				close(gp->parent);
+				gp->parent = -1;
+				err = ELOOP;
+			}
+			named = gp->parent != -1 && basepath != NULL;
+		}
+		if (gp->parent == -1 && (!gr->g->lexical || err == ELOOP ||
+		    err == ENOSYS)) {
+			if ((w = guard_walk(gr, base, dir)) < 0)
+				err = -w;
+			else
+				gp->parent = w;
+		}
+	}
 	if (own)
 		close(base);
 	if (gp->parent == -1)
@@ -732,16 +946,15 @@ static int
 guard_at_str(struct guard_req *gr, int dfd, const char *raw,
     struct guard_path *gp)
 {
-	char		 buf[PATH_MAX], bp[PATH_MAX];
-	const char	*path;
+	char		 bp[PATH_MAX];
+	const char	*path = raw;
 	int		 base, rc;
 
 	gp->parent = -1;
-	path = guard_self(gr, raw, buf, sizeof(buf));
 	if (path[0] == '/') {
 		if ((rc = guard_valid(gr)) < 0)
 			return rc;
-		return guard_resolve(gr->g, gr->g->root, 0, "/", path, gp);
+		return guard_resolve(gr, gr->g->root, 0, "/", path, gp);
 	}
 	if ((base = guard_base(gr, dfd)) < 0)
 		return base == -EBADF ? -EBADF : -errno;
@@ -749,7 +962,7 @@ guard_at_str(struct guard_req *gr, int dfd, const char *raw,
 		close(base);
 		return rc;
 	}
-	return guard_resolve(gr->g, base, 1, guard_dir_path(gr->g, base, bp,
+	return guard_resolve(gr, base, 1, guard_dir_path(gr->g, base, bp,
 	    sizeof(bp)), path, gp);
 }
 
@@ -767,38 +980,73 @@ guard_at(struct guard_req *gr, int dfd, uint64_t addr, struct guard_path *gp)
 }
 
 /*
- * The last component lies in procfs.  Its magic links (/proc/PID/fd/N,
- * /proc/PID/cwd) reopen a file the command holds, which the kernel finds
- * and a readlink can only name: the guard opens it (O_PATH) as the kernel
- * would, and checks the name of what it got.  A pipe, a socket or a
- * deleted file has no name to protect; a procfs file is itself.
+ * The last component lies in procfs, in the caller's own directory (or
+ * the procfs root, where nothing is the caller's to write).  A magic
+ * link (/proc/PID/fd/N, /proc/PID/cwd) reopens a file the caller holds,
+ * which the kernel finds and a readlink can only name: the guard opens
+ * it (O_PATH) in the caller's directory, and checks the name of what it
+ * got; the file is then opened through that very fd (gp->magic), never
+ * through the link again (the caller may change its descriptor).  A
+ * pipe, a socket or a deleted file has no name to protect; a procfs file
+ * is itself (gp->proc), when it is the caller's.
  */
 static int
-guard_magic(struct guard_req *gr, struct guard_path *gp)
+guard_magic(struct guard_req *gr, struct guard_path *gp, int follow)
 {
-	char	link[64], real[PATH_MAX];
-	ssize_t	n;
-	int	fd, rc;
+	struct stat	st;
+	char		link[64], real[PATH_MAX], where[PATH_MAX];
+	ssize_t		n;
+	int		fd, rc, w;
 
-	if ((fd = openat(gp->parent, gp->name, O_PATH | O_CLOEXEC)) == -1)
-		return -errno;
-	if (guard_on_proc(fd)) {
+	w = guard_proc_where(gr, gp->parent, where, sizeof(where));
+	if (w == GUARD_PROC_ROOT) {
+		if ((size_t)snprintf(where, sizeof(where), "/proc/%s",
+		    gp->name) >= sizeof(where))
+			return -ENAMETOOLONG;
+		return guard_proc_refuse(gr, where);
+	}
+	if (w != GUARD_PROC_CALLER)
+		return guard_proc_refuse(gr, where);
+	if ((fd = openat(gp->parent, gp->name, O_PATH | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
+		rc = -errno;
+		if (fd != -1)
+			close(fd);
+		return rc;
+	}
+	if (S_ISLNK(st.st_mode)) {
 		close(fd);
+		if (!follow)
+			return -ELOOP;
+		if ((fd = openat(gp->parent, gp->name, O_PATH | O_CLOEXEC)) ==
+		    -1)
+			return -errno;
+		/* The link was the caller's only if it still waits. */
+		if ((rc = guard_valid(gr)) < 0) {
+			close(fd);
+			return rc;
+		}
+	}
+	close(gp->parent);
+	gp->parent = -1;
+	gp->magic = fd;
+	gp->full[0] = '\0';
+	if (guard_on_proc(fd)) {
+		/* The caller's own procfs file, or a way out: refused. */
+		if (guard_proc_where(gr, fd, where, sizeof(where)) ==
+		    GUARD_PROC_OTHER)
+			return guard_proc_refuse(gr, where);
 		gp->proc = 1;
 		return 0;
 	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, real, sizeof(real) - 1);
-	close(gp->parent);
-	gp->parent = -1;
-	gp->magic = fd;
-	gp->full[0] = '\0';
 	if (n <= 0 || real[0] != '/' || (n > 10 &&
 	    strcmp(real + n - 10, " (deleted)") == 0))
 		return 0;	/* nothing named */
 	real[n] = '\0';
 	/* Its directory, for the git questions (the root is the command's). */
-	if ((rc = guard_resolve(gr->g, gr->g->root, 0, "/", real, gp)) < 0) {
+	if ((rc = guard_resolve(gr, gr->g->root, 0, "/", real, gp)) < 0) {
 		/* A name outside this mount namespace: check it alone. */
 		if (gp->parent != -1)
 			close(gp->parent);
@@ -818,7 +1066,7 @@ guard_magic(struct guard_req *gr, struct guard_path *gp)
 static int
 guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 {
-	char		 target[PATH_MAX], buf[PATH_MAX], dir[PATH_MAX];
+	char		 target[PATH_MAX], dir[PATH_MAX];
 	char		*slash;
 	ssize_t		 n;
 	int		 hops, base, rc;
@@ -827,7 +1075,7 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 		gp->exists = 0;
 		memset(&gp->st, 0, sizeof(gp->st));
 		if (guard_on_proc(gp->parent))
-			return gp->dots ? 0 : guard_magic(gr, gp);
+			return guard_magic(gr, gp, follow);
 		if (!look && !follow)
 			return 0;
 		if (fstatat(gp->parent, gp->name, &gp->st,
@@ -845,11 +1093,9 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 			return -ELOOP;
 		target[n] = '\0';
 		if (target[0] == '/') {
-			if (guard_self(gr, target, buf, sizeof(buf)) != buf)
-				snprintf(buf, sizeof(buf), "%s", target);
 			close(gp->parent);
 			gp->parent = -1;
-			rc = guard_resolve(gr->g, gr->g->root, 0, "/", buf, gp);
+			rc = guard_resolve(gr, gr->g->root, 0, "/", target, gp);
 		} else {
 			/* Relative to the link's directory, whose path is known. */
 			snprintf(dir, sizeof(dir), "%s", gp->full);
@@ -857,7 +1103,7 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 				slash[slash == dir ? 1 : 0] = '\0';
 			base = gp->parent;
 			gp->parent = -1;
-			rc = guard_resolve(gr->g, base, 1, dir, target, gp);
+			rc = guard_resolve(gr, base, 1, dir, target, gp);
 		}
 		if (rc < 0)
 			return rc;
@@ -1703,10 +1949,6 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)),
 	    !excl)) < 0)
 		goto done;
-	if (gp.proc) {
-		rc = guard_install(gr, gp.parent, gp.name, flags, mode, 1, NULL);
-		goto done;
-	}
 	if ((rc = guard_check(gr, &gp, 0, excl ? NULL : (flags & O_CREAT) &&
 	    (gp.parent == -1 || !gp.exists) ? "create" : "write")) < 0)
 		goto done;
@@ -1750,7 +1992,7 @@ guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
 		fd = fcntl(gp.magic, F_DUPFD_CLOEXEC, 3);
 	else
 		fd = openat(gp.parent, gp.name, O_PATH | O_CLOEXEC |
-		    (gp.proc ? 0 : O_NOFOLLOW));
+		    O_NOFOLLOW);
 	if (fd == -1 || fstat(fd, &st) == -1) {
 		rc = -errno;
 		goto done;
@@ -1930,7 +2172,7 @@ guard_link(struct guard_req *gr, const __u64 *a, int at)
 		snprintf(src, sizeof(src), "/proc/%ld/fd/%d", (long)gr->pid,
 		    (int)a[0]);
 		if ((rc = guard_at_str(gr, AT_FDCWD, src, &op)) < 0 ||
-		    (rc = guard_magic(gr, &op)) < 0)
+		    (rc = guard_magic(gr, &op, 1)) < 0)
 			goto done;
 	} else if ((rc = guard_at_str(gr, at ? (int)a[0] : AT_FDCWD, src,
 	    &op)) < 0 || (rc = guard_final(gr, &op,
@@ -2866,6 +3108,7 @@ guard_thread(void *arg)
 			break;
 		}
 		gr.pid = (pid_t)req.pid;
+		gr.tgid = 0;
 		gr.id = req.id;
 		memset(&resp, 0, sizeof(resp));
 		resp.id = req.id;
@@ -2936,17 +3179,72 @@ guard_report_new(void)
 }
 
 /*
- * Append what is readable on fd (non-blocking).  0 at EOF, 1 when more may
- * come, -1 on error.
+ * Whether one message is a whole record as guard_send makes them: a known
+ * tag, exactly its fields, each NUL-terminated, the paths absolute.  The
+ * channel is the guard's alone; this is a second wall.
+ */
+static int
+guard_report_valid(const char *m, size_t len)
+{
+	const char	*p = m + 1, *end = m + len, *z;
+	int		 want, i;
+
+	if (len == 0)
+		return 0;
+	switch (m[0]) {
+	case REPORT_FULL:
+	case REPORT_REFUSED_MORE:
+		want = 0;
+		break;
+	case REPORT_REPO:
+		want = 1;
+		break;
+	case REPORT_MOVED:
+		want = 2;
+		break;
+	case REPORT_REFUSED:
+		want = 3;
+		break;
+	default:
+		return 0;
+	}
+	for (i = 0; i < want; i++) {
+		if ((z = memchr(p, '\0', (size_t)(end - p))) == NULL)
+			return 0;
+		/* Every path is absolute: a refusal's second field. */
+		if ((m[0] != REPORT_REFUSED || i == 1) && p[0] != '/')
+			return 0;
+		p = z + 1;
+	}
+	return p == end;
+}
+
+/*
+ * Append the records readable on fd (non-blocking), one a message; a
+ * message that is not a whole record is dropped, and said once.  0 at
+ * EOF, 1 when more may come, -1 on error.
  */
 int
 guard_report_read(struct guard_report *r, int fd)
 {
-	char	*nb;
-	ssize_t	 n;
+	static int	 told;
+	char		 m[4 * PATH_MAX + 1024], *nb;
+	ssize_t		 n;
 
 	for (;;) {
-		if (r->cap - r->len < 4096) {
+		n = recv(fd, m, sizeof(m), MSG_TRUNC);
+		if (n == 0)
+			return 0;
+		if (n == -1)
+			return errno == EAGAIN || errno == EINTR ? 1 : -1;
+		if ((size_t)n > sizeof(m) || !guard_report_valid(m,
+		    (size_t)n)) {
+			if (!told++)
+				log_warnx("ignored a malformed record from "
+				    "the creation guard");
+			continue;
+		}
+		if (r->cap - r->len < (size_t)n) {
 			/* A bound: the guard follows GUARD_MAXREPOS. */
 			if (r->cap >= (size_t)(GUARD_MAXREPOS * 3 +
 			    GUARD_MAXREFUSED * 3) * PATH_MAX)
@@ -2956,11 +3254,7 @@ guard_report_read(struct guard_report *r, int fd)
 			r->buf = nb;
 			r->cap += 65536;
 		}
-		n = read(fd, r->buf + r->len, r->cap - r->len);
-		if (n == 0)
-			return 0;
-		if (n == -1)
-			return errno == EAGAIN || errno == EINTR ? 1 : -1;
+		memcpy(r->buf + r->len, m, (size_t)n);
 		r->len += (size_t)n;
 	}
 }
