@@ -12,8 +12,8 @@
  * O_RDWR or O_TRUNC, creat, truncate, mkdir, mknod, symlink, link,
  * rename, bind) stops in the kernel and this process decides.  The same
  * goes for names that match a denyRead or denyWrite pattern (fsglob.c),
- * and, with network.allowUnixSockets, for every connect and send that
- * names an address (see "Unix sockets named by address" below).
+ * and, unless network.allowAllUnixSockets, for every connect and send
+ * that names an address (see "Unix sockets named by address" below).
  *
  * To be free of time-of-check/time-of-use races, the guard never lets
  * the kernel re-read the command's arguments: it reads each path once
@@ -123,6 +123,9 @@
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD	O_EXCL
 #endif
+#ifndef SIOCUNIXFILE
+#define SIOCUNIXFILE	0x89E0		/* SIOCPROTOPRIVATE: linux/un.h */
+#endif
 #define GUARD_TTY_MAJOR	5		/* /dev/tty is 5:0 */
 #define GUARD_PTS_MAJOR	136		/* Unix98 ptys: 136..143 */
 
@@ -209,6 +212,8 @@ struct guard_path {
 	char		name[PATH_MAX];	/* last component, as given */
 	char		full[PATH_MAX];	/* resolved path, for the check */
 	int		dots;		/* "." or "..": creates nothing */
+	int		lexical;	/* no symlink before name, not in
+					   procfs: the kernel may walk it */
 	int		proc;		/* a procfs file itself */
 	int		magic;		/* O_PATH fd of a file reached through a
 					   procfs magic link, or -1 */
@@ -309,6 +314,7 @@ static int	guard_getfd(struct guard_req *, int fd);
 static int	guard_sock_id(int dirfd, const char *name, struct guard_sock *);
 static void	guard_sock_made(struct guard *, int dirfd, const char *name);
 static int	guard_sock_ours(const struct guard *, int fd);
+static int	guard_bound_here(int sock, int dirfd, const char *name);
 static int	guard_bind(struct guard_req *, int sockfd, uint64_t addr,
 		    int len);
 static int	guard_link(struct guard_req *, const __u64 *a, int at);
@@ -358,7 +364,7 @@ guard_path_init(struct guard_path *gp)
 {
 	gp->parent = gp->magic = -1;
 	gp->name[0] = gp->full[0] = '\0';
-	gp->dots = gp->proc = gp->exists = 0;
+	gp->dots = gp->proc = gp->exists = gp->lexical = 0;
 	gp->st.st_mode = 0;
 }
 
@@ -801,13 +807,16 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 		}
 		err = errno;
 		named = basepath != NULL;
+		gp->lexical = 1;
 		/* A base in procfs: the caller's own, or nothing. */
-		if (gp->parent != -1 && guard_on_proc(gp->parent) &&
-		    guard_proc_where(gr, gp->parent, real, sizeof(real)) ==
-		    GUARD_PROC_OTHER) {
-			close(gp->parent);
-			gp->parent = -1;
-			err = -guard_proc_refuse(gr, real);
+		if (gp->parent != -1 && guard_on_proc(gp->parent)) {
+			gp->lexical = 0;
+			if (guard_proc_where(gr, gp->parent, real,
+			    sizeof(real)) == GUARD_PROC_OTHER) {
+				close(gp->parent);
+				gp->parent = -1;
+				err = -guard_proc_refuse(gr, real);
+			}
 		}
 	} else {
 		/*
@@ -828,6 +837,7 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 				err = ELOOP;
 			}
 			named = gp->parent != -1 && basepath != NULL;
+			gp->lexical = gp->parent != -1;
 		}
 		if (gp->parent == -1 && (!gr->g->lexical || err == ELOOP ||
 		    err == ENOSYS)) {
@@ -2091,6 +2101,25 @@ guard_sock_ours(const struct guard *g, int fd)
 }
 
 /*
+ * Whether the socket sock is bound to the file name in dirfd: 1, 0 (it
+ * is not), or -1 when the kernel cannot tell (SIOCUNIXFILE, Linux 6.x).
+ */
+static int
+guard_bound_here(int sock, int dirfd, const char *name)
+{
+	struct stat	a, b;
+	int		fd, rc;
+
+	if ((fd = ioctl(sock, SIOCUNIXFILE, 0)) == -1)
+		return -1;
+	rc = fstat(fd, &a) == 0 && fstatat(dirfd, name, &b,
+	    AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino;
+	close(fd);
+	return rc;
+}
+
+/*
  * bind(2): a Unix socket path is a new file, checked like any other; the
  * guard binds the command's socket itself (borrowed with pidfd_getfd),
  * so the address is read once.  Any other address is bound as given.
@@ -2102,8 +2131,9 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	struct sockaddr_un	*sun = (struct sockaddr_un *)&ss, local;
 	struct guard_path	 gp;
 	char			 path[sizeof(sun->sun_path) + 1];
+	const char		*text;
 	size_t			 off = offsetof(struct sockaddr_un, sun_path);
-	int			 sock, rc;
+	int			 sock, rc, cwd = -1, dir = -1;
 
 	guard_path_init(&gp);
 	if (len < 0 || (size_t)len > sizeof(ss))
@@ -2124,26 +2154,59 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	if ((rc = guard_at_str(gr, AT_FDCWD, path, &gp)) < 0 ||
 	    (rc = guard_check(gr, &gp, 0, "create")) < 0)
 		goto done;
+	/*
+	 * bind(2) takes no directory fd, and the kernel records the text it
+	 * is given as the socket's name (getsockname(2), the address a
+	 * Python Manager hands its clients).  So the guard binds the
+	 * caller's own text when the kernel may walk it as checked (no
+	 * symlink, nothing in procfs: gp.lexical; relative to the caller's
+	 * cwd), else the real path, else the name in its directory.  Binds
+	 * run alone (guard_handle): no creation -- a symlink, a directory
+	 * moved in -- changes the walk meanwhile; only a removal could,
+	 * which fails the bind.
+	 */
 	memset(&local, 0, sizeof(local));
 	local.sun_family = AF_UNIX;
-	if (strlen(gp.name) >= sizeof(local.sun_path)) {
+	if (gp.lexical && strlen(path) < sizeof(local.sun_path)) {
+		text = path;
+		if (path[0] != '/') {
+			if ((cwd = guard_base(gr, AT_FDCWD)) == -1 ||
+			    (rc = guard_valid(gr)) < 0) {
+				rc = cwd == -1 ? -errno : rc;
+				goto done;
+			}
+			dir = cwd;
+		}
+	} else if (strlen(gp.full) < sizeof(local.sun_path) &&
+	    gp.full[0] == '/')
+		text = gp.full;
+	else {
+		text = gp.name;
+		dir = gp.parent;
+	}
+	if (strlen(text) >= sizeof(local.sun_path)) {
 		rc = -ENAMETOOLONG;
 		goto done;
 	}
-	memcpy(local.sun_path, gp.name, strlen(gp.name));
-	/* bind(2) takes no directory fd: bind relative to it. */
-	if (fchdir(gp.parent) == -1) {
+	memcpy(local.sun_path, text, strlen(text));
+	if (dir != -1 && fchdir(dir) == -1) {
 		rc = -errno;
 		goto done;
 	}
 	guard_umask(gr);
-	rc = bind(sock, (struct sockaddr *)&local, sizeof(local)) == -1 ?
-	    -errno : 0;
-	if (rc == 0) {
+	rc = bind(sock, (struct sockaddr *)&local, (socklen_t)(off +
+	    strlen(text) + 1)) == -1 ? -errno : 0;
+	if (rc == 0 && guard_bound_here(sock, gp.parent, gp.name) == 0) {
+		log_warnx("guard: a socket bound as %s is not where it was "
+		    "checked", text);
+		rc = -EACCES;
+	} else if (rc == 0) {
 		guard_created(gr, &gp, 0);
 		guard_sock_made(gr->g, gp.parent, gp.name);
 	}
 done:
+	if (cwd != -1)
+		close(cwd);
 	close(sock);
 	guard_path_clear(&gp);
 	return rc;
@@ -2196,9 +2259,9 @@ done:
 }
 
 /*
- * Unix sockets named by address (network.allowUnixSockets).  With the
- * list set, every connect, sendmsg, sendmmsg and sendto with an address
- * stops here: seccomp sees neither the socket's family behind an fd
+ * Unix sockets named by address.  Unless network.allowAllUnixSockets,
+ * every connect, sendmsg, sendmmsg and sendto with an address stops
+ * here: seccomp sees neither the socket's family behind an fd
  * number nor the address behind a pointer, and letting the kernel
  * continue would have it read both again, after another thread changed
  * them.  So the guard performs each call itself, on a copy of the
@@ -2208,14 +2271,14 @@ done:
  *   an AF_UNIX path is resolved as the kernel would (symlinks followed,
  *   one hop at a time), the socket file opened O_PATH, and the call made
  *   to "/proc/self/fd/N" -- that very file, whatever the name is by then
- *   -- when its real path is in the list (or the command bound it); any
- *   other path, and every abstract address, is refused with EPERM, as
- *   the filter refuses socket(AF_UNIX) without the list (hostIPC's retry
- *   knows it), and said on stderr;
+ *   -- when the command bound it during the run, or its real path is in
+ *   network.allowUnixSockets; any other path is refused with EPERM
+ *   (hostIPC's retry knows it), and said on stderr;
  *
- *   any other address (TCP to the proxy, a UDP send, a netlink request)
- *   is used as given: the socket is the command's, in the sandbox's own
- *   network namespace.
+ *   any other address (TCP to the proxy, a UDP send, a netlink request,
+ *   an abstract Unix name) is used as given: the socket is the
+ *   command's, in the sandbox's own network namespace, where abstract
+ *   names are the sandbox's own (and Landlock ABI 6 scopes them too).
  *
  * A call that would block (a blocking socket, a full buffer or backlog)
  * is finished by a worker thread, which answers the notification itself,
@@ -2357,10 +2420,11 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 		if (strcmp(real, plan->unix_sockets[i]) == 0)
 			break;
 	if (i == plan->nunix && !guard_sock_ours(gr->g, fd)) {
-		guard_refuse(gr, real, verb, "a Unix socket not in "
-		    "network.allowUnixSockets (only those listed, and those "
-		    "the command bound, are reachable); to let commands reach "
-		    "it, add \"%s\" to network.allowUnixSockets in %s", real,
+		guard_refuse(gr, real, verb, "a Unix socket the command did "
+		    "not bind during this run, and not in "
+		    "network.allowUnixSockets; to let commands reach it, add "
+		    "\"%s\" to network.allowUnixSockets in %s (a host service "
+		    "like tmux or docker: see hostIPC)", real,
 		    gr->g->sb->config_file);
 		rc = -EPERM;
 		goto done;
@@ -2387,7 +2451,7 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 	struct sockaddr_un		*to;
 	char				 path[sizeof(sun->sun_path) + 1];
 	size_t				 off = offsetof(struct sockaddr_un,
-					    sun_path), i;
+					    sun_path);
 	int				 fd;
 
 	memcpy(&op->addr, name, len);
@@ -2398,18 +2462,9 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 	 */
 	if (op->domain != AF_UNIX || len <= off || sun->sun_family != AF_UNIX)
 		return 0;
-	if (sun->sun_path[0] == '\0') {
-		/* "@name", as ss(8) shows it; bytes outside ASCII as '?'. */
-		path[0] = '@';
-		for (i = 1; i < len - off; i++)
-			path[i] = sun->sun_path[i] >= 0x20 &&
-			    sun->sun_path[i] < 0x7f ? sun->sun_path[i] : '?';
-		path[len - off] = '\0';
-		guard_refuse(gr, path, verb, "an abstract Unix socket: only "
-		    "the socket paths in network.allowUnixSockets are "
-		    "reachable (see pisbx-run(1), SECCOMP)");
-		return -EPERM;
-	}
+	/* An abstract name: the sandbox's network namespace's own. */
+	if (sun->sun_path[0] == '\0')
+		return 0;
 	memcpy(path, sun->sun_path, len - off);
 	path[len - off] = '\0';
 	if ((fd = guard_unix_target(gr, path, verb)) < 0)
@@ -3054,8 +3109,9 @@ guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		return 0;
 	}
+	/* A bind, too: its path is walked again by the kernel (guard_bind). */
 	alone = nr == SCMP_SYS(rename) || nr == SCMP_SYS(renameat) ||
-	    nr == SCMP_SYS(renameat2);
+	    nr == SCMP_SYS(renameat2) || nr == SCMP_SYS(bind);
 	if (alone)
 		pthread_rwlock_wrlock(&gr->g->order);
 	else

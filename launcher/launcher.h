@@ -284,8 +284,8 @@ int	 landlock_apply(const struct sandbox *);
 /* seccomp.c, filter.c */
 /* The filter comes in one variant per way Unix sockets are allowed. */
 enum seccomp_variant {
-	SECCOMP_UNIX_NONE,	/* neither key: no socket(AF_UNIX) */
-	SECCOMP_UNIX_LISTED,	/* allowUnixSockets: through the guard */
+	SECCOMP_UNIX_LISTED,	/* default: through the guard (those bound
+				   during the run, allowUnixSockets) */
 	SECCOMP_UNIX_ALL,	/* allowAllUnixSockets */
 	SECCOMP_NVARIANTS
 };
