@@ -100,12 +100,14 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/text.h"
 #include "launcher/launcher.h"
 
 #define GUARD_MAXLINKS	40
 #define GUARD_MAXQ	16		/* git questions per path */
 #define GUARD_MAXREPOS	256		/* repositories followed */
 #define GUARD_MAXREFUSED 256		/* refusals told the parent */
+#define GUARD_MAXTOLD	1024		/* refusals said once on stderr */
 #define GUARD_MAXMADE	(1U << 22)	/* directories remembered */
 #define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
 #define GUARD_MAXCALLERS 256		/* callers' umasks remembered */
@@ -203,6 +205,8 @@ struct guard {
 	size_t			 nrepos;
 	int			 repos_full;
 	size_t			 nrefused;	/* told the parent */
+	uint64_t		 told[GUARD_MAXTOLD];	/* said: hashes */
+	size_t			 ntold;
 	struct guard_sock	*socks;		/* Unix sockets bound */
 	size_t			 nsocks;
 };
@@ -287,6 +291,8 @@ static int	guard_check(struct guard_req *, const struct guard_path *,
 		    int ancestors_too, const char *verb);
 static void	guard_send(struct guard *, char tag, const char *a,
 		    const char *b, const char *c);
+static int	guard_told(struct guard *, const char *verb, const char *path,
+		    const char *why);
 static int	guard_dotgit_in(const char *path);
 static void	guard_repo(struct guard *, const char *dir);
 static void	guard_created(struct guard_req *, const struct guard_path *,
@@ -1293,20 +1299,55 @@ guard_refuse(struct guard_req *gr, const char *path, const char *verb,
 {
 	struct guard	*g = gr->g;
 	va_list		 ap;
-	char		 why[PATH_MAX + 512];
+	char		 raw[PATH_MAX + 512], why[PATH_MAX + 512];
+	char		 name[PATH_MAX];
 
+	/*
+	 * The names are the command's: shown masked (a newline and an
+	 * escape sequence in a file name would shape pisbx-run's own
+	 * lines, the summary's too).
+	 */
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	text_mask(why, sizeof(why), raw);
+	text_mask(name, sizeof(name), path);
 	pthread_mutex_lock(&g->mu);
-	log_warnx("refused to %s %s: %s", verb, path, why);
+	if (!guard_told(g, verb, name, why))
+		log_warnx("refused to %s %s: %s", verb, name, why);
 	if (g->nrefused < GUARD_MAXREFUSED)
-		guard_send(g, REPORT_REFUSED, verb, path, why);
+		guard_send(g, REPORT_REFUSED, verb, name, why);
 	else if (g->nrefused == GUARD_MAXREFUSED)
 		guard_send(g, REPORT_REFUSED_MORE, NULL, NULL, NULL);
 	if (g->nrefused <= GUARD_MAXREFUSED)
 		g->nrefused++;
 	pthread_mutex_unlock(&g->mu);
+}
+
+/*
+ * Whether this refusal was said on stderr already (noted if not): the
+ * same refusal again (git retries a lock file, a build loops) is counted
+ * in the summary at exit, not said again (newuser C8).  The mutex held.
+ */
+static int
+guard_told(struct guard *g, const char *verb, const char *path,
+    const char *why)
+{
+	const char	*v[3] = { verb, path, why }, *p;
+	uint64_t	 h = 14695981039346656037ULL;	/* FNV-1a */
+	size_t		 i;
+
+	for (i = 0; i < 3; i++) {
+		for (p = v[i]; *p != '\0'; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ 0xff) * 1099511628211ULL;
+	}
+	for (i = 0; i < g->ntold; i++)
+		if (g->told[i] == h)
+			return 1;
+	if (g->ntold < GUARD_MAXTOLD)
+		g->told[g->ntold++] = h;
+	return 0;
 }
 
 /*
@@ -3013,8 +3054,19 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 	else if (nr == SCMP_SYS(mkdir) || nr == SCMP_SYS(mkdirat)) {
 		at = nr == SCMP_SYS(mkdirat);
 		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
-		    a[at], &np)) < 0 ||
-		    (rc = guard_check(gr, &np, 0, "create")) < 0)
+		    a[at], &np)) < 0)
+			goto done;
+		/*
+		 * A name that is there already, a protected one too, makes
+		 * nothing: EEXIST, as mkdir(2) says (`mkdir -p .git/x`
+		 * goes on to be refused at x, if at all), not a refusal.
+		 */
+		if (np.parent != -1 && !np.dots && fstatat(np.parent, np.name,
+		    &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			rc = -EEXIST;
+			goto done;
+		}
+		if ((rc = guard_check(gr, &np, 0, "create")) < 0)
 			goto done;
 		guard_umask(gr);
 		/*
@@ -3400,11 +3452,12 @@ guard_report_warn(struct guard_report *r, struct summary *sum)
 				break;
 		if (j < n || shown++ >= 10)
 			continue;
+		text_mask(buf, sizeof(buf), repos[i]);
 		log_warnx("the command made a git repository at %s: its "
 		    "config and hooks come from the sandbox and run code when "
 		    "git is used there, or in a repository that takes it in "
 		    "as a submodule; look at %s%s before you run git in it",
-		    repos[i], repos[i], kind[i] == 1 ?
+		    buf, buf, kind[i] == 1 ?
 		    "/.git/config and .git/hooks" : "/config and hooks");
 	}
 	if (shown > 10 || full)

@@ -9,6 +9,10 @@
 # guard's report channel; records forged into any of them change neither
 # the "made a git repository" warning nor the summary; and the ordinary
 # uses of /dev/stdout, /dev/fd/N and /proc/self/fd/N keep working.
+# The guard's own lines: a name's control characters masked (redteam
+# #9), mkdir of an existing protected directory is EEXIST without a
+# refusal (#10), a refusal repeated is said once, counted in the summary
+# (newuser C8).
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -86,5 +90,32 @@ check "no refusal for the command's own descriptors" \
     /bin/sh -c 'echo by-name >/dev/stdout') >"$T/outside/stdout.txt"
 check "stdout to a file outside, reopened by name" \
     grep -qx by-name "$T/outside/stdout.txt"
+
+# 4. The guard's lines.
+git init -q "$WS/repo"
+chmod -R a+rwX "$WS/repo"
+sbx -- /bin/sh -c 'cd repo
+    mkdir .git 2>&1; echo "mkdir .git rc=$?"
+    mkdir -p .git/hooks; echo "mkdir -p .git/hooks rc=$?"
+    for i in 1 2 3; do echo x >.git/config; done
+    mkdir ".git/hooks/$(printf "h\n\033[31mpisbx-run: all clear")"' \
+    >"$T/lines" 2>&1
+check "mkdir of an existing protected directory: EEXIST" \
+    grep -q "mkdir: cannot create directory.*File exists" "$T/lines"
+check "mkdir -p of an existing protected directory succeeds" \
+    grep -qx "mkdir -p .git/hooks rc=0" "$T/lines"
+check "no refusal line for .git or .git/hooks themselves" \
+    sh -c "! grep -Eq 'refused to create $WS/repo/.git(/hooks)?:' '$T/lines'"
+eq "a repeated refusal is said once inline" \
+    "$(grep -c "^pisbx-run: refused to write $WS/repo/.git/config" "$T/lines")" 1
+check "and counted in the summary" \
+    grep -q "write $WS/repo/.git/config (3 times)" "$T/lines"
+check "a control character in a refused name is masked" \
+    grep -q "refused to create $WS/repo/.git/hooks/h??\[31mpisbx-run: all clear: protected path" "$T/lines"
+if grep -q "$(printf '\033')" "$T/lines" || grep -q '^.\[31mpisbx-run: all clear' "$T/lines"; then
+	not_ok "an escape sequence or a line of the command's reached pisbx-run's output"
+else
+	ok "no escape sequence or forged line in pisbx-run's output"
+fi
 
 done_testing

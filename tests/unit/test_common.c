@@ -28,6 +28,7 @@
 
 #include "common/io.h"
 #include "common/shell.h"
+#include "common/text.h"
 #include "common/sockaddr.h"
 #include "common/time.h"
 
@@ -188,6 +189,33 @@ test_shell_quote(void **state)
 }
 
 static void
+test_text_mask(void **state)
+{
+	static const struct {
+		const char	*in, *want;
+	} cases[] = {
+		{ "", "" },
+		{ "/plain/path", "/plain/path" },
+		{ "a\nb\rc\td", "a?b?c?d" },
+		{ "x\033[31mred", "x?[31mred" },
+		{ "del\177", "del?" },
+		{ "c1 \302\233" "31m", "c1 ?31m" },		/* U+009B CSI */
+		{ "utf-8 \303\251t\303\251", "utf-8 \303\251t\303\251" },
+		{ "nbsp \302\240", "nbsp \302\240" },	/* U+00A0 kept */
+		{ "cut \302", "cut \302" },
+	};
+	char	out[64];
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_string_equal(text_mask(out, sizeof(out), cases[i].in),
+		    cases[i].want);
+	/* Cut to the room there is, always terminated. */
+	assert_string_equal(text_mask(out, 4, "a\nbcdef"), "a?b");
+}
+
+static void
 test_io_write_all(void **state)
 {
 	static char	 big[4 * 1024 * 1024];
@@ -257,6 +285,7 @@ main(void)
 		cmocka_unit_test(test_sockaddr_format),
 		cmocka_unit_test(test_time_rfc3339),
 		cmocka_unit_test(test_shell_quote),
+		cmocka_unit_test(test_text_mask),
 		cmocka_unit_test(test_io_write_all),
 	};
 
