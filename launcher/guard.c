@@ -1310,8 +1310,8 @@ guard_refuse(struct guard_req *gr, const char *path, const char *verb,
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	text_mask(why, sizeof(why), raw);
-	text_mask(name, sizeof(name), path);
+	(void)text_clean(why, sizeof(why), raw, 0);
+	(void)text_clean(name, sizeof(name), path, 0);
 	pthread_mutex_lock(&g->mu);
 	if (!guard_told(g, verb, name, why))
 		log_warnx("refused to %s %s: %s", verb, name, why);
@@ -3452,7 +3452,7 @@ guard_report_warn(struct guard_report *r, struct summary *sum)
 				break;
 		if (j < n || shown++ >= 10)
 			continue;
-		text_mask(buf, sizeof(buf), repos[i]);
+		(void)text_clean(buf, sizeof(buf), repos[i], 0);
 		log_warnx("the command made a git repository at %s: its "
 		    "config and hooks come from the sandbox and run code when "
 		    "git is used there, or in a repository that takes it in "
