@@ -44,6 +44,13 @@ static struct ident	own[MAXFD + 16];
 static size_t		nown;
 static int		tried, opened, leaks;
 
+/* "descriptor N", spelt: the prefix, then N. */
+static const char *const spelling[] = {
+	"/dev/fd/", "/proc/self/fd/", "/proc/./self/fd/", "/proc//self/fd/",
+	"/proc/thread-self/fd/", "/dev/../proc/self/../self/fd/", "fdlink/",
+	"proclink/self/fd/",
+};
+
 static const char *const below[] = {
 	"", "/x", "/null", "/zero", "/tty", "/kvm", "/loop0", "/loop-control",
 	"/console", "/tty0", "/ptmx", "/0", "/1", "/fd/3", "/pts/0",
@@ -129,22 +136,10 @@ scan(void)
 			pids[npids++] = (pid_t)atoi(de->d_name);
 	closedir(d);
 	for (n = 0; n <= MAXFD; n++) {
-		snprintf(p, sizeof(p), "/dev/fd/%d", n);
-		try_below(AT_FDCWD, p, "");
-		snprintf(p, sizeof(p), "/proc/self/fd/%d", n);
-		try_below(AT_FDCWD, p, "");
-		snprintf(p, sizeof(p), "/proc/./self/fd/%d", n);
-		try_below(AT_FDCWD, p, "");
-		snprintf(p, sizeof(p), "/proc//self/fd/%d", n);
-		try_below(AT_FDCWD, p, "");
-		snprintf(p, sizeof(p), "/proc/thread-self/fd/%d", n);
-		try_below(AT_FDCWD, p, "");
-		snprintf(p, sizeof(p), "/dev/../proc/self/../self/fd/%d", n);
-		try_below(AT_FDCWD, p, "");
-		snprintf(p, sizeof(p), "fdlink/%d", n);
-		try_below(AT_FDCWD, p, "");
-		snprintf(p, sizeof(p), "proclink/self/fd/%d", n);
-		try_below(AT_FDCWD, p, "");
+		for (i = 0; i < sizeof(spelling) / sizeof(*spelling); i++) {
+			snprintf(p, sizeof(p), "%s%d", spelling[i], n);
+			try_below(AT_FDCWD, p, "");
+		}
 		snprintf(p, sizeof(p), "self/fd/%d", n);
 		try_below(procfd, p, "{dirfd /proc}");
 		for (i = 0; i < npids; i++) {
