@@ -18,9 +18,7 @@
 enum seccomp_variant
 seccomp_variant(const struct sandbox *sb)
 {
-	if (sb->allow_all_unix)
-		return SECCOMP_UNIX_ALL;
-	return sb->plan.nunix > 0 ? SECCOMP_UNIX_LISTED : SECCOMP_UNIX_NONE;
+	return sb->allow_all_unix ? SECCOMP_UNIX_ALL : SECCOMP_UNIX_LISTED;
 }
 
 int

@@ -12,8 +12,8 @@
  * O_RDWR or O_TRUNC, creat, truncate, mkdir, mknod, symlink, link,
  * rename, bind) stops in the kernel and this process decides.  The same
  * goes for names that match a denyRead or denyWrite pattern (fsglob.c),
- * and, with network.allowUnixSockets, for every connect and send that
- * names an address (see "Unix sockets named by address" below).
+ * and, unless network.allowAllUnixSockets, for every connect and send
+ * that names an address (see "Unix sockets named by address" below).
  *
  * To be free of time-of-check/time-of-use races, the guard never lets
  * the kernel re-read the command's arguments: it reads each path once
@@ -28,6 +28,18 @@
  * name.  Renames, links and symlinks onto a directory on the way to a
  * protected name are refused too, so a prepared tree cannot be moved
  * into place.
+ *
+ * Names are resolved as the caller's kernel would, never in the guard's
+ * own context: there "/proc/self" (and /dev/fd, a link to it) is the
+ * guard, and /proc/<pid>/fd/N opens what the guard may open.  So the
+ * kernel walks a directory path only when it has no symlink (openat2
+ * RESOLVE_NO_SYMLINKS, which refuses magic links too) and does not end
+ * in procfs; otherwise the guard walks it one component at a time
+ * (guard_walk): a symlink's text is spliced in, "self" and "thread-self"
+ * become the caller's ids, and a magic link is followed only in the
+ * caller's own /proc directory.  Any other name in /proc is refused
+ * (guard_proc_refuse).  The process holds nothing but the report channel
+ * besides (reaper_close_all), a socket no name reopens.
  *
  * Where it runs: in the reaper, PID 1 of the sandbox, as a few threads
  * (guard_start), so it is an ancestor of every process it serves --
@@ -88,12 +100,14 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/text.h"
 #include "launcher/launcher.h"
 
 #define GUARD_MAXLINKS	40
 #define GUARD_MAXQ	16		/* git questions per path */
 #define GUARD_MAXREPOS	256		/* repositories followed */
 #define GUARD_MAXREFUSED 256		/* refusals told the parent */
+#define GUARD_MAXTOLD	1024		/* refusals said once on stderr */
 #define GUARD_MAXMADE	(1U << 22)	/* directories remembered */
 #define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
 #define GUARD_MAXCALLERS 256		/* callers' umasks remembered */
@@ -110,6 +124,9 @@
 #endif
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD	O_EXCL
+#endif
+#ifndef SIOCUNIXFILE
+#define SIOCUNIXFILE	0x89E0		/* SIOCPROTOPRIVATE: linux/un.h */
 #endif
 #define GUARD_TTY_MAJOR	5		/* /dev/tty is 5:0 */
 #define GUARD_PTS_MAJOR	136		/* Unix98 ptys: 136..143 */
@@ -188,6 +205,8 @@ struct guard {
 	size_t			 nrepos;
 	int			 repos_full;
 	size_t			 nrefused;	/* told the parent */
+	uint64_t		 told[GUARD_MAXTOLD];	/* said: hashes */
+	size_t			 ntold;
 	struct guard_sock	*socks;		/* Unix sockets bound */
 	size_t			 nsocks;
 };
@@ -197,6 +216,8 @@ struct guard_path {
 	char		name[PATH_MAX];	/* last component, as given */
 	char		full[PATH_MAX];	/* resolved path, for the check */
 	int		dots;		/* "." or "..": creates nothing */
+	int		lexical;	/* no symlink before name, not in
+					   procfs: the kernel may walk it */
 	int		proc;		/* a procfs file itself */
 	int		magic;		/* O_PATH fd of a file reached through a
 					   procfs magic link, or -1 */
@@ -207,6 +228,7 @@ struct guard_path {
 struct guard_req {
 	struct guard	*g;
 	pid_t		 pid;		/* the calling thread */
+	pid_t		 tgid;		/* its process (0: not read yet) */
 	uint64_t	 id;
 };
 
@@ -226,12 +248,15 @@ static int	guard_read_str(struct guard_req *, uint64_t addr, char *buf,
 static int	guard_valid(struct guard_req *);
 static int	guard_unreadable(struct guard_req *);
 static int	guard_base(struct guard_req *, int dfd);
-static const char *guard_self(struct guard_req *, const char *path,
-		    char *buf, size_t size);
+static pid_t	guard_tgid(struct guard_req *);
 static int	guard_on_proc(int fd);
+static int	guard_proc_where(struct guard_req *, int fd, char *buf,
+		    size_t size);
+static int	guard_proc_refuse(struct guard_req *, const char *path);
+static int	guard_walk(struct guard_req *, int base, const char *dir);
 static int	guard_lexical(const char *base, const char *dir, char *out,
 		    size_t size);
-static int	guard_resolve(struct guard *, int base, int own,
+static int	guard_resolve(struct guard_req *, int base, int own,
 		    const char *basepath, const char *path, struct guard_path *);
 static const char *guard_dir_path(struct guard *, int fd, char *buf,
 		    size_t size);
@@ -240,7 +265,8 @@ static int	guard_at_str(struct guard_req *, int dfd, const char *raw,
 		    struct guard_path *);
 static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
 		    struct guard_path *);
-static int	guard_magic(struct guard_req *, struct guard_path *);
+static int	guard_magic(struct guard_req *, struct guard_path *,
+		    int follow);
 static int	guard_final(struct guard_req *, struct guard_path *,
 		    int follow, int look);
 static int	guard_made_has(const struct guard *, const struct stat *);
@@ -265,6 +291,8 @@ static int	guard_check(struct guard_req *, const struct guard_path *,
 		    int ancestors_too, const char *verb);
 static void	guard_send(struct guard *, char tag, const char *a,
 		    const char *b, const char *c);
+static int	guard_told(struct guard *, const char *verb, const char *path,
+		    const char *why);
 static int	guard_dotgit_in(const char *path);
 static void	guard_repo(struct guard *, const char *dir);
 static void	guard_created(struct guard_req *, const struct guard_path *,
@@ -292,6 +320,7 @@ static int	guard_getfd(struct guard_req *, int fd);
 static int	guard_sock_id(int dirfd, const char *name, struct guard_sock *);
 static void	guard_sock_made(struct guard *, int dirfd, const char *name);
 static int	guard_sock_ours(const struct guard *, int fd);
+static int	guard_bound_here(int sock, int dirfd, const char *name);
 static int	guard_bind(struct guard_req *, int sockfd, uint64_t addr,
 		    int len);
 static int	guard_link(struct guard_req *, const __u64 *a, int at);
@@ -341,7 +370,7 @@ guard_path_init(struct guard_path *gp)
 {
 	gp->parent = gp->magic = -1;
 	gp->name[0] = gp->full[0] = '\0';
-	gp->dots = gp->proc = gp->exists = 0;
+	gp->dots = gp->proc = gp->exists = gp->lexical = 0;
 	gp->st.st_mode = 0;
 }
 
@@ -460,31 +489,16 @@ guard_base(struct guard_req *gr, int dfd)
 	return open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-/*
- * "/proc/self" and "/proc/thread-self" name the guard when the guard
- * resolves them: rewrite them to the command's pid ("/dev/stdout" is a
- * link to /proc/self/fd/1).
- */
-static const char *
-guard_self(struct guard_req *gr, const char *path, char *buf, size_t size)
+/* The caller's process id (its thread group), read once per request. */
+static pid_t
+guard_tgid(struct guard_req *gr)
 {
-	const char	*p = path, *rest;
-	char		 st[64], line[128];
-	FILE		*f;
-	long		 tgid = gr->pid;
+	char	 st[64], line[128];
+	FILE	*f;
+	long	 tgid = 0;
 
-	while (*p == '/')
-		p++;
-	if (p == path || strncmp(p, "proc/", 5) != 0)
-		return path;
-	p += 5;
-	if (strncmp(p, "self", 4) == 0 && (p[4] == '/' || p[4] == '\0'))
-		rest = p + 4;
-	else if (strncmp(p, "thread-self", 11) == 0 &&
-	    (p[11] == '/' || p[11] == '\0'))
-		rest = p + 11;
-	else
-		return path;
+	if (gr->tgid != 0)
+		return gr->tgid;
 	snprintf(st, sizeof(st), "/proc/%ld/status", (long)gr->pid);
 	if ((f = fopen(st, "re")) != NULL) {
 		while (fgets(line, sizeof(line), f) != NULL)
@@ -492,12 +506,8 @@ guard_self(struct guard_req *gr, const char *path, char *buf, size_t size)
 				tgid = strtol(line + 5, NULL, 10);
 		fclose(f);
 	}
-	if (p[0] == 's')
-		snprintf(buf, size, "/proc/%ld%s", tgid, rest);
-	else
-		snprintf(buf, size, "/proc/%ld/task/%ld%s", tgid,
-		    (long)gr->pid, rest);
-	return buf;
+	gr->tgid = tgid > 0 ? (pid_t)tgid : gr->pid;
+	return gr->tgid;
 }
 
 static int
@@ -506,6 +516,193 @@ guard_on_proc(int fd)
 	struct statfs	sfs;
 
 	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+}
+
+/*
+ * Where the procfs directory or file fd lies, by the kernel's name for it
+ * (the sandbox's procfs is mounted on /proc, and nothing can mount
+ * another): GUARD_PROC_ROOT for /proc itself, GUARD_PROC_CALLER within
+ * /proc/<the caller's process or thread>, else GUARD_PROC_OTHER -- which
+ * the guard never reaches into for the command.  buf gets the name.
+ */
+#define GUARD_PROC_ROOT		1
+#define GUARD_PROC_CALLER	2
+#define GUARD_PROC_OTHER	3
+static int
+guard_proc_where(struct guard_req *gr, int fd, char *buf, size_t size)
+{
+	char	 link[64], *end;
+	ssize_t	 n;
+	long	 pid;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, buf, size - 1)) <= 0 || (size_t)n == size - 1) {
+		snprintf(buf, size, "(a file in /proc)");
+		return GUARD_PROC_OTHER;
+	}
+	buf[n] = '\0';
+	if (strcmp(buf, "/proc") == 0)
+		return GUARD_PROC_ROOT;
+	if (strncmp(buf, "/proc/", 6) != 0 || buf[6] < '1' || buf[6] > '9')
+		return GUARD_PROC_OTHER;
+	errno = 0;
+	pid = strtol(buf + 6, &end, 10);
+	if (errno != 0 || (*end != '/' && *end != '\0'))
+		return GUARD_PROC_OTHER;
+	return pid == (long)gr->pid || pid == (long)guard_tgid(gr) ?
+	    GUARD_PROC_CALLER : GUARD_PROC_OTHER;
+}
+
+/*
+ * A path through /proc to something not the caller's own: the guard
+ * would open it as itself -- its own descriptors (the host's devices, the
+ * report channel), its memory, other processes' files -- so it is
+ * refused, and said.  -EACCES.
+ */
+static int
+guard_proc_refuse(struct guard_req *gr, const char *path)
+{
+	guard_refuse(gr, path, "open", "a name in /proc that is not the "
+	    "calling process's own: through /proc a command reaches only "
+	    "its own descriptors, cwd and root (/proc/self/fd/N, /dev/fd/N, "
+	    "/dev/stdout) when it creates or writes (see pisbx-run(1), "
+	    "FILESYSTEM)");
+	return -EACCES;
+}
+
+/*
+ * Open the directory dir (relative to base; absolute from the root) as
+ * the caller's own lookup would, without ever letting the kernel follow
+ * a link in the guard's context, where "/proc/self" is the guard and
+ * /proc/<pid>/fd/N opens whatever the guard may (redteam #1).  One
+ * component at a time, O_NOFOLLOW: a symlink's text is spliced into what
+ * is left; "self" and "thread-self" at the procfs root become the
+ * caller's ids; a procfs magic link (fd/N, cwd, root...) is followed
+ * only in the caller's own /proc directory, where it names the caller's
+ * object.  The O_PATH fd, or -errno (a refusal said).
+ */
+static int
+guard_walk(struct guard_req *gr, int base, const char *dir)
+{
+	struct stat	 st;
+	char		 rest[PATH_MAX], tmp[PATH_MAX], comp[NAME_MAX + 1];
+	char		 target[PATH_MAX], where[PATH_MAX];
+	const char	*p, *e;
+	size_t		 n;
+	ssize_t		 tl;
+	int		 cur, fd, hops = 0, magic = 0, w, rc;
+
+	if ((size_t)snprintf(rest, sizeof(rest), "%s", dir) >= sizeof(rest))
+		return -ENAMETOOLONG;
+	p = rest;
+	cur = fcntl(*p == '/' ? gr->g->root : base, F_DUPFD_CLOEXEC, 3);
+	if (cur == -1)
+		return -errno;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchrnul(p, '/');
+		if ((n = (size_t)(e - p)) > NAME_MAX) {
+			rc = -ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p = e;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		w = guard_on_proc(cur) ? guard_proc_where(gr, cur, where,
+		    sizeof(where)) : 0;
+		if (w == GUARD_PROC_ROOT && (strcmp(comp, "self") == 0 ||
+		    strcmp(comp, "thread-self") == 0)) {
+			/* What the caller's kernel would read there. */
+			if (comp[0] == 's')
+				n = (size_t)snprintf(tmp, sizeof(tmp), "%ld%s",
+				    (long)guard_tgid(gr), p);
+			else
+				n = (size_t)snprintf(tmp, sizeof(tmp),
+				    "%ld/task/%ld%s", (long)guard_tgid(gr),
+				    (long)gr->pid, p);
+			if (n >= sizeof(tmp)) {
+				rc = -ENAMETOOLONG;
+				goto fail;
+			}
+			memcpy(rest, tmp, n + 1);
+			p = rest;
+			continue;
+		}
+		if ((fd = openat(cur, comp, O_PATH | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
+			rc = -errno;
+			if (fd != -1)
+				close(fd);
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode) && w != 0 && w != GUARD_PROC_ROOT) {
+			/* A magic link: the caller's own, or nothing. */
+			close(fd);
+			if (w != GUARD_PROC_CALLER) {
+				rc = guard_proc_refuse(gr, where);
+				goto fail;
+			}
+			if ((fd = openat(cur, comp, O_PATH | O_CLOEXEC)) ==
+			    -1 || fstat(fd, &st) == -1) {
+				rc = -errno;
+				if (fd != -1)
+					close(fd);
+				goto fail;
+			}
+			magic = 1;
+		} else if (S_ISLNK(st.st_mode)) {
+			if (++hops > GUARD_MAXLINKS) {
+				close(fd);
+				rc = -ELOOP;
+				goto fail;
+			}
+			tl = readlinkat(fd, "", target, sizeof(target) - 1);
+			close(fd);
+			if (tl <= 0) {
+				rc = -ELOOP;
+				goto fail;
+			}
+			target[tl] = '\0';
+			if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", target,
+			    p) >= sizeof(tmp)) {
+				rc = -ENAMETOOLONG;
+				goto fail;
+			}
+			memcpy(rest, tmp, strlen(tmp) + 1);
+			p = rest;
+			if (target[0] == '/') {
+				close(cur);
+				if ((cur = fcntl(gr->g->root, F_DUPFD_CLOEXEC,
+				    3)) == -1)
+					return -errno;
+			}
+			continue;
+		}
+		close(cur);
+		cur = fd;
+		if (!S_ISDIR(st.st_mode)) {
+			rc = -ENOTDIR;
+			goto fail;
+		}
+	}
+	/* The directory reached: the caller's, in procfs. */
+	if (guard_on_proc(cur) && guard_proc_where(gr, cur, where,
+	    sizeof(where)) == GUARD_PROC_OTHER) {
+		rc = guard_proc_refuse(gr, where);
+		goto fail;
+	}
+	/* A magic link named the caller's object only if it still waits. */
+	if (magic && (rc = guard_valid(gr)) < 0)
+		goto fail;
+	return cur;
+fail:
+	close(cur);
+	return rc;
 }
 
 /*
@@ -562,7 +759,7 @@ guard_lexical(const char *base, const char *dir, char *out, size_t size)
  * own, base is the caller's to give: it becomes the parent, or is closed.
  */
 static int
-guard_resolve(struct guard *g, int base, int own, const char *basepath,
+guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
     const char *path, struct guard_path *gp)
 {
 	struct open_how	 how;
@@ -571,7 +768,7 @@ guard_resolve(struct guard *g, int base, int own, const char *basepath,
 	const char	*slash, *d;
 	size_t		 len, end;
 	ssize_t		 n;
-	int		 named = 0, err;
+	int		 named = 0, err = 0, w;
 
 	gp->parent = -1;
 	len = strlen(path);
@@ -606,23 +803,56 @@ guard_resolve(struct guard *g, int base, int own, const char *basepath,
 	while (*d == '/')
 		d++;
 	if (*d == '\0') {
-		gp->parent = own ? base : fcntl(base, F_DUPFD_CLOEXEC, 3);
-		own = 0;
+		/* "/name" or "name": in the root, or in base. */
+		if (path[0] == '/') {
+			gp->parent = fcntl(gr->g->root, F_DUPFD_CLOEXEC, 3);
+		} else {
+			gp->parent = own ? base : fcntl(base, F_DUPFD_CLOEXEC,
+			    3);
+			own = 0;
+		}
+		err = errno;
 		named = basepath != NULL;
-	} else if (basepath != NULL && g->lexical) {
-		memset(&how, 0, sizeof(how));
-		how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-		how.resolve = RESOLVE_NO_SYMLINKS;
-		gp->parent = (int)syscall(SYS_openat2, base, d, &how,
-		    sizeof(how));
-		named = gp->parent != -1;
-		/* ELOOP: a symlink on the way, which the kernel follows. */
-		if (gp->parent == -1 && errno == ELOOP)
-			gp->parent = openat(base, d, O_PATH | O_DIRECTORY |
-			    O_CLOEXEC);
-	} else
-		gp->parent = openat(base, d, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	err = errno;
+		gp->lexical = 1;
+		/* A base in procfs: the caller's own, or nothing. */
+		if (gp->parent != -1 && guard_on_proc(gp->parent)) {
+			gp->lexical = 0;
+			if (guard_proc_where(gr, gp->parent, real,
+			    sizeof(real)) == GUARD_PROC_OTHER) {
+				close(gp->parent);
+				gp->parent = -1;
+				err = -guard_proc_refuse(gr, real);
+			}
+		}
+	} else {
+		/*
+		 * No symlink on the way (no magic link either): the kernel
+		 * may walk it, and the text names it.  Else, or in procfs,
+		 * the guard walks it (guard_walk).
+		 */
+		if (gr->g->lexical) {
+			memset(&how, 0, sizeof(how));
+			how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+			how.resolve = RESOLVE_NO_SYMLINKS;
+			gp->parent = (int)syscall(SYS_openat2, path[0] == '/' ?
+			    gr->g->root : base, dir, &how, sizeof(how));
+			err = errno;
+			if (gp->parent != -1 && guard_on_proc(gp->parent)) {
+				close(gp->parent);
+				gp->parent = -1;
+				err = ELOOP;
+			}
+			named = gp->parent != -1 && basepath != NULL;
+			gp->lexical = gp->parent != -1;
+		}
+		if (gp->parent == -1 && (!gr->g->lexical || err == ELOOP ||
+		    err == ENOSYS)) {
+			if ((w = guard_walk(gr, base, dir)) < 0)
+				err = -w;
+			else
+				gp->parent = w;
+		}
+	}
 	if (own)
 		close(base);
 	if (gp->parent == -1)
@@ -732,16 +962,15 @@ static int
 guard_at_str(struct guard_req *gr, int dfd, const char *raw,
     struct guard_path *gp)
 {
-	char		 buf[PATH_MAX], bp[PATH_MAX];
-	const char	*path;
+	char		 bp[PATH_MAX];
+	const char	*path = raw;
 	int		 base, rc;
 
 	gp->parent = -1;
-	path = guard_self(gr, raw, buf, sizeof(buf));
 	if (path[0] == '/') {
 		if ((rc = guard_valid(gr)) < 0)
 			return rc;
-		return guard_resolve(gr->g, gr->g->root, 0, "/", path, gp);
+		return guard_resolve(gr, gr->g->root, 0, "/", path, gp);
 	}
 	if ((base = guard_base(gr, dfd)) < 0)
 		return base == -EBADF ? -EBADF : -errno;
@@ -749,7 +978,7 @@ guard_at_str(struct guard_req *gr, int dfd, const char *raw,
 		close(base);
 		return rc;
 	}
-	return guard_resolve(gr->g, base, 1, guard_dir_path(gr->g, base, bp,
+	return guard_resolve(gr, base, 1, guard_dir_path(gr->g, base, bp,
 	    sizeof(bp)), path, gp);
 }
 
@@ -767,38 +996,73 @@ guard_at(struct guard_req *gr, int dfd, uint64_t addr, struct guard_path *gp)
 }
 
 /*
- * The last component lies in procfs.  Its magic links (/proc/PID/fd/N,
- * /proc/PID/cwd) reopen a file the command holds, which the kernel finds
- * and a readlink can only name: the guard opens it (O_PATH) as the kernel
- * would, and checks the name of what it got.  A pipe, a socket or a
- * deleted file has no name to protect; a procfs file is itself.
+ * The last component lies in procfs, in the caller's own directory (or
+ * the procfs root, where nothing is the caller's to write).  A magic
+ * link (/proc/PID/fd/N, /proc/PID/cwd) reopens a file the caller holds,
+ * which the kernel finds and a readlink can only name: the guard opens
+ * it (O_PATH) in the caller's directory, and checks the name of what it
+ * got; the file is then opened through that very fd (gp->magic), never
+ * through the link again (the caller may change its descriptor).  A
+ * pipe, a socket or a deleted file has no name to protect; a procfs file
+ * is itself (gp->proc), when it is the caller's.
  */
 static int
-guard_magic(struct guard_req *gr, struct guard_path *gp)
+guard_magic(struct guard_req *gr, struct guard_path *gp, int follow)
 {
-	char	link[64], real[PATH_MAX];
-	ssize_t	n;
-	int	fd, rc;
+	struct stat	st;
+	char		link[64], real[PATH_MAX], where[PATH_MAX];
+	ssize_t		n;
+	int		fd, rc, w;
 
-	if ((fd = openat(gp->parent, gp->name, O_PATH | O_CLOEXEC)) == -1)
-		return -errno;
-	if (guard_on_proc(fd)) {
+	w = guard_proc_where(gr, gp->parent, where, sizeof(where));
+	if (w == GUARD_PROC_ROOT) {
+		if ((size_t)snprintf(where, sizeof(where), "/proc/%s",
+		    gp->name) >= sizeof(where))
+			return -ENAMETOOLONG;
+		return guard_proc_refuse(gr, where);
+	}
+	if (w != GUARD_PROC_CALLER)
+		return guard_proc_refuse(gr, where);
+	if ((fd = openat(gp->parent, gp->name, O_PATH | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
+		rc = -errno;
+		if (fd != -1)
+			close(fd);
+		return rc;
+	}
+	if (S_ISLNK(st.st_mode)) {
 		close(fd);
+		if (!follow)
+			return -ELOOP;
+		if ((fd = openat(gp->parent, gp->name, O_PATH | O_CLOEXEC)) ==
+		    -1)
+			return -errno;
+		/* The link was the caller's only if it still waits. */
+		if ((rc = guard_valid(gr)) < 0) {
+			close(fd);
+			return rc;
+		}
+	}
+	close(gp->parent);
+	gp->parent = -1;
+	gp->magic = fd;
+	gp->full[0] = '\0';
+	if (guard_on_proc(fd)) {
+		/* The caller's own procfs file, or a way out: refused. */
+		if (guard_proc_where(gr, fd, where, sizeof(where)) ==
+		    GUARD_PROC_OTHER)
+			return guard_proc_refuse(gr, where);
 		gp->proc = 1;
 		return 0;
 	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, real, sizeof(real) - 1);
-	close(gp->parent);
-	gp->parent = -1;
-	gp->magic = fd;
-	gp->full[0] = '\0';
 	if (n <= 0 || real[0] != '/' || (n > 10 &&
 	    strcmp(real + n - 10, " (deleted)") == 0))
 		return 0;	/* nothing named */
 	real[n] = '\0';
 	/* Its directory, for the git questions (the root is the command's). */
-	if ((rc = guard_resolve(gr->g, gr->g->root, 0, "/", real, gp)) < 0) {
+	if ((rc = guard_resolve(gr, gr->g->root, 0, "/", real, gp)) < 0) {
 		/* A name outside this mount namespace: check it alone. */
 		if (gp->parent != -1)
 			close(gp->parent);
@@ -818,7 +1082,7 @@ guard_magic(struct guard_req *gr, struct guard_path *gp)
 static int
 guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 {
-	char		 target[PATH_MAX], buf[PATH_MAX], dir[PATH_MAX];
+	char		 target[PATH_MAX], dir[PATH_MAX];
 	char		*slash;
 	ssize_t		 n;
 	int		 hops, base, rc;
@@ -827,7 +1091,7 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 		gp->exists = 0;
 		memset(&gp->st, 0, sizeof(gp->st));
 		if (guard_on_proc(gp->parent))
-			return gp->dots ? 0 : guard_magic(gr, gp);
+			return guard_magic(gr, gp, follow);
 		if (!look && !follow)
 			return 0;
 		if (fstatat(gp->parent, gp->name, &gp->st,
@@ -845,11 +1109,9 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 			return -ELOOP;
 		target[n] = '\0';
 		if (target[0] == '/') {
-			if (guard_self(gr, target, buf, sizeof(buf)) != buf)
-				snprintf(buf, sizeof(buf), "%s", target);
 			close(gp->parent);
 			gp->parent = -1;
-			rc = guard_resolve(gr->g, gr->g->root, 0, "/", buf, gp);
+			rc = guard_resolve(gr, gr->g->root, 0, "/", target, gp);
 		} else {
 			/* Relative to the link's directory, whose path is known. */
 			snprintf(dir, sizeof(dir), "%s", gp->full);
@@ -857,7 +1119,7 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 				slash[slash == dir ? 1 : 0] = '\0';
 			base = gp->parent;
 			gp->parent = -1;
-			rc = guard_resolve(gr->g, base, 1, dir, target, gp);
+			rc = guard_resolve(gr, base, 1, dir, target, gp);
 		}
 		if (rc < 0)
 			return rc;
@@ -1037,20 +1299,55 @@ guard_refuse(struct guard_req *gr, const char *path, const char *verb,
 {
 	struct guard	*g = gr->g;
 	va_list		 ap;
-	char		 why[PATH_MAX + 512];
+	char		 raw[PATH_MAX + 512], why[PATH_MAX + 512];
+	char		 name[PATH_MAX];
 
+	/*
+	 * The names are the command's: shown masked (a newline and an
+	 * escape sequence in a file name would shape pisbx-run's own
+	 * lines, the summary's too).
+	 */
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	(void)text_clean(why, sizeof(why), raw, 0);
+	(void)text_clean(name, sizeof(name), path, 0);
 	pthread_mutex_lock(&g->mu);
-	log_warnx("refused to %s %s: %s", verb, path, why);
+	if (!guard_told(g, verb, name, why))
+		log_warnx("refused to %s %s: %s", verb, name, why);
 	if (g->nrefused < GUARD_MAXREFUSED)
-		guard_send(g, REPORT_REFUSED, verb, path, why);
+		guard_send(g, REPORT_REFUSED, verb, name, why);
 	else if (g->nrefused == GUARD_MAXREFUSED)
 		guard_send(g, REPORT_REFUSED_MORE, NULL, NULL, NULL);
 	if (g->nrefused <= GUARD_MAXREFUSED)
 		g->nrefused++;
 	pthread_mutex_unlock(&g->mu);
+}
+
+/*
+ * Whether this refusal was said on stderr already (noted if not): the
+ * same refusal again (git retries a lock file, a build loops) is counted
+ * in the summary at exit, not said again (newuser C8).  The mutex held.
+ */
+static int
+guard_told(struct guard *g, const char *verb, const char *path,
+    const char *why)
+{
+	const char	*v[3] = { verb, path, why }, *p;
+	uint64_t	 h = 14695981039346656037ULL;	/* FNV-1a */
+	size_t		 i;
+
+	for (i = 0; i < 3; i++) {
+		for (p = v[i]; *p != '\0'; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ 0xff) * 1099511628211ULL;
+	}
+	for (i = 0; i < g->ntold; i++)
+		if (g->told[i] == h)
+			return 1;
+	if (g->ntold < GUARD_MAXTOLD)
+		g->told[g->ntold++] = h;
+	return 0;
 }
 
 /*
@@ -1696,10 +1993,6 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)),
 	    !excl)) < 0)
 		goto done;
-	if (gp.proc) {
-		rc = guard_install(gr, gp.parent, gp.name, flags, mode, 1, NULL);
-		goto done;
-	}
 	if ((rc = guard_check(gr, &gp, 0, excl ? NULL : (flags & O_CREAT) &&
 	    (gp.parent == -1 || !gp.exists) ? "create" : "write")) < 0)
 		goto done;
@@ -1743,7 +2036,7 @@ guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
 		fd = fcntl(gp.magic, F_DUPFD_CLOEXEC, 3);
 	else
 		fd = openat(gp.parent, gp.name, O_PATH | O_CLOEXEC |
-		    (gp.proc ? 0 : O_NOFOLLOW));
+		    O_NOFOLLOW);
 	if (fd == -1 || fstat(fd, &st) == -1) {
 		rc = -errno;
 		goto done;
@@ -1842,6 +2135,25 @@ guard_sock_ours(const struct guard *g, int fd)
 }
 
 /*
+ * Whether the socket sock is bound to the file name in dirfd: 1, 0 (it
+ * is not), or -1 when the kernel cannot tell (SIOCUNIXFILE, Linux 6.x).
+ */
+static int
+guard_bound_here(int sock, int dirfd, const char *name)
+{
+	struct stat	a, b;
+	int		fd, rc;
+
+	if ((fd = ioctl(sock, SIOCUNIXFILE, 0)) == -1)
+		return -1;
+	rc = fstat(fd, &a) == 0 && fstatat(dirfd, name, &b,
+	    AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino;
+	close(fd);
+	return rc;
+}
+
+/*
  * bind(2): a Unix socket path is a new file, checked like any other; the
  * guard binds the command's socket itself (borrowed with pidfd_getfd),
  * so the address is read once.  Any other address is bound as given.
@@ -1853,8 +2165,9 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	struct sockaddr_un	*sun = (struct sockaddr_un *)&ss, local;
 	struct guard_path	 gp;
 	char			 path[sizeof(sun->sun_path) + 1];
+	const char		*text;
 	size_t			 off = offsetof(struct sockaddr_un, sun_path);
-	int			 sock, rc;
+	int			 sock, rc, cwd = -1, dir = -1;
 
 	guard_path_init(&gp);
 	if (len < 0 || (size_t)len > sizeof(ss))
@@ -1875,26 +2188,59 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	if ((rc = guard_at_str(gr, AT_FDCWD, path, &gp)) < 0 ||
 	    (rc = guard_check(gr, &gp, 0, "create")) < 0)
 		goto done;
+	/*
+	 * bind(2) takes no directory fd, and the kernel records the text it
+	 * is given as the socket's name (getsockname(2), the address a
+	 * Python Manager hands its clients).  So the guard binds the
+	 * caller's own text when the kernel may walk it as checked (no
+	 * symlink, nothing in procfs: gp.lexical; relative to the caller's
+	 * cwd), else the real path, else the name in its directory.  Binds
+	 * run alone (guard_handle): no creation -- a symlink, a directory
+	 * moved in -- changes the walk meanwhile; only a removal could,
+	 * which fails the bind.
+	 */
 	memset(&local, 0, sizeof(local));
 	local.sun_family = AF_UNIX;
-	if (strlen(gp.name) >= sizeof(local.sun_path)) {
+	if (gp.lexical && strlen(path) < sizeof(local.sun_path)) {
+		text = path;
+		if (path[0] != '/') {
+			if ((cwd = guard_base(gr, AT_FDCWD)) == -1 ||
+			    (rc = guard_valid(gr)) < 0) {
+				rc = cwd == -1 ? -errno : rc;
+				goto done;
+			}
+			dir = cwd;
+		}
+	} else if (strlen(gp.full) < sizeof(local.sun_path) &&
+	    gp.full[0] == '/')
+		text = gp.full;
+	else {
+		text = gp.name;
+		dir = gp.parent;
+	}
+	if (strlen(text) >= sizeof(local.sun_path)) {
 		rc = -ENAMETOOLONG;
 		goto done;
 	}
-	memcpy(local.sun_path, gp.name, strlen(gp.name));
-	/* bind(2) takes no directory fd: bind relative to it. */
-	if (fchdir(gp.parent) == -1) {
+	memcpy(local.sun_path, text, strlen(text));
+	if (dir != -1 && fchdir(dir) == -1) {
 		rc = -errno;
 		goto done;
 	}
 	guard_umask(gr);
-	rc = bind(sock, (struct sockaddr *)&local, sizeof(local)) == -1 ?
-	    -errno : 0;
-	if (rc == 0) {
+	rc = bind(sock, (struct sockaddr *)&local, (socklen_t)(off +
+	    strlen(text) + 1)) == -1 ? -errno : 0;
+	if (rc == 0 && guard_bound_here(sock, gp.parent, gp.name) == 0) {
+		log_warnx("guard: a socket bound as %s is not where it was "
+		    "checked", text);
+		rc = -EACCES;
+	} else if (rc == 0) {
 		guard_created(gr, &gp, 0);
 		guard_sock_made(gr->g, gp.parent, gp.name);
 	}
 done:
+	if (cwd != -1)
+		close(cwd);
 	close(sock);
 	guard_path_clear(&gp);
 	return rc;
@@ -1923,7 +2269,7 @@ guard_link(struct guard_req *gr, const __u64 *a, int at)
 		snprintf(src, sizeof(src), "/proc/%ld/fd/%d", (long)gr->pid,
 		    (int)a[0]);
 		if ((rc = guard_at_str(gr, AT_FDCWD, src, &op)) < 0 ||
-		    (rc = guard_magic(gr, &op)) < 0)
+		    (rc = guard_magic(gr, &op, 1)) < 0)
 			goto done;
 	} else if ((rc = guard_at_str(gr, at ? (int)a[0] : AT_FDCWD, src,
 	    &op)) < 0 || (rc = guard_final(gr, &op,
@@ -1947,9 +2293,9 @@ done:
 }
 
 /*
- * Unix sockets named by address (network.allowUnixSockets).  With the
- * list set, every connect, sendmsg, sendmmsg and sendto with an address
- * stops here: seccomp sees neither the socket's family behind an fd
+ * Unix sockets named by address.  Unless network.allowAllUnixSockets,
+ * every connect, sendmsg, sendmmsg and sendto with an address stops
+ * here: seccomp sees neither the socket's family behind an fd
  * number nor the address behind a pointer, and letting the kernel
  * continue would have it read both again, after another thread changed
  * them.  So the guard performs each call itself, on a copy of the
@@ -1959,14 +2305,14 @@ done:
  *   an AF_UNIX path is resolved as the kernel would (symlinks followed,
  *   one hop at a time), the socket file opened O_PATH, and the call made
  *   to "/proc/self/fd/N" -- that very file, whatever the name is by then
- *   -- when its real path is in the list (or the command bound it); any
- *   other path, and every abstract address, is refused with EPERM, as
- *   the filter refuses socket(AF_UNIX) without the list (hostIPC's retry
- *   knows it), and said on stderr;
+ *   -- when the command bound it during the run, or its real path is in
+ *   network.allowUnixSockets; any other path is refused with EPERM
+ *   (hostIPC's retry knows it), and said on stderr;
  *
- *   any other address (TCP to the proxy, a UDP send, a netlink request)
- *   is used as given: the socket is the command's, in the sandbox's own
- *   network namespace.
+ *   any other address (TCP to the proxy, a UDP send, a netlink request,
+ *   an abstract Unix name) is used as given: the socket is the
+ *   command's, in the sandbox's own network namespace, where abstract
+ *   names are the sandbox's own (and Landlock ABI 6 scopes them too).
  *
  * A call that would block (a blocking socket, a full buffer or backlog)
  * is finished by a worker thread, which answers the notification itself,
@@ -2108,10 +2454,11 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 		if (strcmp(real, plan->unix_sockets[i]) == 0)
 			break;
 	if (i == plan->nunix && !guard_sock_ours(gr->g, fd)) {
-		guard_refuse(gr, real, verb, "a Unix socket not in "
-		    "network.allowUnixSockets (only those listed, and those "
-		    "the command bound, are reachable); to let commands reach "
-		    "it, add \"%s\" to network.allowUnixSockets in %s", real,
+		guard_refuse(gr, real, verb, "a Unix socket the command did "
+		    "not bind during this run, and not in "
+		    "network.allowUnixSockets; to let commands reach it, add "
+		    "\"%s\" to network.allowUnixSockets in %s (a host service "
+		    "like tmux or docker: see hostIPC)", real,
 		    gr->g->sb->config_file);
 		rc = -EPERM;
 		goto done;
@@ -2138,7 +2485,7 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 	struct sockaddr_un		*to;
 	char				 path[sizeof(sun->sun_path) + 1];
 	size_t				 off = offsetof(struct sockaddr_un,
-					    sun_path), i;
+					    sun_path);
 	int				 fd;
 
 	memcpy(&op->addr, name, len);
@@ -2149,18 +2496,9 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 	 */
 	if (op->domain != AF_UNIX || len <= off || sun->sun_family != AF_UNIX)
 		return 0;
-	if (sun->sun_path[0] == '\0') {
-		/* "@name", as ss(8) shows it; bytes outside ASCII as '?'. */
-		path[0] = '@';
-		for (i = 1; i < len - off; i++)
-			path[i] = sun->sun_path[i] >= 0x20 &&
-			    sun->sun_path[i] < 0x7f ? sun->sun_path[i] : '?';
-		path[len - off] = '\0';
-		guard_refuse(gr, path, verb, "an abstract Unix socket: only "
-		    "the socket paths in network.allowUnixSockets are "
-		    "reachable (see pisbx-run(1), SECCOMP)");
-		return -EPERM;
-	}
+	/* An abstract name: the sandbox's network namespace's own. */
+	if (sun->sun_path[0] == '\0')
+		return 0;
 	memcpy(path, sun->sun_path, len - off);
 	path[len - off] = '\0';
 	if ((fd = guard_unix_target(gr, path, verb)) < 0)
@@ -2709,8 +3047,19 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 	else if (nr == SCMP_SYS(mkdir) || nr == SCMP_SYS(mkdirat)) {
 		at = nr == SCMP_SYS(mkdirat);
 		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
-		    a[at], &np)) < 0 ||
-		    (rc = guard_check(gr, &np, 0, "create")) < 0)
+		    a[at], &np)) < 0)
+			goto done;
+		/*
+		 * A name that is there already, a protected one too, makes
+		 * nothing: EEXIST, as mkdir(2) says (`mkdir -p .git/x`
+		 * goes on to be refused at x, if at all), not a refusal.
+		 */
+		if (np.parent != -1 && !np.dots && fstatat(np.parent, np.name,
+		    &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			rc = -EEXIST;
+			goto done;
+		}
+		if ((rc = guard_check(gr, &np, 0, "create")) < 0)
 			goto done;
 		guard_umask(gr);
 		/*
@@ -2805,8 +3154,9 @@ guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		return 0;
 	}
+	/* A bind, too: its path is walked again by the kernel (guard_bind). */
 	alone = nr == SCMP_SYS(rename) || nr == SCMP_SYS(renameat) ||
-	    nr == SCMP_SYS(renameat2);
+	    nr == SCMP_SYS(renameat2) || nr == SCMP_SYS(bind);
 	if (alone)
 		pthread_rwlock_wrlock(&gr->g->order);
 	else
@@ -2859,6 +3209,7 @@ guard_thread(void *arg)
 			break;
 		}
 		gr.pid = (pid_t)req.pid;
+		gr.tgid = 0;
 		gr.id = req.id;
 		memset(&resp, 0, sizeof(resp));
 		resp.id = req.id;
@@ -2929,17 +3280,72 @@ guard_report_new(void)
 }
 
 /*
- * Append what is readable on fd (non-blocking).  0 at EOF, 1 when more may
- * come, -1 on error.
+ * Whether one message is a whole record as guard_send makes them: a known
+ * tag, exactly its fields, each NUL-terminated, the paths absolute.  The
+ * channel is the guard's alone; this is a second wall.
+ */
+static int
+guard_report_valid(const char *m, size_t len)
+{
+	const char	*p = m + 1, *end = m + len, *z;
+	int		 want, i;
+
+	if (len == 0)
+		return 0;
+	switch (m[0]) {
+	case REPORT_FULL:
+	case REPORT_REFUSED_MORE:
+		want = 0;
+		break;
+	case REPORT_REPO:
+		want = 1;
+		break;
+	case REPORT_MOVED:
+		want = 2;
+		break;
+	case REPORT_REFUSED:
+		want = 3;
+		break;
+	default:
+		return 0;
+	}
+	for (i = 0; i < want; i++) {
+		if ((z = memchr(p, '\0', (size_t)(end - p))) == NULL)
+			return 0;
+		/* Every path is absolute: a refusal's second field. */
+		if ((m[0] != REPORT_REFUSED || i == 1) && p[0] != '/')
+			return 0;
+		p = z + 1;
+	}
+	return p == end;
+}
+
+/*
+ * Append the records readable on fd (non-blocking), one a message; a
+ * message that is not a whole record is dropped, and said once.  0 at
+ * EOF, 1 when more may come, -1 on error.
  */
 int
 guard_report_read(struct guard_report *r, int fd)
 {
-	char	*nb;
-	ssize_t	 n;
+	static int	 told;
+	char		 m[4 * PATH_MAX + 1024], *nb;
+	ssize_t		 n;
 
 	for (;;) {
-		if (r->cap - r->len < 4096) {
+		n = recv(fd, m, sizeof(m), MSG_TRUNC);
+		if (n == 0)
+			return 0;
+		if (n == -1)
+			return errno == EAGAIN || errno == EINTR ? 1 : -1;
+		if ((size_t)n > sizeof(m) || !guard_report_valid(m,
+		    (size_t)n)) {
+			if (!told++)
+				log_warnx("ignored a malformed record from "
+				    "the creation guard");
+			continue;
+		}
+		if (r->cap - r->len < (size_t)n) {
 			/* A bound: the guard follows GUARD_MAXREPOS. */
 			if (r->cap >= (size_t)(GUARD_MAXREPOS * 3 +
 			    GUARD_MAXREFUSED * 3) * PATH_MAX)
@@ -2949,11 +3355,7 @@ guard_report_read(struct guard_report *r, int fd)
 			r->buf = nb;
 			r->cap += 65536;
 		}
-		n = read(fd, r->buf + r->len, r->cap - r->len);
-		if (n == 0)
-			return 0;
-		if (n == -1)
-			return errno == EAGAIN || errno == EINTR ? 1 : -1;
+		memcpy(r->buf + r->len, m, (size_t)n);
 		r->len += (size_t)n;
 	}
 }

@@ -150,28 +150,27 @@ landlock_apply(const struct sandbox *sb)
 		}
 	}
 	/*
-	 * Device files (/dev/null, the terminal the command inherited, which
-	 * lives on the host's devpts) and /proc/self files are written, not
-	 * created.
+	 * Device files (/dev/null, /dev/tty) and /proc/self files are
+	 * written, not created.
 	 */
 	if (landlock_allow(rs, "/dev", -1, file) == -1 ||
 	    landlock_allow(rs, "/dev/shm", -1, write) == -1 ||
-	    landlock_allow(rs, "/proc", -1, LL_FS_WRITE_FILE) == -1 ||
-	    (sb->host_dev_fd != -1 &&
-	    landlock_allow(rs, NULL, sb->host_dev_fd, file) == -1) ||
-	    (sb->host_pts_fd != -1 &&
-	    landlock_allow(rs, NULL, sb->host_pts_fd, file) == -1)) {
+	    landlock_allow(rs, "/proc", -1, LL_FS_WRITE_FILE) == -1) {
 		log_warn("landlock: allow devices");
 		goto fail;
 	}
 	/*
-	 * Standard output or error redirected to a file outside the
-	 * writable roots stays writable when reopened (/dev/stdout).
+	 * Standard input, output or error -- a file outside the writable
+	 * roots, the terminal the command inherited (on the host's devpts),
+	 * the host's /dev/null -- stays writable when reopened
+	 * (/dev/stdout): that file alone, never the host's /dev or devpts
+	 * beside it (redteam #1: every other device of the host).
 	 */
 	for (i = 0; i <= 2; i++) {
 		struct stat st;
 
-		if (fstat((int)i, &st) == 0 && S_ISREG(st.st_mode) &&
+		if (fstat((int)i, &st) == 0 && (S_ISREG(st.st_mode) ||
+		    S_ISCHR(st.st_mode)) &&
 		    landlock_allow(rs, NULL, (int)i, file) == -1) {
 			log_warn("landlock: allow fd %zu", i);
 			goto fail;

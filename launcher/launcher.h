@@ -170,13 +170,12 @@ struct sandbox {
 	struct fs_plan	 plan;
 	int		 allow_git_config;
 	const char	*config_file;	/* to name in refusals (policy_hint_file) */
-	int		 report_fd;	/* guard -> parent: repositories made */
+	int		 report_fd;	/* guard -> parent: repositories made,
+					   refusals (SOCK_SEQPACKET) */
 	char		*rundir;	/* private per-run dir on the host */
 	char		*tmpdir;	/* rundir/tmp: the command's TMPDIR */
 	char		*empty;		/* rundir/empty: hides denied files */
 	char		*ssh_config;	/* rundir/ssh_config, or NULL */
-	int		 host_dev_fd;	/* O_PATH: the host's /dev and devpts, */
-	int		 host_pts_fd;	/* where inherited terminals live */
 	sigset_t	 sigmask;	/* the caller's, for the command */
 	int		 verbose;
 	struct timing	*times;		/* -v: shared with the sandbox */
@@ -344,8 +343,8 @@ int	 landlock_apply(const struct sandbox *);
 /* seccomp.c, filter.c */
 /* The filter comes in one variant per way Unix sockets are allowed. */
 enum seccomp_variant {
-	SECCOMP_UNIX_NONE,	/* neither key: no socket(AF_UNIX) */
-	SECCOMP_UNIX_LISTED,	/* allowUnixSockets: through the guard */
+	SECCOMP_UNIX_LISTED,	/* default: through the guard (those bound
+				   during the run, allowUnixSockets) */
 	SECCOMP_UNIX_ALL,	/* allowAllUnixSockets */
 	SECCOMP_NVARIANTS
 };

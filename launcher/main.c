@@ -3,6 +3,7 @@
  * here, in the host's network namespace, on a libevent loop; the command
  * runs in fresh namespaces whose only way out is that proxy.
  */
+#include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -704,7 +705,7 @@ run(const struct run_opts *o)
 	rs.timeout = o->timeout;
 	rs.run.pid = -1;
 	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
-	sb.host_dev_fd = sb.host_pts_fd = sb.report_fd = -1;
+	sb.report_fd = -1;
 	log_init(NULL, o->verbose);
 	if (o->verbose)
 		sb.times = timing_new();
@@ -1013,11 +1014,16 @@ run(const struct run_opts *o)
 		log_warn("signalfd");
 		goto fail;
 	}
-	/* The guard's reports of repositories made during the run. */
-	if (pipe2(report, O_CLOEXEC) == -1 ||
-	    fcntl(report[0], F_SETFL, O_NONBLOCK) == -1 ||
+	/*
+	 * The guard's reports of repositories made during the run: one
+	 * record a message, on a socket (a pipe could be reopened for
+	 * writing through /proc/PID/fd).
+	 */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+	    report) == -1 || fcntl(report[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    shutdown(report[0], SHUT_WR) == -1 ||
 	    (rs.report = guard_report_new()) == NULL) {
-		log_warn("pipe");
+		log_warn("socketpair");
 		goto fail;
 	}
 	sb.report_fd = report[1];

@@ -318,9 +318,6 @@ mount_apply(struct sandbox *sb)
 		log_warn("make / read-only");
 		goto done;
 	}
-	/* For Landlock: an inherited terminal lives on the host's devpts. */
-	sb->host_dev_fd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	sb->host_pts_fd = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (mount_proc(sb->userns) == -1 || mount_dev(&ms) == -1)
 		goto done;
 

@@ -66,6 +66,7 @@ struct reaper_child {
 static int	 reaper_write(const char *path, const char *text);
 static int	 reaper_userns(const struct sandbox *);
 static int	 reaper_drop_caps(void);
+static int	 reaper_close_all(struct sandbox *);
 static void	 reaper_nop_cb(int);
 static int	 reaper_exec(void *);
 static pid_t	 reaper_spawn(struct sandbox *, int *nfd);
@@ -138,6 +139,33 @@ reaper_drop_caps(void)
 		return -1;
 	if (prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) == 1)
 		return -1;
+	return 0;
+}
+
+/*
+ * PID 1 holds nothing but the standard descriptors and the report
+ * channel (moved to 3) once the command may run: the guard opens files
+ * for the command in this process, and whatever it held -- descriptors
+ * pisbx-run inherited from its caller, libevent's, the control socket --
+ * would be one spelling away from the command (redteam #1).
+ */
+static int
+reaper_close_all(struct sandbox *sb)
+{
+	int	first = 3;
+
+	if (sb->report_fd != -1) {
+		if (sb->report_fd != 3 &&
+		    dup3(sb->report_fd, 3, O_CLOEXEC) == -1)
+			return -1;
+		sb->report_fd = 3;
+		(void)shutdown(3, SHUT_RD);
+		first = 4;
+	}
+	if (syscall(SYS_close_range, first, ~0U, 0) == 0)
+		return 0;
+	for (; first < sysconf(_SC_OPEN_MAX); first++)
+		(void)close(first);
 	return 0;
 }
 
@@ -292,6 +320,8 @@ reaper_main(struct sandbox *sb, int ctl)
 	if (net_recv_fds(ctl, &tag, &none, 0) != 0 || tag != CTL_GO)
 		_exit(EXIT_SETUP);
 	close(ctl);
+	if (reaper_close_all(sb) == -1)
+		reaper_fail("cannot close inherited descriptors");
 	if ((cmd = reaper_spawn(sb, &nfd)) == -1)
 		reaper_fail("cannot start the command");
 	/* The command has its own dispositions now; the guard writes pipes. */

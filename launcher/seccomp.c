@@ -16,17 +16,17 @@
  * Each rule below says why it is width-safe.
  *
  * Refused, and why no build, test suite or package manager needs it:
- *   socket(2) families other than AF_INET, AF_INET6 and AF_NETLINK with
- *       NETLINK_ROUTE (getifaddrs(3), getaddrinfo's AI_ADDRCONFIG and
- *       ip(8) read the sandbox's own interfaces): AF_UNIX paths are a way
- *       around the network namespace (docker.sock, agent sockets; allowed
- *       with network.allowAllUnixSockets, and with allowUnixSockets
- *       through the guard), AF_VSOCK reaches the hypervisor, AF_PACKET,
- *       AF_ALG, AF_BLUETOOTH... are kernel attack surface no build uses.
- *       EPERM.
- *   socketpair(2) other than AF_UNIX: the only family it exists for; and
- *       an AF_UNIX datagram pair, unless Unix sockets are allowed: it
- *       sends to any datagram socket by path.
+ *   socket(2) families other than AF_INET, AF_INET6, AF_UNIX and
+ *       AF_NETLINK with NETLINK_ROUTE (getifaddrs(3), getaddrinfo's
+ *       AI_ADDRCONFIG and ip(8) read the sandbox's own interfaces):
+ *       AF_VSOCK reaches the hypervisor, AF_PACKET, AF_ALG,
+ *       AF_BLUETOOTH... are kernel attack surface no build uses.  EPERM.
+ *       (AF_UNIX paths are a way around the network namespace --
+ *       docker.sock, agent sockets -- so every connect and send to an
+ *       address goes to the guard, which lets through only sockets bound
+ *       during the run and those of network.allowUnixSockets; abstract
+ *       names belong to the sandbox's network namespace.)
+ *   socketpair(2) other than AF_UNIX: the only family it exists for.
  *   clone(2)/unshare(2) with CLONE_NEWUSER: a new user namespace is where
  *       most local privilege escalations start.  EPERM.
  *   clone3: its flags sit in a struct the filter cannot read (ENOSYS: libc
@@ -63,8 +63,8 @@
  * decides on the resolved path and performs the call itself: every open
  * that can create, write or truncate (O_CREAT, O_WRONLY, O_RDWR,
  * O_TRUNC), creat, truncate, mkdir, mknod, symlink, link, rename, and
- * bind (a Unix socket path is a new file); with allowUnixSockets also
- * connect, sendmsg, sendmmsg and sendto with an address (the guard
+ * bind (a Unix socket path is a new file); unless allowAllUnixSockets,
+ * also connect, sendmsg, sendmmsg and sendto with an address (the guard
  * checks a Unix socket's path and performs the call).  And umask(2),
  * which the guard lets through (SECCOMP_USER_NOTIF_FLAG_CONTINUE, safe:
  * its one argument is a plain number) after noting the value: the guard
@@ -99,8 +99,6 @@
 #define SECCOMP_NR_MAX	512
 /* uretprobe: called only from the kernel's own trampoline. */
 #define SECCOMP_NR_URETPROBE	335
-/* The kernel's SOCK_TYPE_MASK: a socket type below its flags. */
-#define SECCOMP_SOCK_TYPE_MASK	0xfu
 
 struct seccomp_refusal {
 	const char	*name;
@@ -235,12 +233,11 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 
 	/*
 	 * socket(int domain, int type, int protocol): an allow-list on the
-	 * low 32 bits of the domain (AF_UNIX, last in families, only with
-	 * allowAllUnixSockets or allowUnixSockets), and for AF_NETLINK
-	 * (domain compared on its low 32 bits) of the protocol.
+	 * low 32 bits of the domain, and for AF_NETLINK (domain compared on
+	 * its low 32 bits) of the protocol.
 	 */
 	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 0,
-	    families, v != SECCOMP_UNIX_NONE ? 4 : 3, NULL) != 0)
+	    families, sizeof(families) / sizeof(*families), NULL) != 0)
 		return -1;
 	netlink = SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_NETLINK);
 	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
@@ -253,35 +250,23 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 
 	/*
 	 * Unix sockets by address.  allowAllUnixSockets: nothing to see.
-	 * allowUnixSockets: socket(AF_UNIX) is allowed above, and every call
-	 * that names where a socket goes is the guard's (which socket an fd
-	 * is, and what an address says, are out of the filter's sight; the
-	 * guard decides on the resolved path).  sendto(int, void *, size_t,
-	 * int, struct sockaddr *addr, int): a pointer, NULL exactly when all
-	 * 64 bits are 0, as the kernel reads it; send(2) is sendto with NULL.
-	 * Neither: no socket(AF_UNIX), and a socket pair's connected stream
-	 * or seqpacket sockets can neither connect again (EISCONN) nor send
-	 * to an address; a datagram pair could do both, to /dev/log, the
-	 * journal or any datagram socket in sight: refused.  socketpair(int
-	 * domain, int type, ...): the type's low 32 bits under
-	 * SOCK_TYPE_MASK, as the kernel reads them (SOCK_NONBLOCK and
-	 * SOCK_CLOEXEC sit above the mask).
+	 * Otherwise (the default) every call that names where a socket goes
+	 * is the guard's (which socket an fd is, and what an address says,
+	 * are out of the filter's sight; the guard decides on the resolved
+	 * path: a socket bound during the run, or one of allowUnixSockets).
+	 * sendto(int, void *, size_t, int, struct sockaddr *addr, int): a
+	 * pointer, NULL exactly when all 64 bits are 0, as the kernel reads
+	 * it; send(2) is sendto with NULL.
 	 */
-	if (v == SECCOMP_UNIX_LISTED) {
-		if (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect),
-		    0) != 0 ||
-		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg),
-		    0) != 0 ||
-		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmmsg),
-		    0) != 0 ||
-		    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
-		    SCMP_A4(SCMP_CMP_NE, 0)) != 0)
-			return -1;
-	} else if (v == SECCOMP_UNIX_NONE && seccomp_rule_add(ctx,
-	    SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 2,
-	    SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_UNIX),
-	    SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_SOCK_TYPE_MASK,
-	    SOCK_DGRAM)) != 0)
+	if (v == SECCOMP_UNIX_LISTED &&
+	    (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect),
+	    0) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg),
+	    0) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmmsg),
+	    0) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
+	    SCMP_A4(SCMP_CMP_NE, 0)) != 0))
 		return -1;
 
 	/*

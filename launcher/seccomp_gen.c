@@ -19,8 +19,7 @@
 #include "launcher/launcher.h"
 
 static const char *const gen_names[SECCOMP_NVARIANTS] = {
-	"no Unix sockets", "allowUnixSockets (through the guard)",
-	"allowAllUnixSockets",
+	"Unix sockets through the guard", "allowAllUnixSockets",
 };
 
 static int	gen_export(enum seccomp_variant, struct sock_filter **,

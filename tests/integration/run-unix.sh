@@ -1,16 +1,16 @@
 #!/bin/sh
-# Unix sockets by address (network.allowUnixSockets): a listed socket is
-# reachable exactly, by its real path (through a symlink too), for stream
-# connects and for datagrams sent by sendto, sendmsg, sendmmsg and
-# connect + send; any other socket, and every abstract one, is refused
-# with a reason; a path swapped outside, or an address rewritten by
-# another thread, never reaches a socket that is not listed.  Without the
-# list no socket(AF_UNIX) is made and a datagram socket pair is refused
-# (it could send to any datagram socket by path), while stream pairs and
-# descriptor passing keep working; with allowAllUnixSockets everything is
-# reachable, as before.  TCP through the proxy and Python's
-# multiprocessing keep working while the guard performs connect and
-# sendmsg.
+# Unix sockets by address.  By default the command makes, binds and
+# reaches its own Unix sockets (Python's multiprocessing Manager and
+# forkserver work, getsockname() says the path bind() was given), abstract
+# names are the sandbox's network namespace's own, and a socket of the
+# host is refused with a line naming the key.  network.allowUnixSockets
+# adds sockets reachable exactly, by their real path (through a symlink
+# too), for stream connects and for datagrams sent by sendto, sendmsg,
+# sendmmsg and connect + send; any other socket is refused with a
+# reason; a path swapped outside, or an address rewritten by another
+# thread, never reaches a socket that is not listed.  With
+# allowAllUnixSockets everything is reachable, as before.  TCP through
+# the proxy keeps working while the guard performs connect and sendmsg.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -42,17 +42,62 @@ notlogged() {
 	if grep -q "$2" "$S/log"; then not_ok "$1 (log: $(tr '\n' ' ' <"$S/log"))"; else ok "$1"; fi
 }
 
-# 1. No list: no socket of our own, no datagram pair (the old hole: the
-#    pair's socket sent to any datagram socket by path); stream pairs and
-#    descriptor passing work.
+# 1. No list: the command's own sockets, nothing of the host's (a
+#    datagram pair's socket sends to no host socket by path either);
+#    stream pairs and descriptor passing work.
 run_config
-eq "no list: connect refused (no AF_UNIX socket)" \
+eq "no list: a host socket is refused" \
     "$(probe connect "$S/allowed.sock")" "connect EPERM"
-eq "no list: a datagram socket pair is refused" \
+contains "the refusal names the socket and the key" "$(cat "$T/err")" \
+    "refused to connect to $S/allowed.sock: a Unix socket the command did not bind during this run, and not in network.allowUnixSockets"
+eq "no list: a datagram socket pair cannot reach a host socket" \
     "$(probe pair-dgram "$S/dgram.sock" leak1)" "pair-dgram EPERM"
 notlogged "no list: nothing reached the datagram socket" leak1
 eq "no list: a stream pair passes a descriptor (SCM_RIGHTS)" \
     "$(probe pair-rights)" "pair-rights ok"
+# An abstract socket of the host: another network namespace.
+spawn "$PY" -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind("\0pisbx-test-%s" % sys.argv[1])
+s.listen(); print("ready", flush=True); time.sleep(120)' "$$" >"$T/abs.out"
+wait_file "$T/abs.out" || not_ok "the abstract server did not start"
+eq "no list: the host's abstract socket is out of reach" \
+    "$(probe abstract "pisbx-test-$$")" "abstract ECONNREFUSED"
+# The command's own: Python's Manager (its clients connect to the
+# address getsockname() gave) and forkserver; bind's name as given.
+cat >"$T/own.py" <<'EOF'
+import multiprocessing as mp, os, socket
+def sq(x):
+    return x * x
+if __name__ == "__main__":
+    with mp.get_context("forkserver").Pool(2) as p:
+        print("forkserver", sum(p.map(sq, range(10))))
+    with mp.Manager() as m:
+        d = m.dict()
+        d["k"] = 7
+        print("manager", d["k"])
+    tmp = os.environ["TMPDIR"]
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(tmp + "/own.sock")
+    print("getsockname absolute", s.getsockname() == tmp + "/own.sock")
+    s.listen()
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(s.getsockname())
+    print("connect own", c.getpeername() == tmp + "/own.sock")
+    os.chdir(tmp)
+    r = socket.socket(socket.AF_UNIX)
+    r.bind("rel.sock")
+    print("getsockname relative", r.getsockname())
+    a = socket.socket(socket.AF_UNIX)
+    a.bind("\0own-abstract")
+    a.listen()
+    b = socket.socket(socket.AF_UNIX)
+    b.connect("\0own-abstract")
+    print("abstract own ok")
+EOF
+chmod 644 "$T/own.py"
+OWN_WANT=$(printf 'forkserver 285\nmanager 7\ngetsockname absolute True\nconnect own True\ngetsockname relative rel.sock\nabstract own ok')
+out=$(sbx -- "$PY" "$T/own.py" 2>&1)
+eq "no list: the command's own Unix sockets" "$out" "$OWN_WANT"
 
 # 2. The list: exactly those sockets.
 run_config --net "{\"allowUnixSockets\": [\"$S/allowed.sock\", \"$S/dgram.sock\"]}"
@@ -61,15 +106,14 @@ eq "listed socket: connect reaches it" \
 eq "another socket: refused" "$(probe connect "$S/blocked.sock")" \
     "connect EPERM"
 contains "the refusal names the socket and the key" "$(cat "$T/err")" \
-    "refused to connect to $S/blocked.sock: a Unix socket not in network.allowUnixSockets"
+    "refused to connect to $S/blocked.sock: a Unix socket the command did not bind during this run, and not in network.allowUnixSockets"
 eq "a symlink in the workspace to the listed socket: reaches it" \
     "$(probe connect link.sock)" "connect ok allowed"
 eq "a symlink to another socket: refused" "$(probe connect badlink.sock)" \
     "connect EPERM"
-eq "an abstract socket: refused" "$(probe abstract pisbx-test)" \
-    "abstract EPERM"
-contains "the abstract refusal says why" "$(cat "$T/err")" \
-    "refused to connect to @pisbx-test: an abstract Unix socket"
+out=$(sbx -- "$PY" "$T/own.py" 2>&1)
+eq "with the list: the command's own Unix sockets, getsockname() as given" \
+    "$out" "$OWN_WANT"
 for how in sendto sendmsg sendmmsg dgconnect; do
 	eq "datagram by $how to the listed socket" \
 	    "$(probe $how "$S/dgram.sock" "via-$how")" "$how ok"
