@@ -5,7 +5,10 @@
  * its reaper: it forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2,
  * reaps every orphan, and exits with the command's status the moment the
  * command ends -- which kills everything the command left running, since
- * a PID namespace dies with its init.
+ * a PID namespace dies with its init.  The reaper and the command each
+ * lead a process group of their own, outside the caller's: the command's
+ * is the job jobs.c gives the terminal to, and the reaper tells the
+ * parent when the command stops or goes on.
  *
  * Before the command starts, the reaper drops every capability (root
  * included: it keeps uid 0 for file ownership but no privilege), sets
@@ -52,6 +55,7 @@
 
 static const int reaper_forward[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH,
+	SIGTSTP, SIGCONT,
 };
 
 static struct sigaction reaper_saved[sizeof(reaper_forward) /
@@ -68,6 +72,8 @@ static int	 reaper_userns(const struct sandbox *);
 static int	 reaper_drop_caps(void);
 static void	 reaper_nop_cb(int);
 static int	 reaper_exec(void *);
+static void	 reaper_pass(const struct sandbox *, pid_t, const siginfo_t *);
+static void	 reaper_tell(const struct sandbox *, int ctl, int status);
 static pid_t	 reaper_spawn(struct sandbox *, int *nfd);
 __attribute__((noreturn)) static void reaper_fail(const char *what);
 
@@ -166,6 +172,13 @@ reaper_exec(void *arg)
 	for (i = 0; i < sizeof(reaper_forward) / sizeof(*reaper_forward); i++)
 		sigaction(reaper_forward[i], &reaper_saved[i], NULL);
 	signal(SIGCHLD, SIG_DFL);
+	/*
+	 * A process group of its own, the terminal's foreground when the
+	 * caller's group held it (jobs.c); SIGTTOU is still blocked.
+	 */
+	setpgid(0, 0);
+	if (sb->tty_give)
+		tcsetpgrp(sb->tty, getpid());
 	if ((rc->nfd = seccomp_apply(sb)) == -1) {
 		err = errno;
 		snprintf(msg, sizeof(msg), "pisbx-run: cannot build the "
@@ -185,6 +198,49 @@ reaper_exec(void *arg)
 	    strerror(err));
 	(void)!write(STDERR_FILENO, msg, strlen(msg));
 	_exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+}
+
+/*
+ * Pass a signal on to the command.  One the parent sent with sigqueue(3)
+ * (from outside the namespace: si_pid 0) says where: the command's group
+ * (a terminal's signal), and for SIGCONT whether that group gets the
+ * terminal first.  SIGCONT continues the whole group, as "fg" does.
+ */
+static void
+reaper_pass(const struct sandbox *sb, pid_t cmd, const siginfo_t *si)
+{
+	size_t	i;
+	int	how = 0;
+
+	for (i = 0; i < sizeof(reaper_forward) / sizeof(*reaper_forward); i++)
+		if (reaper_forward[i] == si->si_signo)
+			break;
+	if (i == sizeof(reaper_forward) / sizeof(*reaper_forward))
+		return;
+	if (si->si_code == SI_QUEUE && si->si_pid == 0)
+		how = si->si_value.sival_int;
+	if (si->si_signo == SIGCONT && (how & JOBS_GIVE) && sb->tty != -1)
+		tcsetpgrp(sb->tty, cmd);
+	if (si->si_signo == SIGCONT || (how & JOBS_GROUP))
+		kill(-cmd, si->si_signo);
+	else
+		kill(cmd, si->si_signo);
+}
+
+/*
+ * Tell the parent the command stopped (with the signal, and whether a
+ * group of the sandbox held the terminal: only those are visible here)
+ * or goes on.
+ */
+static void
+reaper_tell(const struct sandbox *sb, int ctl, int status)
+{
+	unsigned char	m[3];
+
+	m[0] = WIFSTOPPED(status) ? CTL_STOPPED : CTL_CONTINUED;
+	m[1] = WIFSTOPPED(status) ? (unsigned char)WSTOPSIG(status) : 0;
+	m[2] = sb->tty != -1 && tcgetpgrp(sb->tty) > 0;
+	(void)send(ctl, m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /*
@@ -280,6 +336,9 @@ reaper_main(struct sandbox *sb, int ctl)
 	}
 	signal(SIGCHLD, reaper_nop_cb);
 
+	/* Out of the caller's process group: see jobs.c. */
+	if (setpgid(0, 0) == -1)
+		reaper_fail("setpgid");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		reaper_fail("no_new_privs");
 	if (landlock_apply(sb) == -1)
@@ -291,7 +350,7 @@ reaper_main(struct sandbox *sb, int ctl)
 	/* The command runs only once the proxy serves its listeners. */
 	if (net_recv_fds(ctl, &tag, &none, 0) != 0 || tag != CTL_GO)
 		_exit(EXIT_SETUP);
-	close(ctl);
+	/* Kept: the command's stops go to the parent on it (close-on-exec). */
 	if ((cmd = reaper_spawn(sb, &nfd)) == -1)
 		reaper_fail("cannot start the command");
 	/* The command has its own dispositions now; the guard writes pipes. */
@@ -303,15 +362,17 @@ reaper_main(struct sandbox *sb, int ctl)
 		if (sigwaitinfo(&all, &si) == -1)
 			continue;
 		if (si.si_signo != SIGCHLD) {
-			for (i = 0; i < sizeof(reaper_forward) /
-			    sizeof(*reaper_forward); i++)
-				if (reaper_forward[i] == si.si_signo)
-					kill(cmd, si.si_signo);
+			reaper_pass(sb, cmd, &si);
 			continue;
 		}
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED |
+		    WCONTINUED)) > 0) {
 			if (pid != cmd)
 				continue;
+			if (WIFSTOPPED(status) || WIFCONTINUED(status)) {
+				reaper_tell(sb, ctl, status);
+				continue;
+			}
 			if (WIFEXITED(status))
 				code = WEXITSTATUS(status);
 			else if (WIFSIGNALED(status))
