@@ -301,6 +301,7 @@ static int	 fs_git_repo(struct fs_set *, const struct fs_plan *,
 		    const char *root);
 static int	 fs_refuse_cwd(const struct fs_set *, const struct fs_plan *,
 		    const char *cwd, int deny_read_set);
+static int	 fs_rundir(struct fs_set *, const char *rundir);
 static int	 fs_trusted(struct fs_set *, const struct config *,
 		    const struct fs_inputs *, const char *home);
 static int	 fs_reviewer(const struct config *, const struct fs_plan *,
@@ -1682,6 +1683,28 @@ done:
 	return rc;
 }
 
+/*
+ * The base of the run directories hidden, even under an allowWrite of
+ * $TMPDIR: no command sees, changes or plants anything in another run's
+ * directory (rundir.c); ours seen read-only, mounted so (git-proxy,
+ * ssh_config; its tmp/ is the writable TMPDIR).
+ */
+static int
+fs_rundir(struct fs_set *set, const char *rundir)
+{
+	char	*base;
+	int	 rc;
+
+	if ((base = strdup(rundir)) == NULL)
+		return -1;
+	*strrchr(base, '/') = '\0';
+	rc = base[0] == '\0' ? 0 : fs_set_add(set, base, P_DENY_READ, NULL);
+	free(base);
+	if (rc == -1 || fs_set_add(set, rundir, P_ALLOW_READ, NULL) == -1)
+		return -1;
+	return 0;
+}
+
 int
 fs_plan_build(struct fs_plan *plan, const struct config *conf,
     const struct fs_inputs *in)
@@ -1736,6 +1759,8 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 			goto fail;
 	}
 	if (fs_set_add(&set, in->tmpdir, P_ALLOW_WRITE, NULL) == -1)
+		goto fail;
+	if (in->rundir != NULL && fs_rundir(&set, in->rundir) == -1)
 		goto fail;
 	if (fs_set_add_list(&set, &conf->deny_write, P_DENY_WRITE, proj,
 	    home_real) == -1)

@@ -86,6 +86,7 @@ struct fs_inputs {
 	const char	*cwd;		/* absolute, symlinks resolved */
 	const char	*home;		/* $HOME, or NULL */
 	const char	*tmpdir;	/* the run's private TMPDIR */
+	const char	*rundir;	/* its run directory, or NULL */
 	const char	*exe_dir;	/* where the pisbx executables are */
 	const char	*config_path;	/* the trusted config, or NULL */
 	const char	*access_log;	/* the access log, or NULL */

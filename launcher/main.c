@@ -754,6 +754,7 @@ run(const struct run_opts *o)
 	fin.report = report_path;
 	fin.home = home;
 	fin.tmpdir = sb.tmpdir;
+	fin.rundir = sb.rundir;
 	fin.exe_dir = exe_dir;
 	fin.config_path = config_path;
 	fin.access_log = access_log;

@@ -26,7 +26,8 @@ cp -R "$PISBX_TOP/tests/lib" "$T/top/tests/" &&
 chmod -R a+rX "$T/top"
 
 for s in run-basic run-escape-net run-escape-fs run-escape-sys \
-    run-escape-git run-proxy run-unix run-globs run-guard run-jobs; do
+    run-escape-git run-proxy run-unix run-globs run-guard run-jobs \
+    run-rundir; do
 	f=$T/top/tests/integration/$s.sh
 	[ -f "$f" ] || continue
 	# A scratch dir nobody owns: the scenario's own $T lives below it.
