@@ -91,8 +91,6 @@ char	*review_request_line(const struct review *, int with_capability,
 int	 review_reply_check(const struct json_t *, const char *want_id,
 	    int id_required, enum review_result *, enum review_scope *,
 	    char *detail, size_t detaillen);
-/* Replace non-printable octets with '?' and cut at size - 1. */
-void	 review_printable(char *dst, size_t size, const char *src);
 
 /* command.c */
 int	 command_start(struct review *, char *err, size_t errlen);

@@ -29,6 +29,7 @@
 #include <event2/event.h>
 
 #include "common/log.h"
+#include "common/text.h"
 #include "policy/policy.h"
 #include "approval/approval_int.h"
 
@@ -418,7 +419,7 @@ command_err_flush(struct child *c)
 		    (int)c->pid);
 		return;
 	}
-	review_printable(text, sizeof(text), c->errline);
+	text_clean(text, sizeof(text), c->errline, 0);
 	log_warnx("reviewer[%d]: %s", (int)c->pid, text);
 }
 

@@ -20,6 +20,7 @@
 #include "policy/policy.h"
 #include "approval/approval_int.h"
 #include "common/secmem.h"
+#include "common/text.h"
 
 #define REVIEW_TIMEOUT_DEFAULT	30000
 #define REVIEW_INFLIGHT_DEFAULT	16
@@ -597,7 +598,7 @@ review_reply_check(const json_t *o, const char *want_id, int id_required,
 	}
 	if (scope != NULL)
 		*scope = sc;
-	review_printable(detail, detaillen, s);
+	text_clean(detail, detaillen, s, 0);
 	return 0;
 }
 
@@ -613,34 +614,6 @@ review_scope_name(enum review_scope sc)
 		break;
 	}
 	return "once";
-}
-
-void
-review_printable(char *dst, size_t size, const char *src)
-{
-	const unsigned char	*p = (const unsigned char *)src;
-	size_t			 i;
-
-	/*
-	 * C0 controls, DEL and the UTF-8 encoding of C1 controls (U+0080
-	 * to U+009F, which some terminals read as CSI) could forge lines
-	 * or escape sequences in a log or at the terminal.
-	 */
-	if (size == 0)
-		return;
-	for (i = 0; i + 1 < size && p[i] != '\0'; i++) {
-		if (p[i] < 0x20 || p[i] == 0x7f)
-			dst[i] = '?';
-		else if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) {
-			dst[i] = '?';
-			if (i + 2 < size) {
-				i++;
-				dst[i] = '?';
-			}
-		} else
-			dst[i] = (char)p[i];
-	}
-	dst[i] = '\0';
 }
 
 static char *

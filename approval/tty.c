@@ -34,6 +34,7 @@
 
 #include "common/io.h"
 #include "common/log.h"
+#include "common/text.h"
 #include "policy/policy.h"
 #include "approval/approval_int.h"
 
@@ -258,14 +259,14 @@ tty_question(const struct reviewer *r, const struct review *rv)
 		return NULL;
 	type = json_string_value(json_object_get(rv->req, "type"));
 	if (rv->host != NULL) {
-		review_printable(worker, sizeof(worker), r->worker_id);
-		review_printable(cwd, sizeof(cwd), r->cwd);
+		text_clean(worker, sizeof(worker), r->worker_id, 0);
+		text_clean(cwd, sizeof(cwd), r->cwd, 0);
 		fprintf(f, "\r\npisbx: %s%swants a network connection\r\n",
 		    worker, worker[0] != '\0' ? " " : "");
 		if (r->command[0] != '\0') {
 			if ((cmd = malloc(strlen(r->command) + 1)) != NULL)
-				review_printable(cmd, strlen(r->command) + 1,
-				    r->command);
+				text_clean(cmd, strlen(r->command) + 1,
+				    r->command, 0);
 			fprintf(f, "  command:  %s\r\n", cmd != NULL ? cmd :
 			    "?");
 			free(cmd);
@@ -328,7 +329,7 @@ tty_field(FILE *f, const char *name, const json_t *req, const char *key)
 		fprintf(f, "pisbx:   %-8s ?\r\n", name);
 		return;
 	}
-	review_printable(p, n, s);
+	text_clean(p, n, s, 0);
 	fprintf(f, "pisbx:   %-8s %s\r\n", name, p);
 	free(p);
 }

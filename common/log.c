@@ -1,6 +1,7 @@
 /*
  * Diagnostic logging to stderr, one line per message, prefixed with the
- * program name.  log_warn and fatal append strerror(errno).
+ * program name.  log_warn and fatal append strerror(errno).  Control
+ * characters in a message are masked (common/text.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,9 +10,26 @@
 #include <syslog.h>
 
 #include "common/log.h"
+#include "common/text.h"
 
 static const char *log_progname = "pisbx";
 static int log_verbose;
+
+static void	log_clean(char *);
+
+/*
+ * A message is one line on a terminal, whatever a path or a name in it
+ * holds: a newline or an escape sequence in a file name the sandboxed
+ * command made would otherwise let it write pisbx's lines for it.
+ */
+static void
+log_clean(char *buf)
+{
+	char	 out[4096];
+
+	text_clean(out, sizeof(out), buf, 0);
+	memcpy(buf, out, strlen(out) + 1);
+}
 
 void
 log_init(const char *progname, int verbose)
@@ -47,6 +65,7 @@ vlog(int pri, const char *fmt, va_list ap)
 	if (pri == LOG_INFO && log_verbose < 1)
 		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_clean(buf);
 	fprintf(stderr, "%s: %s\n", log_progname, buf);
 	fflush(stderr);
 }
@@ -59,6 +78,7 @@ vlog_errno(int pri, const char *fmt, va_list ap)
 	int saved = errno;
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_clean(buf);
 	fprintf(stderr, "%s: %s: %s\n", log_progname, buf, strerror(saved));
 	fflush(stderr);
 	(void)pri;

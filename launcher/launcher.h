@@ -403,28 +403,42 @@ void	 timing_free(struct timing *);
 /* summary.c */
 enum summary_kind {
 	SUMMARY_NET,		/* a destination the proxy refused */
-	SUMMARY_FILE		/* a path the creation guard refused */
+	SUMMARY_FILE,		/* a path the creation guard refused */
+	SUMMARY_UNREACH,	/* an allowed destination that failed */
+	SUMMARY_KINDS
 };
 struct summary;
+struct proxy_refusal;
 struct summary *summary_new(void);
 void	 summary_free(struct summary *);
-/* A refused destination (the proxy's refusal callback). */
-void	 summary_net(struct summary *, const char *host, unsigned int port,
-	    const char *proto, const char *reason, const char *detail,
-	    const char *hint);
+/*
+ * The proxy's proxy_opts.refused callback (arg: the summary): a refused
+ * destination, or an allowed one that could not be reached.
+ */
+void	 summary_proxy_cb(const struct proxy_refusal *, void *);
+/*
+ * A refused destination (SUMMARY_NET) or an allowed one that could not
+ * be reached (SUMMARY_UNREACH: DNS, connect, the upstream proxy).
+ */
+void	 summary_net(struct summary *, enum summary_kind, const char *host,
+	    unsigned int port, const char *proto, const char *reason,
+	    const char *detail, const char *hint);
 /* A refused creation or write: verb ("create"), path, who reads it. */
 void	 summary_file(struct summary *, const char *verb, const char *path,
 	    const char *why);
 /* Some refusals were not reported (the guard's bound). */
 void	 summary_more(struct summary *);
-/* Distinct refusals (those past the bound too). */
+/* Distinct refusals and failures (those past the bound too). */
 size_t	 summary_count(const struct summary *);
 /*
- * The stderr summary, deduplicated and capped; nothing when nothing was
- * refused.  report: the --report file to point at, or NULL.
+ * The stderr summary, deduplicated and capped, every line masked for
+ * the terminal; nothing when nothing was refused or failed.  report: the
+ * --report file to point at, or NULL; status: the command's exit status
+ * (0 says that what was refused did not fail it).
  */
-void	 summary_print(const struct summary *, FILE *, const char *report);
-/* Every refusal as a JSON array, one object per line.  0 or -1. */
+void	 summary_print(const struct summary *, FILE *, const char *report,
+	    int status);
+/* Every item as a JSON array, one object per line.  0 or -1. */
 int	 summary_json(const struct summary *, FILE *);
 
 /* env.c */

@@ -66,7 +66,6 @@ static void	run_timeout_cb(evutil_socket_t, short, void *);
 static void	run_report_cb(evutil_socket_t, short, void *);
 static char	*run_home(void);
 static char	*run_cmdline(const struct run_opts *);
-static void	run_refused_cb(const struct proxy_refusal *, void *);
 static void	run_report_write(const struct summary *, int, const char *);
 static const char *run_bash(void);
 static char	**run_shell_argv(const struct run_opts *);
@@ -109,14 +108,6 @@ usage(FILE *f, int code)
 "125 the sandbox could not be built; 126/127 command not executable/found;\n"
 "78 bad config; 2 usage.  See pisbx-run(1).\n");
 	exit(code);
-}
-
-/* The proxy refused a connection: keep it for the summary. */
-static void
-run_refused_cb(const struct proxy_refusal *r, void *arg)
-{
-	summary_net(arg, r->host, r->port, r->proto, r->reason, r->detail,
-	    r->hint);
 }
 
 /* --report: every refusal as JSON, through the descriptor opened first. */
@@ -823,7 +814,7 @@ run(const struct run_opts *o)
 	popts.log_format = fmt;
 	popts.label = label;
 	popts.cwd = cwd;
-	popts.refused = run_refused_cb;
+	popts.refused = summary_proxy_cb;
 	popts.refused_arg = sum;
 	if ((cmdline = run_cmdline(o)) == NULL) {
 		log_warn("command line");
@@ -1001,7 +992,7 @@ done:
 	 * command's output.
 	 */
 	if (sum != NULL && !o->quiet)
-		summary_print(sum, stderr, report_path);
+		summary_print(sum, stderr, report_path, rs.status);
 	if (sum != NULL && report_fd != -1)
 		run_report_write(sum, report_fd, report_path);
 	if (report_fd != -1)

@@ -65,6 +65,9 @@ static void	 parent_noproxy(struct cfgctx *, const char *,
 		    const json_t *, struct parent_proxy *);
 static void	 parent_cred(struct cfgctx *, const char *, const json_t *,
 		    struct parent_proxy *);
+static void	 parent_forwarding(struct cfgctx *, const char *,
+		    const json_t *, struct parent_proxy *);
+static void	 review_command_warn(struct cfgctx *, struct config *);
 static char	*parent_cred_read(struct cfgctx *, const char *,
 		    const char *, size_t *);
 static void	 parse_filesystem(struct cfgctx *, const json_t *,
@@ -109,7 +112,8 @@ static const char *const keys_network[] = {
 	"parentProxy", NULL
 };
 static const char *const keys_parent[] = {
-	"http", "https", "noProxy", "credentialsFile", "credentialsEnv", NULL
+	"http", "https", "noProxy", "credentialsFile", "credentialsEnv",
+	"httpForwarding", NULL
 };
 static const char *const keys_network_policy[] = {
 	"allowedDomains", "deniedDomains", NULL
@@ -1075,6 +1079,36 @@ parse_parent(struct cfgctx *ctx, const char *base, const json_t *obj,
 		    "one from HTTP_PROXY in its own environment");
 	parent_noproxy(ctx, p, v, conf->parent);
 	parent_cred(ctx, p, v, conf->parent);
+	parent_forwarding(ctx, p, v, conf->parent);
+}
+
+/*
+ * "httpForwarding": how a forwarded plain-HTTP request reaches the
+ * upstream.  "tunnel" (the default) sends it inside a CONNECT, so the
+ * credentials ride on the CONNECT alone, whose answer pisbx reads and
+ * never passes on; "absolute-form" sends it as a proxy request, with the
+ * credentials on it, for gateways that allow CONNECT to port 443 only.
+ */
+static void
+parent_forwarding(struct cfgctx *ctx, const char *base, const json_t *obj,
+    struct parent_proxy *pp)
+{
+	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	const char *s;
+	size_t len;
+
+	if ((s = cfg_string(ctx, base, obj, "httpForwarding", &len)) == NULL)
+		return;
+	if (strlen(s) == len && strcmp(s, "tunnel") == 0)
+		pp->http_absolute = 0;
+	else if (strlen(s) == len && strcmp(s, "absolute-form") == 0)
+		pp->http_absolute = 1;
+	else {
+		cfg_jpath_key(p, sizeof(p), base, "httpForwarding");
+		cfg_quote(q, sizeof(q), s, len);
+		cfg_err(ctx, p, "expected \"tunnel\" or \"absolute-form\", "
+		    "got %s", q);
+	}
 }
 
 /* One upstream URL (key "http" or "https"). */
@@ -1382,6 +1416,38 @@ parse_resolver(struct cfgctx *ctx, const json_t *v, struct config *conf)
 }
 
 /*
+ * A reviewer that cannot run makes every review a deny (review:error):
+ * fail-closed, so a warning, not an error -- a config shared between
+ * machines stays usable where the program is missing, its allow list
+ * working -- but one --check and pisbx-proxy always show.
+ */
+static void
+review_command_warn(struct cfgctx *ctx, struct config *conf)
+{
+	const char	*prog = conf->review_command.v[0];
+	char		*msg = NULL, why[256];
+	struct stat	 st;
+
+	if (stat(prog, &st) == -1)
+		snprintf(why, sizeof(why), "cannot be run: %s",
+		    strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		snprintf(why, sizeof(why), "is not a regular file");
+	else if (faccessat(AT_FDCWD, prog, X_OK, AT_EACCESS) == -1)
+		snprintf(why, sizeof(why), "is not executable (%s)",
+		    strerror(errno));
+	else
+		return;
+	if (asprintf(&msg, "%s: $.review.command[0]: the reviewer \"%s\" %s: "
+	    "every destination no list matches will be refused "
+	    "(review:error) until it can", ctx->name, prog, why) == -1 ||
+	    cfg_strlist_add(&conf->warnings, msg) == -1) {
+		free(msg);
+		cfg_nomem(ctx, "$.review.command");
+	}
+}
+
+/*
  * "review": exactly one transport (command, socket or mode "tty"); the
  * capability variable only makes sense for the socket.
  */
@@ -1415,6 +1481,8 @@ parse_review(struct cfgctx *ctx, const json_t *v, struct config *conf)
 			    "args...], got an empty array");
 		if (n == 1)
 			conf->review_mode = REVIEW_COMMAND;
+		if (conf->review_command.n > 0)
+			review_command_warn(ctx, conf);
 	}
 	if ((s = cfg_string(ctx, jp, v, "socket", &len)) != NULL) {
 		cfg_jpath_key(p, sizeof(p), jp, "socket");

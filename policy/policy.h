@@ -3,8 +3,8 @@
  * evaluation, address classification and the config loader.
  *
  * Pure functions over strings and addresses: no sockets, no libevent, no
- * I/O beyond reading the config file.  The proxy asks policy; policy never
- * calls back into the proxy.
+ * I/O beyond reading the config file (and, for a hint, the shipped domain
+ * lists).  The proxy asks policy; policy never calls back into the proxy.
  */
 #ifndef PISBX_POLICY_H
 #define PISBX_POLICY_H
@@ -232,6 +232,13 @@ struct parent_proxy {
 	size_t		   authlen;
 	char		  *cred_file;	/* where the credentials come from */
 	char		  *cred_env;
+	/*
+	 * httpForwarding "absolute-form": forwarded HTTP goes to the
+	 * upstream as a proxy request with the credentials on it, whose
+	 * answer the client reads.  0 ("tunnel", the default): inside a
+	 * CONNECT, the credentials on the CONNECT only.
+	 */
+	int		   http_absolute;
 };
 
 struct parent_proxy *parent_new(void);
@@ -280,7 +287,9 @@ const char	*addr_class(const struct sockaddr *);
 struct config;
 /*
  * What would allow a refused target, as one clause for a person and an
- * agent: 'add "registry.npmjs.org" to network.allowedDomains in FILE'.
+ * agent: 'add "registry.npmjs.org" to network.allowedDomains in FILE',
+ * and when a shipped list (conf/domains) has the host among others, that
+ * list and its entries.
  * reason is the refusal's access-log reason; conf the config that
  * decided.  Writes "" and returns -1 when no config change allows it
  * (DNS, connect or protocol errors).
@@ -288,10 +297,24 @@ struct config;
 int	 policy_hint(const struct config *, const struct host *,
 	    uint16_t port, const char *reason, char *buf, size_t len);
 /*
+ * Where the shipped domain lists (conf/domains) are, for the hints that
+ * name them: dir, or NULL to look next to the running program (as
+ * installed, or in its source tree).  Read once, at the first hint.
+ */
+void	 policy_hint_lists_dir(const char *dir);
+/*
  * The config file a person edits to change what conf decided: its path,
  * or the per-user file to create when the embedded default decided.
  */
 void	 policy_hint_file(const struct config *, char *buf, size_t len);
+/*
+ * The hint when the upstream proxy refused the CONNECT that carries a
+ * forwarded plain-HTTP request to port (httpForwarding "tunnel"): what
+ * to change on the gateway, or the key that sends such requests as
+ * proxy requests instead.  -1 without an upstream.
+ */
+int	 policy_hint_parent_tunnel(const struct config *, uint16_t port,
+	    char *buf, size_t len);
 /* The allow entry to suggest for host:port (the name alone on 80, 443). */
 void	 policy_hint_entry(const struct host *, uint16_t port, char *buf,
 	    size_t len);

@@ -18,6 +18,7 @@
 
 #include "common/io.h"
 #include "common/log.h"
+#include "common/text.h"
 #include "common/time.h"
 #include "proxy/accesslog.h"
 
@@ -35,7 +36,6 @@ struct alog_line {
 };
 
 static void	 alog_ts(char *, size_t);
-static void	 alog_clean(char *, size_t, const char *);
 static void	 alog_add(struct alog_line *, const char *, size_t);
 static void	 alog_add_str(struct alog_line *, const char *, const char *);
 static void	 alog_add_clean(struct alog_line *, const char *,
@@ -103,21 +103,6 @@ alog_ts(char *buf, size_t len)
 
 	gettimeofday(&tv, NULL);
 	time_rfc3339(buf, len, tv.tv_sec, (long)(tv.tv_usec / 1000));
-}
-
-/*
- * Copy text for the log with every byte outside printable ASCII replaced
- * by '?': names are canonical already, but a SOCKS5 user name or an error
- * text is whatever the peer sent, and JSON strings must be valid UTF-8.
- */
-static void
-alog_clean(char *out, size_t outlen, const char *in)
-{
-	size_t i;
-
-	for (i = 0; in[i] != '\0' && i + 1 < outlen; i++)
-		out[i] = (in[i] >= 0x20 && in[i] < 0x7f) ? in[i] : '?';
-	out[i] = '\0';
 }
 
 /* Append n bytes to the line, growing it; on failure the line is freed. */
@@ -201,13 +186,18 @@ alog_add_str(struct alog_line *l, const char *key, const char *val)
 	alog_add(l, "\"", 1);
 }
 
-/* alog_add_str for text a peer may have sent: cleaned first. */
+/*
+ * alog_add_str for text a peer may have sent, with every byte outside
+ * printable ASCII masked: names are canonical already, but a SOCKS5 user
+ * name or an error text is whatever the peer sent, and JSON strings must
+ * be valid UTF-8.
+ */
 static void
 alog_add_clean(struct alog_line *l, const char *key, const char *val)
 {
 	char clean[1024];
 
-	alog_clean(clean, sizeof(clean), val);
+	text_clean(clean, sizeof(clean), val, TEXT_ASCII);
 	alog_add_str(l, key, clean);
 }
 
@@ -245,12 +235,13 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 
 		if ((f = open_memstream(&line, &len)) == NULL)
 			return NULL;
-		alog_clean(client, sizeof(client), r->client ? r->client : "-");
+		text_clean(client, sizeof(client), r->client ? r->client : "-",
+		    TEXT_ASCII);
 		fprintf(f, "%s conn=%llu %s %s %s", ts,
 		    (unsigned long long)r->conn, r->close ? "close" : "decision",
 		    r->proto, client);
 		if (r->user != NULL) {
-			alog_clean(err, sizeof(err), r->user);
+			text_clean(err, sizeof(err), r->user, TEXT_ASCII);
 			fprintf(f, " user=%s", err);
 		}
 		if (r->host != NULL)
@@ -268,7 +259,7 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 			    (unsigned long long)r->bytes_down,
 			    (unsigned long long)r->ms, r->end ? r->end : "-");
 		if (r->error != NULL) {
-			alog_clean(err, sizeof(err), r->error);
+			text_clean(err, sizeof(err), r->error, TEXT_ASCII);
 			fprintf(f, " (%s)", err);
 		}
 		fputc('\n', f);

@@ -476,6 +476,18 @@ conn_fail(struct conn *c, enum conn_err err)
 	}
 }
 
+int
+conn_hint(const struct conn *c, char *buf, size_t len)
+{
+	/* The tunnel pisbx chose for plain HTTP, not the client's CONNECT. */
+	if (c->proto == PROTO_HTTP && strcmp(c->reason, "parent-refused") ==
+	    0 && parent_conn_via(c) != NULL && !parent_conn_absolute(c))
+		return policy_hint_parent_tunnel(conn_config(c), c->port, buf,
+		    len);
+	return policy_hint(conn_config(c), &c->host, c->port, c->reason, buf,
+	    len);
+}
+
 /* Deny, log, tell whoever asked to know, and answer. */
 void
 conn_deny(struct conn *c, const char *reason, const char *detail,
@@ -486,17 +498,23 @@ conn_deny(struct conn *c, const char *reason, const char *detail,
 
 	conn_decide(c, 0, reason, detail);
 	conn_log_decision(c);
-	/* Refusals, and what the upstream proxy did to an allowed one. */
-	if ((err == CERR_DENY || strncmp(reason, "parent-", 7) == 0) &&
-	    c->px->refused != NULL && c->have_target) {
-		memset(&r, 0, sizeof(r));
+	/*
+	 * Refusals (the policy's, the upstream proxy's), and an allowed
+	 * target that could not be reached, which an HTTPS client shows
+	 * only as "502": not over a limit, not an invalid request.
+	 */
+	memset(&r, 0, sizeof(r));
+	r.unreachable = strcmp(reason, "dns-error") == 0 ||
+	    strcmp(reason, "connect-error") == 0 ||
+	    strcmp(reason, "parent-error") == 0;
+	if ((err == CERR_DENY || r.unreachable || strcmp(reason,
+	    "parent-auth") == 0) && c->px->refused != NULL && c->have_target) {
 		r.host = c->host.text;
 		r.port = c->port;
 		r.proto = proto_name(c->proto);
 		r.reason = c->reason;
 		r.detail = c->error;
-		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
-		    hint, sizeof(hint)) == 0)
+		if (conn_hint(c, hint, sizeof(hint)) == 0)
 			r.hint = hint;
 		c->px->refused(&r, c->px->refused_arg);
 	}
@@ -739,8 +757,11 @@ conn_resolve(struct conn *c)
 		conn_deny(c, "connect-error", "out of memory", CERR_FAILURE);
 		return;
 	}
-	/* Through the upstream proxy, a forwarded request's answer decides. */
-	c->decision_wait = via && c->proto == PROTO_HTTP;
+	/*
+	 * A forwarded request sent to the upstream proxy as a proxy request:
+	 * its answer decides.  In a tunnel, the answer to CONNECT does.
+	 */
+	c->decision_wait = via && parent_conn_absolute(c);
 
 	/* HTTP keep-alive: the same checked target on a live upstream. */
 	if (c->upstream != NULL && c->proto == PROTO_HTTP) {
@@ -1023,7 +1044,7 @@ conn_connect_done(struct conn *c, int fd, int soerr)
 	}
 	relay_tune(c->upstream);
 	/* A tunnel through the upstream proxy: its CONNECT comes first. */
-	if (c->parent_dial && c->proto != PROTO_HTTP) {
+	if (c->parent_dial && !parent_conn_absolute(c)) {
 		parent_conn_handshake(c);
 		return;
 	}

@@ -208,9 +208,7 @@ http_fail(struct conn *c, enum conn_err err)
 		 * why, and the config change that would allow it.
 		 */
 		status = 403;
-		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
-		    hint, sizeof(hint)) == -1)
-			hint[0] = '\0';
+		(void)conn_hint(c, hint, sizeof(hint));
 		snprintf(text, sizeof(text), "%s to %s denied: %s%s%s%s%s%s",
 		    c->proto == PROTO_CONNECT ? "CONNECT" : "request", target,
 		    c->reason, c->error ? " (" : "", c->error ? c->error :
@@ -229,9 +227,7 @@ http_fail(struct conn *c, enum conn_err err)
 		break;
 	case CERR_TIMEOUT:
 		status = 504;
-		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
-		    hint, sizeof(hint)) == -1)
-			hint[0] = '\0';
+		(void)conn_hint(c, hint, sizeof(hint));
 		snprintf(text, sizeof(text), "cannot reach %s: %s%s%s", target,
 		    c->error ? c->error : "connect timed out",
 		    hint[0] != '\0' ? "; " : "", hint);
@@ -243,9 +239,7 @@ http_fail(struct conn *c, enum conn_err err)
 	case CERR_FAILURE:
 	default:
 		status = 502;
-		if (policy_hint(conn_config(c), &c->host, c->port, c->reason,
-		    hint, sizeof(hint)) == -1)
-			hint[0] = '\0';
+		(void)conn_hint(c, hint, sizeof(hint));
 		snprintf(text, sizeof(text), "cannot reach %s: %s%s%s%s%s",
 		    target, c->reason, c->error ? ": " : "",
 		    c->error ? c->error : "", hint[0] != '\0' ? "; " : "",
@@ -545,6 +539,7 @@ http_connected(struct conn *c)
 	struct http_conn *h = c->http;
 	const struct config *conf = conn_config(c);
 	size_t n;
+	int r;
 
 	if (c->proto == PROTO_CONNECT) {
 		static const char ok[] =
@@ -583,12 +578,17 @@ http_connected(struct conn *c)
 	    NULL))
 		evbuffer_add(h->retry_head, evbuffer_pullup(h->req_head, -1),
 		    n);
-	/* To the upstream proxy: absolute-form, its credentials. */
-	if (parent_conn_via(c) != NULL &&
-	    parent_conn_http_head(c, h->req_head) == -1) {
-		conn_error(c, "cannot write the request for the upstream "
-		    "proxy");
-		conn_close(c, "out-of-memory");
+	/*
+	 * To the upstream proxy as a proxy request: absolute-form, its
+	 * credentials (in a tunnel, the request goes as to the origin).
+	 */
+	if (parent_conn_absolute(c) && (r = parent_conn_http_head(c,
+	    h->req_head)) != 0) {
+		if (r == -1) {
+			conn_error(c, "cannot write the request for the "
+			    "upstream proxy");
+			conn_close(c, "out-of-memory");
+		}
 		return;
 	}
 	evbuffer_add_buffer(bufferevent_get_output(c->upstream), h->req_head);

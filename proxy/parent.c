@@ -5,11 +5,21 @@
  *
  * Tunnels (CONNECT, SOCKS5) become a CONNECT to the upstream for the
  * canonical target; the relay and its ClientHello check start only after
- * the upstream's 2xx, exactly as after a direct connect.  Forwarded HTTP
- * requests go to the upstream as an HTTP proxy request (absolute-form),
- * as clients send them to a gateway themselves: gateways commonly allow
- * CONNECT to port 443 only (squid's default SSL_ports), so a CONNECT for
- * plain HTTP would be refused where a forwarded request is served.
+ * the upstream's 2xx, exactly as after a direct connect.
+ *
+ * Forwarded plain-HTTP requests go the same way by default (httpForwarding
+ * "tunnel"): a CONNECT to host:port, then the origin-form request inside.
+ * The credentials ride on the CONNECT alone, and pisbx reads its answer
+ * and never passes it on, so no answer the client reads can hold them:
+ * a gateway that answers TRACE with Max-Forwards: 0 itself (RFC 9110
+ * 9.3.8) or quotes the request in an error page would otherwise echo
+ * Proxy-Authorization to the sandbox.  Gateways that allow CONNECT to
+ * port 443 only (squid's default SSL_ports) refuse that: parent-refused,
+ * with a hint naming the gateway's setting and "absolute-form", which
+ * sends the request as a proxy request with the credentials on it, the
+ * way clients talk to a gateway themselves.  There TRACE and TRACK are
+ * refused and Max-Forwards is dropped; an error page that quotes request
+ * headers remains the documented risk of that mode.
  *
  * The upstream's answer to CONNECT is read without reading a byte past
  * its head (MSG_PEEK, then exactly the head is consumed): whatever the
@@ -31,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -57,6 +68,7 @@ static void	 parent_conn_arm(struct conn *);
 static void	 parent_conn_read_cb(evutil_socket_t, short, void *);
 static int	 parent_conn_read(struct conn *, int);
 static void	 parent_conn_answer(struct conn *, int);
+static int	 parent_line_is(const char *, const char *);
 static void	 parent_conn_fail(struct conn *, const char *, enum conn_err,
 		    const char *, ...) __attribute__((format(printf, 4, 5)));
 
@@ -124,7 +136,20 @@ parent_conn_keeps(struct conn *c, const struct host *h, uint16_t port)
 	was = c->parent != NULL ? c->parent->url : NULL;
 	if (now == NULL || was == NULL)
 		return now == was;
-	return strcmp(now->text, was->text) == 0;
+	/*
+	 * A tunnel carries requests to the origin: one that goes to the
+	 * upstream as a proxy request (with the credentials) never may.
+	 */
+	return strcmp(now->text, was->text) == 0 &&
+	    conn_config(c)->parent->http_absolute ==
+	    c->parent->gen->conf->parent->http_absolute;
+}
+
+int
+parent_conn_absolute(const struct conn *c)
+{
+	return c->proto == PROTO_HTTP && c->parent != NULL &&
+	    c->parent->url != NULL && c->parent->gen->conf->parent->http_absolute;
 }
 
 const char *
@@ -387,8 +412,9 @@ parent_conn_answer(struct conn *c, int status)
 	}
 	if (status >= 400 && status < 500) {
 		parent_conn_fail(c, "parent-refused", CERR_DENY, "the upstream "
-		    "proxy %s refused CONNECT %s: %d %s", via, target, status,
-		    http_status_text(status));
+		    "proxy %s refused CONNECT %s: %d %s%s", via, target, status,
+		    http_status_text(status), c->proto == PROTO_HTTP ?
+		    " (the tunnel for a plain-HTTP request)" : "");
 		return;
 	}
 	parent_conn_fail(c, "parent-error", status == 504 ? CERR_TIMEOUT :
@@ -424,44 +450,82 @@ parent_conn_no_answer(struct conn *c)
 	    c->parent->url->text);
 }
 
+/* Whether a header line "Name: value" is named name (any case). */
+static int
+parent_line_is(const char *line, const char *name)
+{
+	size_t	 n = strlen(name);
+
+	return strncasecmp(line, name, n) == 0 && line[n] == ':';
+}
+
 int
 parent_conn_http_head(struct conn *c, struct evbuffer *head)
 {
-	const char		*auth = c->parent->gen->conf->parent->auth;
-	struct evbuffer		*out;
-	struct evbuffer_ptr	 sp, eol;
-	size_t			 eollen;
-	char			 line[PARENT_CRED_MAX * 2 + 32];
-	int			 n, rc = -1;
+	const char	*auth = c->parent->gen->conf->parent->auth;
+	struct evbuffer	*out;
+	char		*line = NULL, *sp, cred[PARENT_CRED_MAX * 2 + 32];
+	size_t		 n, mlen;
+	int		 k, rc = -1;
 
-	sp = evbuffer_search(head, " ", 1, NULL);
-	eol = evbuffer_search_eol(head, NULL, &eollen, EVBUFFER_EOL_CRLF_STRICT);
-	if (sp.pos == -1 || eol.pos == -1 || sp.pos > eol.pos ||
-	    (out = evbuffer_new()) == NULL)
+	if ((out = evbuffer_new()) == NULL)
 		return -1;
+	if ((line = evbuffer_readln(head, &n, EVBUFFER_EOL_CRLF_STRICT)) ==
+	    NULL || (sp = strchr(line, ' ')) == NULL)
+		goto done;
+	mlen = (size_t)(sp - line);
+	/*
+	 * The upstream proxy answers TRACE (TRACK: IIS's) with the request
+	 * it got, credentials included, when Max-Forwards reaches 0 there.
+	 * Methods are case-sensitive, a gateway's parser may not be.
+	 */
+	if ((mlen == 5 && (strncasecmp(line, "TRACE", 5) == 0 ||
+	    strncasecmp(line, "TRACK", 5) == 0))) {
+		parent_conn_fail(c, "parent-method", CERR_DENY, "%.*s through "
+		    "the upstream proxy %s in absolute-form", (int)mlen, line,
+		    c->parent->url->text);
+		rc = 1;
+		goto done;
+	}
 	/* "GET /p HTTP/1.1" -> "GET http://host[:port]/p HTTP/1.1" */
-	if (evbuffer_remove_buffer(head, out, (size_t)sp.pos + 1) == -1 ||
+	if (evbuffer_add(out, line, mlen + 1) == -1 ||
 	    evbuffer_add_printf(out, "http://%s", c->host.text) == -1 ||
 	    (c->port != 80 && evbuffer_add_printf(out, ":%u",
 	    (unsigned)c->port) == -1) ||
-	    evbuffer_remove_buffer(head, out, (size_t)(eol.pos - sp.pos - 1) +
-	    eollen) == -1)
+	    evbuffer_add_printf(out, "%s\r\n", sp + 1) == -1)
 		goto done;
+	/* The header lines http.c wrote, up to the empty one. */
+	for (;;) {
+		free(line);
+		if ((line = evbuffer_readln(head, &n,
+		    EVBUFFER_EOL_CRLF_STRICT)) == NULL)
+			goto done;
+		if (n == 0)
+			break;
+		/* Only the upstream could count it down to its own echo. */
+		if (parent_line_is(line, "max-forwards"))
+			continue;
+		if (evbuffer_add(out, line, n) == -1 ||
+		    evbuffer_add(out, "\r\n", 2) == -1)
+			goto done;
+	}
 	if (auth != NULL) {
-		n = snprintf(line, sizeof(line), "Proxy-Authorization: %s\r\n",
+		k = snprintf(cred, sizeof(cred), "Proxy-Authorization: %s\r\n",
 		    auth);
-		if (n < 0 || (size_t)n >= sizeof(line) ||
-		    evbuffer_add(out, line, (size_t)n) == -1) {
-			secmem_wipe(line, sizeof(line));
+		if (k < 0 || (size_t)k >= sizeof(cred) ||
+		    evbuffer_add(out, cred, (size_t)k) == -1) {
+			secmem_wipe(cred, sizeof(cred));
 			goto done;
 		}
-		secmem_wipe(line, sizeof(line));
+		secmem_wipe(cred, sizeof(cred));
 	}
-	if (evbuffer_add_buffer(out, head) == -1 ||
+	if (evbuffer_add(out, "\r\n", 2) == -1 ||
+	    evbuffer_add_buffer(out, head) == -1 ||
 	    evbuffer_add_buffer(head, out) == -1)
 		goto done;
 	rc = 0;
 done:
+	free(line);
 	evbuffer_free(out);
 	return rc;
 }

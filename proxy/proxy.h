@@ -16,7 +16,10 @@ enum log_format {
 	LOG_FORMAT_TEXT
 };
 
-/* One refused connection, as the access log and the 403 say it. */
+/*
+ * One refused connection, or an allowed one that could not be reached,
+ * as the access log and the 403/502 say it.
+ */
 struct proxy_refusal {
 	const char	*host;		/* canonical */
 	unsigned int	 port;
@@ -24,6 +27,7 @@ struct proxy_refusal {
 	const char	*reason;	/* the access log's reason */
 	const char	*detail;	/* the access log's error, or NULL */
 	const char	*hint;		/* what would allow it, or NULL */
+	int		 unreachable;	/* dns-, connect-, parent-error */
 };
 
 struct proxy_opts {
@@ -33,7 +37,11 @@ struct proxy_opts {
 	const char	*cwd;		/* shown to reviewers */
 	const char	*capability;	/* supervisor capability, or NULL */
 	const char	*command;	/* the command run (the tty shows it) */
-	/* Told of every connection the policy refused (pisbx-run's summary). */
+	/*
+	 * Told of every connection the policy (or the upstream proxy)
+	 * refused, and of every allowed one that could not be reached
+	 * (pisbx-run's summary).
+	 */
 	void		(*refused)(const struct proxy_refusal *, void *);
 	void		*refused_arg;
 };

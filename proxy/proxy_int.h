@@ -252,6 +252,12 @@ void	 conn_error(struct conn *, const char *fmt, ...)
 /* Record a decision; reason is copied, detail (may be NULL) too. */
 void	 conn_decide(struct conn *, int allow, const char *reason,
 	    const char *detail);
+/*
+ * What would allow the connection's refusal (c->reason), as the 403/502
+ * body and pisbx-run's summary say it: 0, or -1 and "" when nothing in
+ * a config would.
+ */
+int	 conn_hint(const struct conn *, char *, size_t);
 /* Deny, log and answer. */
 void	 conn_deny(struct conn *, const char *reason, const char *detail,
 	    enum conn_err);
@@ -301,8 +307,16 @@ void	 parent_conn_unreachable(struct conn *, const char *detail,
 /* Connected to the upstream proxy: CONNECT, then conn_connected. */
 void	 parent_conn_handshake(struct conn *);
 /*
+ * Whether this forwarded HTTP request goes to the upstream proxy as a
+ * proxy request (httpForwarding "absolute-form"), not inside a tunnel.
+ */
+int	 parent_conn_absolute(const struct conn *);
+/*
  * A forwarded request head (origin-form, as http.c builds it) for the
- * upstream proxy: absolute-form, with Proxy-Authorization.  0 or -1.
+ * upstream proxy in absolute-form: the request line rewritten,
+ * Max-Forwards dropped, Proxy-Authorization added.  0; 1 when the
+ * request was refused (TRACE, TRACK) and the connection moved on; -1
+ * out of memory.
  */
 int	 parent_conn_http_head(struct conn *, struct evbuffer *);
 /* The upstream proxy wants other credentials (status 407, 401). */

@@ -204,7 +204,7 @@ EOF
 		fi ;;
 	*) bad "sandboxed command: unexpected output" ;;
 	esac
-	if grep -q 'refused during this run' "$T/run.err" &&
+	if grep -q 'pisbx-run: the command exited 0; refused on the way' "$T/run.err" &&
 	    grep -q 'uploads.github.com:443 (deny-list:uploads.github.com)' \
 	    "$T/run.err" && grep -q "create $T/ws/.bashrc" "$T/run.err"; then
 		good "at exit, pisbx-run summed up what it refused and what decided"

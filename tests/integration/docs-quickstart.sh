@@ -7,7 +7,8 @@
 #   supervisor running; the second part registers a pisbx-run and writes
 #   the worker table to the log.  Its one substitution: `npm install`
 #   (which would need the registry) becomes a local command.  With a bad
-#   config the same part returns too, exports nothing and shows why.
+#   config the same part returns too, exports nothing and shows why;
+#   without XDG_RUNTIME_DIR it stops, says so and writes nothing at /.
 # - docs/filesystem.md's refusal line is what pisbx-run prints.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
@@ -82,6 +83,35 @@ quick sh bad '{"network": {"allowDomains": ["example.com"]}}'
 eq "with a bad config the quick start returns" "$QS_RC" 0
 check "and exports nothing" test ! -s "$T/bad.env"
 contains "and shows why" "$(cat "$T/bad.err")" 'unknown key'
+
+# Without XDG_RUNTIME_DIR (su, a root ssh session) it stops and says
+# why, and writes nothing at /: run unprivileged, where / is not
+# writable anyway, so that a page that does write there cannot harm.
+if [ "$(id -u)" -ne 0 ]; then
+	QS_AS=""
+elif command -v setpriv >/dev/null 2>&1; then
+	QS_AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+else
+	QS_AS=skip
+fi
+if [ "$QS_AS" != skip ]; then
+	mkdir -p "$T/norun.home/.config/pisbx"
+	printf '%s\n' "$POLICY" >"$T/norun.home/.config/pisbx/agents.json"
+	chmod -R a+rwX "$T/norun.home"
+	chmod a+rx "$T"
+	chmod a+r "$T/part1.sh"
+	(cd "$T/norun.home" && env -u XDG_RUNTIME_DIR \
+	    -u PISBX_SUPERVISOR_SOCKET -u PISBX_SUPERVISOR_CAPABILITY \
+	    HOME="$T/norun.home" PATH="$PISBX_BINDIR:$PATH" \
+	    timeout 30 $QS_AS sh "$T/part1.sh" >"$T/norun.out" 2>"$T/norun.err")
+	check "without XDG_RUNTIME_DIR the quick start stops" test $? -ne 0
+	contains "... saying XDG_RUNTIME_DIR is not set" "$(cat "$T/norun.err")" \
+	    "XDG_RUNTIME_DIR: is not set"
+	check "... before starting a supervisor" \
+	    test ! -e "$T/norun.home/pisbx-supervisor.log"
+else
+	echo "# setpriv is not installed: the quick start without XDG_RUNTIME_DIR is not run"
+fi
 
 # docs/filesystem.md: the refusal line, with the page's path made ours.
 line=$(grep -A 3 'names the path and who reads it:' \

@@ -122,9 +122,18 @@ R=$T/prefix
 mk install PREFIX="$R" SYSCONFDIR="$R/etc" >"$T/install3.out" 2>&1
 out=$("$R/bin/pisbx-proxy" --version 2>&1)
 eq "the installed pisbx-proxy runs" "$out" "pisbx-proxy $VERSION"
-out=$("$R/bin/pisbx-proxy" --config "$R/share/pisbx/example.json" --check 2>&1)
+out=$("$R/bin/pisbx-proxy" --config "$R/share/pisbx/example.json" --check \
+    2>"$T/example.err")
 eq "the installed example config passes --check" "$out" \
     "$R/share/pisbx/example.json: configuration OK"
+# Copied as it is, it works: its reviewer is one pisbx has (a reviewer
+# that cannot run would be a warning, and refuse every review).
+eq "... without a warning" "$(cat "$T/example.err")" ""
+# The hint for a package manager's host names the list as installed.
+out=$("$R/bin/pisbx-proxy" --config "$R/etc/pisbx/proxy.json" \
+    --explain static.crates.io 2>&1)
+contains "an --explain hint names the installed domain list" "$out" \
+    "it is in pisbx's list for cargo, $R/share/pisbx/domains/cargo.json,"
 out=$("$R/bin/pisbx-proxy" --config "$R/etc/pisbx/proxy.json" --check 2>&1)
 eq "the service's config passes --check" "$out" \
     "$R/etc/pisbx/proxy.json: configuration OK"

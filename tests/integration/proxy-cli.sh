@@ -25,8 +25,20 @@ out=$("$PROXY" --config "$PISBX_TOP/conf/default.json" --check 2>&1)
 contains "--check conf/default.json" "$out" "configuration OK"
 if [ -f "$PISBX_TOP/conf/example.json" ]; then
 	out=$("$PROXY" --config "$PISBX_TOP/conf/example.json" --check 2>&1)
-	contains "--check conf/example.json" "$out" "configuration OK"
+	eq "--check conf/example.json: OK, no warning" "$out" \
+	    "$PISBX_TOP/conf/example.json: configuration OK"
 fi
+
+# A reviewer that cannot run: --check still passes (every review is a
+# deny, the safe outcome) and warns, naming the key and the program.
+cat >"$T/norev.json" <<J
+{"review": {"command": ["$T/no-such-reviewer", "--default-deny"]}}
+J
+"$PROXY" --config "$T/norev.json" --check >"$T/norev.out" 2>"$T/norev.err"
+eq "--check, reviewer missing: exit 0" "$?" 0
+eq "... configuration OK" "$(cat "$T/norev.out")" "$T/norev.json: configuration OK"
+contains "... a warning with the key and the path" "$(cat "$T/norev.err")" \
+    "pisbx-proxy: warning: $T/norev.json: \$.review.command[0]: the reviewer \"$T/no-such-reviewer\" cannot be run: No such file or directory"
 
 bad() {
 	printf '%s\n' "$2" >"$T/bad.json"

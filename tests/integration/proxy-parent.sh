@@ -52,10 +52,12 @@ contains "forwarded GET through the gateway reaches the origin" "$out" \
     '"path": "/fwd?q=1"'
 contains "... with the origin's Host" "$out" \
     "[\"Host\", \"origin.parent.test:$WEB_PORT\"]"
-if tp_saw "$OPEN_LOG" "GET http://origin.parent.test:$WEB_PORT/fwd?q=1 HTTP/1.1"; then
-	ok "the gateway got the request in absolute-form"
+# httpForwarding "tunnel", the default: plain HTTP inside a CONNECT.
+if tp_saw "$OPEN_LOG" "CONNECT origin.parent.test:$WEB_PORT HTTP/1.1" &&
+    ! tp_saw "$OPEN_LOG" "GET http://origin.parent.test"; then
+	ok "the gateway got a CONNECT for the plain-HTTP request, not the request"
 else
-	not_ok "the gateway did not log the forwarded request"
+	not_ok "the gateway's log: $(grep -F 'Request (' "$OPEN_LOG")"
 fi
 check_log "forwarded request: allow record names the gateway" \
     event=decision proto=http host=origin.parent.test decision=allow \
@@ -155,12 +157,16 @@ check_log "parent-refused record" event=decision proto=connect \
     parent="127.0.0.1:$OPEN_PORT" error~'refused CONNECT'
 out=$(socks "$PX_PORT" --target "refused.parent.test:443")
 contains "the gateway refuses, SOCKS5: 0x02 (not allowed)" "$out" "reply 0x02"
-# A forwarded request's answer is passed on as it came (it may be the
-# origin's): the gateway's 403 page reaches the client.
+# A forwarded request: the gateway refuses its tunnel, which pisbx can
+# tell from the origin's answers.
 px_req "GET http://refused.parent.test/ HTTP/1.1\r\nHost: refused.parent.test\r\n\r\n"
-eq "the gateway refuses a forwarded request: its 403 is passed on" \
-    "$STATUS:$REASON_HDR" "403:"
-contains "... its own page" "$RESP" "tinyproxy"
+eq "the gateway refuses a forwarded request's tunnel: 403 parent-refused" \
+    "$STATUS:$REASON_HDR" "403:parent-refused"
+contains "... the hint names the gateway's setting and the opt-in key" \
+    "$RESP" 'network.parentProxy.httpForwarding to "absolute-form" in'
+check_log "... its record" event=decision proto=http \
+    host=refused.parent.test decision=deny reason=parent-refused \
+    error~'refused CONNECT refused.parent.test:80: 403 .*plain-HTTP'
 
 # A 5xx from the gateway (it cannot resolve the name): parent-error.
 px_connect "noname.parent.test:443"
@@ -188,6 +194,43 @@ fi
 eq "the direct connection's record names no gateway" \
     "$(log_count event=decision host=direct.test parent~.)" 0
 keep_err
+
+# --- httpForwarding "absolute-form" (opt-in) --------------------------------
+# Forwarded HTTP goes to the gateway as a proxy request, as from clients
+# that talk to it themselves; the gateway's answers pass on as they come.
+parent_config "$T/abs.json" --allow "$ALLOW" \
+    --parent "{\"http\": \"http://127.0.0.1:$OPEN_PORT\",
+	\"httpForwarding\": \"absolute-form\"}"
+px_start "$T/abs.json"
+out=$(curl -sS --max-time 10 -x "http://127.0.0.1:$PX_PORT" \
+    "http://origin.parent.test:$WEB_PORT/abs?q=2" 2>&1)
+contains "absolute-form: a forwarded GET reaches the origin" "$out" \
+    '"path": "/abs?q=2"'
+if tp_saw "$OPEN_LOG" "GET http://origin.parent.test:$WEB_PORT/abs?q=2 HTTP/1.1"; then
+	ok "... and the gateway got it in absolute-form"
+else
+	not_ok "the gateway did not log the absolute-form request"
+fi
+check_log "... allow record names the gateway" event=decision proto=http \
+    host=origin.parent.test decision=allow reason=allow-list:origin.parent.test \
+    parent="127.0.0.1:$OPEN_PORT"
+px_req "GET http://refused.parent.test/ HTTP/1.1\r\nHost: refused.parent.test\r\n\r\n"
+eq "absolute-form: the gateway's 403 is passed on as it came" \
+    "$STATUS:$REASON_HDR" "403:"
+contains "... its own page" "$RESP" "tinyproxy"
+: >"$T/trace.before"
+grep -c 'TRACE' "$OPEN_LOG" >"$T/trace.before"
+px_req "TRACE http://origin.parent.test:$WEB_PORT/t HTTP/1.1\r\nHost: origin.parent.test\r\nMax-Forwards: 0\r\n\r\n"
+eq "absolute-form: TRACE is refused, 403 parent-method" \
+    "$STATUS:$REASON_HDR" "403:parent-method"
+contains "... the hint names the tunnel mode" "$RESP" \
+    'httpForwarding "tunnel" (the default)'
+eq "... it never reached the gateway" "$(grep -c 'TRACE' "$OPEN_LOG")" \
+    "$(cat "$T/trace.before")"
+check_log "... its record" event=decision proto=http host=origin.parent.test \
+    decision=deny reason=parent-method error~'^TRACE through the upstream proxy'
+keep_err
+px_stop
 
 # --- a gateway that wants credentials -------------------------------------
 parent_config "$T/noauth.json" --allow "$ALLOW" \
@@ -346,6 +389,140 @@ eq "the upstream closes without a word: 502 parent-error" \
 px_req "GET http://origin.parent.test/ HTTP/1.1\r\nHost: origin.parent.test\r\n\r\n"
 eq "... for a forwarded request too" "$STATUS:$REASON_HDR" "502:parent-error"
 px_stop
+
+# A gateway that echoes what it gets (TRACE with Max-Forwards: 0 answered
+# by the gateway itself, RFC 9110 9.3.8; an error page quoting the
+# request): by default the credentials ride only on the CONNECT, whose
+# answer pisbx keeps, so the sandbox's client never reads them.
+export PISBX_TEST_GW_CRED="alice:$SECRET"
+fake_parent echo echo
+parent_config "$T/echo.json" --allow "$ALLOW" \
+    --parent "{\"http\": \"http://127.0.0.1:$FP_PORT\",
+	\"credentialsEnv\": \"PISBX_TEST_GW_CRED\"}"
+px_start "$T/echo.json"
+out=$(curl -sS --max-time 10 -x "http://127.0.0.1:$PX_PORT" -X TRACE \
+    -H 'Max-Forwards: 0' "http://origin.parent.test/trace" 2>&1)
+contains "an echoing gateway: TRACE goes through the tunnel and is echoed" \
+    "$out" "TRACE /trace HTTP/1.1"
+case $out in
+*"$SECRET_B64"* | *[Pp]roxy-[Aa]uthorization*)
+	not_ok "the credentials came back to the client: $out" ;;
+*) ok "... the echo holds no credentials" ;;
+esac
+out=$(curl -sS --max-time 10 -x "http://127.0.0.1:$PX_PORT" \
+    -H 'X-Quote-Me: 1' "http://origin.parent.test/page" 2>&1)
+case $out in
+*"GET /page"*)
+	case $out in
+	*"$SECRET_B64"* | *[Pp]roxy-[Aa]uthorization*)
+		not_ok "a quoting page handed back the credentials: $out" ;;
+	*) ok "a page that quotes the request holds no credentials either" ;;
+	esac ;;
+*) not_ok "a GET through the echoing gateway: $out" ;;
+esac
+if grep '"CONNECT", "origin.parent.test:80"' "$FP_HEADS" |
+    grep -qF "$SECRET_B64" &&
+    ! grep '"tunnel": true' "$FP_HEADS" | grep -qi 'proxy-authorization'; then
+	ok "the credentials went on the CONNECT only, not inside the tunnel"
+else
+	not_ok "the gateway got: $(cat "$FP_HEADS")"
+fi
+# A reload to absolute-form between two requests on one client
+# connection: the kept tunnel (to the origin) is not reused for a request
+# that carries the credentials.
+parent_config "$T/echo-abs.json" --allow "$ALLOW" \
+    --parent "{\"http\": \"http://127.0.0.1:$FP_PORT\",
+	\"credentialsEnv\": \"PISBX_TEST_GW_CRED\",
+	\"httpForwarding\": \"absolute-form\"}"
+: >"$FP_HEADS"
+"$PY" - "$PX_PORT" "$PX_PID" "$PX_ERR" "$T/echo.json" "$T/echo-abs.json" \
+    >"$T/keep.out" 2>&1 <<'PYEOF'
+import os, signal, socket, sys, time
+port, pid, err, conf, new = sys.argv[1:]
+def get(s, path):
+    s.sendall(b"GET http://origin.parent.test/%s HTTP/1.1\r\n"
+              b"Host: origin.parent.test\r\n\r\n" % path.encode())
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        buf += s.recv(4096)
+    head, _, body = buf.partition(b"\r\n\r\n")
+    n = int([l.split(b":")[1] for l in head.split(b"\r\n")
+             if l.lower().startswith(b"content-length:")][0])
+    while len(body) < n:
+        body += s.recv(4096)
+    return body.decode("latin-1")
+s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
+print("first:", get(s, "one"))
+before = open(err).read().count("configuration reloaded")
+os.replace(new, conf)
+os.kill(int(pid), signal.SIGHUP)
+for _ in range(200):
+    if open(err).read().count("configuration reloaded") > before:
+        break
+    time.sleep(0.05)
+print("second:", get(s, "two"))
+PYEOF
+if grep -q '"GET", "/one"' "$FP_HEADS" &&
+    grep -q '"GET", "http://origin.parent.test/two"' "$FP_HEADS" &&
+    ! grep '"tunnel": true' "$FP_HEADS" | grep -qi 'proxy-authorization'; then
+	ok "a reload to absolute-form: the next request is not sent into the kept tunnel"
+else
+	not_ok "after the reload the gateway got: $(cat "$FP_HEADS") ($(cat "$T/keep.out"))"
+fi
+px_stop
+
+# The same gateway, absolute-form: TRACE and TRACK never sent, and
+# Max-Forwards dropped (OPTIONS with Max-Forwards: 0 could be answered
+# by the gateway itself).
+parent_config "$T/echo-abs.json" --allow "$ALLOW" \
+    --parent "{\"http\": \"http://127.0.0.1:$FP_PORT\",
+	\"credentialsEnv\": \"PISBX_TEST_GW_CRED\",
+	\"httpForwarding\": \"absolute-form\"}"
+px_start "$T/echo-abs.json"
+: >"$FP_HEADS"
+for m in TRACE TRACK TrAcE; do
+	px_req "$m http://origin.parent.test/t HTTP/1.1\r\nHost: origin.parent.test\r\nMax-Forwards: 0\r\n\r\n"
+	eq "absolute-form, $m: 403 parent-method" "$STATUS:$REASON_HDR" \
+	    "403:parent-method"
+done
+eq "... none reached the gateway" "$(wc -l <"$FP_HEADS")" 0
+px_req "OPTIONS http://origin.parent.test/o HTTP/1.1\r\nHost: origin.parent.test\r\nMax-Forwards: 0\r\n\r\n"
+eq "absolute-form, OPTIONS: passed on" "$STATUS" 200
+if grep -q '"OPTIONS", "http://origin.parent.test/o"' "$FP_HEADS" &&
+    ! grep -qi 'max-forwards' "$FP_HEADS"; then
+	ok "... without Max-Forwards"
+else
+	not_ok "the gateway got: $(cat "$FP_HEADS")"
+fi
+px_stop
+
+# A gateway that allows CONNECT to 443 only (squid's default): plain HTTP
+# is refused with the way out; tunnels to 443 work; absolute-form works.
+fake_parent sslonly ssl-only
+parent_config "$T/ssl.json" --allow "$ALLOW" \
+    --parent "{\"http\": \"http://127.0.0.1:$FP_PORT\",
+	\"credentialsEnv\": \"PISBX_TEST_GW_CRED\"}"
+px_start "$T/ssl.json"
+px_req "GET http://origin.parent.test/ HTTP/1.1\r\nHost: origin.parent.test\r\n\r\n"
+eq "CONNECT to 443 only: plain HTTP refused, 403 parent-refused" \
+    "$STATUS:$REASON_HDR" "403:parent-refused"
+contains "... the hint: the gateway's setting" "$RESP" \
+    'squid: "acl SSL_ports port 80"'
+contains "... or the opt-in key, in this config" "$RESP" \
+    "network.parentProxy.httpForwarding to \"absolute-form\" in $T/ssl.json"
+px_connect "origin.parent.test:443"
+eq "... a tunnel to 443 goes through" "$STATUS" 200
+px_stop
+parent_config "$T/ssl-abs.json" --allow "$ALLOW" \
+    --parent "{\"http\": \"http://127.0.0.1:$FP_PORT\",
+	\"credentialsEnv\": \"PISBX_TEST_GW_CRED\",
+	\"httpForwarding\": \"absolute-form\"}"
+px_start "$T/ssl-abs.json"
+px_req "GET http://origin.parent.test/abs HTTP/1.1\r\nHost: origin.parent.test\r\n\r\n"
+eq "... with absolute-form, plain HTTP goes through it" "$STATUS" 200
+contains "... as a proxy request" "$RESP" "GET http://origin.parent.test/abs HTTP/1.1"
+px_stop
+unset PISBX_TEST_GW_CRED
 
 # An upstream that accepts and never answers: the connect timeout (1 s
 # here) covers its answer too.

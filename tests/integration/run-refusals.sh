@@ -57,8 +57,9 @@ echo x >.bashrc 2>/dev/null
 echo ran"
 sbx --report "$T/report.json" -- sh -c "$SCRIPT" >"$T/s.out" 2>"$T/s.err"
 eq "the command ran" "$(cat "$T/s.out")" ran
-contains "the summary starts" "$(cat "$T/s.err")" \
-    "pisbx-run: refused during this run (--quiet hides this):"
+contains "the summary starts, saying the command exited 0" \
+    "$(cat "$T/s.err")" \
+    "pisbx-run: the command exited 0; refused on the way (allow these only if something is missing; --quiet hides this):"
 contains "a refused destination once, counted, with its entry and file" \
     "$(cat "$T/s.err")" \
     "  http other.test:$WEB (no-reviewer, 3 times): to allow it, add \"other.test:$WEB\" to network.allowedDomains in $CONF"
@@ -96,6 +97,67 @@ contains "--quiet: the guard's own line stays" "$(cat "$T/q.err")" \
     "refused to create $WS/.bashrc"
 sbx -- curl -s -o /dev/null "http://allowed.test:$WEB/" >"$T/n.out" 2>"$T/n.err"
 eq "nothing refused: nothing said" "$(cat "$T/n.err")" ""
+
+# A command that failed: the plain heading; its exit status unchanged.
+sbx -- sh -c "curl -s -o /dev/null http://other.test:$WEB/; exit 3" \
+    >/dev/null 2>"$T/f.err"
+eq "a failed command keeps its exit status" "$?" 3
+contains "... and the summary says what was refused" "$(cat "$T/f.err")" \
+    "pisbx-run: refused during this run (--quiet hides this):"
+check "... without the exit-0 heading" \
+    sh -c "! grep -q 'the command exited 0' '$T/f.err'"
+sbx -- sh -c "curl -s -o /dev/null http://other.test:$WEB/; true" \
+    >/dev/null 2>/dev/null
+eq "a command that succeeded despite a refusal still exits 0" "$?" 0
+
+# Allowed, but not reachable: a name that does not resolve, a port
+# nothing listens on.  An HTTPS client sees "502" and no more; the
+# summary says what failed, and --report has it.
+DOWN=$(free_port)
+run_config --allow "allowed.test nowhere.test host.pisbx.internal:$DOWN"
+sbx --report "$T/un.json" -- sh -c "for i in 1 2; do
+curl -s -o /dev/null https://nowhere.test/; done
+curl -s -o /dev/null http://host.pisbx.internal:$DOWN/; exit 7" \
+    >/dev/null 2>"$T/un.err"
+eq "the command's status stays" "$?" 7
+contains "a part for what could not be reached" "$(cat "$T/un.err")" \
+    "pisbx-run: allowed, but could not be reached (--quiet hides this):"
+contains "... a name that did not resolve, counted, with the error" \
+    "$(cat "$T/un.err")" "  connect nowhere.test:443 (dns-error, 2 times): nowhere.test: "
+contains "... a port nothing listens on" "$(cat "$T/un.err")" \
+    "  http host.pisbx.internal:$DOWN (connect-error): connect to "
+check "... with the error" grep -q "host.pisbx.internal:$DOWN (connect-error): connect to .*:$DOWN: Connection refused" "$T/un.err"
+check "... and no refusal part" \
+    sh -c "! grep -q 'refused during this run' '$T/un.err'"
+"$PY" - "$T/un.json" <<'EOF2' >"$T/un.check" 2>&1
+import json, sys
+r = json.load(open(sys.argv[1]))
+u = [o for o in r if o["kind"] == "unreachable"]
+assert [o["reason"] for o in u] == ["dns-error", "connect-error"], r
+assert u[0]["host"] == "nowhere.test" and u[0]["count"] == 2, u
+print("report ok")
+EOF2
+eq "--report: kind unreachable" "$(cat "$T/un.check")" "report ok"
+sbx --quiet -- curl -s -o /dev/null https://nowhere.test/ >/dev/null \
+    2>"$T/unq.err"
+eq "--quiet: not said" "$(cat "$T/unq.err")" ""
+
+# A path the command chose cannot write pisbx-run's lines: the guard's
+# and the summary's are masked as the access log masks.
+git init -q "$WS"
+chmod -R a+rwX "$WS"
+run_config --allow "allowed.test"
+sbx -- sh -c 'touch "$(printf ".git/hooks/x\n\033[31mpisbx-run: all clear")"' \
+    >/dev/null 2>"$T/esc.err"
+check "no escape byte reaches the terminal" \
+    sh -c "! grep -q \"\$(printf '\033')\" '$T/esc.err'"
+check "... and no line of ours begins with the command's words" \
+    sh -c "! grep -q '^pisbx-run: all clear' '$T/esc.err'"
+contains "... the guard's own line shows the path masked" "$(cat "$T/esc.err")" \
+    "pisbx-run: refused to create $WS/.git/hooks/x??[31mpisbx-run: all clear: protected path"
+contains "... the path is shown masked in the summary" "$(cat "$T/esc.err")" \
+    "  create $WS/.git/hooks/x??[31mpisbx-run: all clear"
+rm -rf "$WS/.git"
 
 # 4. A report file in the workspace is the command's to read, not to
 #    change or replace: pisbx-run writes the file it opened first.

@@ -1,8 +1,8 @@
 /*
  * Unit tests for common/: sockaddr text both ways (tables of good and bad
  * spellings), RFC 3339 timestamps, shell quoting read back by a real
- * sh(1), and the write-everything loop against a full socket, a slow
- * reader and a reader that went away.
+ * sh(1), the write-everything loop against a full socket, a slow
+ * reader and a reader that went away, and text masked for a terminal.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -29,6 +29,7 @@
 #include "common/io.h"
 #include "common/shell.h"
 #include "common/sockaddr.h"
+#include "common/text.h"
 #include "common/time.h"
 
 /* Spellings that parse, and their canonical text (NULL: the same). */
@@ -249,6 +250,58 @@ test_io_write_all(void **state)
 	assert_int_equal(io_write_all(-1, "", 0, 0), 0);
 }
 
+/*
+ * What a path or a name the sandboxed command chose becomes on a
+ * terminal: nothing in it may end our line, start an escape sequence or
+ * reorder what is read; well-formed UTF-8 stays (TEXT_ASCII: not even
+ * that).
+ */
+static void
+test_text_clean(void **state)
+{
+	static const struct {
+		const char	*in;
+		int		 flags;
+		size_t		 size;
+		const char	*out;
+	} t[] = {
+		{ "plain /w/a b.txt", 0, 64, "plain /w/a b.txt" },
+		{ ".git/hooks/x\n\033[31mpisbx-run: all clear", 0, 64,
+		    ".git/hooks/x??[31mpisbx-run: all clear" },
+		{ "a\rb\tc\x7f", 0, 64, "a?b?c?" },
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 0, 64,
+		    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" },
+		{ "caf\xc3\xa9", TEXT_ASCII, 64, "caf??" },
+		/* C1 CSI, as UTF-8 and as a lone byte (8-bit terminals). */
+		{ "x\xc2\x9b" "31my", 0, 64, "x??31my" },
+		{ "x\x9b" "31my", 0, 64, "x?31my" },
+		/* Overlong, surrogate, past U+10FFFF, cut short. */
+		{ "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82", 0, 64,
+		    "???????????" },
+		/* Bidi override and isolate, line separator. */
+		{ "a\xe2\x80\xae" "b\xe2\x81\xa6" "c\xe2\x80\xa8", 0, 64,
+		    "a???b???c???" },
+		/* Truncated, never in the middle of a character. */
+		{ "ab\xe2\x82\xac", 0, 4, "ab" },
+		{ "ab\xe2\x82\xac", 0, 6, "ab\xe2\x82\xac" },
+		{ "abcdef", 0, 4, "abc" },
+		{ "", 0, 4, "" },
+	};
+	char	 buf[64];
+	size_t	 i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		memset(buf, 'Z', sizeof(buf));
+		n = text_clean(buf, t[i].size, t[i].in, t[i].flags);
+		if (strcmp(buf, t[i].out) != 0)
+			fail_msg("row %zu: got \"%s\", want \"%s\"", i, buf,
+			    t[i].out);
+		assert_int_equal(n, strlen(t[i].out));
+	}
+	assert_int_equal(text_clean(buf, 0, "x", 0), 0);
+}
+
 int
 main(void)
 {
@@ -256,6 +309,7 @@ main(void)
 		cmocka_unit_test(test_sockaddr_parse),
 		cmocka_unit_test(test_sockaddr_format),
 		cmocka_unit_test(test_time_rfc3339),
+		cmocka_unit_test(test_text_clean),
 		cmocka_unit_test(test_shell_quote),
 		cmocka_unit_test(test_io_write_all),
 	};

@@ -132,7 +132,17 @@ static const struct bad_case bad_cases[] = {
 	    "does not take one from HTTP_PROXY" },
 	{ PP("{\"http\": \"http://p:3128\", \"user\": \"u\"}"),
 	    "$.network.parentProxy.user", "unknown key (known keys here: http, "
-	    "https, noProxy, credentialsFile, credentialsEnv)" },
+	    "https, noProxy, credentialsFile, credentialsEnv, "
+	    "httpForwarding)" },
+	{ PP("{\"http\": \"http://p:3128\", \"httpForwarding\": \"absolute\"}"),
+	    "$.network.parentProxy.httpForwarding",
+	    "expected \"tunnel\" or \"absolute-form\", got \"absolute\"" },
+	{ PP("{\"http\": \"http://p:3128\", \"httpForwarding\": \"Tunnel\"}"),
+	    "$.network.parentProxy.httpForwarding",
+	    "expected \"tunnel\" or \"absolute-form\", got \"Tunnel\"" },
+	{ PP("{\"http\": \"http://p:3128\", \"httpForwarding\": true}"),
+	    "$.network.parentProxy.httpForwarding",
+	    "expected a string, got true" },
 	{ PP("{\"http\": 3128}"), "$.network.parentProxy.http",
 	    "expected a string, got 3128" },
 	{ PP("{\"https\": \"https://p:3128\"}"), "$.network.parentProxy.https",
@@ -776,6 +786,7 @@ test_example(void **state)
 	struct config_errors errs = { NULL, 0 };
 	struct config *conf;
 	char path[PATH_MAX];
+	size_t i;
 
 	(void)state;
 	top_path(path, sizeof(path), "conf/example.json");
@@ -788,7 +799,18 @@ test_example(void **state)
 	    "conf/example.json"));
 	assert_true(policy_count(conf->policy, POLICY_ALLOW) >= 2);
 	assert_true(policy_count(conf->policy, POLICY_DENY) >= 2);
-	assert_int_equal(conf->review_mode, REVIEW_COMMAND);
+	/*
+	 * It is copied as it is: its reviewer is one pisbx ships (a
+	 * reviewer that cannot run would refuse every review), so it loads
+	 * without a warning, and it re-exposes no secret store of the home
+	 * (~/.npmrc holds registry tokens).
+	 */
+	assert_int_equal(conf->review_mode, REVIEW_TTY);
+	for (i = 0; i < conf->warnings.n; i++)
+		fail_msg("warning: %s", conf->warnings.v[i]);
+	for (i = 0; i < conf->allow_read.n; i++)
+		if (strstr(conf->allow_read.v[i], ".npmrc") != NULL)
+			fail_msg("allowRead %s", conf->allow_read.v[i]);
 	assert_int_not_equal(conf->resolver_timeout_ms, 5000);
 	config_free(conf);
 }
@@ -1236,6 +1258,57 @@ test_loopback_warnings(void **state)
 	config_errors_clear(&errs);
 }
 
+/*
+ * A review.command that cannot run (missing, not a file, not executable)
+ * loads -- every review is then a deny -- with a warning naming the key
+ * and the program; one that can run says nothing.
+ */
+static void
+test_review_command_warn(void **state)
+{
+	static const struct {
+		const char	*prog;	/* NULL: the temporary file */
+		const char	*want;	/* NULL: no warning */
+	} t[] = {
+		{ "/nonexistent/pisbx-reviewer", "t.json: $.review.command[0]: "
+		    "the reviewer \"/nonexistent/pisbx-reviewer\" cannot be "
+		    "run: No such file or directory: every destination no "
+		    "list matches will be refused (review:error) until it can" },
+		{ "/", "the reviewer \"/\" is not a regular file" },
+		{ NULL, "is not executable (Permission denied)" },
+		{ "/bin/sh", NULL },
+	};
+	struct config_errors errs = { NULL, 0 };
+	struct config *conf;
+	char path[] = "/tmp/pisbx-test-reviewer.XXXXXX", json[256];
+	size_t i;
+	int fd;
+
+	(void)state;
+	assert_true((fd = mkstemp(path)) != -1);
+	assert_int_equal(fchmod(fd, 0644), 0);
+	close(fd);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(json, sizeof(json), "{\"review\": {\"command\": "
+		    "[\"%s\", \"--x\"]}}", t[i].prog != NULL ? t[i].prog :
+		    path);
+		conf = load(json, &errs);
+		if (conf == NULL)
+			dump_errors(&errs);
+		assert_non_null(conf);
+		if (t[i].want == NULL)
+			assert_int_equal(conf->warnings.n, 0);
+		else {
+			assert_int_equal(conf->warnings.n, 1);
+			if (strstr(conf->warnings.v[0], t[i].want) == NULL)
+				fail_msg("row %zu: %s\nwant: %s", i,
+				    conf->warnings.v[0], t[i].want);
+		}
+		config_free(conf);
+	}
+	unlink(path);
+}
+
 static void
 test_message_values(void **state)
 {
@@ -1348,6 +1421,21 @@ test_parent(void **state)
 	assert_int_equal(policy_count(conf->parent->direct, POLICY_ALLOW), 2);
 	assert_int_equal(conf->parent->ncidr, 1);
 	assert_true(conf->parent->direct_all);
+	/* Plain HTTP goes inside a tunnel unless the config says otherwise. */
+	assert_false(conf->parent->http_absolute);
+	config_free(conf);
+	conf = load("{\"network\": {\"parentProxy\": {\"http\": "
+	    "\"http://p:3128\", \"httpForwarding\": \"absolute-form\"}}}",
+	    &errs);
+	dump_errors(&errs);
+	assert_non_null(conf);
+	assert_true(conf->parent->http_absolute);
+	config_free(conf);
+	conf = load("{\"network\": {\"parentProxy\": {\"http\": "
+	    "\"http://p:3128\", \"httpForwarding\": \"tunnel\"}}}", &errs);
+	dump_errors(&errs);
+	assert_non_null(conf);
+	assert_false(conf->parent->http_absolute);
 	config_free(conf);
 	/* Not for a supervisor's policy, which carries the lists only. */
 	json = "{\"parentProxy\": {\"http\": \"http://p:1\"}}";
@@ -1450,6 +1538,7 @@ main(void)
 		cmocka_unit_test(test_message_values),
 		cmocka_unit_test(test_parent),
 		cmocka_unit_test(test_loopback_warnings),
+		cmocka_unit_test(test_review_command_warn),
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
 	size_t nbad = sizeof(bad_cases) / sizeof(bad_cases[0]);

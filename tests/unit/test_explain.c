@@ -1,7 +1,8 @@
 /*
  * policy_explain: the exact JSON line for allow, deny, review and
  * invalid targets, with and without a reviewer, and the hint of each
- * refusal (policy/hint.c).
+ * refusal (policy/hint.c), which names a shipped domain list holding the
+ * host among others.
  */
 
 #include <setjmp.h>
@@ -195,12 +196,124 @@ test_explain_review(void **state)
 	    sizeof(explain_review) / sizeof(explain_review[0])), 0);
 }
 
+/* The hint of one target under a config with no lists and no reviewer. */
+static char *
+explain_hint(const char *target)
+{
+	static const char	 text[] = "{}";
+	struct config_errors	 errs = { NULL, 0 };
+	struct config		*conf;
+	char			*out;
+
+	conf = config_load_buffer(text, strlen(text), CONF_NAME, &errs);
+	assert_non_null(conf);
+	out = policy_explain(conf, target);
+	assert_non_null(out);
+	config_free(conf);
+	return out;
+}
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE	*f;
+
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * A package manager needs more hosts than its registry: the hint names
+ * the shipped list that has the refused host:port among others, where
+ * it is, and all it holds.  Not for a one-entry list, another port, or
+ * a host no list has; a list that is not one is left out.
+ */
+static void
+test_explain_lists(void **state)
+{
+	char	 dir[] = "/tmp/pisbx-test-lists.XXXXXX", path[256], *out;
+
+	(void)state;
+	/* The lists shipped in conf/domains (next to this build). */
+	policy_hint_lists_dir(NULL);
+	out = explain_hint("static.crates.io");
+	assert_non_null(strstr(out, "to allow it, add \\\"static.crates.io\\\" "
+	    "to network.allowedDomains in " CONF_NAME "; it is in pisbx's "
+	    "list for cargo, /"));
+	assert_non_null(strstr(out, "/conf/domains/cargo.json, with the other "
+	    "hosts that ecosystem needs: add them all (index.crates.io:443, "
+	    "static.crates.io:443)\"}"));
+	free(out);
+	out = explain_hint("files.pythonhosted.org");
+	assert_non_null(strstr(out, "list for pypi, /"));
+	assert_non_null(strstr(out, "(pypi.org:443, files.pythonhosted.org:443)"));
+	free(out);
+	/* One entry: the host is all it needs. */
+	out = explain_hint("static.rust-lang.org");
+	assert_null(strstr(out, "pisbx's list"));
+	free(out);
+	/* Another port than the list's. */
+	out = explain_hint("registry.npmjs.org:80");
+	assert_null(strstr(out, "pisbx's list"));
+	free(out);
+
+	/* A folder of our own: a wildcard list, and files that are not. */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/corp.json", dir);
+	write_file(path, "{\"network\": {\"allowedDomains\": "
+	    "[\"*.corp.example:443\", \"Pkgs.Corp.Example:8443\"]}}");
+	snprintf(path, sizeof(path), "%s/broken.json", dir);
+	write_file(path, "{\"network\": {\"allowedDomains\": [\"a.b:443\", ");
+	snprintf(path, sizeof(path), "%s/bad.json", dir);
+	write_file(path, "{\"network\": {\"allowedDomains\": "
+	    "[\"a.b:443\", \"not a pattern\"]}}");
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	write_file(path, "{\"network\": {\"allowedDomains\": "
+	    "[\"a.b:443\", \"c.d:443\"]}}");
+	policy_hint_lists_dir(dir);
+	out = explain_hint("git.corp.example");
+	snprintf(path, sizeof(path), "list for corp, %s/corp.json, with the "
+	    "other hosts that ecosystem needs: add them all "
+	    "(*.corp.example:443, pkgs.corp.example:8443)\"}", dir);
+	assert_non_null(strstr(out, path));
+	free(out);
+	out = explain_hint("a.b");
+	assert_null(strstr(out, "pisbx's list"));
+	free(out);
+	/* Refused by the deny list: a list would not help. */
+	{
+		static const char text[] = "{\"network\": {\"deniedDomains\": "
+		    "[\"git.corp.example\"]}}";
+		struct config_errors	 errs = { NULL, 0 };
+		struct config		*conf;
+
+		conf = config_load_buffer(text, strlen(text), CONF_NAME,
+		    &errs);
+		assert_non_null(conf);
+		out = policy_explain(conf, "git.corp.example");
+		assert_null(strstr(out, "pisbx's list"));
+		free(out);
+		config_free(conf);
+	}
+	/* No such folder: no list named. */
+	snprintf(path, sizeof(path), "%s/none", dir);
+	policy_hint_lists_dir(path);
+	out = explain_hint("static.crates.io");
+	assert_null(strstr(out, "pisbx's list"));
+	free(out);
+	policy_hint_lists_dir(NULL);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_explain_noreview),
 		cmocka_unit_test(test_explain_review),
+		cmocka_unit_test(test_explain_lists),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

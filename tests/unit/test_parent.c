@@ -366,6 +366,19 @@ test_hint(void **state)
 	    sizeof(buf)), 0);
 	assert_non_null(strstr(buf, "network.parentProxy.noProxy "
 	    "(\"git.corp:8443\")"));
+	assert_int_equal(policy_hint(conf, &h, port, "parent-method", buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "TRACE and TRACK are not sent to the "
+	    "upstream proxy as proxy requests, since its echo would carry its "
+	    "credentials; with network.parentProxy.httpForwarding \"tunnel\" "
+	    "(the default) in /etc/pisbx/c.json they go inside a tunnel");
+	/* The tunnel for plain HTTP refused: the gateway's side, or the key. */
+	assert_int_equal(policy_hint_parent_tunnel(conf, 80, buf,
+	    sizeof(buf)), 0);
+	assert_non_null(strstr(buf, "refused CONNECT to port 80"));
+	assert_non_null(strstr(buf, "(squid: \"acl SSL_ports port 80\")"));
+	assert_non_null(strstr(buf, "set network.parentProxy.httpForwarding "
+	    "to \"absolute-form\" in /etc/pisbx/c.json"));
 	/* Without credentials: where they go. */
 	free(conf->parent->cred_env);
 	conf->parent->cred_env = NULL;
@@ -379,6 +392,9 @@ test_hint(void **state)
 	assert_non_null(conf);
 	assert_int_equal(policy_hint(conf, &h, port, "parent-auth", buf,
 	    sizeof(buf)), -1);
+	assert_int_equal(policy_hint_parent_tunnel(conf, 80, buf,
+	    sizeof(buf)), -1);
+	assert_string_equal(buf, "");
 	config_free(conf);
 }
 

@@ -2,7 +2,9 @@
  * pisbx-run's refusal summary (launcher/summary.c): repeats counted once,
  * the stderr text capped with a pointer to the report, the report every
  * refusal as one JSON object per line, nothing at all when nothing was
- * refused.
+ * refused; allowed destinations that could not be reached in a part of
+ * their own; a heading that says so when the command exited 0; every
+ * line masked for the terminal.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,7 +50,7 @@ test_summary_empty(void **state)
 	(void)state;
 	assert_non_null(s = summary_new());
 	assert_non_null(f = tmpfile());
-	summary_print(s, f, NULL);
+	summary_print(s, f, NULL, 1);
 	out = slurp(f);
 	assert_string_equal(out, "");
 	free(out);
@@ -75,12 +77,12 @@ test_summary_dedup(void **state)
 	(void)state;
 	assert_non_null(s = summary_new());
 	for (i = 0; i < 3; i++)
-		summary_net(s, "registry.npmjs.org", 443, "connect",
-		    "no-reviewer", NULL, HINT);
-	summary_net(s, "registry.npmjs.org", 443, "connect", "review:deny",
-	    "the person said no", HINT);
-	summary_net(s, "[2001:db8::1]", 8443, "socks5", "non-public-address",
-	    "[2001:db8::1]:8443 is documentation", NULL);
+		summary_net(s, SUMMARY_NET, "registry.npmjs.org", 443,
+		    "connect", "no-reviewer", NULL, HINT);
+	summary_net(s, SUMMARY_NET, "registry.npmjs.org", 443, "connect",
+	    "review:deny", "the person said no", HINT);
+	summary_net(s, SUMMARY_NET, "[2001:db8::1]", 8443, "socks5",
+	    "non-public-address", "[2001:db8::1]:8443 is documentation", NULL);
 	summary_file(s, "create", "/w/.bashrc",
 	    "protected path, read by bash outside the sandbox");
 	summary_file(s, "create", "/w/.bashrc",
@@ -88,7 +90,7 @@ test_summary_dedup(void **state)
 	assert_int_equal(summary_count(s), 4);
 
 	assert_non_null(f = tmpfile());
-	summary_print(s, f, NULL);
+	summary_print(s, f, NULL, 1);
 	out = slurp(f);
 	assert_string_equal(out,
 	    "pisbx-run: refused during this run (--quiet hides "
@@ -141,11 +143,12 @@ test_summary_cap(void **state)
 	assert_non_null(s = summary_new());
 	for (i = 0; i < 25; i++) {
 		snprintf(host, sizeof(host), "h%d.test", i);
-		summary_net(s, host, 443, "connect", "no-reviewer", NULL, NULL);
+		summary_net(s, SUMMARY_NET, host, 443, "connect",
+		    "no-reviewer", NULL, NULL);
 	}
 	summary_more(s);
 	assert_non_null(f = tmpfile());
-	summary_print(s, f, "/tmp/r.json");
+	summary_print(s, f, "/tmp/r.json", 1);
 	out = slurp(f);
 	for (p = out; (p = strchr(p, '\n')) != NULL; p++)
 		lines++;
@@ -168,6 +171,167 @@ test_summary_cap(void **state)
 	summary_free(s);
 }
 
+/*
+ * An allowed destination that could not be reached has its own part,
+ * with the error (an HTTPS client saw only "502"), deduplicated and
+ * capped like the refusals; alone it still says how to hide it.
+ */
+static void
+test_summary_unreachable(void **state)
+{
+	struct summary	*s;
+	FILE		*f;
+	char		*out, host[32];
+	json_t		*j, *o;
+	json_error_t	 jerr;
+	int		 i;
+
+	(void)state;
+	assert_non_null(s = summary_new());
+	for (i = 0; i < 3; i++)
+		summary_net(s, SUMMARY_UNREACH, "index.crates.io", 443,
+		    "connect", "dns-error", "index.crates.io: Domain name not "
+		    "found", NULL);
+	summary_net(s, SUMMARY_UNREACH, "gw.test", 443, "connect",
+	    "parent-error", "the upstream proxy gw:3128: connect to "
+	    "10.0.0.1:3128: Connection refused", "check that the upstream "
+	    "proxy is up");
+	assert_non_null(f = tmpfile());
+	summary_print(s, f, NULL, 101);
+	out = slurp(f);
+	assert_string_equal(out,
+	    "pisbx-run: allowed, but could not be reached (--quiet hides "
+	    "this):\n"
+	    "  connect index.crates.io:443 (dns-error, 3 times): "
+	    "index.crates.io: Domain name not found\n"
+	    "  connect gw.test:443 (parent-error): the upstream proxy "
+	    "gw:3128: connect to 10.0.0.1:3128: Connection refused; check "
+	    "that the upstream proxy is up\n");
+	free(out);
+	fclose(f);
+
+	/* With refusals: those first, then the failures, each capped. */
+	summary_net(s, SUMMARY_NET, "registry.npmjs.org", 443, "connect",
+	    "no-reviewer", NULL, HINT);
+	for (i = 0; i < 8; i++) {
+		snprintf(host, sizeof(host), "down%d.test", i);
+		summary_net(s, SUMMARY_UNREACH, host, 80, "http",
+		    "connect-error", "connect to 192.0.2.1:80: Connection "
+		    "refused", NULL);
+	}
+	assert_non_null(f = tmpfile());
+	summary_print(s, f, NULL, 1);
+	out = slurp(f);
+	assert_string_equal(out,
+	    "pisbx-run: refused during this run (--quiet hides this):\n"
+	    "  connect registry.npmjs.org:443 (no-reviewer): " HINT "\n"
+	    "pisbx-run: allowed, but could not be reached:\n"
+	    "  connect index.crates.io:443 (dns-error, 3 times): "
+	    "index.crates.io: Domain name not found\n"
+	    "  connect gw.test:443 (parent-error): the upstream proxy "
+	    "gw:3128: connect to 10.0.0.1:3128: Connection refused; check "
+	    "that the upstream proxy is up\n"
+	    "  http down0.test:80 (connect-error): connect to 192.0.2.1:80: "
+	    "Connection refused\n"
+	    "  http down1.test:80 (connect-error): connect to 192.0.2.1:80: "
+	    "Connection refused\n"
+	    "  http down2.test:80 (connect-error): connect to 192.0.2.1:80: "
+	    "Connection refused\n"
+	    "  ... and more (--report FILE lists them all)\n");
+	free(out);
+	fclose(f);
+
+	assert_non_null(f = tmpfile());
+	assert_int_equal(summary_json(s, f), 0);
+	out = slurp(f);
+	assert_non_null(j = json_loads(out, 0, &jerr));
+	assert_int_equal(json_array_size(j), 11);
+	o = json_array_get(j, 0);
+	assert_string_equal(json_string_value(json_object_get(o, "kind")),
+	    "unreachable");
+	assert_string_equal(json_string_value(json_object_get(o, "reason")),
+	    "dns-error");
+	assert_int_equal(json_integer_value(json_object_get(o, "count")), 3);
+	assert_string_equal(json_string_value(json_object_get(o, "detail")),
+	    "index.crates.io: Domain name not found");
+	json_decref(j);
+	free(out);
+	fclose(f);
+	summary_free(s);
+}
+
+/*
+ * A command that exited 0 did without what was refused: the heading
+ * says so (npm's audit and update check), the lines stay.
+ */
+static void
+test_summary_succeeded(void **state)
+{
+	struct summary	*s;
+	FILE		*f;
+	char		*out;
+
+	(void)state;
+	assert_non_null(s = summary_new());
+	summary_net(s, SUMMARY_NET, "registry.npmjs.org", 443, "connect",
+	    "no-reviewer", NULL, HINT);
+	assert_non_null(f = tmpfile());
+	summary_print(s, f, NULL, 0);
+	out = slurp(f);
+	assert_string_equal(out,
+	    "pisbx-run: the command exited 0; refused on the way (allow "
+	    "these only if something is missing; --quiet hides this):\n"
+	    "  connect registry.npmjs.org:443 (no-reviewer): " HINT "\n");
+	free(out);
+	fclose(f);
+	summary_free(s);
+}
+
+/*
+ * A path the command chose, and an error text a peer sent, cannot write
+ * pisbx-run's last words: newlines, escape sequences and bidi controls
+ * are masked on the terminal; the report keeps the exact text, escaped.
+ */
+static void
+test_summary_masked(void **state)
+{
+	static const char path[] = "/w/.git/hooks/x\n\033[31mpisbx-run: all "
+	    "clear\xe2\x80\xae";
+	struct summary	*s;
+	FILE		*f;
+	char		*out;
+	json_t		*j;
+	json_error_t	 jerr;
+
+	(void)state;
+	assert_non_null(s = summary_new());
+	summary_file(s, "create", path, "protected path\r\033[2K");
+	summary_net(s, SUMMARY_UNREACH, "a.test", 443, "connect",
+	    "parent-error", "the upstream answered \033]0;owned\007", NULL);
+	assert_non_null(f = tmpfile());
+	summary_print(s, f, NULL, 1);
+	out = slurp(f);
+	assert_string_equal(out,
+	    "pisbx-run: refused during this run (--quiet hides this):\n"
+	    "  create /w/.git/hooks/x??[31mpisbx-run: all clear???: "
+	    "protected path??[2K\n"
+	    "pisbx-run: allowed, but could not be reached:\n"
+	    "  connect a.test:443 (parent-error): the upstream answered "
+	    "?]0;owned?\n");
+	free(out);
+	fclose(f);
+	assert_non_null(f = tmpfile());
+	assert_int_equal(summary_json(s, f), 0);
+	out = slurp(f);
+	assert_non_null(j = json_loads(out, 0, &jerr));
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(j, 0), "path")), path);
+	json_decref(j);
+	free(out);
+	fclose(f);
+	summary_free(s);
+}
+
 int
 main(void)
 {
@@ -175,6 +339,9 @@ main(void)
 		cmocka_unit_test(test_summary_empty),
 		cmocka_unit_test(test_summary_dedup),
 		cmocka_unit_test(test_summary_cap),
+		cmocka_unit_test(test_summary_unreachable),
+		cmocka_unit_test(test_summary_succeeded),
+		cmocka_unit_test(test_summary_masked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
