@@ -18,6 +18,12 @@
  * A command stopped for wanting the terminal (SIGTTIN, SIGTTOU) while our
  * group holds it gets it lent, as sudo does.  The reaper reports stops
  * and continues on the control socket; we answer with sigqueue(3).
+ *
+ * All of that only when one of our standard streams is the terminal: a
+ * person runs us there.  An agent whose own interface holds the terminal
+ * runs us with pipes: then the command may not take the terminal (its
+ * reads fail with EIO: SIGTTIN and SIGTTOU ignored) and we never stop
+ * ourselves -- nobody would continue us, and --timeout would not fire.
  */
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -42,6 +48,7 @@ struct jobs {
 	struct event		*retry;
 	pid_t			 reaper;
 	int			 tty;		/* /dev/tty, or -1 */
+	int			 std;		/* one of our stdio is the tty */
 	int			 handed;	/* we gave the command the tty */
 	int			 stopped;	/* its stop signal; 0: running */
 	int			 held;		/* it held the tty then */
@@ -126,9 +133,9 @@ jobs_stopped(struct jobs *j, int retry)
 	pid_t		me = getpgrp();
 	int		sig = j->stopped;
 
-	if (sig == 0)
+	if (sig == 0 || !j->std)
 		return;
-	if (j->tty != -1 && !j->held && (sig == SIGTTIN || sig == SIGTTOU) &&
+	if (!j->held && (sig == SIGTTIN || sig == SIGTTOU) &&
 	    tcgetpgrp(j->tty) == me) {
 		/*
 		 * It wants the terminal, which our group holds: lend it.
@@ -152,8 +159,8 @@ jobs_stopped(struct jobs *j, int retry)
 	j->handed = 0;
 	jobs_suspend(sig);
 	/* Continued: "fg" gave our group the terminal, "bg" did not. */
-	jobs_continue(j, j->tty != -1 && tcgetpgrp(j->tty) == me &&
-	    (j->held || jobs_may_give()));
+	jobs_continue(j, tcgetpgrp(j->tty) == me && (j->held ||
+	    jobs_may_give()));
 }
 
 /* A report of the reaper: the command stopped, or goes on. */
@@ -205,8 +212,11 @@ jobs_new(struct sandbox *sb, struct event_base *base)
 		close(j->tty);
 		j->tty = -1;
 	}
+	j->std = j->tty != -1 && (tcgetpgrp(STDIN_FILENO) != -1 ||
+	    tcgetpgrp(STDOUT_FILENO) != -1 || tcgetpgrp(STDERR_FILENO) != -1);
 	sb->tty = j->tty;
-	sb->tty_give = j->handed = j->tty != -1 && jobs_may_give();
+	sb->tty_give = j->handed = j->std && jobs_may_give();
+	sb->tty_none = j->tty != -1 && !j->std;
 	if ((j->retry = evtimer_new(base, jobs_retry_cb, j)) == NULL) {
 		jobs_free(j);
 		return NULL;

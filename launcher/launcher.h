@@ -164,6 +164,7 @@ struct sandbox {
 	sigset_t	 sigmask;	/* the caller's, for the command */
 	int		 tty;		/* the controlling terminal, or -1 */
 	int		 tty_give;	/* the command starts in its foreground */
+	int		 tty_none;	/* ... which none of its stdio is */
 	int		 verbose;
 	struct timing	*times;		/* -v: shared with the sandbox */
 };

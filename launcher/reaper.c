@@ -2,7 +2,8 @@
  * The sandbox child: PID 1 of the new PID namespace.  It finishes the
  * namespaces (uid/gid maps, lo, the proxy listeners handed to the parent),
  * builds the mount namespace, then starts the command and stays behind as
- * its reaper: it forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2,
+ * its reaper: it forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2
+ * (and SIGWINCH, SIGTSTP, SIGCONT),
  * reaps every orphan, and exits with the command's status the moment the
  * command ends -- which kills everything the command left running, since
  * a PID namespace dies with its init.  The reaper and the command each
@@ -179,6 +180,11 @@ reaper_exec(void *arg)
 	setpgid(0, 0);
 	if (sb->tty_give)
 		tcsetpgrp(sb->tty, getpid());
+	/* A terminal the command may not take: reading it fails (EIO). */
+	if (sb->tty_none) {
+		signal(SIGTTIN, SIG_IGN);
+		signal(SIGTTOU, SIG_IGN);
+	}
 	if ((rc->nfd = seccomp_apply(sb)) == -1) {
 		err = errno;
 		snprintf(msg, sizeof(msg), "pisbx-run: cannot build the "

@@ -72,7 +72,20 @@ terminal caller"
 eq "^Z: the command was continued once" "$(cat "$WS/result" 2>&1)" \
     "INT 0 CONT 1"
 
-# 4. SIGINT from outside, no terminal: to pisbx-run alone, or to its whole
+# 4. An agent whose interface holds the terminal runs pisbx-run with
+# pipes: the command may not take the terminal (stopping the agent's
+# interface when it reads) nor leave pisbx-run stopped; its read fails.
+rm -f "$WS/result"
+(cd "$WS" && "$PY" "$JOBSHELL" "$T/agent.out" --null -- "$RUN" --config \
+    "$CONF" -- /bin/sh -c 'read x </dev/tty; echo "read $?" >result') \
+    </dev/null >/dev/null 2>&1
+eq "stdio not the terminal: no stop, exit 0" "$(cat "$T/agent.out")" \
+    "exit 0
+terminal caller"
+eq "stdio not the terminal: reading the terminal fails" \
+    "$(cat "$WS/result" 2>&1)" "read 1"
+
+# 5. SIGINT from outside, no terminal: to pisbx-run alone, or to its whole
 # process group (an agent killing the job's group): once either way.
 for how in pid group; do
 	rm -f "$WS/ready" "$WS/result"

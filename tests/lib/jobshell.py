@@ -1,12 +1,14 @@
 """A job-control shell in a fresh pty, for pisbx-run's terminal tests.
 
-  jobshell.py OUT [--key BYTES] [--when FILE] -- PROGRAM [ARG...]
+  jobshell.py OUT [--key BYTES] [--when FILE] [--null] -- PROGRAM [ARG...]
 
 Forks a pty (the child is a session leader with the pty as its
 controlling terminal) and, in that session, runs PROGRAM the way an
 interactive shell runs a foreground job: in its own process group, given
 the terminal.  When FILE exists (PROGRAM's "ready"), BYTES are typed at
-the terminal once (\\x03 is ^C, \\x1a is ^Z).  The shell waits with
+the terminal once (\\x03 is ^C, \\x1a is ^Z).  --null: PROGRAM's stdin,
+stdout and stderr are /dev/null, as an agent whose own interface holds
+the terminal runs its commands.  The shell waits with
 WUNTRACED: a stopped job is noted, the terminal taken back, then given
 again and the job continued, as "fg" does.  OUT gets one line per event:
 "stopped SIGTSTP", "exit N", then "terminal caller" when the terminal's
@@ -21,12 +23,16 @@ import sys
 import time
 
 
-def shell(out, argv):
+def shell(out, argv, null):
     signal.signal(signal.SIGTTOU, signal.SIG_IGN)
     pid = os.fork()
     if pid == 0:
         os.setpgid(0, 0)
         os.tcsetpgrp(0, os.getpid())
+        if null:
+            fd = os.open(os.devnull, os.O_RDWR)
+            for i in range(3):
+                os.dup2(fd, i)
         signal.signal(signal.SIGTTOU, signal.SIG_DFL)
         os.execvp(argv[0], argv)
     try:
@@ -53,9 +59,13 @@ def shell(out, argv):
 
 def main():
     args = sys.argv[1:]
-    out, key, when = args[0], None, None
+    out, key, when, null = args[0], None, None, False
     args = args[1:]
     while args[0] != "--":
+        if args[0] == "--null":
+            null = True
+            args = args[1:]
+            continue
         if args[0] == "--key":
             key = args[1].encode().decode("unicode_escape").encode("latin1")
         elif args[0] == "--when":
@@ -65,7 +75,7 @@ def main():
     pid, fd = pty.fork()
     if pid == 0:
         try:
-            shell(out, argv)
+            shell(out, argv, null)
         finally:
             os._exit(0)
     deadline = time.monotonic() + 60
