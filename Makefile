@@ -257,7 +257,16 @@ bench-run: $(PROGS) $(LINKS) $(HELPER_BIN) $(BENCH_BIN)
 # logrotate file under $(SYSCONFDIR), which are never overwritten.
 # Everything but the binaries is copied through $(INSTALL_SUBST), so
 # the installed units and pages name the installed paths.
+#
+# SYSCONFDIR follows PREFIX, as GNU's sysconfdir does ($(PREFIX)/etc),
+# so "make install PREFIX=~/.local" writes nothing outside it; under the
+# system prefixes (/usr, /usr/local) it is /etc, where logrotate and
+# the administrator look.
+ifneq ($(filter /usr /usr/ /usr/local /usr/local/,$(PREFIX)),)
 SYSCONFDIR  ?= /etc
+else
+SYSCONFDIR  ?= $(PREFIX)/etc
+endif
 MANDIR      ?= $(PREFIX)/share/man
 DOCDIR      ?= $(PREFIX)/share/doc/pisbx
 DATADIR     ?= $(PREFIX)/share/pisbx
@@ -266,7 +275,20 @@ USERUNITDIR ?= $(PREFIX)/lib/systemd/user
 INSTALL_SUBST = sed -e 's|@BINDIR@|$(PREFIX)/bin|g' \
 	-e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
 	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
-MAN_SUBST = sed -e 's|docs/\([a-z0-9-]*\.md\)|$(DOCDIR)/\1|g'
+MAN_SUBST = sed -e 's|docs/\([a-z0-9-]*\.md\)|$(DOCDIR)/\1|g' \
+	-e 's|/usr/local/bin/pisbx\\-|$(PREFIX)/bin/pisbx\\-|g'
+# The README and docs/*.md as installed: what they name in the source
+# tree (docs/, conf/, the manual pages, /usr/local/bin) is where install
+# put it, and links between them are relative to $(DOCDIR).
+DOC_SUBST = sed -e 's|](docs/\(pisbx-[a-z]*\.1\))|]($(MANDIR)/man1/\1)|g' \
+	-e 's|](\(pisbx-[a-z]*\.1\))|]($(MANDIR)/man1/\1)|g' \
+	-e 's|](docs/|](|g' -e 's|`docs/\([a-z0-9-]*\.md\)`|`\1`|g' \
+	-e 's@\(^\|[^[:alnum:]_./-]\)\(\.\./\)\?conf/logrotate/pisbx-proxy@\1$(SYSCONFDIR)/logrotate.d/pisbx-proxy@g' \
+	-e 's@\(^\|[^[:alnum:]_./-]\)\(\.\./\)\?conf/\(domains/\|[a-z]*\.json\)@\1$(DATADIR)/\3@g' \
+	-e 's|/usr/local/bin/pisbx-|$(PREFIX)/bin/pisbx-|g'
+README_NOTE = > This copy was installed by `make install`: the files it names are \
+	where install put them; building, testing and the layout are about the \
+	source tree.
 UNITS      := $(wildcard conf/systemd/*.service.in)
 USER_UNITS := $(wildcard conf/systemd/user/*.service.in)
 DOMAINS    := $(wildcard conf/domains/*.json)
@@ -282,10 +304,13 @@ install: $(PROGS) $(LINKS)
 	for m in docs/*.1; do \
 	    $(MAN_SUBST) $$m > $(DESTDIR)$(MANDIR)/man1/$${m#docs/} && \
 	    chmod 0644 $(DESTDIR)$(MANDIR)/man1/$${m#docs/} || exit 1; done
-	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
-	sed -e 's|](docs/|](|g' README.md > $(DESTDIR)$(DOCDIR)/README.md
+	for d in docs/*.md; do f=$(DESTDIR)$(DOCDIR)/$${d#docs/}; \
+	    $(DOC_SUBST) $$d > $$f && chmod 0644 $$f || exit 1; done
+	$(DOC_SUBST) -e '1s|$$|\n\n$(README_NOTE)|' README.md \
+	    > $(DESTDIR)$(DOCDIR)/README.md
 	chmod 0644 $(DESTDIR)$(DOCDIR)/README.md
-	install -m 0644 conf/example.json conf/schema.json $(DESTDIR)$(DATADIR)/
+	install -m 0644 conf/example.json conf/schema.json conf/default.json \
+	    $(DESTDIR)$(DATADIR)/
 	$(if $(DOMAINS),install -m 0644 $(DOMAINS) $(DESTDIR)$(DATADIR)/domains/)
 	for u in $(UNITS); do f=$$(basename $$u .in); \
 	    $(INSTALL_SUBST) $$u > $(DESTDIR)$(UNITDIR)/$$f && \

@@ -280,7 +280,9 @@ class Bench:
     def write_configs(self):
         net = {"allowedDomains": ["127.0.0.1"], "deniedDomains": []}
         with open(self.path("pisbx.json"), "w") as f:
-            json.dump({"network": net, "proxy": {"maxConnections": 4096}}, f)
+            # pxtool idle holds NIDLE tunnels from one client.
+            json.dump({"network": net, "proxy": {
+                "maxConnections": 4096, "maxClientConnections": 4096}}, f)
         with open(self.path("srt.json"), "w") as f:
             json.dump({"network": net, "filesystem": {
                 "denyRead": ["~"], "allowWrite": ["."], "denyWrite": []}}, f)
@@ -898,10 +900,11 @@ class Bench:
         for f in ("package.json", "package-lock.json"):
             shutil.copy(os.path.join(reg["dir"], f), proj)
         url = "http://127.0.0.1:%d/" % port
-        # Through the proxy in the sandboxes; NO_PROXY is dropped so that
-        # npm does not dial 127.0.0.1 directly (in a sandbox that is its
-        # own loopback).
-        argv = ["env", "-u", "NO_PROXY", "-u", "no_proxy", "npm", "ci",
+        # Through the proxy in the sandboxes; NO_PROXY and npm's own
+        # noproxy (pisbx-run sets both) are dropped so that npm does not
+        # dial 127.0.0.1 directly (in a sandbox that is its own loopback).
+        argv = ["env", "-u", "NO_PROXY", "-u", "no_proxy", "-u",
+                "npm_config_noproxy", "npm", "ci",
                 "--no-audit", "--no-fund", "--ignore-scripts",
                 "--fetch-retries", "0", "--registry", url, "--cache",
                 os.path.join(proj, ".cache")]

@@ -1,8 +1,14 @@
 /*
- * io: write all of a buffer, whatever the fd's mode.
+ * io: write all of a buffer, whatever the fd's mode; make a file's
+ * missing directories.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "common/io.h"
@@ -41,6 +47,37 @@ io_write_all(int fd, const void *buf, size_t len, int stall_ms)
 		}
 		p += n;
 		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+io_mkdir_parents(const char *path, mode_t mode, char *failed,
+    size_t failedlen)
+{
+	char		 buf[PATH_MAX], *slash, *last;
+	struct stat	 st;
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf)) {
+		snprintf(failed, failedlen, "%s", path);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((last = strrchr(buf, '/')) == NULL || last == buf)
+		return 0;
+	*last = '\0';
+	if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	*last = '/';
+	for (slash = buf + 1; slash <= last; slash++) {
+		if (*slash != '/')
+			continue;
+		*slash = '\0';
+		if (mkdir(buf, mode) == -1 && errno != EEXIST) {
+			snprintf(failed, failedlen, "%s", buf);
+			return -1;
+		}
+		*slash = '/';
 	}
 	return 0;
 }

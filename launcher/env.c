@@ -199,6 +199,9 @@ env_build(char **in, const struct env_inputs *ei)
 			if ((ei->caches & (1U << env_caches[j].which)) &&
 			    env_named(in[i], env_caches[j].name))
 				skip = 1;
+		/* pisbx-sh -l: its file (rundir_login) hands it back. */
+		if (ei->bash_env != NULL && env_named(in[i], "BASH_ENV"))
+			skip = 1;
 		if (env_named(in[i], "JAVA_TOOL_OPTIONS"))
 			java = strchr(in[i], '=') + 1;
 		if (env_named(in[i], "MAVEN_OPTS")) {
@@ -234,6 +237,8 @@ env_build(char **in, const struct env_inputs *ei)
 	/* git runs GIT_PROXY_COMMAND HOST PORT itself, with no shell. */
 	if (ei->git_proxy != NULL)
 		rc |= env_add(&v, &n, "GIT_PROXY_COMMAND=%s", ei->git_proxy);
+	if (ei->bash_env != NULL)
+		rc |= env_add(&v, &n, "BASH_ENV=%s", ei->bash_env);
 	rc |= env_add(&v, &n, "TMPDIR=%s", ei->tmpdir);
 	rc |= env_add(&v, &n, "TMP=%s", ei->tmpdir);
 	rc |= env_add(&v, &n, "TEMP=%s", ei->tmpdir);

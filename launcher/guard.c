@@ -2977,8 +2977,8 @@ guard_report_warn(struct guard_report *r, struct summary *sum)
 	const char	*p = r->buf, *end = r->buf + r->len, *a, *b, *c;
 	struct stat	 st;
 	size_t		 n = 0, i, j, al, shown = 0;
-	int		 kind[GUARD_MAXREPOS];
-	int		 full = 0, fd;
+	int		 full = 0, fd, kind;
+	struct gitnew_found *found;
 
 	while (p < end) {
 		char tag = *p++;
@@ -3027,39 +3027,49 @@ guard_report_warn(struct guard_report *r, struct summary *sum)
 			repos[i] = s;
 		}
 	}
-	/* 1: a repository (with a .git), 2: a bare one; 0: gone. */
+	/* What each still existing one has beyond a fresh clone. */
+	if ((found = calloc(n > 0 ? n : 1, sizeof(*found))) == NULL) {
+		log_warn("git repositories made by the command");
+		goto done;
+	}
 	for (i = 0; i < n; i++) {
-		kind[i] = 0;
-		if ((fd = open(repos[i], O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
+		gitnew_found_init(&found[i]);
+		if ((fd = open(repos[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 		    -1)
 			continue;
-		if (fstatat(fd, ".git", &st, 0) == 0)
-			kind[i] = 1;
+		/* 1: a repository (with a .git), 2: a bare one, 0: gone. */
+		kind = 0;
+		if (fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0)
+			kind = 1;
 		else if (guard_shape(fd))
-			kind[i] = 2;
+			kind = 2;
+		if (kind != 0)
+			gitnew_check(fd, kind == 2, &found[i]);
 		close(fd);
 	}
 	for (i = 0; i < n; i++) {
-		if (kind[i] == 0)
+		if (found[i].n == 0)
 			continue;
-		/* One inside another is part of it (a clone's submodules). */
+		/*
+		 * One inside another named is part of it (a clone's
+		 * submodules); inside one with nothing to name, it is named.
+		 */
 		for (j = 0; j < n; j++)
-			if (j != i && kind[j] != 0 &&
+			if (j != i && found[j].n != 0 &&
 			    fs_under(repos[i], repos[j]) &&
 			    strcmp(repos[i], repos[j]) != 0)
 				break;
 		if (j < n || shown++ >= 10)
 			continue;
-		log_warnx("the command made a git repository at %s: its "
-		    "config and hooks come from the sandbox and run code when "
-		    "git is used there, or in a repository that takes it in "
-		    "as a submodule; look at %s%s before you run git in it",
-		    repos[i], repos[i], kind[i] == 1 ?
-		    "/.git/config and .git/hooks" : "/config and hooks");
+		log_warnx("the command made a git repository at %s with "
+		    "more than a fresh clone has, which git may run: %s; look "
+		    "at it before you run git there", repos[i], found[i].text);
 	}
 	if (shown > 10 || full)
 		log_warnx("the command made more git repositories than "
 		    "listed here");
+	free(found);
+done:
 	for (i = 0; i < n; i++)
 		free(repos[i]);
 }

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,9 @@
 
 static const char *find_ci(const char *, size_t, const char *);
 static int	 line_names_ipc(const char *, size_t);
+static size_t	 prefix_prog(const char *, const char **);
+static int	 names_word(const char *, size_t, const char *, size_t);
+static const char *hint_prog(const char *, const char *const *, size_t);
 static void	 tee_read_cb(evutil_socket_t, short, void *);
 static int	 tee_copy(struct hostipc_tee *);
 static long long hostipc_left(long long);
@@ -129,13 +133,143 @@ hostipc_eperm_ipc(const char *buf, size_t len)
 	return 0;
 }
 
-int
-hostipc_should_retry(const struct hostipc_outcome *o, const char *tail,
-    size_t len)
+/* The program a prefix runs: its first word after the last '/'. */
+static size_t
+prefix_prog(const char *prefix, const char **prog)
 {
-	if (!o->exited || o->status == 0 || o->timed_out || o->aborted)
+	const char	*end, *p;
+
+	while (isspace((unsigned char)*prefix))
+		prefix++;
+	for (end = prefix; *end != '\0' && !isspace((unsigned char)*end);
+	    end++)
+		;
+	for (p = *prog = prefix; p < end; p++)
+		if (*p == '/')
+			*prog = p + 1;
+	return (size_t)(end - *prog);
+}
+
+/*
+ * Whether the first len octets of s name word (any case) with no letter,
+ * digit or '_' next to it: "tmux ls", "/tmp/tmux-0", never "tmuxinator".
+ */
+static int
+names_word(const char *s, size_t len, const char *word, size_t wlen)
+{
+	size_t	 i;
+
+	if (wlen == 0)
 		return 0;
-	return hostipc_eperm_ipc(tail, len);
+	for (i = 0; i + wlen <= len; i++) {
+		if (strncasecmp(s + i, word, wlen) != 0)
+			continue;
+		if (i > 0 && (isalnum((unsigned char)s[i - 1]) ||
+		    s[i - 1] == '_'))
+			continue;
+		if (i + wlen < len && (isalnum((unsigned char)s[i + wlen]) ||
+		    s[i + wlen] == '_'))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+const char *
+hostipc_erofs_prog(const char *buf, size_t len,
+    const struct strlist *prefixes, const char *text)
+{
+	const char	*start, *eol, *prog;
+	size_t		 off = 0, i, n;
+
+	if (prefixes == NULL || text == NULL)
+		return NULL;
+	while (off < len) {
+		start = buf + off;
+		if ((eol = memchr(start, '\n', len - off)) == NULL)
+			eol = buf + len;
+		off = (size_t)(eol - buf) + 1;
+		if (find_ci(start, (size_t)(eol - start),
+		    "read-only file system") == NULL)
+			continue;
+		for (i = 0; i < prefixes->n; i++) {
+			n = prefix_prog(prefixes->v[i], &prog);
+			if (names_word(start, (size_t)(eol - start), prog, n) &&
+			    names_word(text, strlen(text), prog, n))
+				return prefixes->v[i];
+		}
+	}
+	return NULL;
+}
+
+enum hostipc_retry
+hostipc_should_retry(const struct hostipc_outcome *o, const char *tail,
+    size_t len, const struct strlist *prefixes, const char *text,
+    const char **prefix)
+{
+	*prefix = NULL;
+	if (!o->exited || o->status == 0 || o->timed_out || o->aborted)
+		return HOSTIPC_NO_RETRY;
+	if (hostipc_eperm_ipc(tail, len))
+		return HOSTIPC_RETRY_EPERM;
+	/*
+	 * A read-only file system is what most refused writes look like,
+	 * so it counts only for a program the config lists as one that
+	 * needs the host, named both in the command and on that line.
+	 */
+	if ((*prefix = hostipc_erofs_prog(tail, len, prefixes, text)) != NULL)
+		return HOSTIPC_RETRY_EROFS;
+	return HOSTIPC_NO_RETRY;
+}
+
+void
+hostipc_hint(const struct config *conf, char *const argv[],
+    const char *shell_string, int status)
+{
+	/* Programs that work only through their server's host socket. */
+	static const char *const progs[] = { "tmux", "screen", "docker",
+	    "podman", "ssh-add", "systemctl" };
+	/* Programs that gain privileges, which no_new_privs forbids. */
+	static const char *const privs[] = { "sudo", "doas", "pkexec",
+	    "run0" };
+	const char	*p;
+	char		*text;
+	char		 file[PATH_MAX + 128];
+
+	if (status == 0 || status >= 124)
+		return;
+	if ((text = hostipc_command_text(argv, shell_string)) == NULL)
+		return;
+	if ((p = hint_prog(text, privs, sizeof(privs) / sizeof(*privs))) !=
+	    NULL)
+		fprintf(stderr, "pisbx: %s cannot gain privileges in the "
+		    "sandbox (it runs with no_new_privs and no capabilities); "
+		    "run what needs root outside it (pisbx-run(1))\n", p);
+	if (conf->hostipc_mode != HOSTIPC_ASK &&
+	    !conf->allow_all_unix_sockets && conf->allow_unix_sockets.n == 0 &&
+	    (p = hint_prog(text, progs, sizeof(progs) / sizeof(*progs))) !=
+	    NULL) {
+		policy_hint_file(conf, file, sizeof(file));
+		fprintf(stderr, "pisbx: %s works through its server's Unix "
+		    "socket on the host, which the sandbox refuses; to run it "
+		    "on the host after a review, set \"hostIPC\": {\"mode\": "
+		    "\"ask\", \"preflightCommandPrefixes\": [\"%s\"], "
+		    "\"retryOnUnixSocketError\": true} and a reviewer in %s "
+		    "(pisbx-run(1), HOST-IPC)\n", p, p, file);
+	}
+	free(text);
+}
+
+/* The first of progs that text names as a word, or NULL. */
+static const char *
+hint_prog(const char *text, const char *const *progs, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (names_word(text, strlen(text), progs[i], strlen(progs[i])))
+			return progs[i];
+	return NULL;
 }
 
 long long
@@ -558,25 +692,47 @@ hostipc_after(const struct config *conf, const struct supervise *s,
     char *const argv[], const char *shell_string, const char *cwd,
     long long timeout_ms, long long elapsed_ms, int status)
 {
-	long long	 left, deadline = 0;
-	char		*text;
-	char		 reason[512];
-	int		 rc, allowed;
+	enum hostipc_retry	 why;
+	const char		*prefix;
+	long long		 left, deadline = 0;
+	char			*text, *rule = NULL;
+	char			 reason[512], what[256], warning[512];
+	int			 rc, allowed;
 
 	if (conf->hostipc_mode != HOSTIPC_ASK || !conf->hostipc_retry ||
-	    t == NULL || !hostipc_should_retry(o, t->tail.buf, t->tail.len))
+	    t == NULL)
 		return status;
-	/* Out of time is a timeout, never a retry. */
-	if ((left = hostipc_remaining_ms(timeout_ms, elapsed_ms)) < 0)
-		return status;
-	if (left > 0)
-		deadline = hostipc_clock_ms() + left;
 	if ((text = hostipc_command_text(argv, shell_string)) == NULL)
 		return status;
-	allowed = hostipc_review(conf, s, text, cwd, "unix-socket-eperm",
-	    "the sandboxed attempt failed on a refused Unix socket and may "
-	    "already have had side effects; it would run again on the host, "
-	    "outside the sandbox", deadline, reason, sizeof(reason));
+	why = hostipc_should_retry(o, t->tail.buf, t->tail.len,
+	    &conf->hostipc_prefixes, text, &prefix);
+	/* Out of time is a timeout, never a retry. */
+	if (why == HOSTIPC_NO_RETRY ||
+	    (left = hostipc_remaining_ms(timeout_ms, elapsed_ms)) < 0) {
+		free(text);
+		return status;
+	}
+	if (left > 0)
+		deadline = hostipc_clock_ms() + left;
+	if (why == HOSTIPC_RETRY_EROFS) {
+		if (asprintf(&rule, "socket-dir-erofs:%s", prefix) == -1)
+			rule = NULL;
+		snprintf(what, sizeof(what), "where %s could not make its "
+		    "socket directory (read-only file system)", prefix);
+	} else {
+		rule = strdup("unix-socket-eperm");
+		snprintf(what, sizeof(what), "on a refused Unix socket");
+	}
+	if (rule == NULL) {
+		free(text);
+		return status;
+	}
+	snprintf(warning, sizeof(warning), "the sandboxed attempt failed %s "
+	    "and may already have had side effects; it would run again on "
+	    "the host, outside the sandbox", what);
+	allowed = hostipc_review(conf, s, text, cwd, rule, warning, deadline,
+	    reason, sizeof(reason));
+	free(rule);
 	free(text);
 	/* The review took the rest of the run's time: no retry. */
 	if ((left = hostipc_left(deadline)) < 0) {
@@ -590,8 +746,8 @@ hostipc_after(const struct config *conf, const struct supervise *s,
 		return status;
 	}
 	fprintf(stderr, "pisbx: ---- host-IPC retry: the sandboxed attempt "
-	    "exited %d on a refused Unix socket; running again on the host, "
-	    "outside the sandbox ----\n", o->status);
+	    "exited %d %s; running again on the host, outside the sandbox "
+	    "----\n", o->status, what);
 	rc = hostipc_run(argv, shell_string, cwd, left);
 	return rc;
 }

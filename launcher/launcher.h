@@ -451,6 +451,7 @@ struct env_inputs {
 	const char	*cache_dir;	/* ~/.cache/pisbx, or NULL: no caches */
 	unsigned int	 caches;	/* 1 << enum fs_cache: wired */
 	int		 depth;		/* PISBX_DEPTH of the caller */
+	const char	*bash_env;	/* BASH_ENV over the caller's, or NULL */
 };
 /*
  * The command's environment: the caller's minus capabilities, plus the
@@ -466,6 +467,22 @@ char	*env_ssh_percent(const char *s);
 /* --connect-proxy HOST PORT: relay stdio through an HTTP CONNECT tunnel. */
 int	 connect_proxy_main(const char *proxy, const char *host,
 	    const char *port);
+
+/* gitnew.c */
+/* What a repository made during the run has beyond a fresh clone. */
+struct gitnew_found {
+	char	 text[512];	/* ".git/config core.fsmonitor, ..." */
+	size_t	 n;		/* items found (more than text names) */
+};
+void	 gitnew_found_init(struct gitnew_found *);
+/*
+ * Name what git would use in the repository at repofd (its .git, or
+ * repofd itself when bare) that git init and clone do not make.
+ */
+void	 gitnew_check(int repofd, int bare, struct gitnew_found *);
+/* The same for one config text: keys not allowed, lines not parsed. */
+void	 gitnew_config(const char *text, size_t len, const char *label,
+	    struct gitnew_found *);
 
 /* agent.c */
 /*
@@ -523,6 +540,14 @@ char	*rundir_git_proxy(const struct sandbox *, const char *self_exe);
  * sandbox.  Its path, malloc'ed, or NULL (errno ENOENT: no ssh here).
  */
 char	*rundir_ssh_config(const struct sandbox *, const char *self_exe);
+/*
+ * Create rundir/login, what pisbx-sh -l's bash reads after the profile:
+ * the caller's PATH first again (path, or NULL to keep the profile's),
+ * BASH_ENV the caller's (bash_env, or NULL: unset) and read as bash
+ * would have.  Its path (malloc'ed), or NULL.
+ */
+char	*rundir_login(const struct sandbox *, const char *path,
+	    const char *bash_env);
 /* Remove it and everything the command left in it. */
 void	 rundir_remove(const char *);
 /* Remove per-run dirs of pisbx-run processes that no longer exist. */

@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "common/shell.h"
 #include "policy/policy.h"
@@ -28,6 +29,9 @@
 #include "launcher/supervise.h"
 
 extern char **environ;
+
+/* bash's set(1) options, which pisbx-sh passes on as "-X" or "+X". */
+#define SH_SET_LETTERS	"abefhkmnptuvxBCEHPT"
 
 struct run_state {
 	struct event_base	*base;
@@ -53,14 +57,18 @@ struct run_opts {
 	char		*const *argv;	/* the command, or NULL with line */
 	const char	*line;		/* a command line for bash -c */
 	char		*const *line_args; /* bash's $0, $1... after line */
-	int		 login;		/* bash -l */
+	char		**shopts;	/* bash's own options (-e, -o pipefail) */
+	int		 login;		/* bash -l, the caller's PATH kept */
+	int		 interactive;	/* bash -i */
+	int		 noprofile;	/* bash --noprofile */
 	int		 agent;		/* pisbx-sh: an agent's bookkeeping */
 	int		 quiet;		/* no refusal summary at exit */
 	const char	*report;	/* --report FILE, or NULL */
 };
 
 static void	usage(FILE *, int) __attribute__((noreturn));
-static void	sh_usage(const char *) __attribute__((noreturn));
+static void	sh_usage(FILE *, int) __attribute__((noreturn));
+static char	*sh_opt(int, int, const char *);
 static void	run_signal_cb(evutil_socket_t, short, void *);
 static void	run_timeout_cb(evutil_socket_t, short, void *);
 static void	run_report_cb(evutil_socket_t, short, void *);
@@ -68,9 +76,10 @@ static char	*run_home(void);
 static char	*run_cmdline(const struct run_opts *);
 static void	run_report_write(const struct summary *, int, const char *);
 static const char *run_bash(void);
-static char	**run_shell_argv(const struct run_opts *);
+static char	**run_shell_argv(const struct run_opts *, const char *);
 static int	run_agent_files(struct sandbox *, const struct run_opts *,
 		    struct agent_files *);
+static int	run_access_log(const char *, const char *, const char *);
 static int	run(const struct run_opts *);
 static int	sh_main(int, char *[]);
 static int	self_dir(char *, size_t);
@@ -85,13 +94,17 @@ usage(FILE *f, int code)
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
 "       pisbx-run --hook claude-code|codex\n"
+"       pisbx-run -h | --help | -V | --version\n"
 "\n"
 "Runs COMMAND in fresh network, mount, PID and IPC namespaces whose only\n"
 "way out is a filtering proxy (HTTP on 127.0.0.1:3128, SOCKS5 on\n"
 "127.0.0.1:1080), with the config's filesystem policy.\n"
 "\n"
-"  --config FILE        trusted config (else $PISBX_CONFIG, then\n"
-"                       $XDG_CONFIG_HOME/pisbx/config.json, then the default)\n"
+"  --config FILE        the trusted config; without it $PISBX_CONFIG (an\n"
+"                       absolute path), else $XDG_CONFIG_HOME/pisbx/config.json\n"
+"                       (~/.config/pisbx/config.json when XDG_CONFIG_HOME is\n"
+"                       unset), else srt's ~/.srt-settings.json, else the\n"
+"                       built-in default, which allows nothing\n"
 "  --timeout SECONDS    kill the whole sandbox after SECONDS (exit 124)\n"
 "  --access-log PATH    one record per proxy decision and close ('-': stdout)\n"
 "  --log-format FMT     json (default) or text\n"
@@ -103,6 +116,8 @@ usage(FILE *f, int code)
 "                       proxy (an ssh ProxyCommand; set in GIT_SSH_COMMAND)\n"
 "  --hook AGENT         answer the agent's PreToolUse hook (JSON on stdin)\n"
 "                       with its Bash command wrapped in pisbx-sh\n"
+"  -h, --help           this text\n"
+"  -V, --version        print the version\n"
 "\n"
 "Exit status: the command's (128+N when killed by signal N); 124 timeout;\n"
 "125 the sandbox could not be built; 126/127 command not executable/found;\n"
@@ -187,19 +202,32 @@ run_bash(void)
 	return "/bin/sh";
 }
 
-/* bash [-l] -c LINE [$0 $1...], or NULL on no memory. */
+/*
+ * bash [OPTION...] [-l] -c LINE [$0 $1...], or NULL on no memory.  With
+ * login_rc (rundir_login) an interactive login shell reads it as its
+ * rcfile instead of being one: bash reads nothing after the profile of
+ * an interactive login shell.
+ */
 static char **
-run_shell_argv(const struct run_opts *o)
+run_shell_argv(const struct run_opts *o, const char *login_rc)
 {
 	char	**v;
-	size_t	  n = 0, i, nargs = 0;
+	size_t	  n = 0, i, nargs = 0, nopts = 0;
 
 	while (o->line_args != NULL && o->line_args[nargs] != NULL)
 		nargs++;
-	if ((v = calloc(nargs + 5, sizeof(*v))) == NULL)
+	while (o->shopts != NULL && o->shopts[nopts] != NULL)
+		nopts++;
+	if ((v = calloc(nargs + nopts + 7, sizeof(*v))) == NULL)
 		return NULL;
 	v[n++] = (char *)run_bash();
-	if (o->login)
+	if (o->login && login_rc != NULL && o->interactive) {
+		v[n++] = (char *)"--rcfile";
+		v[n++] = (char *)login_rc;
+	}
+	for (i = 0; i < nopts; i++)
+		v[n++] = o->shopts[i];
+	if (o->login && (login_rc == NULL || !o->interactive))
 		v[n++] = (char *)"-l";
 	v[n++] = (char *)"-c";
 	v[n++] = (char *)o->line;
@@ -207,6 +235,38 @@ run_shell_argv(const struct run_opts *o)
 		v[n++] = o->line_args[i];
 	v[n] = NULL;
 	return v;
+}
+
+/*
+ * Open (create) the access log before the policy is built.  Its missing
+ * directories are made, private: the trusted config named the file, and
+ * a state directory that does not exist yet (~/.local/state/pisbx) must
+ * not turn every command into a failure.  A failure says what to do.
+ */
+static int
+run_access_log(const char *path, const char *key, const char *config_file)
+{
+	char	 dir[PATH_MAX], where[PATH_MAX + 160];
+	int	 fd;
+
+	/* --access-log is on the command line; the key is in the config. */
+	snprintf(where, sizeof(where), "%s%s%s", key, key[0] == '-' ? "" :
+	    " in ", key[0] == '-' ? "" : config_file);
+	if (io_mkdir_parents(path, 0700, dir, sizeof(dir)) == -1) {
+		log_warnx("access log %s: cannot create the directory %s: %s; "
+		    "create it, or change %s; nothing was run", path, dir,
+		    strerror(errno), where);
+		return -1;
+	}
+	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0640)) == -1) {
+		log_warnx("access log %s: %s; make it a file we can append "
+		    "to, or change %s; nothing was run", path,
+		    strerror(errno), where);
+		return -1;
+	}
+	close(fd);
+	return 0;
 }
 
 /* The directory of our own executable (symlinks resolved). */
@@ -436,43 +496,84 @@ main(int argc, char *argv[])
 }
 
 static void
-sh_usage(const char *why)
+sh_usage(FILE *f, int code)
 {
-	log_warnx("%s", why);
-	fprintf(stderr,
-"usage: pisbx-sh -c 'COMMAND LINE' [NAME [ARG...]]\n"
-"       pisbx-sh 'COMMAND LINE'\n"
+	fprintf(f,
+"usage: pisbx-sh [OPTION...] -c 'COMMAND LINE' [NAME [ARG...]]\n"
+"       pisbx-sh [OPTION...] 'COMMAND LINE'\n"
 "       pisbx-sh PROGRAM ARG...\n"
-"Runs the line with bash (or the program) in the pisbx sandbox; the\n"
-"config is $PISBX_CONFIG or the usual places (pisbx-run(1)), and it takes\n"
-"no options: a shell prefix carries none.  See pisbx-sh(1).\n");
-	exit(EXIT_USAGE);
+"       pisbx-sh --help | --version\n"
+"Runs the line with bash (or the program) in the pisbx sandbox.  The\n"
+"OPTIONs are bash's, passed on to it: the set(1) letters -%s\n"
+"(+ turns one off), -o NAME, -O NAME, -i, -l, --login, --noprofile,\n"
+"--norc, --posix, --noediting.  pisbx's own settings are in the trusted\n"
+"config: $PISBX_CONFIG (an absolute path), else\n"
+"$XDG_CONFIG_HOME/pisbx/config.json (~/.config/pisbx/config.json when\n"
+"XDG_CONFIG_HOME is unset), else srt's ~/.srt-settings.json, else the\n"
+"built-in default, which allows nothing.  See pisbx-sh(1).\n",
+	    SH_SET_LETTERS);
+	exit(code);
+}
+
+/*
+ * One of bash's own options for pisbx-sh's command line: "-X", "+X", or
+ * the word itself.  NULL and a usage error when out of memory.
+ */
+static char *
+sh_opt(int sign, int letter, const char *word)
+{
+	char	*s;
+
+	if (word != NULL)
+		s = strdup(word);
+	else if (asprintf(&s, "%c%c", sign, letter) == -1)
+		s = NULL;
+	if (s == NULL) {
+		log_warn("shell options");
+		exit(EXIT_USAGE);
+	}
+	return s;
 }
 
 /*
  * pisbx-sh: pisbx-run for agents that take a shell, or a prefix in front
  * of their shell line.  "-c LINE [NAME ARG...]" and a single LINE run
  * through bash; two or more words run as a program and its arguments.
- * Options a shell is called with (-l, --login) are accepted; any other
- * is an error, since a prefix cannot carry pisbx's own.
+ * The options bash-compatible callers pass (-e, -o pipefail, -lc, the
+ * --noprofile --norc -eo pipefail of CI runners) go to bash, long ones
+ * first as bash wants them; anything else is an error, since pisbx's
+ * own options cannot travel in a shell path or prefix.
  */
 static int
 sh_main(int argc, char *argv[])
 {
+	static const char *const longs[] = { "--noprofile", "--norc",
+	    "--posix", "--noediting" };
 	struct run_opts	 o;
-	int		 i, cflag = 0;
-	const char	*a;
+	char		**longv, **shortv;
+	const char	*a, *p;
+	size_t		 nlong = 0, nshort = 0, k;
+	int		 i, rc, cflag = 0;
 
 	log_init("pisbx-sh", 0);
 	memset(&o, 0, sizeof(o));
 	o.fmt = LOG_FORMAT_JSON;
 	o.agent = 1;
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+	/* -o NAME: two words for one of argv; longv gets both lists. */
+	if ((longv = calloc((size_t)argc * 3 + 1, sizeof(*longv))) == NULL ||
+	    (shortv = calloc((size_t)argc * 2 + 1, sizeof(*shortv))) == NULL) {
+		log_warn("shell options");
+		return EXIT_USAGE;
+	}
+	for (i = 1; i < argc && (argv[i][0] == '-' || argv[i][0] == '+');
+	    i++) {
 		a = argv[i];
-		if (strcmp(a, "--") == 0) {
+		if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0) {
 			i++;
 			break;
 		}
+		if (strcmp(a, "--help") == 0)
+			sh_usage(stdout, 0);
 		if (strcmp(a, "--version") == 0) {
 			printf("pisbx-sh %s\n", PISBX_VERSION);
 			return 0;
@@ -481,26 +582,85 @@ sh_main(int argc, char *argv[])
 			o.login = 1;
 			continue;
 		}
-		if (a[1] == '\0' || a[strspn(a + 1, "cl") + 1] != '\0')
-			sh_usage("options are not taken here (only -c and -l): "
-			    "pisbx-run's options go in the config");
-		if (strchr(a, 'c') != NULL)
-			cflag = 1;
-		if (strchr(a, 'l') != NULL)
-			o.login = 1;
+		if (a[0] == '-' && a[1] == '-') {
+			for (k = 0; k < sizeof(longs) / sizeof(*longs); k++)
+				if (strcmp(a, longs[k]) == 0)
+					break;
+			if (k == sizeof(longs) / sizeof(*longs)) {
+				log_warnx("%s: not an option of bash's that "
+				    "pisbx-sh takes; pisbx-run's options go in "
+				    "the config", a);
+				sh_usage(stderr, EXIT_USAGE);
+			}
+			if (strcmp(a, "--noprofile") == 0)
+				o.noprofile = 1;
+			longv[nlong++] = sh_opt(0, 0, a);
+			continue;
+		}
+		if (a[1] == '\0') {
+			log_warnx("+: not an option");
+			sh_usage(stderr, EXIT_USAGE);
+		}
+		for (p = a + 1; *p != '\0'; p++) {
+			if (*p == 'o' || *p == 'O') {
+				/* Like bash: each o takes the next word. */
+				if (i + 1 >= argc) {
+					log_warnx("%c%c: no option name",
+					    a[0], *p);
+					sh_usage(stderr, EXIT_USAGE);
+				}
+				shortv[nshort++] = sh_opt(a[0], *p, NULL);
+				shortv[nshort++] = sh_opt(0, 0, argv[++i]);
+			} else if (strchr("cli", *p) != NULL && a[0] == '-') {
+				if (*p == 'c')
+					cflag = 1;
+				else if (*p == 'l')
+					o.login = 1;
+				else {
+					o.interactive = 1;
+					shortv[nshort++] = sh_opt('-', 'i',
+					    NULL);
+				}
+			} else if (strchr(SH_SET_LETTERS, *p) != NULL)
+				shortv[nshort++] = sh_opt(a[0], *p, NULL);
+			else {
+				log_warnx("%c%c: not an option of bash's that "
+				    "pisbx-sh takes; pisbx-run's options go in "
+				    "the config", a[0], *p);
+				sh_usage(stderr, EXIT_USAGE);
+			}
+		}
 	}
+	/* Long options first: bash takes none after a short one. */
+	for (k = 0; k < nshort; k++)
+		longv[nlong + k] = shortv[k];
+	o.shopts = longv;
 	if (cflag) {
-		if (i >= argc)
-			sh_usage("-c: no command line");
+		if (i >= argc) {
+			log_warnx("-c: no command line");
+			sh_usage(stderr, EXIT_USAGE);
+		}
 		o.line = argv[i];
 		o.line_args = argv + i + 1;
 	} else if (argc - i == 1)
 		o.line = argv[i];
-	else if (argc - i >= 2)
+	else if (argc - i >= 2) {
+		if (nlong + nshort > 0 || o.login) {
+			log_warnx("bash's options need a command line: "
+			    "pisbx-sh [OPTION...] -c 'LINE'");
+			sh_usage(stderr, EXIT_USAGE);
+		}
 		o.argv = argv + i;
-	else
-		sh_usage("no command");
-	return run(&o);
+	} else {
+		log_warnx("no command");
+		sh_usage(stderr, EXIT_USAGE);
+	}
+	rc = run(&o);
+	for (k = 0; k < nlong + nshort; k++)
+		free(longv[k]);
+	free(longv);
+	free(shortv);
+	return rc;
 }
 
 /* Run one command in a sandbox; returns pisbx-run's exit status. */
@@ -522,6 +682,7 @@ run(const struct run_opts *o)
 	char			*config_path = NULL, *home = NULL;
 	char			*access_log = NULL, *git_proxy = NULL;
 	char			*report_path = NULL, *cmdline = NULL;
+	char			*login_rc = NULL;
 	char			 config_file[PATH_MAX + 128];
 	char			 cwd[PATH_MAX], exe[PATH_MAX], exe_dir[PATH_MAX];
 	char			 label[64], **shargv = NULL, *end;
@@ -701,30 +862,37 @@ run(const struct run_opts *o)
 	policy_hint_file(conf, config_file, sizeof(config_file));
 	sb.config_file = config_file;
 	sb.verbose = o->verbose;
+	if (rundir_create(&sb) == -1) {
+		log_warn("cannot create the private run directory");
+		goto fail;
+	}
+	/*
+	 * pisbx-sh -l: the profile resets PATH and the user's own, which
+	 * builds it, is hidden; a file bash reads after them puts the
+	 * caller's back (rundir_login).  bash only: sh has no such hook.
+	 */
+	if (o->line != NULL && o->login && !o->noprofile &&
+	    strcmp(run_bash(), "/bin/sh") != 0 && (login_rc =
+	    rundir_login(&sb, getenv("PATH"), getenv("BASH_ENV"))) == NULL) {
+		log_warn("cannot create %s/login", sb.rundir);
+		goto fail;
+	}
 	if (o->line != NULL) {
-		if ((shargv = run_shell_argv(o)) == NULL) {
+		if ((shargv = run_shell_argv(o, login_rc)) == NULL) {
 			log_warn("shell arguments");
 			goto fail;
 		}
 		sb.argv = shargv;
 	} else
 		sb.argv = o->argv;
-	if (rundir_create(&sb) == -1) {
-		log_warn("cannot create the private run directory");
-		goto fail;
-	}
 	/*
 	 * The access log exists before the policy is built, so the sandbox
 	 * sees it bound read-only: it can neither write nor remove it.
 	 */
-	if (access_log != NULL && strcmp(access_log, "-") != 0) {
-		if ((ch = open(access_log, O_WRONLY | O_APPEND | O_CREAT |
-		    O_CLOEXEC, 0640)) == -1) {
-			log_warn("access log %s", access_log);
-			goto fail;
-		}
-		close(ch);
-	}
+	if (access_log != NULL && strcmp(access_log, "-") != 0 &&
+	    run_access_log(access_log, o->access_log != NULL ?
+	    "--access-log" : "proxy.accessLog", config_file) == -1)
+		goto fail;
 	/*
 	 * The report too, and it is written through this descriptor: a
 	 * name the command could have replaced (a symlink to ~/.bashrc) is
@@ -782,6 +950,7 @@ run(const struct run_opts *o)
 	ein.cache_dir = sb.plan.cache_dir;
 	ein.caches = conf->fs_caches;
 	ein.depth = depth;
+	ein.bash_env = login_rc;
 	if ((git_proxy = rundir_git_proxy(&sb, exe)) == NULL) {
 		log_warn("cannot create %s/git-proxy", sb.rundir);
 		goto fail;
@@ -937,7 +1106,8 @@ run(const struct run_opts *o)
 		rs.status = hostipc_after(hconf, &sup, &outcome, tee,
 		    o->argv, o->line, cwd, timeout_ms,
 		    hostipc_clock_ms() - started_ms, rs.status);
-	}
+	} else if (!rs.timed_out && !rs.aborted)
+		hostipc_hint(hconf, o->argv, o->line, rs.status);
 	goto done;
 fail:
 	rs.status = EXIT_SETUP;
@@ -1001,6 +1171,7 @@ done:
 	free(report_path);
 	free(cmdline);
 	free(git_proxy);
+	free(login_rc);
 	free(sb.ssh_config);
 	config_free(conf);
 	fs_plan_free(&sb.plan);

@@ -211,6 +211,82 @@ rundir_git_proxy(const struct sandbox *sb, const char *self_exe)
 }
 
 /*
+ * A login shell runs the system profile, which sets PATH anew (Debian's
+ * /etc/profile does), and then the user's own, which puts the toolchains
+ * back (~/.cargo/bin, pyenv) but is hidden in the sandbox.  bash reads
+ * BASH_ENV after both in "bash -l -c"; this file, read there, puts the
+ * caller's PATH first again and appends what the system profile added.
+ * For "bash -i" it is the rcfile and runs the system profile itself.
+ * Our own lines are not traced under -x.
+ */
+char *
+rundir_login(const struct sandbox *sb, const char *path,
+    const char *bash_env)
+{
+	FILE	*m;
+	char	*buf = NULL, *file = NULL, *q = NULL;
+	size_t	 len = 0, qlen;
+	int	 fd = -1, rc;
+
+	qlen = SHELL_QUOTE_SIZE(strlen(path != NULL ? path : "") +
+	    strlen(bash_env != NULL ? bash_env : ""));
+	if ((q = malloc(qlen)) == NULL || (m = open_memstream(&buf, &len)) ==
+	    NULL)
+		goto fail;
+	fputs("# pisbx-sh -l (pisbx-sh(1)): the system profile, then the "
+	    "caller's PATH\n"
+	    "{ __pisbx_f=$-; set +x; } 2>/dev/null\n"
+	    "shopt -q login_shell || { [ -r /etc/profile ] && "
+	    ". /etc/profile; }\n", m);
+	if (path != NULL) {
+		shell_quote(q, path);
+		fprintf(m, "__pisbx_rest=$PATH:\n"
+		    "PATH=%s\n"
+		    "while [ -n \"$__pisbx_rest\" ]; do\n"
+		    "\t__pisbx_d=${__pisbx_rest%%%%:*}\n"
+		    "\t__pisbx_rest=${__pisbx_rest#*:}\n"
+		    "\tcase :$PATH: in\n"
+		    "\t*:\"$__pisbx_d\":*) ;;\n"
+		    "\t*) [ -z \"$__pisbx_d\" ] || PATH=$PATH:$__pisbx_d ;;\n"
+		    "\tesac\n"
+		    "done\n"
+		    "export PATH\n"
+		    "unset __pisbx_rest __pisbx_d\n", q);
+	}
+	if (bash_env != NULL) {
+		shell_quote(q, bash_env);
+		fprintf(m, "BASH_ENV=%s\nexport BASH_ENV\n", q);
+	} else
+		fputs("unset BASH_ENV\n", m);
+	fputs("{ case $__pisbx_f in *x*) set -x ;; esac; "
+	    "unset __pisbx_f; } 2>/dev/null\n"
+	    "case $- in\n"
+	    "*i*) ;;\n"
+	    "*) [ -z \"${BASH_ENV-}\" ] || [ ! -r \"$BASH_ENV\" ] || "
+	    ". \"$BASH_ENV\" ;;\n"
+	    "esac\n", m);
+	rc = fclose(m);
+	if (rc == EOF || asprintf(&file, "%s/login", sb->rundir) == -1) {
+		file = NULL;
+		goto fail;
+	}
+	if ((fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0444)) == -1 || io_write_all(fd, buf, len, 0) == -1)
+		goto fail;
+	close(fd);
+	free(buf);
+	free(q);
+	return file;
+fail:
+	if (fd != -1)
+		close(fd);
+	free(buf);
+	free(q);
+	free(file);
+	return NULL;
+}
+
+/*
  * Open dfd/name, a directory of ours (never through a symlink), for
  * reading, searchable and writable so its entries go: chmod'ed through
  * the descriptor, or for one we may not read, through an O_PATH one.

@@ -75,12 +75,39 @@ const char *hostipc_match(const struct strlist *prefixes, const char *text);
  */
 int	 hostipc_eperm_ipc(const char *buf, size_t len);
 /*
+ * The prefix whose program (its first word, without a directory) both
+ * runs in the command text and is named on a stderr line saying "Read-only
+ * file system": tmux's first use, which makes its socket directory
+ * (/tmp/tmux-UID) before it connects.  NULL when none.
+ */
+const char *hostipc_erofs_prog(const char *buf, size_t len,
+	    const struct strlist *prefixes, const char *text);
+
+/* Why a sandboxed run may be retried on the host. */
+enum hostipc_retry {
+	HOSTIPC_NO_RETRY,
+	HOSTIPC_RETRY_EPERM,	/* a refused socket operation */
+	HOSTIPC_RETRY_EROFS	/* a listed program's socket directory */
+};
+/*
  * Whether a finished sandboxed run may be reviewed for a host retry:
  * non-zero exit (not a signal), not timed out, not aborted, and stderr
- * naming a refused socket operation.
+ * naming a refused socket operation (hostipc_eperm_ipc), or a listed
+ * program that could not make its socket directory (hostipc_erofs_prog,
+ * whose prefix is put in *prefix).
  */
-int	 hostipc_should_retry(const struct hostipc_outcome *,
-	    const char *stderr_tail, size_t len);
+enum hostipc_retry hostipc_should_retry(const struct hostipc_outcome *,
+	    const char *stderr_tail, size_t len, const struct strlist *prefixes,
+	    const char *text, const char **prefix);
+/*
+ * After a failed run whose text runs sudo (doas, pkexec, run0): one line
+ * on stderr saying no privileges are gained in the sandbox.  With
+ * hostIPC off and no Unix socket allowed, when it runs a program that
+ * lives on a host socket (tmux, docker...): one line saying which
+ * settings let it work.
+ */
+void	 hostipc_hint(const struct config *, char *const argv[],
+	    const char *shell_string, int status);
 /*
  * What is left of a timeout of total_ms after elapsed_ms: total_ms 0 (no
  * timeout) gives 0; nothing left gives -1.

@@ -7,7 +7,9 @@
 # first output and a separator -- never after success, a timeout, another
 # kind of error, or in a nested sandbox -- with only the time left; the
 # time a reviewer takes counts against --timeout (a command whose time is
-# up is not started, a retry never outlasts the timeout).
+# up is not started, a retry never outlasts the timeout).  tmux's first
+# use (its socket directory on a read-only filesystem) is retried too, and
+# without hostIPC a failed tmux names the setting.
 # Reviews go to the review command, the TTY (with a warning), or the
 # supervisor in supervisor mode.
 . "$PISBX_TOP/tests/lib/common.sh"
@@ -308,6 +310,77 @@ check "nested: refused" grep -q '^nested-exit 125$' "$T/nest.out"
 check "nested: says it is inside a sandbox" grep -q 'already inside a pisbx sandbox' "$T/nest.out"
 eq "nested: nothing reached the host" "$(conns)" "$n0"
 eq "nested: nothing was reviewed" "$(reviews)" "$r0"
+
+# tmux's first use makes its socket directory, which the sandbox's
+# read-only filesystem refuses: for a listed program named in the command
+# and on that line, that is retried too.  Without hostIPC, a failed tmux
+# says how to let it work.
+if command -v tmux >/dev/null 2>&1; then
+	mkdir -p "$T/tmuxdir"
+	cat >"$T/tmux.json" <<EOF
+{"hostIPC": {"mode": "ask", "preflightCommandPrefixes": ["tmux"],
+             "retryOnUnixSocketError": true},
+ "review": {"command": ["$T/rev.py", "$T/rev.rec"], "timeoutMs": 20000}}
+EOF
+	echo '{}' >"$T/plain.json"
+	echo '{"network": {"allowUnixSockets": ["/nonexistent.sock"]}}' \
+	    >"$T/uds.json"
+	chmod 644 "$T/tmux.json" "$T/plain.json" "$T/uds.json"
+	r0=$(reviews)
+	TMUX_TMPDIR=$T/tmuxdir run "$T/tmux.json" -c \
+	    'echo allowed; tmux -L pisbx-test ls' >"$T/x1.out" 2>"$T/x1.err"
+	check "tmux's first use: its socket directory is refused inside" \
+	    grep -q "couldn't create directory $T/tmuxdir/tmux-$(id -u) (Read-only file system)" "$T/x1.err"
+	eq "tmux's first use: reviewed once" "$(reviews)" $((r0 + 1))
+	eq "tmux's first use: the rule names the prefix" \
+	    "$(last_review 'r["rule"]')" "socket-dir-erofs:tmux"
+	check "tmux's first use: the separator says why" grep -q \
+	    'host-IPC retry: the sandboxed attempt exited 1 where tmux could not make its socket directory' "$T/x1.err"
+	check "tmux's first use: the retry ran on the host (made the directory)" \
+	    test -d "$T/tmuxdir/tmux-$(id -u)"
+	eq "tmux's first use: both attempts' output" "$(cat "$T/x1.out")" \
+	    "allowed
+allowed"
+	TMUX_TMPDIR=$T/tmuxdir tmux -L pisbx-test kill-server 2>/dev/null
+	rm -rf "$T/tmuxdir/tmux-$(id -u)"
+	r0=$(reviews)
+	TMUX_TMPDIR=$T/tmuxdir run "$T/tmux.json" -c \
+	    'echo allowed; tmux -V; touch /usr/x' >/dev/null 2>&1
+	eq "tmux ran, but another file was read-only: no review" \
+	    "$(reviews)" "$r0"
+	TMUX_TMPDIR=$T/tmuxdir run "$T/plain.json" -c 'tmux -L pisbx-test ls' \
+	    >/dev/null 2>"$T/x2.err"
+	check "without hostIPC, a failed tmux names the setting" grep -qF \
+	    'pisbx: tmux works through its server'"'"'s Unix socket on the host, which the sandbox refuses; to run it on the host after a review, set "hostIPC": {"mode": "ask", "preflightCommandPrefixes": ["tmux"], "retryOnUnixSocketError": true} and a reviewer in '"$T/plain.json" "$T/x2.err"
+	TMUX_TMPDIR=$T/tmuxdir run "$T/plain.json" -c 'echo tmux' \
+	    >/dev/null 2>"$T/x3.err"
+	check "not after a success" sh -c "! grep -q 'pisbx: tmux' '$T/x3.err'"
+	TMUX_TMPDIR=$T/tmuxdir run "$T/uds.json" -c 'tmux -L pisbx-test ls' \
+	    >/dev/null 2>"$T/x4.err"
+	check "not when Unix sockets are configured" \
+	    sh -c "! grep -q 'pisbx: tmux' '$T/x4.err'"
+else
+	echo "# tmux is not installed: its first use is not tried"
+fi
+
+# sudo and its kind: a failure says no privileges are gained inside.
+mkdir -p "$T/fakebin"
+printf '#!/bin/sh\necho "sudo: no valid sudoers sources found" >&2\nexit 1\n' \
+    >"$T/fakebin/sudo"
+chmod 755 "$T/fakebin" "$T/fakebin/sudo"
+echo '{}' >"$T/none.json"
+chmod 644 "$T/none.json"
+PATH=$T/fakebin:$PATH run "$T/none.json" -c 'sudo -n id' >/dev/null \
+    2>"$T/p1.err"
+check "a failed sudo: pisbx says no privileges are gained inside" grep -qF \
+    'pisbx: sudo cannot gain privileges in the sandbox (it runs with no_new_privs and no capabilities); run what needs root outside it (pisbx-run(1))' "$T/p1.err"
+PATH=$T/fakebin:$PATH run "$T/none.json" -c 'sudo -n id || true' \
+    >/dev/null 2>"$T/p2.err"
+check "not after a success" sh -c "! grep -q 'pisbx: sudo' '$T/p2.err'"
+PATH=$T/fakebin:$PATH run "$T/none.json" -c 'echo pseudo; exit 1' \
+    >/dev/null 2>"$T/p3.err"
+check "nor for a word that only holds sudo" \
+    sh -c "! grep -q 'pisbx: ' '$T/p3.err'"
 
 # Supervisor mode: host-IPC reviews go to the supervisor.
 tsup --hostipc allow

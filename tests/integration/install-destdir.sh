@@ -4,8 +4,10 @@
 # names, manual page, doc page, data file and unit in its place, the
 # pages' docs/ references pointing at installed files and the units at
 # the installed programs; a second install keeps an edited
-# /etc/pisbx/proxy.json; uninstall leaves only SYSCONFDIR.  An install
-# under a real prefix then runs: the programs, the example and service
+# /etc/pisbx/proxy.json; uninstall leaves only SYSCONFDIR.  The installed
+# README and docs name the installed files, and their links resolve.  A
+# prefix of one's own keeps SYSCONFDIR inside it (PREFIX/etc), and a user
+# can install into ~/.local.  An install under a real prefix then runs: the programs, the example and service
 # configs, systemd-analyze verify and security of both units (when
 # systemd's tools are installed), and each unit's command lines run as
 # systemd would run them (tests/lib/unitexec.py): the proxy serving,
@@ -74,7 +76,42 @@ check "README.md installed, its links point at the pages beside it" \
 	! grep -q '](docs/' '$S/usr/share/doc/pisbx/README.md' &&
 	grep -q '](supervisor.md)' '$S/usr/share/doc/pisbx/README.md'"
 
-for f in example.json schema.json; do
+# The installed README and docs name installed files: every relative
+# link resolves beside them, every absolute one under the stage, and no
+# source-tree path (conf/*.json, docs/, /usr/local/bin) is left.
+check "the installed README and docs: links and named files exist" $PY - \
+    "$S" /usr <<'EOF'
+import glob, os, re, sys
+stage, prefix = sys.argv[1], sys.argv[2]
+doc = stage + prefix + "/share/doc/pisbx"
+bad = []
+for f in sorted(glob.glob(doc + "/*.md")):
+    text = open(f).read()
+    name = os.path.basename(f)
+    for t in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"(https?|mailto):|#", t):
+            continue
+        t = t.split("#")[0]
+        p = stage + t if t.startswith("/") else os.path.join(doc, t)
+        if not os.path.exists(p):
+            bad.append("%s: link %s" % (name, t))
+    for t in re.findall(prefix + r"/(?:bin/pisbx-[a-z]+|share/(?:pisbx|doc/pisbx|man/man1)/[\w./-]*)", text):
+        if not os.path.exists(stage + t.rstrip(".")):
+            bad.append("%s: names %s" % (name, t))
+    for pat in (r"/usr/local/bin/pisbx", r"(^|[^\w./-])(\.\./)?conf/(domains/|\w+\.json)",
+                r"\]\(docs/", r"`docs/[\w-]+\.md`"):
+        for m in re.finditer(pat, text, re.M):
+            bad.append("%s: source-tree path %r" % (name, m.group(0)))
+if bad:
+    sys.exit("\n".join(bad))
+EOF
+check "the installed README says it is the installed copy" grep -q \
+    '^> This copy was installed by `make install`' "$S/usr/share/doc/pisbx/README.md"
+check "the README's example config is the installed one" grep -q \
+    'pisbx-proxy --config /usr/share/pisbx/example.json --check' \
+    "$S/usr/share/doc/pisbx/README.md"
+
+for f in example.json schema.json default.json; do
 	check "$f in /usr/share/pisbx" cmp -s "$PISBX_TOP/conf/$f" \
 	    "$S/usr/share/pisbx/$f"
 done
@@ -118,8 +155,40 @@ check "make uninstall leaves only /etc (left: $left)" \
     test "$left" = "./etc/logrotate.d/pisbx-proxy ./etc/pisbx/proxy.json "
 
 # ---- an install under a real prefix, run ----
+# SYSCONFDIR follows a prefix of one's own: nothing is written outside
+# it (checked on the dry run first, so a failure writes nothing to /etc).
 R=$T/prefix
-mk install PREFIX="$R" SYSCONFDIR="$R/etc" >"$T/install3.out" 2>&1
+out=$(mk -n install PREFIX="$R" 2>&1 | grep -oE ' /([^ ]*/)?etc/[^ ;]*' |
+    sed 's/^ //' | grep -v "^$R/" | sort -u | tr '\n' ' ')
+if [ -n "$out" ]; then
+	not_ok "make install PREFIX=$R would write outside it: $out"
+	done_testing
+fi
+ok "make install PREFIX=… keeps its configuration in PREFIX/etc"
+mk install PREFIX="$R" >"$T/install3.out" 2>&1
+check "the proxy's config is in PREFIX/etc" cmp -s \
+    "$PISBX_TOP/conf/proxy.json" "$R/etc/pisbx/proxy.json"
+check "and the unit names it there" grep -q \
+    "^ExecStart=$R/bin/pisbx-proxy --config $R/etc/pisbx/proxy.json " \
+    "$R/lib/systemd/system/pisbx-proxy.service"
+# As a user, into a prefix of one's own (make install PREFIX=~/.local).
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+	U=$T/user
+	mkdir "$U"
+	chown 65534:65534 "$U"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL HOME="$U" make -s \
+	    -C "$PISBX_TOP" BUILD="$PISBX_BUILD" BINDIR="$PISBX_BINDIR" \
+	    install PREFIX="$U/.local" >"$T/install-user.out" 2>&1
+	eq "make install PREFIX=~/.local as a user (nobody) succeeds" "$?" 0
+	sed 's/^/# /' "$T/install-user.out" | head -n 5
+	check "its programs and its proxy.json are under ~/.local" test \
+	    -x "$U/.local/bin/pisbx-run" -a -f "$U/.local/etc/pisbx/proxy.json"
+	out=$("$U/.local/bin/pisbx-run" --version 2>&1)
+	eq "the user's pisbx-run runs" "$out" "pisbx-run $VERSION"
+else
+	echo "# not root: the install as another user is not tried"
+fi
 out=$("$R/bin/pisbx-proxy" --version 2>&1)
 eq "the installed pisbx-proxy runs" "$out" "pisbx-proxy $VERSION"
 out=$("$R/bin/pisbx-proxy" --config "$R/share/pisbx/example.json" --check \

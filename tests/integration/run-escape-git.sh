@@ -112,10 +112,10 @@ check "no new .git in an existing directory" \
     test ! -e "$WS/lib/.git" -a ! -e "$WS/lib/deep/.git"
 contains "refusals explained" "$(cat "$T/err")" \
     "refused to write $WS/lib/deep/nested/.git/config: protected path"
-contains "pisbx-run names the repository made during the run" \
-    "$(cat "$T/err")" "made a git repository at $WS/fresh:"
+contains "pisbx-run names the repository made during the run, and its key" \
+    "$(cat "$T/err")" "made a git repository at $WS/fresh with more than a fresh clone has, which git may run: .git/config user.name;"
 contains "and the copy of .git (a bare repository to git)" \
-    "$(cat "$T/err")" "made a git repository at $WS/evil:"
+    "$(cat "$T/err")" "made a git repository at $WS/evil with more than a fresh clone has, which git may run: config core.fsmonitor"
 grep "made a git" "$T/err" | sed "s/^/# /"
 check "and no other" test "$(grep -c 'made a git repository' "$T/err")" -eq 2
 

@@ -1,6 +1,7 @@
 /*
  * The host-IPC fallback's pure decisions: prefix matching, the stderr
- * classification, the retry rule, the remaining timeout, the command
+ * classification (a refused socket; a listed program's socket directory
+ * on a read-only file system), the retry rule, the remaining timeout, the command
  * text and the stderr tail.  Also the supervisor's capability compare and
  * the registration policy it hands out.
  */
@@ -131,31 +132,108 @@ test_eperm(void **state)
 	    10), 0);
 }
 
+struct erofs_case {
+	const char	*tail;		/* the command's stderr */
+	const char	*text;		/* the command */
+	const char	*want;		/* the prefix, or NULL */
+};
+
+static void
+test_erofs(void **state)
+{
+	static char p0[] = "tmux", p1[] = "/usr/bin/screen -x", p2[] = "gcc";
+	static char *pv[] = { p0, p1, p2 };
+	static const struct strlist prefixes = { pv, 3 };
+	static const struct erofs_case cases[] = {
+		/* tmux's first use: its socket directory */
+		{ "couldn't create directory /tmp/tmux-0 (Read-only file "
+		    "system)\n", "echo hi; tmux ls", "tmux" },
+		{ "hi\ncouldn't create directory /tmp/tmux-1000 (Read-only "
+		    "file system)", "cd x && /usr/bin/tmux new -d", "tmux" },
+		/* a prefix with a directory and arguments: its program */
+		{ "Cannot make directory '/run/screen': Read-only file system",
+		    "make; screen -ls", "/usr/bin/screen -x" },
+		/* the program is not in the command */
+		{ "couldn't create directory /tmp/tmux-0 (Read-only file "
+		    "system)\n", "./build.sh", NULL },
+		/* the line does not name the program */
+		{ "touch: cannot touch '/etc/x': Read-only file system\n",
+		    "tmux ls; touch /etc/x", NULL },
+		/* named, but not a read-only file system */
+		{ "couldn't create directory /tmp/tmux-0 (Permission "
+		    "denied)\n", "tmux ls", NULL },
+		/* part of a longer name, in the line or in the command */
+		{ "/tmp/tmuxinator: Read-only file system\n", "tmux ls",
+		    NULL },
+		{ "couldn't create directory /tmp/tmux-0 (Read-only file "
+		    "system)\n", "tmuxinator start", NULL },
+		{ "", "tmux ls", NULL },
+	};
+	size_t		 i;
+	const char	*got;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		got = hostipc_erofs_prog(cases[i].tail, strlen(cases[i].tail),
+		    &prefixes, cases[i].text);
+		if ((got == NULL) != (cases[i].want == NULL) || (got != NULL &&
+		    strcmp(got, cases[i].want) != 0))
+			fail_msg("case %zu (\"%s\" / \"%s\"): wanted %s, got %s",
+			    i, cases[i].tail, cases[i].text, cases[i].want !=
+			    NULL ? cases[i].want : "none", got != NULL ? got :
+			    "none");
+	}
+	assert_null(hostipc_erofs_prog("tmux: Read-only file system", 27,
+	    NULL, "tmux"));
+}
+
 static void
 test_should_retry(void **state)
 {
 	static const char eperm[] = "connect: Operation not permitted\n";
 	static const char other[] = "No such file or directory\n";
+	static const char erofs[] = "couldn't create directory /tmp/tmux-0 "
+	    "(Read-only file system)\n";
+	static char p0[] = "tmux";
+	static char *pv[] = { p0 };
+	static const struct strlist prefixes = { pv, 1 };
 	struct hostipc_outcome	 o;
+	const char		*pre;
 
 	(void)state;
 	memset(&o, 0, sizeof(o));
 	o.exited = 1;
 	o.status = 1;
-	assert_int_equal(hostipc_should_retry(&o, eperm, strlen(eperm)), 1);
-	assert_int_equal(hostipc_should_retry(&o, other, strlen(other)), 0);
+	assert_int_equal(hostipc_should_retry(&o, eperm, strlen(eperm),
+	    &prefixes, "x", &pre), HOSTIPC_RETRY_EPERM);
+	assert_int_equal(hostipc_should_retry(&o, other, strlen(other),
+	    &prefixes, "tmux", &pre), HOSTIPC_NO_RETRY);
+	assert_null(pre);
+	assert_int_equal(hostipc_should_retry(&o, erofs, strlen(erofs),
+	    &prefixes, "echo; tmux ls", &pre), HOSTIPC_RETRY_EROFS);
+	assert_string_equal(pre, "tmux");
+	assert_int_equal(hostipc_should_retry(&o, erofs, strlen(erofs),
+	    NULL, "echo; tmux ls", &pre), HOSTIPC_NO_RETRY);
 	o.status = 0;		/* success */
-	assert_int_equal(hostipc_should_retry(&o, eperm, strlen(eperm)), 0);
+	assert_int_equal(hostipc_should_retry(&o, eperm, strlen(eperm),
+	    &prefixes, "x", &pre), HOSTIPC_NO_RETRY);
+	assert_int_equal(hostipc_should_retry(&o, erofs, strlen(erofs),
+	    &prefixes, "tmux", &pre), HOSTIPC_NO_RETRY);
 	o.status = 1;
 	o.timed_out = 1;	/* timeout */
-	assert_int_equal(hostipc_should_retry(&o, eperm, strlen(eperm)), 0);
+	assert_int_equal(hostipc_should_retry(&o, eperm, strlen(eperm),
+	    &prefixes, "x", &pre), HOSTIPC_NO_RETRY);
+	assert_int_equal(hostipc_should_retry(&o, erofs, strlen(erofs),
+	    &prefixes, "tmux", &pre), HOSTIPC_NO_RETRY);
 	o.timed_out = 0;
 	o.aborted = 1;		/* SIGINT/SIGTERM to pisbx-run */
-	assert_int_equal(hostipc_should_retry(&o, eperm, strlen(eperm)), 0);
+	assert_int_equal(hostipc_should_retry(&o, eperm, strlen(eperm),
+	    &prefixes, "x", &pre), HOSTIPC_NO_RETRY);
 	o.aborted = 0;
 	o.exited = 0;		/* killed by a signal */
 	o.status = 0;
-	assert_int_equal(hostipc_should_retry(&o, eperm, strlen(eperm)), 0);
+	assert_int_equal(hostipc_should_retry(&o, eperm, strlen(eperm),
+	    &prefixes, "x", &pre), HOSTIPC_NO_RETRY);
 }
 
 static void
@@ -295,6 +373,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_eperm),
+		cmocka_unit_test(test_erofs),
 		cmocka_unit_test(test_should_retry),
 		cmocka_unit_test(test_remaining),
 		cmocka_unit_test(test_command_text),
