@@ -35,6 +35,7 @@
 #define P_ALLOW_WRITE	0x04
 #define P_DENY_WRITE	0x08
 #define P_PATTERN	0x10	/* covered by a pattern, not named */
+#define P_SHOW_RO	0x20	/* shown read-only, in a writable root too */
 
 #define FS_GIT_MAXDEPTH	256	/* path components fs_git_rule looks at */
 
@@ -369,6 +370,7 @@ static int	 fs_git_repo(struct fs_set *, const struct fs_plan *,
 		    const char *root);
 static int	 fs_refuse_cwd(const struct fs_set *, const struct fs_plan *,
 		    const char *cwd, int deny_read_set);
+static int	 fs_rundir(struct fs_set *, const char *rundir);
 static int	 fs_trusted(struct fs_set *, const struct config *,
 		    const struct fs_inputs *, const char *home);
 static int	 fs_reviewer(const struct config *, const struct fs_plan *,
@@ -2079,7 +2081,8 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 			 */
 			if (!hidden_at)
 				continue;
-			r->action = writable ? FS_EXPOSE_RW : FS_EXPOSE_RO;
+			r->action = writable && !(f & P_SHOW_RO) ?
+			    FS_EXPOSE_RW : FS_EXPOSE_RO;
 		} else if (f & P_DENY_READ) {
 			if (hidden_at)
 				continue;
@@ -2100,6 +2103,29 @@ done:
 	fs_listing_clear(&ls);
 	free(ord);
 	return rc;
+}
+
+/*
+ * The base of the run directories hidden, even under an allowWrite of
+ * $TMPDIR: no command sees, changes or plants anything in another run's
+ * directory (rundir.c); ours seen read-only, mounted so (git-proxy,
+ * ssh_config; its tmp/ is the writable TMPDIR).
+ */
+static int
+fs_rundir(struct fs_set *set, const char *rundir)
+{
+	char	*base;
+	int	 rc;
+
+	if ((base = strdup(rundir)) == NULL)
+		return -1;
+	*strrchr(base, '/') = '\0';
+	rc = base[0] == '\0' ? 0 : fs_set_add(set, base, P_DENY_READ, NULL);
+	free(base);
+	if (rc == -1 || fs_set_add(set, rundir, P_ALLOW_READ | P_SHOW_RO,
+	    NULL) == -1)
+		return -1;
+	return 0;
 }
 
 int
@@ -2160,10 +2186,10 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	/*
 	 * The run directory holds what the command runs or reads by name
 	 * (git-proxy, the filtered copies a git config includes): shown
-	 * wherever it lies (a TMPDIR in the hidden home).
+	 * wherever it lies (a TMPDIR in the hidden home); the base of all
+	 * run directories hidden (fs_rundir).
 	 */
-	if (in->rundir != NULL && fs_set_add(&set, in->rundir, P_ALLOW_READ,
-	    NULL) == -1)
+	if (in->rundir != NULL && fs_rundir(&set, in->rundir) == -1)
 		goto fail;
 	if (fs_set_add_list(&set, &conf->deny_write, P_DENY_WRITE, proj,
 	    home_real) == -1)

@@ -101,8 +101,8 @@ struct fs_inputs {
 	const char	*cwd;		/* absolute, symlinks resolved */
 	const char	*home;		/* $HOME, or NULL */
 	const char	*tmpdir;	/* the run's private TMPDIR */
-	const char	*rundir;	/* the run directory (filtered copies), or
-					 * NULL: none made */
+	const char	*rundir;	/* the run directory (filtered copies,
+					 * git-proxy), or NULL: none made */
 	const char	*exe_dir;	/* where the pisbx executables are */
 	const char	*config_path;	/* the trusted config, or NULL */
 	const char	*access_log;	/* the access log, or NULL */
@@ -177,6 +177,9 @@ struct sandbox {
 	char		*empty;		/* rundir/empty: hides denied files */
 	char		*ssh_config;	/* rundir/ssh_config, or NULL */
 	sigset_t	 sigmask;	/* the caller's, for the command */
+	int		 tty;		/* the controlling terminal, or -1 */
+	int		 tty_give;	/* the command starts in its foreground */
+	int		 tty_none;	/* ... which none of its stdio is */
 	int		 verbose;
 	struct timing	*times;		/* -v: shared with the sandbox */
 };
@@ -193,6 +196,16 @@ struct sandbox_run {
 #define CTL_LISTENERS	'L'	/* reaper -> parent: two fds, HTTP, SOCKS */
 #define CTL_GO		'G'	/* parent -> reaper: the proxy serves; run */
 #define CTL_NOTIFY	'N'	/* command -> guard: the seccomp listener */
+#define CTL_STOPPED	'S'	/* reaper -> parent: the command stopped */
+#define CTL_CONTINUED	'C'	/* reaper -> parent: the command goes on */
+
+/*
+ * A signal the parent passes to the reaper with sigqueue(3) carries these
+ * in its value: send it to the command's process group (it came from the
+ * terminal), and for SIGCONT, give that group the terminal first.
+ */
+#define JOBS_GROUP	0x1
+#define JOBS_GIVE	0x2
 
 /* fspolicy.c */
 /*
@@ -419,6 +432,22 @@ const char *sandbox_ns_hint(int err);
 
 /* reaper.c */
 __attribute__((noreturn)) void reaper_main(struct sandbox *, int ctl);
+
+/* jobs.c: the command as a job of the caller's terminal, seen from the parent */
+struct event_base;
+struct jobs;
+/*
+ * The controlling terminal (sb->tty) and whether the command starts in
+ * its foreground (sb->tty_give): when our process group holds it and
+ * stdin and stdout are that terminal.  NULL on failure.
+ */
+struct jobs *jobs_new(struct sandbox *, struct event_base *);
+/* The reaper is started: its pid and our end of the control socket. */
+int	 jobs_start(struct jobs *, pid_t reaper, int sock);
+/* A signal of ours for the command: to the reaper, which passes it on. */
+void	 jobs_forward(struct jobs *, int sig, int from_tty);
+/* The command has ended: the terminal back to our group.  Frees. */
+void	 jobs_free(struct jobs *);
 
 /* timing.c */
 /* A page shared with the processes the run starts; NULL on failure. */

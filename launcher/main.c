@@ -44,6 +44,7 @@ struct run_state {
 	double			 timeout;
 	struct guard_report	*report;	/* from the creation guard */
 	struct event		*repev;
+	struct jobs		*jobs;		/* the terminal's job control */
 };
 
 /* What to run and how: from pisbx-run's options, or pisbx-sh's. */
@@ -312,8 +313,9 @@ run_agent_files(struct sandbox *sb, const struct run_opts *o,
 
 /*
  * Signals of the parent, through a signalfd: the reaper's exit, and the
- * signals to pass on.  A signal the terminal sent (SI_KERNEL) reached the
- * command's process group already and is not sent twice.
+ * signals to pass on.  The command is in a process group of its own, so
+ * one the terminal sent (SI_KERNEL) reached our group instead of the
+ * command's and goes on to that whole group (jobs.c).
  */
 static void
 run_signal_cb(evutil_socket_t fd, short ev, void *arg)
@@ -326,9 +328,11 @@ run_signal_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo != SIGCHLD) {
-			rs->aborted = 1;
-			if (si.ssi_code != SI_KERNEL && rs->run.pid > 0)
-				kill(rs->run.pid, (int)si.ssi_signo);
+			if (si.ssi_signo != SIGTSTP && si.ssi_signo != SIGWINCH)
+				rs->aborted = 1;
+			if (rs->run.pid > 0)
+				jobs_forward(rs->jobs, (int)si.ssi_signo,
+				    si.ssi_code == SI_KERNEL);
 			continue;
 		}
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -705,7 +709,7 @@ run(const struct run_opts *o)
 	rs.timeout = o->timeout;
 	rs.run.pid = -1;
 	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
-	sb.report_fd = -1;
+	sb.report_fd = sb.tty = -1;
 	log_init(NULL, o->verbose);
 	if (o->verbose)
 		sb.times = timing_new();
@@ -1009,9 +1013,21 @@ run(const struct run_opts *o)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGTSTP);
+	sigaddset(&mask, SIGWINCH);
+	/*
+	 * Blocked, not read: we write to the terminal while the command's
+	 * group holds it (tostop), and take it back (tcsetpgrp).
+	 */
+	sigaddset(&mask, SIGTTOU);
 	sigprocmask(SIG_BLOCK, &mask, &sb.sigmask);
+	sigdelset(&mask, SIGTTOU);
 	if ((sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
 		log_warn("signalfd");
+		goto fail;
+	}
+	if ((rs.jobs = jobs_new(&sb, rs.base)) == NULL) {
+		log_warn("job control");
 		goto fail;
 	}
 	/*
@@ -1034,6 +1050,10 @@ run(const struct run_opts *o)
 	sb.report_fd = report[1] = -1;
 	if (ch == -1)
 		goto fail;
+	if (jobs_start(rs.jobs, rs.run.pid, rs.run.sock) == -1) {
+		log_warnx("cannot watch the command's job control");
+		goto fail;
+	}
 	proxy = proxy_new(rs.base, conf, &popts);
 	conf = NULL;
 	if (proxy == NULL) {
@@ -1103,6 +1123,9 @@ fail:
 			;
 	}
 done:
+	/* The terminal back to our group before anything more is said. */
+	jobs_free(rs.jobs);
+	rs.jobs = NULL;
 	hostipc_tee_free(tee);
 	/* Stop the proxy: close records written, the access log flushed. */
 	if (proxy != NULL) {

@@ -2,10 +2,14 @@
  * The sandbox child: PID 1 of the new PID namespace.  It finishes the
  * namespaces (uid/gid maps, lo, the proxy listeners handed to the parent),
  * builds the mount namespace, then starts the command and stays behind as
- * its reaper: it forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2,
+ * its reaper: it forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2
+ * (and SIGWINCH, SIGTSTP, SIGCONT),
  * reaps every orphan, and exits with the command's status the moment the
  * command ends -- which kills everything the command left running, since
- * a PID namespace dies with its init.
+ * a PID namespace dies with its init.  The reaper and the command each
+ * lead a process group of their own, outside the caller's: the command's
+ * is the job jobs.c gives the terminal to, and the reaper tells the
+ * parent when the command stops or goes on.
  *
  * Before the command starts, the reaper drops every capability (root
  * included: it keeps uid 0 for file ownership but no privilege), sets
@@ -52,6 +56,7 @@
 
 static const int reaper_forward[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH,
+	SIGTSTP, SIGCONT,
 };
 
 static struct sigaction reaper_saved[sizeof(reaper_forward) /
@@ -66,9 +71,11 @@ struct reaper_child {
 static int	 reaper_write(const char *path, const char *text);
 static int	 reaper_userns(const struct sandbox *);
 static int	 reaper_drop_caps(void);
-static int	 reaper_close_all(struct sandbox *);
+static int	 reaper_close_all(struct sandbox *, int *ctl);
 static void	 reaper_nop_cb(int);
 static int	 reaper_exec(void *);
+static void	 reaper_pass(const struct sandbox *, pid_t, const siginfo_t *);
+static void	 reaper_tell(const struct sandbox *, int ctl, int status);
 static pid_t	 reaper_spawn(struct sandbox *, int *nfd);
 __attribute__((noreturn)) static void reaper_fail(const char *what);
 
@@ -143,25 +150,36 @@ reaper_drop_caps(void)
 }
 
 /*
- * PID 1 holds nothing but the standard descriptors and the report
- * channel (moved to 3) once the command may run: the guard opens files
- * for the command in this process, and whatever it held -- descriptors
- * pisbx-run inherited from its caller, libevent's, the control socket --
- * would be one spelling away from the command (redteam #1).
+ * PID 1 holds nothing but the standard descriptors, the report channel
+ * (moved to 3), the control socket (4: the command's stops go to the
+ * parent on it) and the terminal (5, when job control has one) once the
+ * command may run: the guard opens files for the command in this
+ * process, and whatever else it held -- descriptors pisbx-run inherited
+ * from its caller, libevent's -- would be one spelling away from the
+ * command (redteam #1).  A socket cannot be reopened through /proc, and
+ * the terminal is the command's own.
  */
 static int
-reaper_close_all(struct sandbox *sb)
+reaper_close_all(struct sandbox *sb, int *ctl)
 {
-	int	first = 3;
+	int	*keep[3], tmp[3], i, n = 0, first = 3;
 
-	if (sb->report_fd != -1) {
-		if (sb->report_fd != 3 &&
-		    dup3(sb->report_fd, 3, O_CLOEXEC) == -1)
+	if (sb->report_fd != -1)
+		keep[n++] = &sb->report_fd;
+	keep[n++] = ctl;
+	if (sb->tty != -1)
+		keep[n++] = &sb->tty;
+	/* Out of the way first: a kept one may sit where another goes. */
+	for (i = 0; i < n; i++)
+		if ((tmp[i] = fcntl(*keep[i], F_DUPFD_CLOEXEC, 64)) == -1)
 			return -1;
-		sb->report_fd = 3;
-		(void)shutdown(3, SHUT_RD);
-		first = 4;
+	for (i = 0; i < n; i++) {
+		if (dup3(tmp[i], first, O_CLOEXEC) == -1)
+			return -1;
+		*keep[i] = first++;
 	}
+	if (sb->report_fd == 3)
+		(void)shutdown(3, SHUT_RD);
 	if (syscall(SYS_close_range, first, ~0U, 0) == 0)
 		return 0;
 	for (; first < sysconf(_SC_OPEN_MAX); first++)
@@ -194,6 +212,18 @@ reaper_exec(void *arg)
 	for (i = 0; i < sizeof(reaper_forward) / sizeof(*reaper_forward); i++)
 		sigaction(reaper_forward[i], &reaper_saved[i], NULL);
 	signal(SIGCHLD, SIG_DFL);
+	/*
+	 * A process group of its own, the terminal's foreground when the
+	 * caller's group held it (jobs.c); SIGTTOU is still blocked.
+	 */
+	setpgid(0, 0);
+	if (sb->tty_give)
+		tcsetpgrp(sb->tty, getpid());
+	/* A terminal the command may not take: reading it fails (EIO). */
+	if (sb->tty_none) {
+		signal(SIGTTIN, SIG_IGN);
+		signal(SIGTTOU, SIG_IGN);
+	}
 	if ((rc->nfd = seccomp_apply(sb)) == -1) {
 		err = errno;
 		snprintf(msg, sizeof(msg), "pisbx-run: cannot build the "
@@ -213,6 +243,49 @@ reaper_exec(void *arg)
 	    strerror(err));
 	(void)!write(STDERR_FILENO, msg, strlen(msg));
 	_exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+}
+
+/*
+ * Pass a signal on to the command.  One the parent sent with sigqueue(3)
+ * (from outside the namespace: si_pid 0) says where: the command's group
+ * (a terminal's signal), and for SIGCONT whether that group gets the
+ * terminal first.  SIGCONT continues the whole group, as "fg" does.
+ */
+static void
+reaper_pass(const struct sandbox *sb, pid_t cmd, const siginfo_t *si)
+{
+	size_t	i;
+	int	how = 0;
+
+	for (i = 0; i < sizeof(reaper_forward) / sizeof(*reaper_forward); i++)
+		if (reaper_forward[i] == si->si_signo)
+			break;
+	if (i == sizeof(reaper_forward) / sizeof(*reaper_forward))
+		return;
+	if (si->si_code == SI_QUEUE && si->si_pid == 0)
+		how = si->si_value.sival_int;
+	if (si->si_signo == SIGCONT && (how & JOBS_GIVE) && sb->tty != -1)
+		tcsetpgrp(sb->tty, cmd);
+	if (si->si_signo == SIGCONT || (how & JOBS_GROUP))
+		kill(-cmd, si->si_signo);
+	else
+		kill(cmd, si->si_signo);
+}
+
+/*
+ * Tell the parent the command stopped (with the signal, and whether a
+ * group of the sandbox held the terminal: only those are visible here)
+ * or goes on.
+ */
+static void
+reaper_tell(const struct sandbox *sb, int ctl, int status)
+{
+	unsigned char	m[3];
+
+	m[0] = WIFSTOPPED(status) ? CTL_STOPPED : CTL_CONTINUED;
+	m[1] = WIFSTOPPED(status) ? (unsigned char)WSTOPSIG(status) : 0;
+	m[2] = sb->tty != -1 && tcgetpgrp(sb->tty) > 0;
+	(void)send(ctl, m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /*
@@ -308,6 +381,9 @@ reaper_main(struct sandbox *sb, int ctl)
 	}
 	signal(SIGCHLD, reaper_nop_cb);
 
+	/* Out of the caller's process group: see jobs.c. */
+	if (setpgid(0, 0) == -1)
+		reaper_fail("setpgid");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		reaper_fail("no_new_privs");
 	if (landlock_apply(sb) == -1)
@@ -319,8 +395,7 @@ reaper_main(struct sandbox *sb, int ctl)
 	/* The command runs only once the proxy serves its listeners. */
 	if (net_recv_fds(ctl, &tag, &none, 0) != 0 || tag != CTL_GO)
 		_exit(EXIT_SETUP);
-	close(ctl);
-	if (reaper_close_all(sb) == -1)
+	if (reaper_close_all(sb, &ctl) == -1)
 		reaper_fail("cannot close inherited descriptors");
 	if ((cmd = reaper_spawn(sb, &nfd)) == -1)
 		reaper_fail("cannot start the command");
@@ -333,15 +408,17 @@ reaper_main(struct sandbox *sb, int ctl)
 		if (sigwaitinfo(&all, &si) == -1)
 			continue;
 		if (si.si_signo != SIGCHLD) {
-			for (i = 0; i < sizeof(reaper_forward) /
-			    sizeof(*reaper_forward); i++)
-				if (reaper_forward[i] == si.si_signo)
-					kill(cmd, si.si_signo);
+			reaper_pass(sb, cmd, &si);
 			continue;
 		}
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED |
+		    WCONTINUED)) > 0) {
 			if (pid != cmd)
 				continue;
+			if (WIFSTOPPED(status) || WIFCONTINUED(status)) {
+				reaper_tell(sb, ctl, status);
+				continue;
+			}
 			if (WIFEXITED(status))
 				code = WEXITSTATUS(status);
 			else if (WIFSIGNALED(status))

@@ -1,16 +1,21 @@
 /*
  * The private per-run directory on the host, outside any workspace:
- * "$TMPDIR/pisbx-run.<pid>.XXXXXX" (or /tmp) holding the command's TMPDIR
- * and, when the policy hides a file, the empty file bound over it.
- * Removed at exit; a run that was killed with SIGKILL leaves one behind,
- * which the next run removes once that pid is gone.
+ * "$TMPDIR/pisbx-UID/pisbx-run.<pid>.XXXXXX" ($TMPDIR, else /tmp) holding
+ * the command's TMPDIR and, when the policy hides a file, the empty file
+ * bound over it.  Removed at exit; a run that was killed with SIGKILL
+ * leaves one behind, which the next run removes once that pid is gone.
+ *
+ * The base "pisbx-UID" is ours alone (0700, checked) and hidden in every
+ * sandbox (fspolicy.c), even one whose allowWrite covers $TMPDIR: no
+ * command reaches another run's directory, nor plants a tree for the
+ * removal below.  Which still goes by descriptors only, never by path: a
+ * directory swapped for a symlink under the walk leads nowhere.
  */
 #include <sys/stat.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,41 +29,69 @@
 #include "launcher/launcher.h"
 
 #define RUNDIR_PREFIX	"pisbx-run."
+#define RUNDIR_DEPTH_MAX	128	/* deeper is left to the next sweep */
 
-/* The files pisbx-run writes in the run directory besides tmp/. */
-static const char *const rundir_files[] = {
-	"empty", "git-proxy", "ssh_config",
-};
 #define RUNDIR_SSH_CONFIG_MAX	(256 * 1024)
 
-static const char *rundir_base(void);
+static int	 rundir_base(char *, size_t);
 static char	*rundir_file(const struct sandbox *, const char *, mode_t,
 		    const char *, size_t, const char *, const char *,
 		    const char *);
-static int	 rundir_chmod_cb(const char *, const struct stat *, int,
-		    struct FTW *);
-static int	 rundir_rm_cb(const char *, const struct stat *, int,
-		    struct FTW *);
+static int	 rundir_opendir(int, const char *);
+static void	 rundir_rm(int, const char *, dev_t, int);
 
-static const char *
-rundir_base(void)
+/*
+ * The base of our run directories, "$TMPDIR/pisbx-UID" (else under
+ * /tmp), made if need be: its path in path, an fd on it, or -1 (said why
+ * when it is not ours).
+ */
+static int
+rundir_base(char *path, size_t len)
 {
 	const char	*t = getenv("TMPDIR");
 	struct stat	 st;
+	int		 fd;
 
-	if (t != NULL && t[0] == '/' && stat(t, &st) == 0 &&
-	    S_ISDIR(st.st_mode))
-		return t;
-	return "/tmp";
+	if (t == NULL || t[0] != '/' || stat(t, &st) == -1 ||
+	    !S_ISDIR(st.st_mode))
+		t = "/tmp";
+	if ((size_t)snprintf(path, len, "%s/pisbx-%lu", t,
+	    (unsigned long)geteuid()) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (mkdir(path, 0700) == -1 && errno != EEXIST)
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1)
+		goto fail;
+	if (st.st_uid != geteuid()) {
+		log_warnx("%s belongs to uid %lu, not to you: remove it, or "
+		    "set TMPDIR to a directory of yours", path,
+		    (unsigned long)st.st_uid);
+		errno = EPERM;
+		goto fail;
+	}
+	if ((st.st_mode & 077) != 0 && fchmod(fd, 0700) == -1)
+		goto fail;
+	return fd;
+fail:
+	if (fd != -1)
+		close(fd);
+	return -1;
 }
 
 int
 rundir_create(struct sandbox *sb)
 {
-	char	 tmpl[PATH_MAX];
+	char	 base[PATH_MAX], tmpl[PATH_MAX];
+	int	 fd;
 
-	if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/%s%ld.XXXXXX",
-	    rundir_base(), RUNDIR_PREFIX, (long)getpid()) >= sizeof(tmpl)) {
+	if ((fd = rundir_base(base, sizeof(base))) == -1)
+		return -1;
+	close(fd);
+	if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/%s%ld.XXXXXX", base,
+	    RUNDIR_PREFIX, (long)getpid()) >= sizeof(tmpl)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -253,76 +286,119 @@ fail:
 	return NULL;
 }
 
-/* Make every directory searchable and writable so its entries go. */
+/*
+ * Open dfd/name, a directory of ours (never through a symlink), for
+ * reading, searchable and writable so its entries go: chmod'ed through
+ * the descriptor, or for one we may not read, through an O_PATH one.
+ */
 static int
-rundir_chmod_cb(const char *path, const struct stat *st, int type,
-    struct FTW *ftw)
+rundir_opendir(int dfd, const char *name)
 {
-	(void)ftw;
-	if (type == FTW_D || type == FTW_DNR)
-		chmod(path, (st->st_mode & 07777) | S_IRWXU);
-	return 0;
-}
+	struct stat	 st;
+	char		 proc[64];
+	int		 fd, pfd;
 
-static int
-rundir_rm_cb(const char *path, const struct stat *st, int type,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (type == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd == -1 && errno == EACCES) {
+		if ((pfd = openat(dfd, name, O_PATH | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) == -1)
+			return -1;
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+		/* The magic link names this very directory. */
+		if (fstat(pfd, &st) == 0 && st.st_uid == geteuid() &&
+		    chmod(proc, (st.st_mode & 07777) | S_IRWXU) == 0)
+			fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY |
+			    O_CLOEXEC);
+		close(pfd);
+	}
+	if (fd == -1)
+		return -1;
+	if (fstat(fd, &st) == -1 || st.st_uid != geteuid() ||
+	    ((st.st_mode & S_IRWXU) != S_IRWXU &&
+	    fchmod(fd, (st.st_mode & 07777) | S_IRWXU) == -1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /*
- * Remove the per-run dir.  The sandbox is gone by now (its PID namespace
- * died with its init), so nothing inside can race the walk; FTW_PHYS
- * keeps symlinks the command left from leading the walk elsewhere and
- * FTW_MOUNT keeps it on this filesystem.
+ * Remove dfd/name and everything below it, by descriptors only: each
+ * directory is opened with O_NOFOLLOW and its entries removed relative to
+ * that descriptor, so a name swapped for a symlink mid-walk leads nowhere
+ * (unlinkat removes the symlink, or fails on a directory that moved in).
+ * Only our own directories, on the run directory's filesystem (dev).
  */
+static void
+rundir_rm(int dfd, const char *name, dev_t dev, int depth)
+{
+	struct stat	 st;
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		(void)unlinkat(dfd, name, 0);
+		return;
+	}
+	if (depth >= RUNDIR_DEPTH_MAX || st.st_dev != dev ||
+	    st.st_uid != geteuid() || (fd = rundir_opendir(dfd, name)) == -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		rundir_rm(fd, de->d_name, dev, depth + 1);
+	}
+	closedir(d);
+	(void)unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+/* Remove the per-run dir (after the sandbox is gone). */
 void
 rundir_remove(const char *dir)
 {
-	char	 path[PATH_MAX];
-	size_t	 i;
+	struct stat	 st;
+	char		*parent;
+	const char	*name;
+	int		 fd;
 
-	if (dir == NULL)
+	if (dir == NULL || (name = strrchr(dir, '/')) == NULL ||
+	    (parent = strndup(dir, (size_t)(name - dir))) == NULL)
 		return;
-	/*
-	 * The common case first: the command left its TMPDIR empty, so a
-	 * call for each file pisbx-run made does it.  Anything left over
-	 * (or a failure) takes the walks below.
-	 */
-	if ((size_t)snprintf(path, sizeof(path), "%s/tmp", dir) <
-	    sizeof(path) && rmdir(path) == 0) {
-		for (i = 0; i < sizeof(rundir_files) / sizeof(*rundir_files);
-		    i++) {
-			snprintf(path, sizeof(path), "%s/%s", dir,
-			    rundir_files[i]);
-			(void)unlink(path);
-		}
-		if (rmdir(dir) == 0)
-			return;
-	}
-	nftw(dir, rundir_chmod_cb, 16, FTW_PHYS | FTW_MOUNT);
-	nftw(dir, rundir_rm_cb, 16, FTW_PHYS | FTW_MOUNT | FTW_DEPTH);
+	fd = open(parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC);
+	free(parent);
+	if (fd == -1)
+		return;
+	if (fstat(fd, &st) == 0)
+		rundir_rm(fd, name + 1, st.st_dev, 0);
+	close(fd);
 }
 
 void
 rundir_sweep(void)
 {
-	const char	*base = rundir_base();
-	DIR		*d;
-	struct dirent	*de;
 	struct stat	 st;
-	char		 path[PATH_MAX], *end;
+	struct dirent	*de;
+	DIR		*d;
+	char		 base[PATH_MAX], *end;
 	long		 pid;
+	int		 fd;
 
-	if ((d = opendir(base)) == NULL)
+	if ((fd = rundir_base(base, sizeof(base))) == -1)
 		return;
+	if (fstat(fd, &st) == -1 || (d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
 	while ((de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, RUNDIR_PREFIX,
 		    strlen(RUNDIR_PREFIX)) != 0)
@@ -332,14 +408,8 @@ rundir_sweep(void)
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base,
-		    de->d_name) >= sizeof(path))
-			continue;
-		if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode) ||
-		    st.st_uid != geteuid())
-			continue;
-		log_debug("removing stale %s", path);
-		rundir_remove(path);
+		log_debug("removing stale %s/%s", base, de->d_name);
+		rundir_rm(fd, de->d_name, st.st_dev, 0);
 	}
 	closedir(d);
 }

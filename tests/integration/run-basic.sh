@@ -55,7 +55,7 @@ check "review capability not passed in" \
     sh -c "! grep -q '^PISBX_CAPABILITY=' '$T/env'"
 tmp=$(sed -n 's/^TMPDIR=//p' "$T/env")
 check "TMP and TEMP equal TMPDIR" grep -qx "TMP=$tmp" "$T/env"
-case $tmp in "${TMPDIR:-/tmp}"/pisbx-run.*/tmp) ok "TMPDIR is private" ;;
+case $tmp in "${TMPDIR:-/tmp}/pisbx-$(id -u)"/pisbx-run.*/tmp) ok "TMPDIR is private" ;;
 *) not_ok "TMPDIR is private ($tmp)" ;; esac
 check "private TMPDIR removed at exit" test ! -e "$tmp"
 

@@ -320,5 +320,5 @@ ws_same "nothing left in the workspace after SIGKILL"
 stale=$(rundirs | grep "/pisbx-run\.$rpid\.")
 echo "# stale private directory: ${stale:-(already swept)}"
 sbx -- /bin/true
-check "the next run removes it" sh -c "! ls -d ${TMPDIR:-/tmp}/pisbx-run.$rpid.* 2>/dev/null"
+check "the next run removes it" sh -c "! ls -d ${TMPDIR:-/tmp}/pisbx-$(id -u)/pisbx-run.$rpid.* 2>/dev/null"
 done_testing

@@ -104,7 +104,7 @@ wait_gone() {
 
 # rundirs: the private per-run directories of this user that exist now.
 rundirs() {
-	find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'pisbx-run.*' -user "$(id -u)" \
+	find "${TMPDIR:-/tmp}/pisbx-$(id -u)" -maxdepth 1 -name 'pisbx-run.*' \
 	    2>/dev/null | sort
 }
 

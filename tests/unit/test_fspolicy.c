@@ -306,8 +306,9 @@ setup(void **state)
 	memcpy(top, real, strlen(real) + 1);
 	snprintf(ws, sizeof(ws), "%s/home/proj", top);
 	snprintf(home, sizeof(home), "%s/home", top);
-	snprintf(tmp, sizeof(tmp), "%s/run/tmp", top);
-	snprintf(rdir, sizeof(rdir), "%s/run", top);
+	/* As rundir.c lays them out: the runs' private base, ours in it. */
+	snprintf(tmp, sizeof(tmp), "%s/runs/run/tmp", top);
+	snprintf(rdir, sizeof(rdir), "%s/runs/run", top);
 	snprintf(bin, sizeof(bin), "%s/bin", top);
 	mk("%s", ws);
 	mk("%s", tmp);
