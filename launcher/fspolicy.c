@@ -24,9 +24,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "common/log.h"
+#include "common/sha256.h"
 #include "policy/policy.h"
 #include "launcher/launcher.h"
 
@@ -1660,8 +1659,8 @@ fs_cache_mkdir(const char *p)
 static int
 fs_cache_name(const char *project, char *buf, size_t len)
 {
-	unsigned char	 md[EVP_MAX_MD_SIZE];
-	unsigned int	 mdlen = 0, i;
+	uint8_t		 md[SHA256_LEN];
+	unsigned int	 i;
 	const char	*base = strrchr(project, '/');
 	char		 b[33];
 	size_t		 n;
@@ -1671,9 +1670,7 @@ fs_cache_name(const char *project, char *buf, size_t len)
 		b[n] = isalnum((unsigned char)base[n]) || base[n] == '-' ||
 		    base[n] == '_' || (base[n] == '.' && n > 0) ? base[n] : '_';
 	b[n] = '\0';
-	if (EVP_Digest(project, strlen(project), md, &mdlen, EVP_sha256(),
-	    NULL) != 1 || mdlen < 16)
-		return -1;
+	sha256(project, strlen(project), md);
 	if (len < n + 1 + 32 + 1)
 		return -1;
 	n = (size_t)snprintf(buf, len, "%s-", b);

@@ -2,7 +2,9 @@
  * Unit tests for common/: sockaddr text both ways (tables of good and bad
  * spellings), RFC 3339 timestamps, shell quoting read back by a real
  * sh(1), the write-everything loop against a full socket, a slow
- * reader and a reader that went away, and text masked for a terminal.
+ * reader and a reader that went away, text masked for a terminal, and
+ * SHA-256 against FIPS 180-4's examples and OpenSSL at every length
+ * around the padding's edges.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -26,7 +28,10 @@
 
 #include <cmocka.h>
 
+#include <openssl/evp.h>
+
 #include "common/io.h"
+#include "common/sha256.h"
 #include "common/shell.h"
 #include "common/sockaddr.h"
 #include "common/text.h"
@@ -302,6 +307,63 @@ test_text_clean(void **state)
 	assert_int_equal(text_clean(buf, 0, "x", 0), 0);
 }
 
+static void
+hex(const uint8_t *md, char *out)
+{
+	size_t	i;
+
+	for (i = 0; i < SHA256_LEN; i++)
+		sprintf(out + 2 * i, "%02x", md[i]);
+}
+
+static void
+test_sha256(void **state)
+{
+	static const struct {
+		const char	*in;
+		const char	*out;
+	} t[] = {
+		{ "", "e3b0c44298fc1c149afbf4c8996fb924"
+		    "27ae41e4649b934ca495991b7852b855" },
+		{ "abc", "ba7816bf8f01cfea414140de5dae2223"
+		    "b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		    "248d6a61d20638b8e5c026930c3e6039"
+		    "a33ce45964ff2167f6ecedd419db06c1" },
+	};
+	uint8_t		 md[SHA256_LEN], want[EVP_MAX_MD_SIZE];
+	unsigned int	 wlen;
+	char		 got[2 * SHA256_LEN + 1], exp[2 * SHA256_LEN + 1];
+	char		*a;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		sha256(t[i].in, strlen(t[i].in), md);
+		hex(md, got);
+		assert_string_equal(got, t[i].out);
+	}
+	assert_non_null(a = malloc(1000000));
+	memset(a, 'a', 1000000);
+	sha256(a, 1000000, md);
+	hex(md, got);
+	assert_string_equal(got, "cdc76e5c9914fb9281a1c7e284d73e67"
+	    "f1809a48a497200e046d39ccc7112cd0");
+	/* Every length through three blocks: the padding's two cases. */
+	for (i = 0; i < 200; i++)
+		a[i] = (char)(i * 7 + 1);
+	for (i = 0; i <= 200; i++) {
+		sha256(a, i, md);
+		assert_int_equal(EVP_Digest(a, i, want, &wlen, EVP_sha256(),
+		    NULL), 1);
+		hex(md, got);
+		hex(want, exp);
+		if (strcmp(got, exp) != 0)
+			fail_msg("length %zu: %s, OpenSSL %s", i, got, exp);
+	}
+	free(a);
+}
+
 int
 main(void)
 {
@@ -312,6 +374,7 @@ main(void)
 		cmocka_unit_test(test_text_clean),
 		cmocka_unit_test(test_shell_quote),
 		cmocka_unit_test(test_io_write_all),
+		cmocka_unit_test(test_sha256),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
