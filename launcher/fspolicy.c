@@ -338,6 +338,13 @@ static const char *const fs_env_secrets[] = {
 	"REGISTRY_AUTH_FILE",		/* podman, buildah, skopeo login */
 };
 
+/* Where JDKs live, each entry one JDK's home (fs_java). */
+static const char *const fs_jdk_dirs[] = {
+	"/usr/lib/jvm", "~/.sdkman/candidates/java", "~/.gradle/jdks",
+	"~/.jdks", "~/.local/share/mise/installs/java",
+	"~/.asdf/installs/java",
+};
+
 /* The writable caches, below the home directory. */
 #define FS_CACHE_DIR	".cache/pisbx"
 
@@ -425,6 +432,10 @@ static int	 fs_private_at(struct fs_set *, const char *path, int whole,
 		    const struct strlist *);
 static int	 fs_private_secrets(struct fs_set *, const struct config *,
 		    char *const *rt, size_t nrt, const char *, const char *);
+static int	 fs_java(struct fs_set *, struct fs_plan *,
+		    const struct fs_inputs *, const char *, const char *);
+static int	 fs_java_at(struct fs_set *, struct fs_plan *, const char *,
+		    const char *);
 static int	 fs_filtered_show(struct fs_set *, struct fs_plan *,
 		    const struct config *, const char *home, const char *proj,
 		    const char *rundir);
@@ -1990,6 +2001,122 @@ fs_private_secrets(struct fs_set *set, const struct config *conf,
 }
 
 /*
+ * The JDKs a command may run ($JAVA_HOME, the java on $PATH, the
+ * system's and the version managers' in fs_jdk_dirs): each one's
+ * net.properties shown as a copy with the sandbox's proxy added
+ * (fsfilter_javanet).  The JVM reads no *_PROXY variable; it reads
+ * JAVA_TOOL_OPTIONS too, but then prints "Picked up JAVA_TOOL_OPTIONS"
+ * on stderr, every time (newuser B11).
+ */
+static int
+fs_java(struct fs_set *set, struct fs_plan *plan, const struct fs_inputs *in,
+    const char *home, const char *proj)
+{
+	struct dirent	*de;
+	DIR		*d;
+	const char	*env;
+	char		*path, *dir, *save = NULL, *p, *bin, real[PATH_MAX];
+	size_t		 i, n;
+	int		 rc = 0;
+
+	if (in->rundir == NULL)
+		return 0;
+	if ((env = getenv("JAVA_HOME")) != NULL && env[0] == '/')
+		rc = fs_java_at(set, plan, in->rundir, env);
+	/* The java on $PATH: its home is above its real bin/java. */
+	if (rc == 0 && in->path != NULL) {
+		if ((path = strdup(in->path)) == NULL)
+			return -1;
+		for (dir = strtok_r(path, ":", &save); dir != NULL && rc == 0;
+		    dir = strtok_r(NULL, ":", &save)) {
+			if (dir[0] != '/')
+				continue;
+			if (asprintf(&p, "%s/java", dir) == -1) {
+				rc = -1;
+				break;
+			}
+			if (realpath(p, real) != NULL &&
+			    (bin = strstr(real, "/bin/java")) != NULL &&
+			    strcmp(bin, "/bin/java") == 0) {
+				*bin = '\0';
+				rc = fs_java_at(set, plan, in->rundir, real);
+			}
+			free(p);
+		}
+		free(path);
+	}
+	for (i = 0; rc == 0 && i < sizeof(fs_jdk_dirs) / sizeof(*fs_jdk_dirs);
+	    i++) {
+		if ((fs_jdk_dirs[i][0] == '~' && home == NULL) ||
+		    (p = fs_resolve(fs_jdk_dirs[i], proj, home)) == NULL)
+			continue;
+		if ((d = opendir(p)) == NULL) {
+			free(p);
+			continue;
+		}
+		n = 0;
+		while (rc == 0 && (de = readdir(d)) != NULL &&
+		    ++n <= FS_STAR_MAX) {
+			if (de->d_name[0] == '.')
+				continue;
+			if (asprintf(&dir, "%s/%s", p, de->d_name) == -1)
+				rc = -1;
+			else {
+				rc = fs_java_at(set, plan, in->rundir, dir);
+				free(dir);
+			}
+		}
+		closedir(d);
+		free(p);
+	}
+	return rc;
+}
+
+/* One JDK's home (JDK 9 and later: conf/; 8: jre/lib/ or lib/). */
+static int
+fs_java_at(struct fs_set *set, struct fs_plan *plan, const char *rundir,
+    const char *jdk)
+{
+	static const char *const rel[] = {
+		"conf/net.properties", "jre/lib/net.properties",
+		"lib/net.properties",
+	};
+	const struct fs_entry	*e;
+	struct stat		 st;
+	char			*p, *copy, *note, real[PATH_MAX];
+	size_t			 i;
+	int			 rc = 0;
+
+	for (i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+		if ((p = fs_join(jdk, rel[i])) == NULL)
+			return -1;
+		if (stat(p, &st) == -1 || !S_ISREG(st.st_mode) ||
+		    realpath(p, real) == NULL) {
+			free(p);
+			continue;
+		}
+		free(p);
+		/* Done (a JDK named twice), or hidden (in the home). */
+		if (((e = fs_set_find(set, real, strlen(real))) != NULL &&
+		    (e->source != NULL || (e->flags & P_DENY_READ))) ||
+		    !fs_visible(set, real))
+			return 0;
+		if ((copy = fsfilter_copy(FS_FILTER_JAVANET, real, rundir,
+		    NULL, NULL)) == NULL)
+			return 0;
+		if (asprintf(&note, "a copy of %s, the sandbox's proxy added",
+		    real) == -1 || fs_own(plan, note) == NULL ||
+		    fs_filtered_at(set, real, copy, note) == -1)
+			rc = -1;
+		else
+			plan->njava++;
+		free(copy);
+		return rc;
+	}
+	return 0;
+}
+
+/*
  * The settings files shown as filtered copies (fs_filtered): where one
  * would be readable, or is re-exposed from the hidden home, its copy
  * (written in the run directory) is bound over it.  Without a run
@@ -2460,7 +2587,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	if (fs_path_list(in->path, plan->workspace != NULL ?
 	    plan->workspace : cwd, &pathdirs) == -1 ||
 	    fs_private_hide(&set, plan, conf, in, &pathdirs, home_real,
-	    proj) == -1)
+	    proj) == -1 || fs_java(&set, plan, in, home_real, proj) == -1)
 		goto fail;
 
 	/* Writable roots. */
