@@ -324,6 +324,8 @@ static const char *const fs_shared_tmp[] = { "/tmp", "/var/tmp" };
 
 /* Entries of one shared temporary directory looked through, at most. */
 #define FS_TMP_MAX	4096
+/* Entries of a private directory looked at for sockets only, at most. */
+#define FS_SOCKDIR_MAX	16
 
 /* Secret stores in the runtime directory (shown when it is). */
 static const char *const fs_runtime_secrets[] = {
@@ -430,6 +432,7 @@ static int	 fs_private_hide(struct fs_set *, const struct fs_plan *,
 static int	 fs_private_at(struct fs_set *, const char *path, int whole,
 		    const char *const *keep, size_t nkeep,
 		    const struct strlist *);
+static int	 fs_private_sockets(int dirfd, const char *name);
 static int	 fs_private_secrets(struct fs_set *, const struct config *,
 		    char *const *rt, size_t nrt, const char *, const char *);
 static int	 fs_java(struct fs_set *, struct fs_plan *,
@@ -1897,7 +1900,8 @@ fs_private_hide(struct fs_set *set, const struct fs_plan *plan,
 			    AT_SYMLINK_NOFOLLOW) == -1 || st.st_uid != uid ||
 			    (st.st_mode & 077) != 0 ||
 			    !(S_ISREG(st.st_mode) ||
-			    (S_ISDIR(st.st_mode) && dirs)))
+			    (S_ISDIR(st.st_mode) && dirs &&
+			    !fs_private_sockets(dirfd(d), de->d_name))))
 				continue;
 			if (asprintf(&p, "%s/%s", real, de->d_name) == -1) {
 				r = -1;
@@ -1925,6 +1929,39 @@ done:
 	free(rt[1]);
 	free(keep);
 	return rc;
+}
+
+/*
+ * Whether a private directory holds sockets only, a few (tmux-<uid>, an
+ * ssh-agent's ssh-XXXX), or nothing: left as it is, there is nothing to
+ * read in it, and the guard decides what the command reaches (with a
+ * refusal that names the key, and hostIPC's retry) rather than a hidden
+ * name that is not there.
+ */
+static int
+fs_private_sockets(int dirfd, const char *name)
+{
+	struct stat	 st;
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd, n = 0, only = 1;
+
+	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while (only && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		only = ++n <= FS_SOCKDIR_MAX && fstatat(fd, de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode);
+	}
+	closedir(d);
+	return only;
 }
 
 /*

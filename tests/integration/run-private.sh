@@ -5,7 +5,8 @@
 # entry of /tmp owned by the user and closed to group and others (a
 # Kerberos ticket cache, a private directory), and a ticket cache named by
 # KRB5CCNAME.  Still there: a world-readable /tmp file, a socket of the
-# runtime directory listed in allowUnixSockets, a project in a private
+# runtime directory listed in allowUnixSockets, a private directory of
+# sockets only (the guard refuses them, saying so), a project in a private
 # mktemp -d directory in /tmp (the working directory: read and written),
 # a private directory named in allowRead.
 . "$(dirname "$0")/../lib/common.sh"
@@ -20,14 +21,18 @@ UP=$PISBX_BUILD/tests/helpers/unixprobe
 KRB=$(mktemp /tmp/pisbx-t-krb5cc.XXXXXX) &&
     PRIV=$(mktemp -d /tmp/pisbx-t-priv.XXXXXX) &&
     WORLD=$(mktemp /tmp/pisbx-t-world.XXXXXX) &&
-    PROJ=$(mktemp -d /tmp/pisbx-t-proj.XXXXXX) ||
+    PROJ=$(mktemp -d /tmp/pisbx-t-proj.XXXXXX) &&
+    SOCKD=$(mktemp -d /tmp/pisbx-t-sock.XXXXXX) ||
     { not_ok "mktemp in /tmp"; done_testing; }
-trap '_cleanup; rm -rf "$KRB" "$PRIV" "$WORLD" "$PROJ"' EXIT
+trap '_cleanup; rm -rf "$KRB" "$PRIV" "$WORLD" "$PROJ" "$SOCKD"' EXIT
 echo "TICKET CACHE" >"$KRB"
 echo "PRIVATE DIR FILE" >"$PRIV/f"
 echo "WORLD READABLE" >"$WORLD"
 chmod 644 "$WORLD"
 echo "PROJECT INPUT" >"$PROJ/in"
+# A private directory holding a socket only, like tmux-<uid> or ssh-XXXX.
+"$PY" -c 'import socket, sys
+socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SOCKD/default"
 
 # A runtime directory laid out like /run/user/<uid>, private (0700).
 X=$T/xdg
@@ -77,6 +82,13 @@ eq "the listed socket in the runtime directory connects" \
 eq "... and another socket there is not there" \
     "$(sbx -- "$UP" connect "$X/sock/blocked.sock" 2>"$T/err")" \
     "connect ENOENT"
+
+eq "a private directory of sockets only stays (tmux-<uid>, ssh-XXXX)" \
+    "$(sbx -- ls "$SOCKD" 2>&1)" default
+eq "... and the guard refuses its socket, saying why" \
+    "$(sbx -- "$UP" connect "$SOCKD/default" 2>"$T/err")" "connect EPERM"
+contains "... naming the key" "$(cat "$T/err")" \
+    "refused to connect to $SOCKD/default"
 
 # 3. A project in a private mktemp -d directory in /tmp: the working
 #    directory, read and written.
