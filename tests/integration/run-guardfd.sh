@@ -48,12 +48,16 @@ check "a name in another process's /proc is refused with a line" \
 
 # 2. Forged records: a repository made, then a record saying it moved
 # away, and a refusal with a made-up fix, into every descriptor number.
+# The repository has what a fresh clone has not (core.fsmonitor runs a
+# command at the next git status on the host), so it is warned about.
 rm -f "$WS/fdlink" "$WS/proclink"
-sbx -- /bin/sh -c 'git init -q vendor && "$1" forge "$PWD/vendor"' sh \
+sbx -- /bin/sh -c 'git init -q vendor &&
+    git -C vendor config core.fsmonitor "touch /tmp/x" &&
+    "$1" forge "$PWD/vendor"' sh \
     "$PROBE" >"$T/forge" 2>&1
 check "the command made a repository" [ -d "$WS/vendor/.git" ]
 check "the repository warning is printed despite forged records" \
-    grep -q "made a git repository at $WS/vendor:" "$T/forge"
+    grep -q "made a git repository at $WS/vendor .*core.fsmonitor" "$T/forge"
 if grep -q FORGED-FIX "$T/forge"; then
 	not_ok "a forged refusal reached the summary"
 else
