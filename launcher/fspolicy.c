@@ -181,7 +181,8 @@ static const char *const fs_git_files[] = {
 /*
  * A git operation's state in a git directory: the next "git rebase
  * --continue", "git cherry-pick --continue" or "git am --continue" on the
- * host runs what it lists (a todo's "exec" lines, the patches to apply).
+ * host runs what it lists (a todo's "exec" lines).  Allowed, and followed:
+ * the guard tells the parent, which reads them at exit (gitstate.c).
  */
 static const char *const fs_git_state[] = {
 	"rebase-merge", "rebase-apply", "sequencer",
@@ -449,7 +450,6 @@ static int	 fs_filtered_at(struct fs_set *, const char *path,
 		    const char *copy, const char *note);
 static const char *fs_own(struct fs_plan *, char *);
 static int	 fs_git_file(const char *name, int allow_config);
-static int	 fs_git_state_of(const char *path);
 static int	 fs_git_tail(char *const *v, size_t n, int ancestors_too,
 		    int allow_config);
 static int	 fs_git_ask(struct fs_git_q *, size_t max, size_t *n,
@@ -3015,9 +3015,6 @@ fs_git_tail(char *const *v, size_t n, int ancestors_too, int allow_config)
 		return 1;
 	if (n == 1 && fs_git_file(v[0], allow_config))
 		return 1;
-	for (i = 0; i < sizeof(fs_git_state) / sizeof(*fs_git_state); i++)
-		if (strcasecmp(v[0], fs_git_state[i]) == 0)
-			return 1;
 	/*
 	 * config.lock and the like: git renames its lock onto the file, and
 	 * a lock left behind makes the user's next "git config" fail.
@@ -3105,22 +3102,37 @@ fs_git_rule(const char *path, int ancestors_too, int allow_config,
 	return (ssize_t)nq;
 }
 
-/* Whether path lies in (or is) a git operation's state directory. */
-static int
-fs_git_state_of(const char *path)
+/*
+ * Where path may lie in a git operation's state directory: for each
+ * component named like one (deepest first, at most max), how many
+ * components follow it.  The guard asks whether the directory holding
+ * it is a git directory.
+ */
+size_t
+fs_git_states(const char *path, int *lvl, size_t max)
 {
-	const char	*p;
-	size_t		 i, n;
+	const char	*end = path + strlen(path), *c;
+	size_t		 k, len, found = 0;
+	int		 after = 0;
 
-	for (p = path; (p = strchr(p, '/')) != NULL; p++)
-		for (i = 0; i < sizeof(fs_git_state) / sizeof(*fs_git_state);
-		    i++) {
-			n = strlen(fs_git_state[i]);
-			if (strncasecmp(p + 1, fs_git_state[i], n) == 0 &&
-			    (p[1 + n] == '/' || p[1 + n] == '\0'))
-				return 1;
-		}
-	return 0;
+	/* Each component from the last, c..end; the first has no parent. */
+	while (found < max && end > path) {
+		for (c = end; c > path && c[-1] != '/'; c--)
+			;
+		len = (size_t)(end - c);
+		if (c - 1 <= path)
+			break;
+		for (k = 0; k < sizeof(fs_git_state) / sizeof(*fs_git_state);
+		    k++)
+			if (len == strlen(fs_git_state[k]) &&
+			    strncasecmp(c, fs_git_state[k], len) == 0) {
+				lvl[found++] = after;
+				break;
+			}
+		after++;
+		end = c - 1;
+	}
+	return found;
 }
 
 /*
@@ -3151,14 +3163,6 @@ fs_git_why(const char *path, const char *config, char *buf, size_t len)
 		if (strncasecmp(p, "/worktrees/", 11) == 0 &&
 		    strchr(p + 11, '/') != NULL)
 			wt = p;
-	if (fs_git_state_of(path)) {
-		snprintf(buf, len, "protected path, the state of a git rebase, "
-		    "cherry-pick, revert or am in a repository that existed "
-		    "before the run: its --continue on the host would run what "
-		    "it lists; run that git command outside the sandbox (see "
-		    "pisbx-run(1), FILESYSTEM)");
-		return;
-	}
 	if (wt == NULL || (n = (size_t)(wt - path)) >= sizeof(main)) {
 		snprintf(buf, len, "protected path, git configuration or hooks "
 		    "of a repository that existed before the run (see "

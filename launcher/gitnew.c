@@ -77,8 +77,6 @@ static const char *const gitnew_info[] = {
 static int	gitnew_known(const char *const *, size_t, const char *);
 static int	gitnew_allowed(const char *, size_t, int, const char *,
 		    size_t);
-static void	gitnew_add(struct gitnew_found *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
 static void	gitnew_readconf(int gitfd, const char *pre,
 		    struct gitnew_found *);
 static void	gitnew_dir(int gitfd, const char *name, const char *pre,
@@ -92,7 +90,7 @@ gitnew_found_init(struct gitnew_found *f)
 }
 
 /* Name one item: at most GITNEW_SHOWN, then "...", the rest counted. */
-static void
+void
 gitnew_add(struct gitnew_found *f, const char *fmt, ...)
 {
 	va_list	 ap;

@@ -107,6 +107,8 @@
 #define GUARD_MAXQ	16		/* git questions per path */
 #define GUARD_MAXREPOS	256		/* repositories followed */
 #define GUARD_MAXREFUSED 256		/* refusals told the parent */
+#define GUARD_MAXSTATES	256		/* git operation states followed */
+#define GUARD_MAXSTATESENT 1024		/* their records, moves counted */
 #define GUARD_MAXTOLD	1024		/* refusals said once on stderr */
 #define GUARD_MAXMADE	(1U << 22)	/* directories remembered */
 #define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
@@ -137,6 +139,8 @@
 #define REPORT_FULL	'F'
 #define REPORT_REFUSED	'X'	/* verb, path, why */
 #define REPORT_REFUSED_MORE 'Y'	/* past GUARD_MAXREFUSED */
+#define REPORT_STATE	'S'	/* a git operation's state directory */
+#define REPORT_STATE_LOST 'L'	/* past GUARD_MAXSTATESENT */
 
 struct guard_id {
 	dev_t	dev;
@@ -204,6 +208,9 @@ struct guard {
 	char			*repos[GUARD_MAXREPOS];	/* told the parent */
 	size_t			 nrepos;
 	int			 repos_full;
+	char			*states[GUARD_MAXSTATES]; /* told too */
+	size_t			 nstates;
+	size_t			 nstatesent;
 	size_t			 nrefused;	/* told the parent */
 	uint64_t		 told[GUARD_MAXTOLD];	/* said: hashes */
 	size_t			 ntold;
@@ -237,6 +244,7 @@ struct guard_report {
 	char	*buf;
 	size_t	 len;
 	size_t	 cap;
+	int	 lost;		/* records past the bound were dropped */
 };
 
 static void	guard_path_init(struct guard_path *);
@@ -295,6 +303,12 @@ static int	guard_told(struct guard *, const char *verb, const char *path,
 		    const char *why);
 static int	guard_dotgit_in(const char *path);
 static void	guard_repo(struct guard *, const char *dir);
+static void	guard_report_states(char **, size_t, int lost);
+static int	guard_state(struct guard_req *, const struct guard_path *,
+		    const char *verb);
+static void	guard_state_send(struct guard *, const char *path);
+static void	guard_state_moved(struct guard *, const char *from,
+		    const char *to, int exchange);
 static void	guard_created(struct guard_req *, const struct guard_path *,
 		    int head_before);
 static void	guard_moved(struct guard_req *, const struct guard_path *op,
@@ -1481,7 +1495,126 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		    "FILESYSTEM)");
 		return -EACCES;
 	}
+	return guard_state(gr, gp, verb);
+}
+
+/*
+ * A name in (or of) a git operation's state directory -- rebase-merge/,
+ * rebase-apply/, sequencer/ -- in a git directory older than the run:
+ * the next --continue on the host runs what its todo lists.  Allowed
+ * (git rebase, pull --rebase, cherry-pick A B and am need it), and the
+ * directory told to the parent, which reads it at exit and names what
+ * would run (gitstate.c).  One the parent would not hear of (too many)
+ * is refused.  Repositories made during the run are gitnew.c's.
+ */
+static int
+guard_state(struct guard_req *gr, const struct guard_path *gp,
+    const char *verb)
+{
+	struct guard	*g = gr->g;
+	struct stat	 st;
+	char		 dir[PATH_MAX], *slash;
+	int		 lvl[4], fd, git, k;
+	size_t		 n, i, j;
+
+	if ((n = fs_git_states(gp->full, lvl, 4)) == 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		/* The directory holding the state directory. */
+		if (gp->parent == -1 || (fd = guard_up(gp->parent, lvl[i])) ==
+		    -1)
+			git = 1;
+		else {
+			git = guard_shape(fd) && (fstat(fd, &st) == -1 ||
+			    !guard_made_known(g, &st));
+			close(fd);
+		}
+		if (!git)
+			continue;
+		snprintf(dir, sizeof(dir), "%s", gp->full);
+		for (k = 0; k < lvl[i]; k++)
+			if ((slash = strrchr(dir, '/')) != NULL)
+				*slash = '\0';
+		pthread_mutex_lock(&g->mu);
+		for (j = 0; j < g->nstates; j++)
+			if (strcmp(g->states[j], dir) == 0)
+				break;
+		if (j == g->nstates && (g->nstates == GUARD_MAXSTATES ||
+		    (g->states[j] = strdup(dir)) == NULL)) {
+			pthread_mutex_unlock(&g->mu);
+			guard_refuse(gr, gp->full, guard_verb(gp, verb),
+			    "the state of a git rebase, cherry-pick, revert or "
+			    "am in a repository that existed before the run, "
+			    "and more of them than pisbx-run follows to check "
+			    "at exit (%d); run that git command outside the "
+			    "sandbox (see pisbx-run(1), FILESYSTEM)",
+			    GUARD_MAXSTATES);
+			return -EACCES;
+		}
+		if (j == g->nstates) {
+			g->nstates++;
+			guard_state_send(g, dir);
+		}
+		pthread_mutex_unlock(&g->mu);
+	}
 	return 0;
+}
+
+/*
+ * Tell the parent of a state directory's path (the mutex held); past
+ * GUARD_MAXSTATESENT records, that some were not told.
+ */
+static void
+guard_state_send(struct guard *g, const char *path)
+{
+	if (g->nstatesent < GUARD_MAXSTATESENT)
+		guard_send(g, REPORT_STATE, path, NULL, NULL);
+	else if (g->nstatesent == GUARD_MAXSTATESENT)
+		guard_send(g, REPORT_STATE_LOST, NULL, NULL, NULL);
+	if (g->nstatesent <= GUARD_MAXSTATESENT)
+		g->nstatesent++;
+}
+
+/*
+ * A directory was renamed from "from" to "to" (or exchanged with it):
+ * the state directories below either now have other paths, told to the
+ * parent (which checks the old ones too: whatever is there now).
+ */
+static void
+guard_state_moved(struct guard *g, const char *from, const char *to,
+    int exchange)
+{
+	char	 buf[PATH_MAX], *s, *was[GUARD_MAXSTATES];
+	size_t	 i, fl = strlen(from), tl = strlen(to);
+	int	 n;
+
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < g->nstates; i++) {
+		s = g->states[i];
+		was[i] = NULL;
+		if (strncmp(s, from, fl) == 0 && (s[fl] == '\0' ||
+		    s[fl] == '/'))
+			n = snprintf(buf, sizeof(buf), "%s%s", to, s + fl);
+		else if (exchange && strncmp(s, to, tl) == 0 &&
+		    (s[tl] == '\0' || s[tl] == '/'))
+			n = snprintf(buf, sizeof(buf), "%s%s", from, s + tl);
+		else
+			continue;
+		if (n < 0 || (size_t)n >= sizeof(buf) ||
+		    (was[i] = strdup(buf)) == NULL) {
+			/* Not followed: the parent says so. */
+			g->nstatesent = GUARD_MAXSTATESENT;
+			guard_state_send(g, NULL);
+		}
+	}
+	for (i = 0; i < g->nstates; i++) {
+		if (was[i] == NULL)
+			continue;
+		free(g->states[i]);
+		g->states[i] = was[i];
+		guard_state_send(g, g->states[i]);
+	}
+	pthread_mutex_unlock(&g->mu);
 }
 
 /* One record to the parent; a parent that is gone is no reason to stop. */
@@ -1629,6 +1762,7 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 		g->repos[i] = s;
 	}
 	pthread_mutex_unlock(&g->mu);
+	guard_state_moved(g, op->full, np->full, exchange);
 	if (exchange && fstatat(op->parent, op->name, &st,
 	    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
 		pthread_mutex_lock(&g->mu);
@@ -3295,9 +3429,11 @@ guard_report_valid(const char *m, size_t len)
 	switch (m[0]) {
 	case REPORT_FULL:
 	case REPORT_REFUSED_MORE:
+	case REPORT_STATE_LOST:
 		want = 0;
 		break;
 	case REPORT_REPO:
+	case REPORT_STATE:
 		want = 1;
 		break;
 	case REPORT_MOVED:
@@ -3346,10 +3482,17 @@ guard_report_read(struct guard_report *r, int fd)
 			continue;
 		}
 		if (r->cap - r->len < (size_t)n) {
-			/* A bound: the guard follows GUARD_MAXREPOS. */
+			/*
+			 * A bound: the guard follows GUARD_MAXREPOS and
+			 * GUARD_MAXSTATESENT.  Past it (moves are not
+			 * counted), records are dropped, and that is said.
+			 */
 			if (r->cap >= (size_t)(GUARD_MAXREPOS * 3 +
-			    GUARD_MAXREFUSED * 3) * PATH_MAX)
-				return -1;
+			    GUARD_MAXREFUSED * 3 + GUARD_MAXSTATESENT) *
+			    PATH_MAX) {
+				r->lost = 1;
+				continue;
+			}
 			if ((nb = realloc(r->buf, r->cap + 65536)) == NULL)
 				return -1;
 			r->buf = nb;
@@ -3369,10 +3512,11 @@ void
 guard_report_warn(struct guard_report *r, struct summary *sum)
 {
 	char		*repos[GUARD_MAXREPOS], *s, buf[PATH_MAX];
+	char		*states[GUARD_MAXSTATESENT];
 	const char	*p = r->buf, *end = r->buf + r->len, *a, *b, *c;
 	struct stat	 st;
-	size_t		 n = 0, i, j, al, shown = 0;
-	int		 full = 0, fd, kind;
+	size_t		 n = 0, i, j, al, shown = 0, ns = 0;
+	int		 full = 0, fd, kind, lost = r->lost;
 	struct gitnew_found *found;
 
 	while (p < end) {
@@ -3380,6 +3524,10 @@ guard_report_warn(struct guard_report *r, struct summary *sum)
 
 		if (tag == REPORT_FULL) {
 			full = 1;
+			continue;
+		}
+		if (tag == REPORT_STATE_LOST) {
+			lost = 1;
 			continue;
 		}
 		if (tag == REPORT_REFUSED_MORE) {
@@ -3394,6 +3542,19 @@ guard_report_warn(struct guard_report *r, struct summary *sum)
 		if (tag == REPORT_REPO) {
 			if (n < GUARD_MAXREPOS && (repos[n] = strdup(a)) != NULL)
 				n++;
+			continue;
+		}
+		if (tag == REPORT_STATE) {
+			for (i = 0; i < ns; i++)
+				if (strcmp(states[i], a) == 0)
+					break;
+			if (i < ns)
+				continue;
+			if (ns < GUARD_MAXSTATESENT &&
+			    (states[ns] = strdup(a)) != NULL)
+				ns++;
+			else
+				lost = 1;
 			continue;
 		}
 		b = p;
@@ -3467,6 +3628,56 @@ guard_report_warn(struct guard_report *r, struct summary *sum)
 done:
 	for (i = 0; i < n; i++)
 		free(repos[i]);
+	guard_report_states(states, ns, lost);
+	for (i = 0; i < ns; i++)
+		free(states[i]);
+}
+
+/*
+ * Warn about each git operation state the command wrote in a repository
+ * older than the run that, as it is now, would run a program when the
+ * user continues it outside the sandbox; lost: the guard's records did
+ * not all arrive.
+ */
+static void
+guard_report_states(char **states, size_t n, int lost)
+{
+	struct gitnew_found	 f;
+	const char		*base, *what, *abort;
+	size_t			 i, shown = 0;
+
+	for (i = 0; i < n; i++) {
+		gitnew_found_init(&f);
+		if (!gitstate_check(states[i], &f))
+			continue;
+		if (shown++ >= 10)
+			continue;
+		base = strrchr(states[i], '/');
+		base = base != NULL ? base + 1 : states[i];
+		if (strcasecmp(base, "sequencer") == 0) {
+			what = "cherry-pick or revert";
+			abort = "git cherry-pick --abort (or git revert --abort)";
+		} else if (strcasecmp(base, "rebase-apply") == 0) {
+			what = "rebase or am";
+			abort = "git rebase --abort (or git am --abort)";
+		} else {
+			what = "rebase";
+			abort = "git rebase --abort";
+		}
+		log_warnx("the command left a git %s in progress (%s) that "
+		    "would run more than git when continued: %s; look at it, "
+		    "or run %s in that repository, before you continue it "
+		    "outside the sandbox", what, states[i], f.text, abort);
+	}
+	if (shown > 10)
+		log_warnx("more git operations in progress would run more "
+		    "than git than listed here");
+	if (lost)
+		log_warnx("the command wrote the state of more git rebases, "
+		    "cherry-picks or ams than pisbx-run followed: look at "
+		    "\"git status\" in each repository it could write, and at "
+		    "the todo list of any operation in progress, before you "
+		    "continue one outside the sandbox");
 }
 
 void

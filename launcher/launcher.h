@@ -249,6 +249,13 @@ int	 fs_plan_index(struct fs_plan *);
  */
 ssize_t	 fs_git_rule(const char *path, int ancestors_too, int allow_config,
 	    struct fs_git_q *q, size_t max);
+/*
+ * Where a resolved path may lie in a git operation's state directory
+ * (rebase-merge, rebase-apply, sequencer): for each component so named,
+ * deepest first (at most max), in lvl how many components follow it.
+ * The count.
+ */
+size_t	 fs_git_states(const char *path, int *lvl, size_t max);
 /* Whether path is root or lies below it (both absolute, clean). */
 int	 fs_under(const char *path, const char *root);
 /* The same, ignoring ASCII case (for protected names). */
@@ -550,6 +557,21 @@ void	 gitnew_check(int repofd, int bare, struct gitnew_found *);
 /* The same for one config text: keys not allowed, lines not parsed. */
 void	 gitnew_config(const char *text, size_t len, const char *label,
 	    struct gitnew_found *);
+/* Name one item (masked), at most a few, then "...". */
+void	 gitnew_add(struct gitnew_found *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* gitstate.c */
+/*
+ * Name what in the git operation state directory at path (rebase-merge,
+ * rebase-apply or sequencer) the next --continue would run beyond
+ * applying commits: a todo's exec lines, a merge strategy from PATH.
+ * 0: nothing there (gone, or nothing named); 1: f names something.
+ */
+int	 gitstate_check(const char *path, struct gitnew_found *f);
+/* The same for a todo list's text (label: the file, for the names). */
+void	 gitstate_todo(const char *text, size_t len, const char *label,
+	    struct gitnew_found *f);
 
 /* agent.c */
 /*

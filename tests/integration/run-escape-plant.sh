@@ -2,10 +2,11 @@
 # More that a later program on the host runs without being asked: pdb's
 # .pdbrc, asdf's and mise's .tool-versions ("python path:/dir"), mise's
 # configs (hooks, [env] _.source), and in a repository older than the
-# run the state "git rebase --continue" runs (a todo's exec line) and a
-# config.lock that makes the user's next "git config" fail.  Each is
-# refused inside, and said; ordinary files and git commit still work;
-# afterwards git on the host sees no rebase and writes its config.
+# run a config.lock that makes the user's next "git config" fail: each
+# is refused inside, and said.  The state "git rebase --continue" runs
+# (a todo's exec line) is allowed and named at exit (run-git-state.sh).
+# Ordinary files and git commit still work; afterwards git on the host
+# writes its config.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -30,16 +31,19 @@ contains "... and said, with the program that reads it" \
     "$(cat "$T/plant.out")" "refused to create $WS/.pdbrc: protected path, read by python -m pdb"
 check "an ordinary file is made" test -f "$WS/notes.toml"
 
-# The state of a rebase, and a lock, in the repository's git directory.
+# The state of a rebase, allowed and named at exit; a lock, refused.
 sbx -- sh -c 'mkdir -p .git/rebase-merge &&
     printf "exec touch '"$T"'/ran\n" >.git/rebase-merge/git-rebase-todo;
-    mkdir -p .git/rebase-apply .git/sequencer; : >.git/config.lock;
-    : >.git/config.worktree.lock' >"$T/state.out" 2>&1
-for n in rebase-merge rebase-apply sequencer config.lock config.worktree.lock; do
+    : >.git/config.lock; : >.git/config.worktree.lock' >"$T/state.out" 2>&1
+check ".git/rebase-merge: allowed" test -f "$WS/.git/rebase-merge/git-rebase-todo"
+contains "... and its exec line named at exit" "$(cat "$T/state.out")" \
+    "git-rebase-todo line 1 \"exec touch $T/ran\"; look at it, or run git rebase --abort"
+for n in config.lock config.worktree.lock; do
 	check ".git/$n: refused" test ! -e "$WS/.git/$n"
 done
 contains "... and said" "$(cat "$T/state.out")" \
-    "refused to create $WS/.git/rebase-merge: protected path, the state of a git rebase"
+    "refused to create $WS/.git/config.lock: protected path"
+rm -r "$WS/.git/rebase-merge"
 echo hi >"$WS/f" && chmod 666 "$WS/f"
 sbx -- sh -c 'git add f && git commit -q -m inside' >"$T/commit.out" 2>&1
 eq "git commit still works inside" "$(git -C "$WS" log -1 --format=%s)" inside

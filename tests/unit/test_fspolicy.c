@@ -132,12 +132,15 @@ static const struct git_case git_cases[] = {
 	{ "/w/.git/config.lock", 0, 1, "" },
 	{ "/w/.git/commondir.lock", 0, 1, "B1" },
 	{ "/w/.git/HEAD.lock", 0, 0, "" },
-	/* A rebase's, cherry-pick's or am's state: run by --continue. */
-	{ "/w/.git/rebase-merge", 1, 0, "B1" },
-	{ "/w/.git/rebase-merge/git-rebase-todo", 0, 0, "B2" },
-	{ "/w/.git/rebase-apply/0001", 0, 0, "B2" },
-	{ "/w/.git/sequencer", 1, 0, "B1" },
-	{ "/w/.git/worktrees/t/rebase-merge", 1, 0, "B3" },
+	/*
+	 * A rebase's, cherry-pick's or am's state: allowed, followed by the
+	 * guard (fs_git_states) and checked at exit.
+	 */
+	{ "/w/.git/rebase-merge", 1, 0, "" },
+	{ "/w/.git/rebase-merge/git-rebase-todo", 0, 0, "" },
+	{ "/w/.git/rebase-apply/0001", 0, 0, "" },
+	{ "/w/.git/sequencer", 1, 0, "" },
+	{ "/w/.git/worktrees/t/rebase-merge", 1, 0, "" },
 	{ "/w/.git/info/exclude", 0, 0, "" },
 	/* A linked worktree's git directory. */
 	{ "/w/.git/worktrees/t/config.worktree", 0, 0, "B3 S1" },
@@ -757,6 +760,42 @@ test_git_rule(void **state)
 	}
 	/* More questions than room: -1, which the guard refuses. */
 	assert_int_equal(fs_git_rule("/a/hooks/hooks/hooks", 0, 0, q, 2), -1);
+}
+
+/* fs_git_states: each component named like a state, deepest first. */
+static void
+test_git_states(void **state)
+{
+	static const struct {
+		const char	*path;
+		const char	*want;	/* the levels, as "0 2" */
+	} cases[] = {
+		{ "/w/.git/rebase-merge", "0" },
+		{ "/w/.git/rebase-merge/git-rebase-todo", "1" },
+		{ "/w/.git/REBASE-APPLY/0001", "1" },
+		{ "/w/.git/worktrees/t/sequencer/todo", "1" },
+		{ "/w/sequencer/.git/sequencer", "0 2" },
+		{ "/w/.git/rebase-mergex/todo", "" },
+		{ "/sequencer", "" },
+		{ "/w/.git/HEAD", "" },
+	};
+	char	got[64];
+	int	lvl[4];
+	size_t	i, n, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		n = fs_git_states(cases[i].path, lvl, 4);
+		got[0] = '\0';
+		for (j = 0; j < n; j++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+			    "%s%d", j > 0 ? " " : "", lvl[j]);
+		if (strcmp(got, cases[i].want) != 0)
+			fail_msg("%s: got \"%s\", want \"%s\"", cases[i].path,
+			    got, cases[i].want);
+	}
+	assert_int_equal(fs_git_states("/a/sequencer/sequencer/sequencer",
+	    lvl, 2), 2);
 }
 
 /* core.hooksPath: every spelling git accepts, nothing else. */
@@ -1496,6 +1535,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_guarded_index, setup,
 		    teardown),
 		cmocka_unit_test(test_git_rule),
+		cmocka_unit_test(test_git_states),
 		cmocka_unit_test_setup_teardown(test_hookspath, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_git_hooks, setup,

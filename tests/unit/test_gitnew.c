@@ -3,14 +3,21 @@
  * not (the allow list, names ignoring case, subsections), which lines
  * are named by number because git could read them otherwise (a key on
  * a section's line, old [a.b] sections, escapes, a NUL byte, a key
- * before any section), and the cap on what is named.
+ * before any section), and the cap on what is named.  gitstate.c: which
+ * lines of a stopped rebase's or cherry-pick's state would run more than
+ * git on --continue (todo commands, strategies, sequencer/opts, apply
+ * options, links).
  */
+#include <sys/stat.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -87,11 +94,146 @@ test_gitnew_config(void **state)
 	}
 }
 
+static const struct conf_case todo_cases[] = {
+	/* A rebase stopped on a conflict, every command that runs only git. */
+	{ "pick 1a2b3c4 one\np 1a2b3c4\nreword 1 r\nr 1\nedit 1\ne 1\n"
+	  "squash 1\ns 1\nfixup -C 1\nf 1\ndrop 1\nd 1\nbreak\nb\n"
+	  "label onto\nl x\nreset onto\nt x\nmerge -C 1 x # m\n"
+	  "m -c 1 y\nupdate-ref refs/heads/x\nu refs/heads/y\nnoop\n"
+	  "revert 1\n", "" },
+	{ "# comment\n\n   \t\n\tpick 1\r\n#exec x\n", "" },
+	{ "", "" },
+	/* What runs a program, or could. */
+	{ "pick 1\nexec touch /tmp/x\n", "t line 2 \"exec touch /tmp/x\"" },
+	{ "  x make\n", "t line 1 \"x make\"" },
+	{ "exec\tsh\n", "t line 1 \"exec?sh\"" },
+	{ "EXEC sh\n", "t line 1 \"EXEC sh\"" },
+	{ "picky 1\n", "t line 1 \"picky 1\"" },
+	{ "pick\x1b[2J 1\n", "t line 1 \"pick?[2J 1\"" },
+};
+
+/* gitstate_todo: the todo commands allowed, the rest named by line. */
+static void
+test_gitstate_todo(void **state)
+{
+	struct gitnew_found	 f;
+	const struct conf_case	*c;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(todo_cases) / sizeof(*todo_cases); i++) {
+		c = &todo_cases[i];
+		gitnew_found_init(&f);
+		gitstate_todo(c->text, strlen(c->text), "t", &f);
+		if (strcmp(f.text, c->want) != 0)
+			fail_msg("case %zu: got \"%s\", want \"%s\"", i, f.text,
+			    c->want);
+	}
+}
+
+struct state_case {
+	const char	*dir;
+	const char	*file;
+	const char	*text;		/* NULL: a symbolic link to "x" */
+	const char	*want;
+};
+
+static const struct state_case state_cases[] = {
+	{ "rebase-merge", "strategy", "ort\n", "" },
+	{ "rebase-merge", "strategy", "octopus", "" },
+	{ "rebase-merge", "strategy", "evil\n",
+	  "strategy \"evil\" (git runs git-merge-evil from PATH)" },
+	{ "rebase-merge", "strategy_opts", " '--theirs'", "" },
+	{ "rebase-merge", "done", "exec sh\n", "" },
+	{ "rebase-merge", "git-rebase-todo", NULL,
+	  "git-rebase-todo (a symbolic link)" },
+	{ "rebase-apply", "apply-opt", " '--whitespace=fix' '-C1'", "" },
+	{ "rebase-apply", "apply-opt", " '--build-fake-ancestor=/x'",
+	  "apply-opt \" '--build-fake-ancestor=/x'\"" },
+	{ "rebase-apply", "strategy", "x", "strategy \"x\" (git runs "
+	  "git-merge-x from PATH)" },
+	{ "sequencer", "todo", "pick 1\npick 2\n", "" },
+	{ "sequencer", "todo", "exec x\n", "todo line 1 \"exec x\"" },
+	{ "sequencer", "opts", "[options]\n\tsigned-off = true\n",
+	  "opts line 2 \"signed-off = true\"" },
+	{ "sequencer", "opts", "[options]\n\tsignoff = true\n"
+	  "\tstrategy = recursive\n\tstrategy-option = theirs\n", "" },
+	{ "sequencer", "opts", "[options]\n\tstrategy = x\n",
+	  "opts line 2 \"x\" (git runs git-merge-x from PATH)" },
+	{ "sequencer", "opts", "[options]\n\tstrategy = \"x\"\n",
+	  "opts line 2 \"strategy = \"x\"\"" },
+	{ "sequencer", "opts", "[include]\n\tpath = /x\n",
+	  "opts line 1 \"[include]\", opts line 2 \"path = /x\"" },
+};
+
+/* gitstate_check on files: each state directory's files, links. */
+static void
+test_gitstate_check(void **state)
+{
+	const struct state_case	*c;
+	struct gitnew_found	 f;
+	char			 top[] = "/tmp/test_gitstate.XXXXXX";
+	char			 dir[256], file[300], other[300];
+	FILE			*fp;
+	size_t			 i;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	for (i = 0; i < sizeof(state_cases) / sizeof(*state_cases); i++) {
+		c = &state_cases[i];
+		snprintf(dir, sizeof(dir), "%s/%zu", top, i);
+		assert_int_equal(mkdir(dir, 0700), 0);
+		snprintf(dir, sizeof(dir), "%s/%zu/%s", top, i, c->dir);
+		assert_int_equal(mkdir(dir, 0700), 0);
+		snprintf(file, sizeof(file), "%s/%s", dir, c->file);
+		if (c->text == NULL)
+			assert_int_equal(symlink("x", file), 0);
+		else {
+			assert_non_null(fp = fopen(file, "w"));
+			fputs(c->text, fp);
+			fclose(fp);
+		}
+		gitnew_found_init(&f);
+		assert_int_equal(gitstate_check(dir, &f), c->want[0] != '\0');
+		if (strcmp(f.text, c->want) != 0)
+			fail_msg("case %zu: got \"%s\", want \"%s\"", i, f.text,
+			    c->want);
+		unlink(file);
+		rmdir(dir);
+		*strrchr(dir, '/') = '\0';
+		rmdir(dir);
+	}
+	/* A hard link's other name could change it later. */
+	snprintf(dir, sizeof(dir), "%s/sequencer", top);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(file, sizeof(file), "%s/todo", dir);
+	assert_non_null(fp = fopen(file, "w"));
+	fclose(fp);
+	snprintf(other, sizeof(other), "%s/other", top);
+	assert_int_equal(link(file, other), 0);
+	gitnew_found_init(&f);
+	assert_int_equal(gitstate_check(dir, &f), 1);
+	assert_string_equal(f.text, "todo (has other hard links)");
+	/* Gone: nothing to say; a link in its place: named. */
+	unlink(file);
+	rmdir(dir);
+	gitnew_found_init(&f);
+	assert_int_equal(gitstate_check(dir, &f), 0);
+	assert_int_equal(symlink(top, dir), 0);
+	assert_int_equal(gitstate_check(dir, &f), 1);
+	assert_string_equal(f.text, "sequencer (a symbolic link)");
+	unlink(dir);
+	unlink(other);
+	assert_int_equal(rmdir(top), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gitnew_config),
+		cmocka_unit_test(test_gitstate_todo),
+		cmocka_unit_test(test_gitstate_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
