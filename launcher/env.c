@@ -20,9 +20,13 @@
 #define ENV_SOCKS	"socks5h://127.0.0.1:1080"
 #define ENV_NOPROXY	"localhost,127.0.0.1,::1"
 /*
- * The JVM reads no *_PROXY variable.  JAVA_TOOL_OPTIONS reaches every JVM
- * (java, javac, mvn, gradle and its daemon); the last -D of a name wins,
- * so ours go after the caller's own options.  nonProxyHosts is NO_PROXY.
+ * The JVM reads no *_PROXY variable.  The JDKs found get the proxy in
+ * their net.properties (fspolicy.c, fs_java), silently.  Where none was
+ * found, or the caller set JAVA_TOOL_OPTIONS (a system property there
+ * beats net.properties), ours go in JAVA_TOOL_OPTIONS, which reaches
+ * every JVM (java, javac, mvn, gradle and its daemon) and makes each
+ * print "Picked up JAVA_TOOL_OPTIONS": the last -D of a name wins, so
+ * ours go after the caller's own options.  nonProxyHosts is NO_PROXY.
  */
 #define ENV_JAVA	"-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=3128 " \
 			"-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=3128 " \
@@ -214,9 +218,11 @@ env_build(char **in, const struct env_inputs *ei)
 	for (j = 0; j < sizeof(env_fixed) / sizeof(*env_fixed); j++)
 		rc |= env_add(&v, &n, "%s=%s", env_fixed[j].name,
 		    env_fixed[j].value);
-	rc |= env_add(&v, &n, "JAVA_TOOL_OPTIONS=%s%s%s",
-	    java != NULL ? java : "", java != NULL && java[0] != '\0' ?
-	    " " : "", ENV_JAVA);
+	/* The caller's own already makes the JVM say so: ours join it. */
+	if (!ei->java_quiet || (java != NULL && java[0] != '\0'))
+		rc |= env_add(&v, &n, "JAVA_TOOL_OPTIONS=%s%s%s",
+		    java != NULL ? java : "", java != NULL &&
+		    java[0] != '\0' ? " " : "", ENV_JAVA);
 	for (j = 0; ei->cache_dir != NULL &&
 	    j < sizeof(env_caches) / sizeof(*env_caches); j++)
 		if (ei->caches & (1U << env_caches[j].which))

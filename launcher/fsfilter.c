@@ -574,6 +574,23 @@ done:
 }
 
 int
+fsfilter_javanet(const char *text, size_t len, struct fsfilter_out *out)
+{
+	static const char proxy[] = "\n\n# pisbx-run: the sandbox's proxy\n"
+	    "http.proxyHost=127.0.0.1\nhttp.proxyPort=3128\n"
+	    "https.proxyHost=127.0.0.1\nhttps.proxyPort=3128\n"
+	    "http.nonProxyHosts=localhost|127.*|[::1]\n";
+	struct fsf_buf		 b = { NULL, 0, 0, 1 };
+
+	if (memchr(text, '\0', len) != NULL)
+		return -1;
+	fsf_add(&b, text, len);
+	/* Blank lines first: a last line ending in "\" continues no key. */
+	fsf_add(&b, proxy, sizeof(proxy) - 1);
+	return fsf_result(out, &b, b.ok ? 0 : -1);
+}
+
+int
 fsfilter_goenv(const char *text, size_t len, struct fsfilter_out *out)
 {
 	struct fsf_buf	 b = { NULL, 0, 0, 1 };
@@ -986,7 +1003,7 @@ static char *
 fsf_file(struct fsf_ctx *c, enum fs_filter kind, const char *src, int depth)
 {
 	static const char *const names[] = { "", "gitconfig", "goenv",
-	    "mise", "ini" };
+	    "mise", "ini", "net.properties" };
 	struct fsf_buf		 b = { NULL, 0, 0, 1 };
 	struct fsfilter_out	 out;
 	char			*text, *dir, *slash, *path, *p, *q;
@@ -1017,6 +1034,9 @@ fsf_file(struct fsf_ctx *c, enum fs_filter kind, const char *src, int depth)
 		break;
 	case FS_FILTER_INI:
 		rc = fsfilter_ini(text, len, &out);
+		break;
+	case FS_FILTER_JAVANET:
+		rc = fsfilter_javanet(text, len, &out);
 		break;
 	default:
 		rc = -1;

@@ -311,6 +311,42 @@ static const char *const fs_secrets[] = {
 /* Entries of one directory a "*" of fs_secrets looks at, at most. */
 #define FS_STAR_MAX	4096
 
+/*
+ * Outside the home, the user's private files (redteam #7): the runtime
+ * directory ($XDG_RUNTIME_DIR, /run/user/<uid>) holds podman's login, a
+ * supervisor's capability file, agent sockets; the shared temporary
+ * directories hold Kerberos ticket caches, ssh-agent and tmux
+ * directories, other sessions' mktemp -d directories.  Each entry there
+ * owned by the caller and closed to group and others is hidden, but for
+ * those the run works in (fs_private_hide).
+ */
+static const char *const fs_shared_tmp[] = { "/tmp", "/var/tmp" };
+
+/* Entries of one shared temporary directory looked through, at most. */
+#define FS_TMP_MAX	4096
+/* Entries of a private directory looked at for sockets only, at most. */
+#define FS_SOCKDIR_MAX	16
+
+/* Secret stores in the runtime directory (shown when it is). */
+static const char *const fs_runtime_secrets[] = {
+	"containers/auth.json",		/* podman, buildah, skopeo */
+	"pisbx-supervisor.env",		/* supervisor.md's quick start */
+	"pisbx/supervisor.env",		/* the supervisor's user unit */
+};
+
+/* Environment variables naming a secret store: "FILE:", "DIR:" or "/". */
+static const char *const fs_env_secrets[] = {
+	"KRB5CCNAME",			/* Kerberos ticket cache */
+	"REGISTRY_AUTH_FILE",		/* podman, buildah, skopeo login */
+};
+
+/* Where JDKs live, each entry one JDK's home (fs_java). */
+static const char *const fs_jdk_dirs[] = {
+	"/usr/lib/jvm", "~/.sdkman/candidates/java", "~/.gradle/jdks",
+	"~/.jdks", "~/.local/share/mise/installs/java",
+	"~/.asdf/installs/java",
+};
+
 /* The writable caches, below the home directory. */
 #define FS_CACHE_DIR	".cache/pisbx"
 
@@ -391,6 +427,19 @@ static int	 fs_secrets_hide(struct fs_set *, const struct config *,
 		    const char *home, const char *proj);
 static int	 fs_secret_at(struct fs_set *, const struct config *,
 		    const char *home, const char *proj, const char *path);
+static int	 fs_private_hide(struct fs_set *, const struct fs_plan *,
+		    const struct config *, const struct fs_inputs *,
+		    const struct strlist *, const char *, const char *);
+static int	 fs_private_at(struct fs_set *, const char *path, int whole,
+		    const char *const *keep, size_t nkeep,
+		    const struct strlist *);
+static int	 fs_private_sockets(int dirfd, const char *name);
+static int	 fs_private_secrets(struct fs_set *, const struct config *,
+		    char *const *rt, size_t nrt, const char *, const char *);
+static int	 fs_java(struct fs_set *, struct fs_plan *,
+		    const struct fs_inputs *, const char *, const char *);
+static int	 fs_java_at(struct fs_set *, struct fs_plan *, const char *,
+		    const char *);
 static int	 fs_filtered_show(struct fs_set *, struct fs_plan *,
 		    const struct config *, const char *home, const char *proj,
 		    const char *rundir);
@@ -1769,6 +1818,341 @@ fs_secret_at(struct fs_set *set, const struct config *conf,
 }
 
 /*
+ * The caller's private entries outside the home: the runtime directory,
+ * and each entry of the shared temporary directories owned by the caller,
+ * not a symbolic link, and closed to group and others (mode & 077 == 0).
+ * Left visible: one that is, or holds, the working directory, the
+ * project, the workspace or a writable root the config names -- the run
+ * works there (a project made by mktemp -d).  The run's own directory is
+ * hidden with the rest and shown again below, as are the $PATH
+ * directories in one and what allowRead names.  With allowAllUnixSockets
+ * directories stay (the sockets the command may then reach live in
+ * them); files do not.  A shared directory of more than FS_TMP_MAX
+ * entries is hidden whole, the paths the run uses shown again: its
+ * private entries cannot all be looked for.
+ */
+static int
+fs_private_hide(struct fs_set *set, const struct fs_plan *plan,
+    const struct config *conf, const struct fs_inputs *in,
+    const struct strlist *pathdirs, const char *home, const char *proj)
+{
+	struct stat	 st;
+	struct dirent	*de;
+	DIR		*d;
+	const char	**keep, *env;
+	char		*rt[2] = { NULL, NULL }, *p, real[PATH_MAX];
+	char		 seen[PATH_MAX] = "";
+	size_t		 i, n, nkeep = 0, nrt = 0;
+	int		 dirs = !conf->allow_all_unix_sockets, rc = -1, r;
+	uid_t		 uid = getuid();
+
+	if ((keep = reallocarray(NULL, set->n + 3, sizeof(*keep))) == NULL)
+		return -1;
+	keep[nkeep++] = in->cwd;
+	keep[nkeep++] = proj;
+	if (plan->workspace != NULL)
+		keep[nkeep++] = plan->workspace;
+	for (i = 0; i < set->n; i++)
+		if ((set->v[i].flags & P_ALLOW_WRITE) &&
+		    strcmp(set->v[i].path, in->tmpdir) != 0)
+			keep[nkeep++] = set->v[i].path;
+
+	/* $XDG_RUNTIME_DIR, and /run/user/<uid> when it is another. */
+	if ((env = getenv("XDG_RUNTIME_DIR")) != NULL && env[0] == '/' &&
+	    realpath(env, real) != NULL) {
+		if ((rt[nrt] = strdup(real)) == NULL)
+			goto done;
+		nrt++;
+	}
+	snprintf(seen, sizeof(seen), "/run/user/%u", (unsigned int)uid);
+	if (realpath(seen, real) != NULL && (nrt == 0 ||
+	    strcmp(rt[0], real) != 0)) {
+		if ((rt[nrt] = strdup(real)) == NULL)
+			goto done;
+		nrt++;
+	}
+	seen[0] = '\0';
+	for (i = 0; i < nrt; i++) {
+		if (lstat(rt[i], &st) == -1 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != uid || (st.st_mode & 077) != 0 || !dirs)
+			continue;
+		if (fs_private_at(set, rt[i], 0, keep, nkeep, pathdirs) == -1)
+			goto done;
+	}
+
+	/* One readdir(3) and an fstatat(2) per entry of each. */
+	for (i = 0; i < sizeof(fs_shared_tmp) / sizeof(*fs_shared_tmp); i++) {
+		if (realpath(fs_shared_tmp[i], real) == NULL ||
+		    strcmp(real, "/") == 0 || strcmp(real, seen) == 0 ||
+		    (d = opendir(real)) == NULL)
+			continue;
+		snprintf(seen, sizeof(seen), "%s", real);
+		n = 0;
+		r = 0;
+		while (r == 0 && (de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
+				continue;
+			if (++n > FS_TMP_MAX)
+				break;
+			if (fstatat(dirfd(d), de->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) == -1 || st.st_uid != uid ||
+			    (st.st_mode & 077) != 0 ||
+			    !(S_ISREG(st.st_mode) ||
+			    (S_ISDIR(st.st_mode) && dirs &&
+			    !fs_private_sockets(dirfd(d), de->d_name))))
+				continue;
+			if (asprintf(&p, "%s/%s", real, de->d_name) == -1) {
+				r = -1;
+				break;
+			}
+			r = fs_private_at(set, p, 0, keep, nkeep, pathdirs);
+			free(p);
+		}
+		closedir(d);
+		if (r == -1)
+			goto done;
+		if (n > FS_TMP_MAX) {
+			log_warnx("%s: more than %d entries: hidden whole but "
+			    "for the paths this run uses (its private files "
+			    "cannot all be looked for); to show it, add \"%s\" "
+			    "to filesystem.allowRead", real, FS_TMP_MAX, real);
+			if (fs_private_at(set, real, 1, keep, nkeep,
+			    pathdirs) == -1)
+				goto done;
+		}
+	}
+	rc = fs_private_secrets(set, conf, rt, nrt, home, proj);
+done:
+	free(rt[0]);
+	free(rt[1]);
+	free(keep);
+	return rc;
+}
+
+/*
+ * Whether a private directory holds sockets only, a few (tmux-<uid>, an
+ * ssh-agent's ssh-XXXX), or nothing: left as it is, there is nothing to
+ * read in it, and the guard decides what the command reaches (with a
+ * refusal that names the key, and hostIPC's retry) rather than a hidden
+ * name that is not there.
+ */
+static int
+fs_private_sockets(int dirfd, const char *name)
+{
+	struct stat	 st;
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd, n = 0, only = 1;
+
+	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while (only && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		only = ++n <= FS_SOCKDIR_MAX && fstatat(fd, de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode);
+	}
+	closedir(d);
+	return only;
+}
+
+/*
+ * Hide one private entry (whole: a shared directory as a whole), unless
+ * the run works there or the config shows it; show the $PATH directories
+ * in it again.
+ */
+static int
+fs_private_at(struct fs_set *set, const char *path, int whole,
+    const char *const *keep, size_t nkeep, const struct strlist *pathdirs)
+{
+	const struct fs_entry	*e;
+	size_t			 i;
+
+	for (i = 0; i < nkeep; i++)
+		if (whole ? strcmp(keep[i], path) == 0 :
+		    fs_under(keep[i], path))
+			return 0;
+	if ((e = fs_set_find(set, path, strlen(path))) != NULL &&
+	    (e->flags & (P_ALLOW_READ | P_ALLOW_WRITE)))
+		return 0;
+	if (fs_set_add(set, path, P_DENY_READ, NULL) == -1)
+		return -1;
+	for (i = 0; i < pathdirs->n; i++)
+		if (fs_under(pathdirs->v[i], path) &&
+		    fs_set_add(set, pathdirs->v[i], P_ALLOW_READ, NULL) == -1)
+			return -1;
+	return 0;
+}
+
+/*
+ * The known secret stores outside the home, hidden like those in it
+ * (fs_secret_at) where they would still be readable: the runtime
+ * directory shown (allowRead, allowAllUnixSockets), a ticket cache that
+ * is not private.
+ */
+static int
+fs_private_secrets(struct fs_set *set, const struct config *conf,
+    char *const *rt, size_t nrt, const char *home, const char *proj)
+{
+	const char	*env;
+	char		*p;
+	size_t		 i, j;
+	int		 rc = 0;
+
+	for (i = 0; i < nrt && rc == 0; i++) {
+		for (j = 0; j < sizeof(fs_runtime_secrets) /
+		    sizeof(*fs_runtime_secrets) && rc == 0; j++) {
+			if ((p = fs_join(rt[i], fs_runtime_secrets[j])) == NULL)
+				return -1;
+			rc = fs_secret_at(set, conf, home, proj, p);
+			free(p);
+		}
+	}
+	for (i = 0; i < sizeof(fs_env_secrets) / sizeof(*fs_env_secrets) &&
+	    rc == 0; i++) {
+		if ((env = getenv(fs_env_secrets[i])) == NULL)
+			continue;
+		if (strncmp(env, "FILE:", 5) == 0)
+			env += 5;
+		else if (strncmp(env, "DIR:", 4) == 0)
+			env += 4;
+		if (env[0] == '/' && strstr(env, "*") == NULL)
+			rc = fs_secret_at(set, conf, home, proj, env);
+	}
+	if (rc == 0) {
+		if (asprintf(&p, "/tmp/krb5cc_%u", (unsigned int)getuid()) ==
+		    -1)
+			return -1;
+		rc = fs_secret_at(set, conf, home, proj, p);
+		free(p);
+	}
+	return rc;
+}
+
+/*
+ * The JDKs a command may run ($JAVA_HOME, the java on $PATH, the
+ * system's and the version managers' in fs_jdk_dirs): each one's
+ * net.properties shown as a copy with the sandbox's proxy added
+ * (fsfilter_javanet).  The JVM reads no *_PROXY variable; it reads
+ * JAVA_TOOL_OPTIONS too, but then prints "Picked up JAVA_TOOL_OPTIONS"
+ * on stderr, every time (newuser B11).
+ */
+static int
+fs_java(struct fs_set *set, struct fs_plan *plan, const struct fs_inputs *in,
+    const char *home, const char *proj)
+{
+	struct dirent	*de;
+	DIR		*d;
+	const char	*env;
+	char		*path, *dir, *save = NULL, *p, *bin, real[PATH_MAX];
+	size_t		 i, n;
+	int		 rc = 0;
+
+	if (in->rundir == NULL)
+		return 0;
+	if ((env = getenv("JAVA_HOME")) != NULL && env[0] == '/')
+		rc = fs_java_at(set, plan, in->rundir, env);
+	/* The java on $PATH: its home is above its real bin/java. */
+	if (rc == 0 && in->path != NULL) {
+		if ((path = strdup(in->path)) == NULL)
+			return -1;
+		for (dir = strtok_r(path, ":", &save); dir != NULL && rc == 0;
+		    dir = strtok_r(NULL, ":", &save)) {
+			if (dir[0] != '/')
+				continue;
+			if (asprintf(&p, "%s/java", dir) == -1) {
+				rc = -1;
+				break;
+			}
+			if (realpath(p, real) != NULL &&
+			    (bin = strstr(real, "/bin/java")) != NULL &&
+			    strcmp(bin, "/bin/java") == 0) {
+				*bin = '\0';
+				rc = fs_java_at(set, plan, in->rundir, real);
+			}
+			free(p);
+		}
+		free(path);
+	}
+	for (i = 0; rc == 0 && i < sizeof(fs_jdk_dirs) / sizeof(*fs_jdk_dirs);
+	    i++) {
+		if ((fs_jdk_dirs[i][0] == '~' && home == NULL) ||
+		    (p = fs_resolve(fs_jdk_dirs[i], proj, home)) == NULL)
+			continue;
+		if ((d = opendir(p)) == NULL) {
+			free(p);
+			continue;
+		}
+		n = 0;
+		while (rc == 0 && (de = readdir(d)) != NULL &&
+		    ++n <= FS_STAR_MAX) {
+			if (de->d_name[0] == '.')
+				continue;
+			if (asprintf(&dir, "%s/%s", p, de->d_name) == -1)
+				rc = -1;
+			else {
+				rc = fs_java_at(set, plan, in->rundir, dir);
+				free(dir);
+			}
+		}
+		closedir(d);
+		free(p);
+	}
+	return rc;
+}
+
+/* One JDK's home (JDK 9 and later: conf/; 8: jre/lib/ or lib/). */
+static int
+fs_java_at(struct fs_set *set, struct fs_plan *plan, const char *rundir,
+    const char *jdk)
+{
+	static const char *const rel[] = {
+		"conf/net.properties", "jre/lib/net.properties",
+		"lib/net.properties",
+	};
+	const struct fs_entry	*e;
+	struct stat		 st;
+	char			*p, *copy, *note, real[PATH_MAX];
+	size_t			 i;
+	int			 rc = 0;
+
+	for (i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+		if ((p = fs_join(jdk, rel[i])) == NULL)
+			return -1;
+		if (stat(p, &st) == -1 || !S_ISREG(st.st_mode) ||
+		    realpath(p, real) == NULL) {
+			free(p);
+			continue;
+		}
+		free(p);
+		/* Done (a JDK named twice), or hidden (in the home). */
+		if (((e = fs_set_find(set, real, strlen(real))) != NULL &&
+		    (e->source != NULL || (e->flags & P_DENY_READ))) ||
+		    !fs_visible(set, real))
+			return 0;
+		if ((copy = fsfilter_copy(FS_FILTER_JAVANET, real, rundir,
+		    NULL, NULL)) == NULL)
+			return 0;
+		if (asprintf(&note, "a copy of %s, the sandbox's proxy added",
+		    real) == -1 || fs_own(plan, note) == NULL ||
+		    fs_filtered_at(set, real, copy, note) == -1)
+			rc = -1;
+		else
+			plan->njava++;
+		free(copy);
+		return rc;
+	}
+	return 0;
+}
+
+/*
  * The settings files shown as filtered copies (fs_filtered): where one
  * would be readable, or is re-exposed from the hidden home, its copy
  * (written in the run directory) is bound over it.  Without a run
@@ -2260,6 +2644,11 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	    in->rundir) == -1 ||
 	    fs_secrets_hide(&set, conf, home_real, proj) == -1))
 		goto fail;
+	if (fs_path_list(in->path, plan->workspace != NULL ?
+	    plan->workspace : cwd, &pathdirs) == -1 ||
+	    fs_private_hide(&set, plan, conf, in, &pathdirs, home_real,
+	    proj) == -1 || fs_java(&set, plan, in, home_real, proj) == -1)
+		goto fail;
 
 	/* Writable roots. */
 	for (i = 0; i < set.n; i++) {
@@ -2274,9 +2663,6 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		    set.v[i].path) == -1)
 			goto fail;
 	}
-	if (fs_path_list(in->path, plan->workspace != NULL ?
-	    plan->workspace : cwd, &pathdirs) == -1)
-		goto fail;
 	if ((rc = fs_refuse_cwd(&set, plan, cwd,
 	    conf->fs_deny_read_set)) != 0 ||
 	    (rc = fs_reviewer(conf, plan, cwd, home_real)) != 0 ||
@@ -2334,12 +2720,23 @@ fs_plan_grant(struct fs_plan *plan, const char *path, int writable)
 {
 	struct fs_rule	*nv;
 	struct stat	 st;
+	size_t		 i;
 
 	if (path[0] != '/' || lstat(path, &st) == -1 ||
 	    !S_ISREG(st.st_mode) || fs_plan_guarded(plan, path, 1) != NULL ||
 	    fs_glob_denied(plan, path) != NULL) {
 		errno = EACCES;
 		return -1;
+	}
+	/* The agent's own file, private in /tmp (fs_private_hide): shown. */
+	for (i = 0; i < plan->nrules; i++) {
+		if (plan->rules[i].action != FS_HIDE ||
+		    strcmp(plan->rules[i].path, path) != 0)
+			continue;
+		free(plan->rules[i].path);
+		free(plan->rules[i].source);
+		plan->rules[i] = plan->rules[--plan->nrules];
+		break;
 	}
 	if ((nv = reallocarray(plan->rules, plan->nrules + 1,
 	    sizeof(*nv))) == NULL)

@@ -52,7 +52,8 @@ enum fs_filter {
 	FS_FILTER_GIT,		/* a git config */
 	FS_FILTER_GOENV,	/* go's env file */
 	FS_FILTER_MISE,		/* a mise config (TOML) */
-	FS_FILTER_INI		/* npm's npmrc, pip's pip.conf */
+	FS_FILTER_INI,		/* npm's npmrc, pip's pip.conf */
+	FS_FILTER_JAVANET	/* a JDK's net.properties, the proxy added */
 };
 
 /* The config's filesystem patterns, compiled (fsglob.c). */
@@ -88,6 +89,7 @@ struct fs_plan {
 	char		*project;	/* relative config paths start here */
 	struct fs_glob	*globs;		/* denyRead/allowRead/denyWrite */
 	size_t		 nglobs;
+	size_t		 njava;		/* JDKs with the proxy in net.properties */
 	char		**unix_sockets;	/* allowUnixSockets, resolved */
 	size_t		 nunix;
 	char		*home;		/* resolved, or NULL */
@@ -330,6 +332,12 @@ int	 fsfilter_mise(const char *text, size_t len, struct fsfilter_out *);
  * without the user and password of any URL.
  */
 int	 fsfilter_ini(const char *text, size_t len, struct fsfilter_out *);
+/*
+ * A JDK's net.properties with the sandbox's proxy appended (the later
+ * key wins): every JVM of that JDK uses it without a word on stderr.
+ */
+int	 fsfilter_javanet(const char *text, size_t len,
+	    struct fsfilter_out *);
 /* Whether s holds a URL with a user or password, or an Authorization. */
 int	 fsfilter_secret(const char *s);
 /*
@@ -512,6 +520,8 @@ struct env_inputs {
 	unsigned int	 caches;	/* 1 << enum fs_cache: wired */
 	int		 depth;		/* PISBX_DEPTH of the caller */
 	const char	*bash_env;	/* BASH_ENV over the caller's, or NULL */
+	int		 java_quiet;	/* JDKs have the proxy in net.properties:
+					 * no JAVA_TOOL_OPTIONS of ours */
 };
 /*
  * The command's environment: the caller's minus capabilities, plus the

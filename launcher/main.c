@@ -953,6 +953,7 @@ run(const struct run_opts *o)
 	ein.caches = conf->fs_caches;
 	ein.depth = depth;
 	ein.bash_env = login_rc;
+	ein.java_quiet = sb.plan.njava > 0;
 	if ((git_proxy = rundir_git_proxy(&sb, exe)) == NULL) {
 		log_warn("cannot create %s/git-proxy", sb.rundir);
 		goto fail;

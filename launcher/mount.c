@@ -482,6 +482,10 @@ mount_apply(struct sandbox *sb)
 				    r->mode != 0 ? (unsigned int)r->mode :
 				    0755U);
 				if (mount_tmpfs(&ms, r->path, opts) == -1) {
+					/* Gone since (a private directory in
+					 * /tmp): nothing to hide. */
+					if (errno == ENOENT || errno == ENOTDIR)
+						continue;
 					log_warn("hide %s", r->path);
 					goto done;
 				}
@@ -529,7 +533,8 @@ mount_apply(struct sandbox *sb)
 		const struct fs_rule *r = &plan->rules[i];
 
 		if (r->action == FS_HIDE && r->is_dir &&
-		    mount_setro(AT_FDCWD, r->path, 0) == -1) {
+		    mount_setro(AT_FDCWD, r->path, 0) == -1 &&
+		    errno != ENOENT && errno != ENOTDIR) {
 			log_warn("make %s read-only", r->path);
 			goto done;
 		}

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Clients that do not read HTTP_PROXY reach the sandbox's one way out too,
 # each through its own spelling (launcher/env.c): Node's own fetch()
-# (NODE_USE_ENV_PROXY), the JVM (JAVA_TOOL_OPTIONS: java, Maven), npm over
+# (NODE_USE_ENV_PROXY), the JVM (the JDK's net.properties, silently:
+# java, Maven; JAVA_TOOL_OPTIONS after the caller's own), npm over
 # a project .npmrc's proxy, pip into a venv, git:// (GIT_PROXY_COMMAND),
 # plain ssh (ssh's system config).
 # host.pisbx.internal reaches a service on the host's loopback through
@@ -43,6 +44,14 @@ for v in "npm_config_proxy=http://127.0.0.1:3128" \
 done
 check "the caller's npm_config_proxy is dropped" \
     sh -c "! grep -q elsewhere.invalid:1 '$T/env.out'"
+# Without the caller's JAVA_TOOL_OPTIONS, none of ours where the JDKs were
+# found (each gets the proxy in its net.properties, silently).
+if command -v java >/dev/null 2>&1; then
+	env -u JAVA_TOOL_OPTIONS sh -c 'cd "$1" && "$2" --config "$3" -- env' \
+	    sh "$WS" "$RUN" "$CONF" >"$T/env2.out" 2>&1
+	check "no JAVA_TOOL_OPTIONS when the caller set none (a JDK is here)" \
+	    sh -c "! grep -q '^JAVA_TOOL_OPTIONS=' '$T/env2.out'"
+fi
 
 # 2. Node's own fetch() through the proxy (Node 24 from the npm
 #    registry; Node 20's fetch reads no proxy setting at all).
@@ -90,8 +99,16 @@ public class Fetch {
 }
 EOF
 	chmod -R a+rX "$T/java"
-	sbx -- java "$T/java/Fetch.java" "http://allowed.test:$WEB" \
-	    >"$T/java.out" 2>&1
+	env -u JAVA_TOOL_OPTIONS -u JDK_JAVA_OPTIONS sh -c 'cd "$1" &&
+	    "$2" --config "$3" --access-log "$4" -- \
+	    java "$5/Fetch.java" "$6"' sh "$WS" "$RUN" "$CONF" "$PX_LOG" \
+	    "$T/java" "http://allowed.test:$WEB" >"$T/java.out" 2>"$T/java.err"
+	cat "$T/java.err" >>"$T/java.out"
+	if grep -q "Picked up" "$T/java.err"; then
+		not_ok "the JVM says nothing on stderr: $(cat "$T/java.err")"
+	else
+		ok "the JVM says nothing on stderr (no Picked up ...)"
+	fi
 	contains "java's HttpURLConnection goes through the proxy" \
 	    "$(cat "$T/java.out")" "juc 200 true"
 	contains "java's HttpClient goes through the proxy" \

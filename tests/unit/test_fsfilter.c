@@ -126,6 +126,22 @@ static const struct filter_case mise_cases[] = {
 	{ "[\n", NULL, NULL },
 };
 
+#define JAVANET_PROXY "\n\n# pisbx-run: the sandbox's proxy\n" \
+	"http.proxyHost=127.0.0.1\nhttp.proxyPort=3128\n" \
+	"https.proxyHost=127.0.0.1\nhttps.proxyPort=3128\n" \
+	"http.nonProxyHosts=localhost|127.*|[::1]\n"
+
+/* A JDK's net.properties: kept whole, the proxy after it (later wins). */
+static const struct filter_case javanet_cases[] = {
+	{ "java.net.useSystemProxies=false\n",
+	  "java.net.useSystemProxies=false\n" JAVANET_PROXY, NULL },
+	/* Its own proxy is overridden, not removed; a last "\" ends. */
+	{ "http.proxyHost=corp\nftp.nonProxyHosts=a|\\",
+	  "http.proxyHost=corp\nftp.nonProxyHosts=a|\\" JAVANET_PROXY,
+	  NULL },
+	{ "", JAVANET_PROXY, NULL },
+};
+
 static const struct filter_case ini_cases[] = {
 	/* npm: the registry stays, without its user; tokens go. */
 	{ "registry=https://u:S3CRET@npm.corp/\n"
@@ -189,7 +205,10 @@ inc_cb(void *arg, const char *path, const char *dir)
 	return s;
 }
 
-/* Each case through the filter kind (1 git, 2 go, 3 mise, 4 ini). */
+/*
+ * Each case through the filter kind (1 git, 2 go, 3 mise, 4 ini,
+ * 5 net.properties).
+ */
 static void
 run_cases(const struct filter_case *cases, size_t n, int kind)
 {
@@ -208,9 +227,12 @@ run_cases(const struct filter_case *cases, size_t n, int kind)
 		else if (kind == 3)
 			rc = fsfilter_mise(cases[i].in, strlen(cases[i].in),
 			    &out);
-		else
+		else if (kind == 4)
 			rc = fsfilter_ini(cases[i].in, strlen(cases[i].in),
 			    &out);
+		else
+			rc = fsfilter_javanet(cases[i].in,
+			    strlen(cases[i].in), &out);
 		if (cases[i].want == NULL) {
 			if (rc != -1) {
 				print_error("case %zu: read, want an error:\n"
@@ -296,6 +318,19 @@ test_ini(void **state)
 	memset(&out, 0, sizeof(out));
 	assert_int_equal(fsfilter_ini(nul, sizeof(nul) - 1, &out), -1);
 	free(out.dropped);
+}
+
+static void
+test_javanet(void **state)
+{
+	struct fsfilter_out	out;
+	static const char	nul[] = "a=b\0c\n";
+
+	(void)state;
+	run_cases(javanet_cases, sizeof(javanet_cases) /
+	    sizeof(*javanet_cases), 5);
+	memset(&out, 0, sizeof(out));
+	assert_int_equal(fsfilter_javanet(nul, sizeof(nul) - 1, &out), -1);
 }
 
 static void
@@ -436,6 +471,7 @@ main(void)
 		cmocka_unit_test(test_goenv),
 		cmocka_unit_test(test_mise),
 		cmocka_unit_test(test_ini),
+		cmocka_unit_test(test_javanet),
 		cmocka_unit_test(test_secret),
 		cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_include_loop, setup,
