@@ -182,6 +182,9 @@ struct sandbox {
 	int		 tty;		/* the controlling terminal, or -1 */
 	int		 tty_give;	/* the command starts in its foreground */
 	int		 tty_none;	/* ... which none of its stdio is */
+	int		 tty_hold[3];	/* reaper: masters keeping the numbers
+					   of the inherited terminals in the
+					   sandbox's devpts, or -1 (mount.c) */
 	int		 verbose;
 	struct timing	*times;		/* -v: shared with the sandbox */
 };

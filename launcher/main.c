@@ -710,6 +710,7 @@ run(const struct run_opts *o)
 	rs.run.pid = -1;
 	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
 	sb.report_fd = sb.tty = -1;
+	sb.tty_hold[0] = sb.tty_hold[1] = sb.tty_hold[2] = -1;
 	log_init(NULL, o->verbose);
 	if (o->verbose)
 		sb.times = timing_new();

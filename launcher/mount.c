@@ -10,7 +10,10 @@
  *   4. a fresh /proc for the PID namespace (with /proc/sys and friends
  *      read-only) and a minimal /dev (null, zero, full, random, urandom,
  *      tty, a private devpts and /dev/shm): the host's /dev would hand a
- *      root-run command the raw disks;
+ *      root-run command the raw disks.  The terminal the command
+ *      inherited keeps its name: its host node is bound over the same
+ *      number in the private devpts, a number held for it there
+ *      (mount_tty_*);
  *   5. the plan's rules, shallow first: tmpfs over denied directories, an
  *      empty read-only file over denied files, the cloned trees moved onto
  *      re-exposed (read-only) and writable paths.
@@ -19,6 +22,7 @@
  * own tmpfs mounts, never on a real filesystem, so nothing is ever left
  * in a workspace.
  */
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -46,6 +50,20 @@ struct mount_state {
 	size_t	 ntmpfs;
 };
 
+/* A terminal among fds 0-2 on the host's devpts: /dev/pts/nr there. */
+struct mount_tty {
+	int		 tree;		/* its node, cloned (open_tree) */
+	unsigned int	 nr;
+};
+
+/*
+ * The highest pty number whose name is kept: holding it takes as many
+ * ptys of the sandbox's devpts for a moment (some 30 us each: 20 ms for
+ * number 600), and the ptys of all instances share one limit
+ * (kernel.pty.max).
+ */
+#define MOUNT_TTY_MAXNR	1023
+
 static const char *const mount_dev_nodes[] = {
 	"null", "zero", "full", "random", "urandom", "tty",
 };
@@ -63,7 +81,12 @@ static int	 mount_tmpfs(struct mount_state *, const char *path,
 static int	 mount_mkpoint(struct mount_state *, const char *path,
 		    int is_dir);
 static int	 mount_proc(int userns);
-static int	 mount_dev(struct mount_state *);
+static size_t	 mount_tty_find(struct mount_tty *);
+static void	 mount_tty_hold(struct sandbox *, struct mount_tty *,
+		    size_t);
+static void	 mount_tty_show(struct sandbox *, struct mount_tty *,
+		    size_t);
+static int	 mount_dev(struct mount_state *, struct sandbox *);
 
 /*
  * A detached copy of the tree at path, or of what dirfd is when path is
@@ -211,18 +234,142 @@ mount_proc(int userns)
 	return 0;
 }
 
-static int
-mount_dev(struct mount_state *ms)
+/*
+ * The terminals among fds 0-2 that are nodes of the devpts at /dev/pts:
+ * ttyname() finds a terminal by the name /proc/self/fd/N gives, which is
+ * the host's (/dev/pts/3), and the sandbox has a devpts of its own.  Each
+ * is cloned while the host's /dev/pts is still visible; a name that
+ * leads to another node here (a caller in another mount namespace) is
+ * left alone.  The command reaches nothing it did not inherit.
+ */
+static size_t
+mount_tty_find(struct mount_tty *t)
 {
-	int	fds[sizeof(mount_dev_nodes) / sizeof(*mount_dev_nodes)];
+	struct stat	 fst, st;
+	char		 link[32], path[64], *end;
+	unsigned long	 nr;
+	ssize_t		 len;
+	size_t		 i, j, n = 0;
+
+	for (i = 0; i < 3; i++) {
+		if (!isatty((int)i) || fstat((int)i, &fst) == -1)
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%zu", i);
+		if ((len = readlink(link, path, sizeof(path) - 1)) == -1)
+			continue;
+		path[len] = '\0';
+		if (strncmp(path, "/dev/pts/", 9) != 0 ||
+		    path[9] < '0' || path[9] > '9')
+			continue;
+		errno = 0;
+		nr = strtoul(path + 9, &end, 10);
+		if (*end != '\0' || errno != 0 || nr > MOUNT_TTY_MAXNR ||
+		    (path[9] == '0' && path[10] != '\0'))
+			continue;
+		if (stat(path, &st) == -1 || !S_ISCHR(st.st_mode) ||
+		    st.st_dev != fst.st_dev || st.st_ino != fst.st_ino ||
+		    st.st_rdev != fst.st_rdev)
+			continue;
+		for (j = 0; j < n; j++)
+			if (t[j].nr == nr)
+				break;
+		if (j < n)
+			continue;
+		if ((t[n].tree = mount_clone(AT_FDCWD, path, 0)) == -1) {
+			log_debug("clone %s: %s", path, strerror(errno));
+			continue;
+		}
+		t[n++].nr = (unsigned int)nr;
+	}
+	return n;
+}
+
+/*
+ * Hold the inherited terminals' numbers in the sandbox's new devpts, so
+ * that no pty the command makes gets one (ptsname() would name the
+ * inherited terminal): devpts gives the lowest free number, so open its
+ * ptmx until each is reached, keep those masters in the reaper
+ * (sb->tty_hold) and close the rest.  A number not reached (the pty
+ * limit, the fd limit) keeps no name: its clone is dropped.
+ */
+static void
+mount_tty_hold(struct sandbox *sb, struct mount_tty *t, size_t n)
+{
+	int		 spare[MOUNT_TTY_MAXNR + 1], fd;
+	unsigned int	 nr, max = 0;
+	size_t		 i, nspare = 0, held = 0;
+
+	for (i = 0; i < n; i++)
+		if (t[i].nr > max)
+			max = t[i].nr;
+	while (held < n && nspare <= max) {
+		if ((fd = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY |
+		    O_CLOEXEC)) == -1) {
+			log_debug("hold a pty number: %s", strerror(errno));
+			break;
+		}
+		if (ioctl(fd, TIOCGPTN, &nr) == -1) {
+			close(fd);
+			break;
+		}
+		for (i = 0; i < n; i++)
+			if (t[i].nr == nr)
+				break;
+		if (i < n) {
+			sb->tty_hold[i] = fd;
+			held++;
+		} else
+			spare[nspare++] = fd;
+	}
+	while (nspare > 0)
+		close(spare[--nspare]);
+	for (i = 0; i < n; i++) {
+		if (sb->tty_hold[i] == -1) {
+			close(t[i].tree);
+			t[i].tree = -1;
+		}
+	}
+}
+
+/*
+ * Each held number's node in the sandbox's devpts covered by the host's
+ * node of that number: the inherited terminal, at the name
+ * /proc/self/fd/N gives.  The masters keep those nodes in place.  A
+ * terminal not shown is still the command's through its descriptors;
+ * only its name is missing, as without this.
+ */
+static void
+mount_tty_show(struct sandbox *sb, struct mount_tty *t, size_t n)
+{
 	char	path[64];
-	size_t	i, n = sizeof(mount_dev_nodes) / sizeof(*mount_dev_nodes);
-	int	rc = -1;
+	size_t	i;
+
+	mount_tty_hold(sb, t, n);
+	for (i = 0; i < n; i++) {
+		if (t[i].tree == -1)
+			continue;
+		snprintf(path, sizeof(path), "/dev/pts/%u", t[i].nr);
+		if (mount_move(t[i].tree, path) == -1)
+			log_debug("bind the terminal at %s: %s", path,
+			    strerror(errno));
+	}
+}
+
+static int
+mount_dev(struct mount_state *ms, struct sandbox *sb)
+{
+	int		 fds[sizeof(mount_dev_nodes) / sizeof(*mount_dev_nodes)];
+	struct mount_tty tty[3];
+	char		 path[64];
+	size_t		 i, n = sizeof(mount_dev_nodes) / sizeof(*mount_dev_nodes);
+	size_t		 ntty;
+	int		 rc = -1;
 
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/dev/%s", mount_dev_nodes[i]);
 		fds[i] = mount_clone(AT_FDCWD, path, 0);
 	}
+	ntty = mount_tty_find(tty);
 	if (mount_tmpfs(ms, "/dev", "mode=0755,size=64k") == -1) {
 		log_warn("mount tmpfs on /dev");
 		goto done;
@@ -244,6 +391,7 @@ mount_dev(struct mount_state *ms)
 		log_warn("mount devpts");
 		goto done;
 	}
+	mount_tty_show(sb, tty, ntty);
 	if (mkdir("/dev/shm", 01777) == -1 ||
 	    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
 	    "mode=1777") == -1) {
@@ -266,6 +414,9 @@ done:
 	for (i = 0; i < n; i++)
 		if (fds[i] != -1)
 			close(fds[i]);
+	for (i = 0; i < ntty; i++)
+		if (tty[i].tree != -1)
+			close(tty[i].tree);
 	return rc;
 }
 
@@ -318,7 +469,7 @@ mount_apply(struct sandbox *sb)
 		log_warn("make / read-only");
 		goto done;
 	}
-	if (mount_proc(sb->userns) == -1 || mount_dev(&ms) == -1)
+	if (mount_proc(sb->userns) == -1 || mount_dev(&ms, sb) == -1)
 		goto done;
 
 	for (i = 0; i < plan->nrules; i++) {

@@ -162,13 +162,16 @@ reaper_drop_caps(void)
 static int
 reaper_close_all(struct sandbox *sb, int *ctl)
 {
-	int	*keep[3], tmp[3], i, n = 0, first = 3;
+	int	*keep[6], tmp[6], i, n = 0, first = 3;
 
 	if (sb->report_fd != -1)
 		keep[n++] = &sb->report_fd;
 	keep[n++] = ctl;
 	if (sb->tty != -1)
 		keep[n++] = &sb->tty;
+	for (i = 0; i < 3; i++)
+		if (sb->tty_hold[i] != -1)
+			keep[n++] = &sb->tty_hold[i];
 	/* Out of the way first: a kept one may sit where another goes. */
 	for (i = 0; i < n; i++)
 		if ((tmp[i] = fcntl(*keep[i], F_DUPFD_CLOEXEC, 64)) == -1)
