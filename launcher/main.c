@@ -70,6 +70,7 @@ struct run_opts {
 static void	usage(FILE *, int) __attribute__((noreturn));
 static void	sh_usage(FILE *, int) __attribute__((noreturn));
 static char	*sh_opt(int, int, const char *);
+static void	sh_free(char **, size_t, char **, size_t);
 static void	run_signal_cb(evutil_socket_t, short, void *);
 static void	run_timeout_cb(evutil_socket_t, short, void *);
 static void	run_report_cb(evutil_socket_t, short, void *);
@@ -564,6 +565,7 @@ sh_main(int argc, char *argv[])
 	if ((longv = calloc((size_t)argc * 3 + 1, sizeof(*longv))) == NULL ||
 	    (shortv = calloc((size_t)argc * 2 + 1, sizeof(*shortv))) == NULL) {
 		log_warn("shell options");
+		free(longv);
 		return EXIT_USAGE;
 	}
 	for (i = 1; i < argc && (argv[i][0] == '-' || argv[i][0] == '+');
@@ -574,10 +576,11 @@ sh_main(int argc, char *argv[])
 			break;
 		}
 		if (strcmp(a, "--help") == 0)
-			sh_usage(stdout, 0);
+			goto help;
 		if (strcmp(a, "--version") == 0) {
 			printf("pisbx-sh %s\n", PISBX_VERSION);
-			return 0;
+			rc = 0;
+			goto done;
 		}
 		if (strcmp(a, "--login") == 0) {
 			o.login = 1;
@@ -591,7 +594,7 @@ sh_main(int argc, char *argv[])
 				log_warnx("%s: not an option of bash's that "
 				    "pisbx-sh takes; pisbx-run's options go in "
 				    "the config", a);
-				sh_usage(stderr, EXIT_USAGE);
+				goto usage;
 			}
 			if (strcmp(a, "--noprofile") == 0)
 				o.noprofile = 1;
@@ -600,7 +603,7 @@ sh_main(int argc, char *argv[])
 		}
 		if (a[1] == '\0') {
 			log_warnx("+: not an option");
-			sh_usage(stderr, EXIT_USAGE);
+			goto usage;
 		}
 		for (p = a + 1; *p != '\0'; p++) {
 			if (*p == 'o' || *p == 'O') {
@@ -608,7 +611,7 @@ sh_main(int argc, char *argv[])
 				if (i + 1 >= argc) {
 					log_warnx("%c%c: no option name",
 					    a[0], *p);
-					sh_usage(stderr, EXIT_USAGE);
+					goto usage;
 				}
 				shortv[nshort++] = sh_opt(a[0], *p, NULL);
 				shortv[nshort++] = sh_opt(0, 0, argv[++i]);
@@ -628,7 +631,7 @@ sh_main(int argc, char *argv[])
 				log_warnx("%c%c: not an option of bash's that "
 				    "pisbx-sh takes; pisbx-run's options go in "
 				    "the config", a[0], *p);
-				sh_usage(stderr, EXIT_USAGE);
+				goto usage;
 			}
 		}
 	}
@@ -639,7 +642,7 @@ sh_main(int argc, char *argv[])
 	if (cflag) {
 		if (i >= argc) {
 			log_warnx("-c: no command line");
-			sh_usage(stderr, EXIT_USAGE);
+			goto usage;
 		}
 		o.line = argv[i];
 		o.line_args = argv + i + 1;
@@ -649,19 +652,40 @@ sh_main(int argc, char *argv[])
 		if (nlong + nshort > 0 || o.login) {
 			log_warnx("bash's options need a command line: "
 			    "pisbx-sh [OPTION...] -c 'LINE'");
-			sh_usage(stderr, EXIT_USAGE);
+			goto usage;
 		}
 		o.argv = argv + i;
 	} else {
 		log_warnx("no command");
-		sh_usage(stderr, EXIT_USAGE);
+		goto usage;
 	}
 	rc = run(&o);
-	for (k = 0; k < nlong + nshort; k++)
+done:
+	sh_free(longv, nlong, shortv, nshort);
+	return rc;
+help:
+	sh_free(longv, nlong, shortv, nshort);
+	sh_usage(stdout, 0);
+usage:
+	sh_free(longv, nlong, shortv, nshort);
+	sh_usage(stderr, EXIT_USAGE);
+}
+
+/*
+ * The option words sh_main made: longv's first nlong and shortv's
+ * nshort (longv's later entries, when copied there, are shortv's).
+ */
+static void
+sh_free(char **longv, size_t nlong, char **shortv, size_t nshort)
+{
+	size_t	k;
+
+	for (k = 0; k < nlong; k++)
 		free(longv[k]);
+	for (k = 0; k < nshort; k++)
+		free(shortv[k]);
 	free(longv);
 	free(shortv);
-	return rc;
 }
 
 /* Run one command in a sandbox; returns pisbx-run's exit status. */
