@@ -189,4 +189,22 @@ eq "stripped nested run exits 125" "$?" 125
 check "stripped nested run ran nothing" sh -c "! grep -q RAN '$T/out'"
 contains "stripped nested run says why" "$(cat "$T/out")" "cannot"
 
+# -v ends with one timing line: each step of pisbx-run(1)'s list once, in
+# order, a non-negative figure each, the total not below the command's.
+sbx -v -- /bin/sh -c 'sleep 0.05' >"$T/out" 2>&1
+eq "-v run exits 0" "$?" 0
+line=$(grep '^pisbx-run: timing (ms): ' "$T/out")
+eq "-v prints one timing line" "$(printf '%s\n' "$line" | grep -c .)" 1
+steps=$(printf '%s\n' "$line" | sed 's/^pisbx-run: timing (ms): //' |
+    sed 's/ ([^)]*)//; s/; /, /' | tr ',' '\n' |
+    sed 's/^ *//; s/ [0-9][0-9.]*$//')
+eq "the timing line names the steps in order" "$(echo $steps)" \
+    "config policy clone network mounts landlock proxy command start command sandbox exit cleanup total"
+check "every figure is a non-negative number" sh -c "printf '%s\n' '$line' |
+    sed 's/^pisbx-run: timing (ms): //' | grep -Eq '^([a-z ]+ [0-9]+\.[0-9]{2}( \(waited for: [0-9]+\.[0-9]{2}\))?[,;] )+total [0-9]+\.[0-9]{2}$'"
+cmd=$(printf '%s\n' "$line" | sed -n 's/.* command \([0-9.]*\),.*/\1/p')
+total=$(printf '%s\n' "$line" | sed -n 's/.*total \([0-9.]*\)$/\1/p')
+check "the command's 50 ms sleep is in its step and the total" awk \
+    "BEGIN { exit !($cmd >= 50 && $total >= $cmd) }"
+
 done_testing
