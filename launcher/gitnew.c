@@ -240,40 +240,69 @@ bad:
 static void
 gitnew_readconf(int gitfd, const char *pre, struct gitnew_found *f)
 {
+	char	label[64], *buf;
+	size_t	len;
+
+	(void)snprintf(label, sizeof(label), "%sconfig", pre);
+	if ((buf = gitnew_read(gitfd, "config", label, GITNEW_CONFIG_MAX, &len,
+	    f)) == NULL)
+		return;
+	gitnew_config(buf, len, label, f);
+	free(buf);
+}
+
+/*
+ * The content of dirfd/name: NULL when it is not there (nothing named)
+ * or cannot be trusted to be what git reads (named under label): not a
+ * plain file, a link, another hard link, over max bytes.  NUL-terminated.
+ */
+char *
+gitnew_read(int dirfd, const char *name, const char *label, size_t max,
+    size_t *len, struct gitnew_found *f)
+{
 	struct stat	 st;
 	char		*buf = NULL;
 	size_t		 got = 0;
 	ssize_t		 r;
 	int		 fd;
 
-	if ((fd = openat(gitfd, "config", O_RDONLY | O_NOFOLLOW |
-	    O_NONBLOCK | O_CLOEXEC)) == -1) {
-		if (errno != ENOENT)
-			gitnew_add(f, "%sconfig (%s)", pre, strerror(errno));
-		return;
+	if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1) {
+		if (errno == ELOOP)
+			gitnew_add(f, "%s (a symbolic link)", label);
+		else if (errno != ENOENT)
+			gitnew_add(f, "%s (%s)", label, strerror(errno));
+		return NULL;
 	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size > GITNEW_CONFIG_MAX ||
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		gitnew_add(f, "%s (not a plain file)", label);
+		goto fail;
+	}
+	/* Another name of it could change it after the check. */
+	if (st.st_nlink != 1) {
+		gitnew_add(f, "%s (has other hard links)", label);
+		goto fail;
+	}
+	if (st.st_size > (off_t)max ||
 	    (buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		gitnew_add(f, "%sconfig (not read)", pre);
-		goto done;
+		gitnew_add(f, "%s (not read)", label);
+		goto fail;
 	}
 	while (got < (size_t)st.st_size && (r = read(fd, buf + got,
 	    (size_t)st.st_size - got)) > 0)
 		got += (size_t)r;
 	if (got != (size_t)st.st_size) {
-		gitnew_add(f, "%sconfig (not read)", pre);
-		goto done;
+		gitnew_add(f, "%s (not read)", label);
+		goto fail;
 	}
-	{
-		char	label[64];
-
-		(void)snprintf(label, sizeof(label), "%sconfig", pre);
-		gitnew_config(buf, got, label, f);
-	}
-done:
+	buf[got] = '\0';
+	close(fd);
+	*len = got;
+	return buf;
+fail:
 	free(buf);
 	close(fd);
+	return NULL;
 }
 
 /*

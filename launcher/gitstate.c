@@ -63,8 +63,6 @@ static const char *const gitstate_optkeys[] = {
 
 static int	gitstate_in(const char *const *, size_t, const char *,
 		    size_t, int prefix);
-static char	*gitstate_read(int dirfd, const char *name, const char *label,
-		    size_t *len, struct gitnew_found *);
 static void	gitstate_strategy(const char *text, size_t len,
 		    const char *label, struct gitnew_found *);
 static void	gitstate_applyopt(const char *text, size_t len,
@@ -87,59 +85,6 @@ gitstate_in(const char *const *v, size_t n, const char *w, size_t len,
 			return 1;
 	}
 	return 0;
-}
-
-/*
- * The content of dirfd/name: NULL when it is not there (nothing named)
- * or cannot be trusted to be what git reads (named).
- */
-static char *
-gitstate_read(int dirfd, const char *name, const char *label, size_t *len,
-    struct gitnew_found *f)
-{
-	struct stat	 st;
-	char		*buf = NULL;
-	size_t		 got = 0;
-	ssize_t		 r;
-	int		 fd;
-
-	if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1) {
-		if (errno == ELOOP)
-			gitnew_add(f, "%s (a symbolic link)", label);
-		else if (errno != ENOENT)
-			gitnew_add(f, "%s (%s)", label, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		gitnew_add(f, "%s (not a plain file)", label);
-		goto fail;
-	}
-	/* Another name of it could change it after the check. */
-	if (st.st_nlink != 1) {
-		gitnew_add(f, "%s (has other hard links)", label);
-		goto fail;
-	}
-	if (st.st_size > GITSTATE_FILE_MAX ||
-	    (buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		gitnew_add(f, "%s (not read)", label);
-		goto fail;
-	}
-	while (got < (size_t)st.st_size && (r = read(fd, buf + got,
-	    (size_t)st.st_size - got)) > 0)
-		got += (size_t)r;
-	if (got != (size_t)st.st_size) {
-		gitnew_add(f, "%s (not read)", label);
-		goto fail;
-	}
-	buf[got] = '\0';
-	close(fd);
-	*len = got;
-	return buf;
-fail:
-	free(buf);
-	close(fd);
-	return NULL;
 }
 
 /*
@@ -321,8 +266,8 @@ gitstate_check(const char *path, struct gitnew_found *f)
 	}
 	for (i = 0; i < NITEMS(files); i++) {
 		if (strcasecmp(base, files[i].dir) != 0 ||
-		    (text = gitstate_read(fd, files[i].name, files[i].name,
-		    &len, f)) == NULL)
+		    (text = gitnew_read(fd, files[i].name, files[i].name,
+		    GITSTATE_FILE_MAX, &len, f)) == NULL)
 			continue;
 		files[i].check(text, len, files[i].name, f);
 		free(text);

@@ -563,6 +563,9 @@ void	 gitnew_config(const char *text, size_t len, const char *label,
 /* Name one item (masked), at most a few, then "...". */
 void	 gitnew_add(struct gitnew_found *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
+/* dirfd/name's content when it is a plain file of at most max bytes. */
+char	*gitnew_read(int dirfd, const char *name, const char *label,
+	    size_t max, size_t *len, struct gitnew_found *);
 
 /* gitstate.c */
 /*
