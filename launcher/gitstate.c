@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 
 #include <ctype.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
