@@ -336,9 +336,14 @@ run_signal_cb(evutil_socket_t fd, short ev, void *arg)
 				    si.ssi_code == SI_KERNEL);
 			continue;
 		}
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			if (pid != rs->run.pid)
-				continue;
+		/*
+		 * Only the sandbox's PID 1, by its pid: a reviewer is reaped
+		 * through its pidfd by approval/, and a waitpid(-1) here
+		 * would take its exit status first and turn an approval into
+		 * an error.
+		 */
+		if (rs->run.pid > 0 &&
+		    (pid = waitpid(rs->run.pid, &status, WNOHANG)) > 0) {
 			if (rs->timed_out)
 				rs->status = EXIT_TIMEOUT;
 			else if (WIFEXITED(status))
