@@ -7,10 +7,12 @@
 #   (in XDG_RUNTIME_DIR, else a private mktemp -d directory) and a
 #   capability that is in no file, write its file mode 0600, and leave
 #   the supervisor running; the second part registers a pisbx-run and writes
-#   the worker table to the log.  Its one substitution: `npm install`
-#   (which would need the registry) becomes a local command.  With a bad
-#   config the same part returns too, exports nothing and shows why;
-#   without XDG_RUNTIME_DIR it stops, says so and writes nothing at /.
+#   the worker table to the log.  The block runs whole, as a new user
+#   pastes it, in a fresh home with no config: it makes the workers'
+#   config itself.  Its one substitution: `npm install` (which would need
+#   the registry) becomes a local command.  With a bad config of the
+#   user's own the first part returns too, keeps that file, exports
+#   nothing and shows why.
 # - docs/filesystem.md's refusal line is what pisbx-run prints.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
@@ -31,24 +33,26 @@ grep -q 'npm install' "$T/part2.sh" ||
     not_ok "the quick start no longer runs npm install: update this test"
 sed -i "s|npm install|sh -c 'echo ran in the sandbox'|" "$T/part2.sh"
 
-# quick SHELL NAME CONFIG-TEXT [unset]: run part 1 (and part 2 when the
-# config is good) in a fresh HOME and XDG_RUNTIME_DIR (with "unset", none,
-# and TMPDIR in $T) with SHELL; results in $T/NAME.*; the supervisor's PID
-# is remembered for cleanup.
+# quick SHELL NAME CONFIG-TEXT [unset]: run the block in a fresh HOME and
+# XDG_RUNTIME_DIR (with "unset", none, and TMPDIR in $T) with SHELL:
+# whole when CONFIG-TEXT is empty (no config: the block makes it), else
+# part 1 alone with that text as the user's config; results in $T/NAME.*;
+# the supervisor's PID is remembered for cleanup.
 quick() {
 	_sh=$1 _n=$2
 	_h=$T/$_n.home _r=$T/$_n.run
-	mkdir -p "$_h/.config/pisbx" "$_h/project" "$_r"
+	mkdir -p "$_h/project" "$_r"
 	chmod 700 "$_r"
-	printf '%s\n' "$3" >"$_h/.config/pisbx/agents.json"
+	if [ -n "$3" ]; then
+		mkdir -p "$_h/.config/pisbx"
+		printf '%s\n' "$3" >"$_h/.config/pisbx/agents.json"
+	fi
 	{
 		cat "$T/part1.sh"
 		echo 'echo "$supervisor_pid" >"$QS_OUT.pid"'
 		echo 'echo "$env" >"$QS_OUT.file"'
 		echo 'env | grep "^PISBX_SUPERVISOR_" | sort >"$QS_OUT.env"'
-		echo 'if [ -n "${PISBX_SUPERVISOR_SOCKET:-}" ]; then'
-		cat "$T/part2.sh"
-		echo 'fi'
+		[ -n "$3" ] || cat "$T/part2.sh"
 	} >"$T/$_n.sh"
 	if [ "${4:-}" = unset ]; then
 		set -- -u XDG_RUNTIME_DIR TMPDIR="$_r"
@@ -64,7 +68,6 @@ quick() {
 	[ -n "$QS_PID" ] && _pids="$_pids $QS_PID"
 }
 
-POLICY='{"network": {"allowedDomains": ["example.com"]}}'
 for sh in sh bash sh-unset bash-unset; do
 	command -v "${sh%-unset}" >/dev/null 2>&1 || continue
 	case $sh in
@@ -74,7 +77,7 @@ for sh in sh bash sh-unset bash-unset; do
 			not_ok "$sh: the quick start has no place without XDG_RUNTIME_DIR"
 			continue
 		fi
-		quick "${sh%-unset}" "$sh" "$POLICY" unset
+		quick "${sh%-unset}" "$sh" "" unset
 		where="a private mktemp -d directory (XDG_RUNTIME_DIR unset)"
 		dir=$(sed -n 's|^PISBX_SUPERVISOR_SOCKET=\(.*\)/pisbx.sock$|\1|p' \
 		    "$T/$sh.env")
@@ -85,7 +88,7 @@ for sh in sh bash sh-unset bash-unset; do
 		check "$sh: that directory is private (0700)" \
 		    test "$(stat -c %a "$dir" 2>/dev/null)" = 700 ;;
 	*)
-		quick "$sh" "$sh" "$POLICY"
+		quick "$sh" "$sh" ""
 		where="XDG_RUNTIME_DIR"
 		dir=$T/$sh.run ;;
 	esac
@@ -103,6 +106,12 @@ for sh in sh bash sh-unset bash-unset; do
 	check "$sh: the capability is in no file" \
 	    sh -c "! grep -rqF '$cap' '$T/$sh.run' '$T/$sh.home'"
 	check "$sh: the supervisor keeps running" alive "$QS_PID"
+	check "$sh: the block made the workers' config" \
+	    grep -q allowedDomains "$T/$sh.home/.config/pisbx/agents.json"
+	check "$sh: nothing failed on the way" \
+	    sh -c "! grep -Eq 'No such process|No such file|unknown key' '$T/$sh.err'"
+	grep -Eq 'No such process|No such file|unknown key' "$T/$sh.err" &&
+	    sed 's/^/# /' "$T/$sh.err"
 	contains "$sh: pisbx-run ran the command" "$(cat "$T/$sh.out" "$T/$sh.err")" \
 	    "ran in the sandbox"
 	log=$T/$sh.home/pisbx-supervisor.log
@@ -119,6 +128,8 @@ done
 quick sh bad '{"network": {"allowDomains": ["example.com"]}}'
 eq "with a bad config the quick start returns" "$QS_RC" 0
 check "and exports nothing" test ! -s "$T/bad.env"
+check "and keeps the user's config" \
+    grep -q allowDomains "$T/bad.home/.config/pisbx/agents.json"
 contains "and shows why" "$(cat "$T/bad.err")" 'unknown key'
 
 # docs/filesystem.md: the refusal line, with the page's path made ours.
