@@ -100,6 +100,7 @@ static const char *const keys_top[] = {
 	"enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep",
 	"mandatoryDenySearchDepth", "allowPty", "seccomp", "bwrapPath",
 	"socatPath", "javaAgentJarPath", "windows", "git",
+	"allowNestedUserNamespaces",
 	/* pi-sandbox */
 	"subagents", NULL
 };
@@ -109,7 +110,7 @@ static const char *const keys_network[] = {
 	"deniedDomainReasons", "strictAllowlist", "allowUnixSockets",
 	"allowLocalBinding", "allowMachLookup", "httpProxyPort",
 	"socksProxyPort", "mitmProxy", "filterRequest", "tlsTerminate",
-	"parentProxy", NULL
+	"deniedResolvedAddresses", "parentProxy", NULL
 };
 static const char *const keys_parent[] = {
 	"http", "https", "noProxy", "credentialsFile", "credentialsEnv",
