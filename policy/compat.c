@@ -427,12 +427,18 @@ compat_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 	}
 }
 
-/* pi-sandbox's additionalAllowRead entries are absolute paths. */
+/*
+ * pi-sandbox's additionalAllowRead entries are absolute paths, or start
+ * at the home directory ("~", "~/x"): pi-sandbox hands them to srt, which
+ * expands "~".  They join allowRead, whose "~" pisbx-run expands as it
+ * does srt's own keys' (fs_resolve).
+ */
 static char *
 item_abs_path(struct cfgctx *ctx, const char *jpath, const char *s,
     size_t len, size_t idx)
 {
-	if (len > 0 && cfg_abs_path(ctx, jpath, s, len, PATH_MAX) == -1)
+	if (len > 0 && !(s[0] == '~' && (len == 1 || s[1] == '/')) &&
+	    cfg_abs_path(ctx, jpath, s, len, PATH_MAX) == -1)
 		return NULL;
 	return cfg_item_path(ctx, jpath, s, len, idx);
 }

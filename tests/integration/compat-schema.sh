@@ -3,7 +3,8 @@
 # from its sources): the README's complete example loads as it is; with
 # allowNestedUserNamespaces the command may make a user namespace, without
 # it the kernel refuses; the keys pisbx cannot honour are refused naming
-# the key (deniedResolvedAddresses, credentials, tlsTerminate).
+# the key (deniedResolvedAddresses, credentials, tlsTerminate); and "~" in
+# pi-sandbox's additionalAllowRead is the home directory, as srt reads it.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -57,5 +58,23 @@ bad "srt tlsTerminate" \
 bad "srt allowNestedUserNamespaces, not a boolean" \
     '{"allowNestedUserNamespaces": "yes"}' \
     '$.allowNestedUserNamespaces: expected true or false'
+
+# 4. pi-sandbox's additionalAllowRead: "~/x" is below the home directory.
+mkdir -p "$FAKEHOME/pi-extra"
+echo "PI-EXTRA-VISIBLE" >"$FAKEHOME/pi-extra/f"
+echo "HOME-HIDDEN" >"$FAKEHOME/other"
+run_config --fs '{"denyRead": ["~"], "additionalAllowRead": ["~/pi-extra"]}'
+out=$("$PROXY" --config "$CONF" --check 2>&1); rc=$?
+eq "additionalAllowRead [\"~/pi-extra\"]: --check exits 0" "$rc" 0
+sbx_sh "cat '$FAKEHOME/pi-extra/f'; cat '$FAKEHOME/other'"
+contains "additionalAllowRead ~/pi-extra: readable inside" \
+    "$(cat "$T/out")" PI-EXTRA-VISIBLE
+check "additionalAllowRead ~/pi-extra: the rest of the home stays hidden" \
+    sh -c "! grep -q HOME-HIDDEN '$T/out'"
+run_config --fs '{"additionalAllowRead": ["pi-extra"]}'
+out=$("$PROXY" --config "$CONF" --check 2>&1); rc=$?
+eq "additionalAllowRead relative: exit 78" "$rc" 78
+contains "additionalAllowRead relative: refused" "$out" \
+    "expected an absolute path"
 
 done_testing

@@ -223,6 +223,11 @@ static const struct key_case key_cases[] = {
 	{ "{\"filesystem\": {\"additionalAllowRead\": [\"rel/bin\"]}}", ERROR,
 	    "$.filesystem.additionalAllowRead[0]",
 	    "expected an absolute path" },
+	{ "{\"filesystem\": {\"additionalAllowRead\": [\"~/pi-extra\", "
+	    "\"~\"]}}", QUIET, NULL, NULL },
+	{ "{\"filesystem\": {\"additionalAllowRead\": [\"~user/x\"]}}",
+	    ERROR, "$.filesystem.additionalAllowRead[0]",
+	    "expected an absolute path" },
 	{ "{\"allowNestedUserNamespaces\": true}", QUIET, NULL, NULL },
 	{ "{\"allowNestedUserNamespaces\": false}", QUIET, NULL, NULL },
 	{ "{\"allowNestedUserNamespaces\": \"yes\"}", ERROR,
@@ -560,6 +565,15 @@ test_pi_sandbox(void **state)
 	assert_non_null(conf);
 	assert_int_equal(conf->allow_read.n, 2);
 	assert_string_equal(conf->allow_read.v[1], "/opt/y");
+	config_free(conf);
+
+	/* "~" kept for pisbx-run to expand, as in allowRead. */
+	conf = load("{\"filesystem\": {\"additionalAllowRead\": "
+	    "[\"~/pi-extra\"]}}", &errs);
+	dump("error", &errs);
+	assert_non_null(conf);
+	assert_int_equal(conf->allow_read.n, 1);
+	assert_string_equal(conf->allow_read.v[0], "~/pi-extra");
 	config_free(conf);
 
 	/* allowNestedUserNamespaces reaches the config; off by default. */
