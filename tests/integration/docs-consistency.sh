@@ -257,6 +257,17 @@ for path in docs:
                "(shown %s, printed %s)" % (rel, m.group(1),
                                            ",".join(shown), ",".join(want)))
 report(nexplain > 2, "--explain examples found in the docs: %d" % nexplain)
+
+# ---- the docs describe the product, not its making -------------------
+history = re.compile(r"\bissues? #?[0-9]|\bredteam\b|\bengineers?\b|"
+                     r"\b(?:commit|main at) [0-9a-f]{7,}\b|\bround [0-9]+\b",
+                     re.I)
+for path in docs:
+    for n, line in enumerate(read(path).splitlines(), 1):
+        m = history.search(line)
+        if m:
+            report(False, "%s:%d speaks of the project's history: %r" %
+                   (os.path.relpath(path, top), n, m.group(0)))
 sys.exit(1 if fails else 0)
 EOF
 [ $? -eq 0 ] || _nfail=$((_nfail + 1))
