@@ -18,7 +18,8 @@
 enum seccomp_variant
 seccomp_variant(const struct sandbox *sb)
 {
-	return sb->allow_all_unix ? SECCOMP_UNIX_ALL : SECCOMP_UNIX_LISTED;
+	return (enum seccomp_variant)((sb->allow_all_unix ? SECCOMP_UNIX_ALL :
+	    SECCOMP_UNIX_LISTED) | (sb->allow_userns ? SECCOMP_USERNS : 0));
 }
 
 int

@@ -10,9 +10,11 @@
  * the run directory and bound over the originals (fspolicy.c).
  *
  *   git:  sections on an allow-list (user, alias, core, ...), http with
- *         its non-secret keys only; any entry naming a URL with a user
- *         or password, or an Authorization header, dropped; include.path
- *         and includeIf.*.path point at filtered copies of their files.
+ *         its non-secret keys only, core without the programs it names
+ *         (askPass, sshCommand, fsmonitor); any entry naming a URL with
+ *         a user or password, or an Authorization header, dropped;
+ *         include.path and includeIf.*.path point at filtered copies of
+ *         their files.
  *   go:   every KEY=VALUE line of go's env file but those whose value
  *         names a URL with a user or password.
  *   mise: the [tools] and [alias]/[tool_alias] tables of a TOML file.
@@ -90,6 +92,16 @@ static const char *const fsf_git_sections[] = {
 	"push", "rebase", "rerere", "safe", "sequence", "stash", "status",
 	"submodule", "tag", "trailer", "transfer", "url", "user",
 	"versionsort", "worktree",
+};
+
+/*
+ * Keys of core that name a program git runs for the user, set up for the
+ * host: an askpass that hands out a credential, the ssh command with its
+ * identity and proxy (inside, GIT_SSH_COMMAND goes through the sandbox's
+ * proxy), an fsmonitor hook or daemon.  Dropped.
+ */
+static const char *const fsf_core_drop[] = {
+	"askpass", "fsmonitor", "sshcommand",
 };
 
 /* Keys of http (and http.<url>) that carry no credential. */
@@ -431,6 +443,9 @@ fsf_git_keep(const struct fsf_git_ent *e)
 	if (strcmp(e->sec, "http") == 0)
 		return fsf_in(fsf_http_keys, sizeof(fsf_http_keys) /
 		    sizeof(*fsf_http_keys), e->key);
+	if (strcmp(e->sec, "core") == 0 && fsf_in(fsf_core_drop,
+	    sizeof(fsf_core_drop) / sizeof(*fsf_core_drop), e->key))
+		return 0;
 	return fsf_in(fsf_git_sections, sizeof(fsf_git_sections) /
 	    sizeof(*fsf_git_sections), e->sec);
 }

@@ -446,6 +446,10 @@ static int	 fs_filtered_show(struct fs_set *, struct fs_plan *,
 		    const char *rundir);
 static char	*fs_resolve_dir(const char *);
 static int	 fs_flags_at(const struct fs_set *, const char *);
+static int	 fs_filtered_one(struct fs_set *, struct fs_plan *,
+		    const struct config *, const char *, const char *,
+		    const char *, const char *, enum fs_toolchain,
+		    enum fs_filter);
 static int	 fs_filtered_at(struct fs_set *, const char *path,
 		    const char *copy, const char *note);
 static const char *fs_own(struct fs_plan *, char *);
@@ -2153,13 +2157,9 @@ fs_java_at(struct fs_set *set, struct fs_plan *plan, const char *rundir,
 }
 
 /*
- * The settings files shown as filtered copies (fs_filtered): where one
- * would be readable, or is re-exposed from the hidden home, its copy
- * (written in the run directory) is bound over it.  Without a run
- * directory no copy can be made: the file stays hidden, or is hidden.
- * The mount point is the name itself, its directory resolved: a
- * ~/.gitconfig that links to a dotfiles repository is still found at
- * ~/.gitconfig in a hidden home.
+ * The settings files shown as filtered copies (fs_filtered, and git's
+ * $XDG_CONFIG_HOME/git/config, which git reads instead of
+ * ~/.config/git/config when XDG_CONFIG_HOME is set): each one's copy.
  */
 static int
 fs_filtered_show(struct fs_set *set, struct fs_plan *plan,
@@ -2167,64 +2167,91 @@ fs_filtered_show(struct fs_set *set, struct fs_plan *plan,
     const char *rundir)
 {
 	const struct fs_filtered	*f;
-	struct stat			 st;
-	char				*p = NULL, *r = NULL, *at = NULL;
-	char				*copy = NULL, *dropped = NULL, *note;
+	const char			*xdg;
+	char				*p;
 	size_t				 i;
-	int				 rc = -1, vis, named;
+	int				 rc;
 
 	for (i = 0; i < sizeof(fs_filtered) / sizeof(*fs_filtered); i++) {
 		f = &fs_filtered[i];
 		if ((p = fs_join(home, f->rel)) == NULL)
-			goto done;
-		if (lstat(p, &st) == -1 || (r = fs_resolve(p, proj, NULL)) ==
-		    NULL || (at = fs_resolve_dir(p)) == NULL) {
-			free(p);
-			p = NULL;
-			continue;
-		}
-		named = fs_list_meets(&conf->allow_read, r, 1, proj, home) ||
-		    fs_list_meets(&conf->allow_write, r, 1, proj, home) ||
-		    fs_list_meets(&conf->allow_read, at, 1, proj, home) ||
-		    fs_list_meets(&conf->allow_write, at, 1, proj, home);
-		vis = fs_visible(set, at) || fs_visible(set, r);
-		if (named || (conf->fs_deny_read_set &&
-		    fs_list_meets(&conf->deny_read, r, 1, proj, home)) ||
-		    (fs_flags_at(set, at) & P_DENY_READ) ||
-		    (fs_flags_at(set, r) & P_DENY_READ) ||
-		    (!vis && !(conf->fs_toolchains & (1U << f->which))))
-			goto next;
-		if (rundir == NULL || (copy = fsfilter_copy(f->filter, r,
-		    rundir, home, &dropped)) == NULL) {
-			/* No copy: nothing of it is shown. */
-			if (vis && fs_set_add(set, at, P_DENY_READ, NULL) == -1)
-				goto done;
-			goto next;
-		}
-		if (asprintf(&note, "a filtered copy of %s%s%s", r, dropped !=
-		    NULL ? ", without " : "", dropped != NULL ? dropped : "") ==
-		    -1 || fs_own(plan, note) == NULL)
-			goto done;
-		/*
-		 * At the name, and at the file a link there points to when
-		 * that is readable too (~/.gitconfig -> dotfiles/gitconfig
-		 * in a home the config re-exposes).
-		 */
-		if (fs_filtered_at(set, at, copy, note) == -1 ||
-		    (strcmp(r, at) != 0 && fs_visible(set, r) &&
-		    fs_filtered_at(set, r, copy, note) == -1))
-			goto done;
-next:
+			return -1;
+		rc = fs_filtered_one(set, plan, conf, home, proj, rundir, p,
+		    f->which, f->filter);
 		free(p);
-		free(r);
-		free(at);
-		free(copy);
-		free(dropped);
-		p = r = at = copy = dropped = NULL;
+		if (rc == -1)
+			return -1;
 	}
+	if ((xdg = getenv("XDG_CONFIG_HOME")) == NULL || xdg[0] != '/')
+		return 0;
+	if ((p = fs_join(xdg, "git/config")) == NULL)
+		return -1;
+	rc = fs_filtered_one(set, plan, conf, home, proj, rundir, p,
+	    TOOLCHAIN_GIT, FS_FILTER_GIT);
+	free(p);
+	return rc;
+}
+
+/*
+ * One settings file p: where it would be readable, or is re-exposed from
+ * the hidden home, its copy (written in the run directory) is bound over
+ * it.  Without a run directory no copy can be made: the file stays
+ * hidden, or is hidden.  The mount point is the name itself, its
+ * directory resolved: a ~/.gitconfig that links to a dotfiles repository
+ * is still found at ~/.gitconfig in a hidden home.
+ */
+static int
+fs_filtered_one(struct fs_set *set, struct fs_plan *plan,
+    const struct config *conf, const char *home, const char *proj,
+    const char *rundir, const char *p, enum fs_toolchain which,
+    enum fs_filter filter)
+{
+	struct stat	 st;
+	char		*r = NULL, *at = NULL, *copy = NULL, *dropped = NULL;
+	char		*note;
+	int		 rc = -1, vis, named;
+
+	if (lstat(p, &st) == -1 || (r = fs_resolve(p, proj, NULL)) ==
+	    NULL || (at = fs_resolve_dir(p)) == NULL) {
+		rc = 0;
+		goto done;
+	}
+	named = fs_list_meets(&conf->allow_read, r, 1, proj, home) ||
+	    fs_list_meets(&conf->allow_write, r, 1, proj, home) ||
+	    fs_list_meets(&conf->allow_read, at, 1, proj, home) ||
+	    fs_list_meets(&conf->allow_write, at, 1, proj, home);
+	vis = fs_visible(set, at) || fs_visible(set, r);
+	if (named || (conf->fs_deny_read_set &&
+	    fs_list_meets(&conf->deny_read, r, 1, proj, home)) ||
+	    (fs_flags_at(set, at) & P_DENY_READ) ||
+	    (fs_flags_at(set, r) & P_DENY_READ) ||
+	    (!vis && !(conf->fs_toolchains & (1U << which)))) {
+		rc = 0;
+		goto done;
+	}
+	if (rundir == NULL || (copy = fsfilter_copy(filter, r, rundir, home,
+	    &dropped)) == NULL) {
+		/* No copy: nothing of it is shown. */
+		if (vis && fs_set_add(set, at, P_DENY_READ, NULL) == -1)
+			goto done;
+		rc = 0;
+		goto done;
+	}
+	if (asprintf(&note, "a filtered copy of %s%s%s", r, dropped != NULL ?
+	    ", without " : "", dropped != NULL ? dropped : "") == -1 ||
+	    fs_own(plan, note) == NULL)
+		goto done;
+	/*
+	 * At the name, and at the file a link there points to when that is
+	 * readable too (~/.gitconfig -> dotfiles/gitconfig in a home the
+	 * config re-exposes).
+	 */
+	if (fs_filtered_at(set, at, copy, note) == -1 ||
+	    (strcmp(r, at) != 0 && fs_visible(set, r) &&
+	    fs_filtered_at(set, r, copy, note) == -1))
+		goto done;
 	rc = 0;
 done:
-	free(p);
 	free(r);
 	free(at);
 	free(copy);

@@ -169,6 +169,7 @@ struct sandbox {
 	gid_t		 gid;
 	int		 userns;	/* create a user namespace (not root) */
 	int		 allow_all_unix;
+	int		 allow_userns;	/* allowNestedUserNamespaces */
 	struct fs_plan	 plan;
 	int		 allow_git_config;
 	const char	*config_file;	/* to name in refusals (policy_hint_file) */
@@ -372,12 +373,17 @@ int	 landlock_abi(void);
 int	 landlock_apply(const struct sandbox *);
 
 /* seccomp.c, filter.c */
-/* The filter comes in one variant per way Unix sockets are allowed. */
+/*
+ * The filter comes in one variant per way Unix sockets are allowed, each
+ * with and without new user namespaces: SECCOMP_USERNS is a bit.
+ */
 enum seccomp_variant {
-	SECCOMP_UNIX_LISTED,	/* default: through the guard (those bound
-				   during the run, allowUnixSockets) */
-	SECCOMP_UNIX_ALL,	/* allowAllUnixSockets */
-	SECCOMP_NVARIANTS
+	SECCOMP_UNIX_LISTED = 0,	/* default: through the guard (those
+					   bound during the run,
+					   allowUnixSockets) */
+	SECCOMP_UNIX_ALL = 1,		/* allowAllUnixSockets */
+	SECCOMP_USERNS = 2,		/* allowNestedUserNamespaces */
+	SECCOMP_NVARIANTS = 4
 };
 struct sock_filter;
 /* A BPF program compiled at build time (seccomp_gen.c). */

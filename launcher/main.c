@@ -889,6 +889,7 @@ run(const struct run_opts *o)
 	sb.gid = getgid();
 	sb.userns = geteuid() != 0;
 	sb.allow_all_unix = conf->allow_all_unix_sockets;
+	sb.allow_userns = conf->allow_nested_userns;
 	sb.allow_git_config = conf->allow_git_config;
 	policy_hint_file(conf, config_file, sizeof(config_file));
 	sb.config_file = config_file;

@@ -28,7 +28,8 @@
  *       names belong to the sandbox's network namespace.)
  *   socketpair(2) other than AF_UNIX: the only family it exists for.
  *   clone(2)/unshare(2) with CLONE_NEWUSER: a new user namespace is where
- *       most local privilege escalations start.  EPERM.
+ *       most local privilege escalations start.  EPERM (unless the config
+ *       sets allowNestedUserNamespaces: the SECCOMP_USERNS variants).
  *   clone3: its flags sit in a struct the filter cannot read (ENOSYS: libc
  *       falls back to clone, whose flags it can).
  *   setns: entering other namespaces.
@@ -258,7 +259,7 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	 * pointer, NULL exactly when all 64 bits are 0, as the kernel reads
 	 * it; send(2) is sendto with NULL.
 	 */
-	if (v == SECCOMP_UNIX_LISTED &&
+	if ((v & SECCOMP_UNIX_ALL) == 0 &&
 	    (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect),
 	    0) != 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg),
@@ -283,12 +284,14 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	 * clone(unsigned long flags, ...): the kernel keeps the low 32 bits
 	 * (lower_32_bits(clone_flags)); unshare(unsigned long flags) all 64.
 	 * Either way the mask tests the one bit, CLONE_NEWUSER, wherever the
-	 * kernel reads it.
+	 * kernel reads it.  allowNestedUserNamespaces lifts this rule only:
+	 * mount, setns and the rest stay refused inside such a namespace.
 	 */
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+	if ((v & SECCOMP_USERNS) == 0 && (seccomp_rule_add(ctx,
+	    SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
 	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER)) != 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1,
-	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER)) != 0)
+	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER)) != 0))
 		return -1;
 
 	/* No arguments compared: width does not arise. */

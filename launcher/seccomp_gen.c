@@ -20,6 +20,8 @@
 
 static const char *const gen_names[SECCOMP_NVARIANTS] = {
 	"Unix sockets through the guard", "allowAllUnixSockets",
+	"Unix sockets through the guard, allowNestedUserNamespaces",
+	"allowAllUnixSockets, allowNestedUserNamespaces",
 };
 
 static int	gen_export(enum seccomp_variant, struct sock_filter **,

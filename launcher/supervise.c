@@ -6,7 +6,9 @@
  * the command ends.  A run that cannot register never starts.
  */
 #include <sys/types.h>
+#include <sys/stat.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,8 @@
 #include "common/secmem.h"
 
 static void	 secret_free(char *);
+static int	 supervise_unix(struct supervise *, struct config *, char *,
+		    size_t);
 
 int
 supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
@@ -112,9 +116,8 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 		return -1;
 	}
 	/*
-	 * The supervisor's policy is the whole policy; its socket the only
-	 * reviewer.  No Unix socket is ever reachable from inside, or the
-	 * supervisor's own would be one.
+	 * The supervisor's policy is the whole network policy; its socket
+	 * the only reviewer.
 	 */
 	free(conf->policy_from);
 	if (asprintf(&conf->policy_from, "the supervisor at %s",
@@ -131,8 +134,55 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 	conf->review_mode = REVIEW_SOCKET;
 	free(conf->review_socket);
 	conf->review_socket = path;
-	conf->allow_all_unix_sockets = 0;
-	strlist_free(&conf->allow_unix_sockets);
+	if (supervise_unix(s, conf, err, errlen) == -1) {
+		supervise_unregister(s);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Unix sockets in supervisor mode.  The trusted config's allowUnixSockets
+ * still apply: they come from the file the filesystem policy comes from,
+ * which no sandboxed command can change, and a listed socket is the
+ * config owner's own choice, as a writable path is; the registration
+ * reply carries destinations for the proxy only.  The supervisor's own
+ * socket is never one of them: a list that leads to it is refused.
+ * allowAllUnixSockets would open it too: not honoured, and said.
+ */
+static int
+supervise_unix(struct supervise *s, struct config *conf, char *err,
+    size_t errlen)
+{
+	struct stat	 sup, st;
+	size_t		 i;
+
+	if (conf->allow_all_unix_sockets) {
+		fprintf(stderr, "pisbx: warning: supervisor mode: "
+		    "network.allowAllUnixSockets in %s is not honoured (the "
+		    "supervisor's socket would be reachable from inside); "
+		    "list the sockets commands need in "
+		    "network.allowUnixSockets there\n", conf->path);
+		conf->allow_all_unix_sockets = 0;
+	}
+	if (conf->allow_unix_sockets.n == 0)
+		return 0;
+	if (stat(s->socket, &sup) == -1) {
+		snprintf(err, errlen, "cannot stat the supervisor's socket %s "
+		    "to keep it out of network.allowUnixSockets: %s",
+		    s->socket, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < conf->allow_unix_sockets.n; i++) {
+		if (stat(conf->allow_unix_sockets.v[i], &st) == -1 ||
+		    st.st_dev != sup.st_dev || st.st_ino != sup.st_ino)
+			continue;
+		snprintf(err, errlen, "network.allowUnixSockets[%zu] in %s, "
+		    "\"%s\", leads to the supervisor's own socket, which is "
+		    "never reachable from inside: remove it", i, conf->path,
+		    conf->allow_unix_sockets.v[i]);
+		return -1;
+	}
 	return 0;
 }
 

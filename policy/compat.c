@@ -126,6 +126,14 @@ static const struct compat_key compat_keys_network[] = {
 	{ "filterRequest", CT_ANY, CA_REFUSE,
 	    "a JavaScript callback in srt; pisbx decides per host:port: use "
 	    "allowedDomains, deniedDomains or a review hook (review.command)" },
+	{ "deniedResolvedAddresses", CT_ANY, CA_REFUSE,
+	    "pisbx keeps no list of addresses a name must not resolve to: "
+	    "it already refuses every non-public address (private, CGNAT, "
+	    "ULA, loopback, link-local, metadata; docs/policy.md) unless an "
+	    "exact allowedDomains entry names the host, and cannot refuse a "
+	    "public one by address; remove the key, and keep a host that "
+	    "must not reach such an address out of allowedDomains (or in "
+	    "deniedDomains)" },
 	{ "tlsTerminate", CT_ANY, CA_REFUSE,
 	    "pisbx never terminates TLS (no certificate authority of its own "
 	    "in the sandbox): it decides on host:port and checks the TLS "
@@ -275,6 +283,9 @@ compat_top(struct cfgctx *ctx, const json_t *root, struct config *conf)
 
 	compat_table(ctx, "$", root, compat_keys_top,
 	    sizeof(compat_keys_top) / sizeof(*compat_keys_top));
+	/* Honoured by pisbx-run's seccomp filter (docs/threat-model.md). */
+	cfg_bool(ctx, "$", root, "allowNestedUserNamespaces",
+	    &conf->allow_nested_userns);
 	if ((v = json_object_get(root, "subagents")) != NULL)
 		compat_subagents(ctx, v);
 	/*
@@ -416,12 +427,18 @@ compat_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 	}
 }
 
-/* pi-sandbox's additionalAllowRead entries are absolute paths. */
+/*
+ * pi-sandbox's additionalAllowRead entries are absolute paths, or start
+ * at the home directory ("~", "~/x"): pi-sandbox hands them to srt, which
+ * expands "~".  They join allowRead, whose "~" pisbx-run expands as it
+ * does srt's own keys' (fs_resolve).
+ */
 static char *
 item_abs_path(struct cfgctx *ctx, const char *jpath, const char *s,
     size_t len, size_t idx)
 {
-	if (len > 0 && cfg_abs_path(ctx, jpath, s, len, PATH_MAX) == -1)
+	if (len > 0 && !(s[0] == '~' && (len == 1 || s[1] == '/')) &&
+	    cfg_abs_path(ctx, jpath, s, len, PATH_MAX) == -1)
 		return NULL;
 	return cfg_item_path(ctx, jpath, s, len, idx);
 }

@@ -68,6 +68,10 @@ static void	 parent_cred(struct cfgctx *, const char *, const json_t *,
 static void	 parent_forwarding(struct cfgctx *, const char *,
 		    const json_t *, struct parent_proxy *);
 static void	 review_command_warn(struct cfgctx *, struct config *);
+static void	 fs_missing_note(struct cfgctx *, const char *, const json_t *,
+		    const char *);
+static struct config *config_parse(const char *, size_t, const char *,
+		    struct config_errors *, int);
 static char	*parent_cred_read(struct cfgctx *, const char *,
 		    const char *, size_t *);
 static void	 parse_filesystem(struct cfgctx *, const json_t *,
@@ -100,6 +104,7 @@ static const char *const keys_top[] = {
 	"enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep",
 	"mandatoryDenySearchDepth", "allowPty", "seccomp", "bwrapPath",
 	"socatPath", "javaAgentJarPath", "windows", "git",
+	"allowNestedUserNamespaces",
 	/* pi-sandbox */
 	"subagents", NULL
 };
@@ -109,7 +114,7 @@ static const char *const keys_network[] = {
 	"deniedDomainReasons", "strictAllowlist", "allowUnixSockets",
 	"allowLocalBinding", "allowMachLookup", "httpProxyPort",
 	"socksProxyPort", "mitmProxy", "filterRequest", "tlsTerminate",
-	"parentProxy", NULL
+	"deniedResolvedAddresses", "parentProxy", NULL
 };
 static const char *const keys_parent[] = {
 	"http", "https", "noProxy", "credentialsFile", "credentialsEnv",
@@ -1353,6 +1358,52 @@ parse_filesystem(struct cfgctx *ctx, const json_t *v, struct config *conf)
 	    &conf->fs_toolchains);
 	cfg_flags(ctx, jp, v, "caches", config_cache_names, &conf->fs_caches);
 	compat_filesystem(ctx, jp, v, conf);
+	if (ctx->paths) {
+		fs_missing_note(ctx, jp, v, "allowRead");
+		fs_missing_note(ctx, jp, v, "allowWrite");
+		fs_missing_note(ctx, jp, v, "additionalAllowRead");
+	}
+}
+
+/*
+ * A note (--check -v, pisbx-run -v) for each absolute or "~" entry of an
+ * allow list that names nothing: it allows nothing until it exists
+ * (allowWrite ["~/.npm"] on a fresh machine).  Patterns and relative
+ * entries depend on the run (what matches, the project directory).
+ */
+static void
+fs_missing_note(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key)
+{
+	char		 p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX], path[PATH_MAX];
+	const json_t	*v, *e;
+	const char	*s, *home;
+	struct stat	 st;
+	size_t		 i;
+
+	if ((v = json_object_get(obj, key)) == NULL || !json_is_array(v))
+		return;
+	cfg_jpath_key(p, sizeof(p), base, key);
+	for (i = 0; i < json_array_size(v); i++) {
+		e = json_array_get(v, i);
+		if (!json_is_string(e) || strlen(s = json_string_value(e)) !=
+		    json_string_length(e) || glob_is_pattern(s))
+			continue;
+		if (s[0] == '~' && (s[1] == '\0' || s[1] == '/')) {
+			if ((home = config_home()) == NULL ||
+			    (size_t)snprintf(path, sizeof(path), "%s%s", home,
+			    s + 1) >= sizeof(path))
+				continue;
+		} else if (s[0] != '/' ||
+		    (size_t)snprintf(path, sizeof(path), "%s", s) >=
+		    sizeof(path))
+			continue;
+		if (lstat(path, &st) == 0 || errno != ENOENT)
+			continue;
+		cfg_jpath_index(q, sizeof(q), p, i);
+		cfg_note(ctx, q, "warning: %s does not exist: the entry allows "
+		    "nothing until it does", path);
+	}
 }
 
 static void
@@ -1586,8 +1637,19 @@ struct config *
 config_load_buffer(const char *buf, size_t len, const char *name,
     struct config_errors *errs)
 {
+	return config_parse(buf, len, name, errs, 0);
+}
+
+/*
+ * Load a config from a buffer; paths: it was read from a file, whose
+ * allow entries are looked for on this machine (fs_missing_note).
+ */
+static struct config *
+config_parse(const char *buf, size_t len, const char *name,
+    struct config_errors *errs, int paths)
+{
 	struct cfgctx ctx = { name != NULL ? name : CONFIG_BUFFER_NAME, errs,
-	    0, NULL };
+	    0, NULL, paths };
 	struct config *conf = NULL;
 	json_t *root = NULL, *v;
 	size_t slen;
@@ -1704,7 +1766,7 @@ fail:
 struct config *
 config_load(const char *path, struct config_errors *errs)
 {
-	struct cfgctx ctx = { path, errs, 0, NULL };
+	struct cfgctx ctx = { path, errs, 0, NULL, 0 };
 	struct config *conf;
 	char *buf, *abs, cwd[PATH_MAX], real[PATH_MAX];
 	size_t len;
@@ -1719,7 +1781,7 @@ config_load(const char *path, struct config_errors *errs)
 		    strlen(pisbx_default_config), CONFIG_DEFAULT_NAME, errs);
 	if ((buf = file_read(&ctx, path, &len)) == NULL)
 		return NULL;
-	conf = config_load_buffer(buf, len, path, errs);
+	conf = config_parse(buf, len, path, errs, 1);
 	free(buf);
 	/*
 	 * Messages name the file as given; the config names itself
@@ -1747,7 +1809,7 @@ config_network_policy(const char *json, size_t len, const char *name,
     struct config_errors *errs)
 {
 	struct cfgctx ctx = { name != NULL ? name : CONFIG_BUFFER_NAME, errs,
-	    0, NULL };
+	    0, NULL, 0 };
 	struct policy *pol = NULL;
 	json_t *root;
 

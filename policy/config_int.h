@@ -28,6 +28,8 @@ struct cfgctx {
 	struct config_errors	*errs;
 	size_t			 nerr;	/* all errors, also those not stored */
 	struct config_errors	*notes;	/* the config's, once it exists */
+	int			 paths;	/* a file: note allow entries that
+					   name nothing (fs_missing_note) */
 };
 
 /*

@@ -365,6 +365,7 @@ struct config {
 
 	/* network */
 	int		 allow_all_unix_sockets;
+	int		 allow_nested_userns;	/* srt's allowNestedUserNamespaces */
 	struct strlist	 allow_unix_sockets;	/* absolute socket paths */
 	int		 strict_allowlist;	/* srt: no review for others */
 	struct parent_proxy *parent;	/* network.parentProxy, or NULL */

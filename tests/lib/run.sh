@@ -26,9 +26,9 @@ if ! unshare -U -r -n true 2>/dev/null && [ "$(id -u)" -ne 0 ]; then
 fi
 
 # run_config [--allow "A B"] [--deny "C"] [--fs JSON] [--net JSON]
-# [--proxy JSON]: write
+# [--proxy JSON] [--top JSON]: write
 # $CONF: a hosts file (names in $HOSTS_NAMES map to 127.0.0.1), the lists,
-# and an optional "filesystem" object.
+# an optional "filesystem" object, and other top-level keys (--top).
 run_config() {
 	: >"$T/hosts"
 	for _n in ${HOSTS_NAMES:-allowed.test denied.test}; do
@@ -54,6 +54,8 @@ while i < len(args):
         conf["network"].update(json.loads(v))
     elif a == "--proxy":
         conf["proxy"] = json.loads(v)
+    elif a == "--top":
+        conf.update(json.loads(v))
     else:
         sys.exit("run_config: unknown option " + a)
 with open(out, "w") as f:

@@ -223,6 +223,25 @@ static const struct key_case key_cases[] = {
 	{ "{\"filesystem\": {\"additionalAllowRead\": [\"rel/bin\"]}}", ERROR,
 	    "$.filesystem.additionalAllowRead[0]",
 	    "expected an absolute path" },
+	{ "{\"filesystem\": {\"additionalAllowRead\": [\"~/pi-extra\", "
+	    "\"~\"]}}", QUIET, NULL, NULL },
+	{ "{\"filesystem\": {\"additionalAllowRead\": [\"~user/x\"]}}",
+	    ERROR, "$.filesystem.additionalAllowRead[0]",
+	    "expected an absolute path" },
+	{ "{\"allowNestedUserNamespaces\": true}", QUIET, NULL, NULL },
+	{ "{\"allowNestedUserNamespaces\": false}", QUIET, NULL, NULL },
+	{ "{\"allowNestedUserNamespaces\": \"yes\"}", ERROR,
+	    "$.allowNestedUserNamespaces", "expected true or false" },
+	{ "{\"network\": {\"deniedResolvedAddresses\": [\"10.0.0.0/8\"]}}",
+	    ERROR, "$.network.deniedResolvedAddresses",
+	    "already refuses every non-public address" },
+	{ "{\"seccomp\": {\"applyPath\": \"/x\", \"argv0\": \"a\"}}", NOTE,
+	    "$.seccomp", "builds its seccomp filter itself" },
+	{ "{\"credentials\": {\"envVars\": [{\"name\": \"T\", "
+	    "\"mode\": \"mask\"}]}}", ERROR, "$.credentials",
+	    "not supported" },
+	{ "{\"network\": {\"tlsTerminate\": {\"caCertPath\": \"/c\"}}}",
+	    ERROR, "$.network.tlsTerminate", "not supported" },
 	{ "{\"filesystem\": {\"additionalAllowRead\": [\"/opt/*\"]}}", QUIET,
 	    NULL, NULL },
 	{ "{\"filesystem\": {\"additionalAllowRead\": [\"/opt/[\"]}}", ERROR,
@@ -546,6 +565,25 @@ test_pi_sandbox(void **state)
 	assert_non_null(conf);
 	assert_int_equal(conf->allow_read.n, 2);
 	assert_string_equal(conf->allow_read.v[1], "/opt/y");
+	config_free(conf);
+
+	/* "~" kept for pisbx-run to expand, as in allowRead. */
+	conf = load("{\"filesystem\": {\"additionalAllowRead\": "
+	    "[\"~/pi-extra\"]}}", &errs);
+	dump("error", &errs);
+	assert_non_null(conf);
+	assert_int_equal(conf->allow_read.n, 1);
+	assert_string_equal(conf->allow_read.v[0], "~/pi-extra");
+	config_free(conf);
+
+	/* allowNestedUserNamespaces reaches the config; off by default. */
+	conf = load("{\"allowNestedUserNamespaces\": true}", &errs);
+	assert_non_null(conf);
+	assert_true(conf->allow_nested_userns);
+	config_free(conf);
+	conf = load("{}", &errs);
+	assert_non_null(conf);
+	assert_false(conf->allow_nested_userns);
 	config_free(conf);
 }
 

@@ -50,7 +50,7 @@ test_compiled_equals_rules(void **state)
 {
 	struct sock_filter	*now;
 	size_t			 len, i;
-	int			 v;
+	int			 v, w;
 
 	(void)state;
 	for (v = 0; v < SECCOMP_NVARIANTS; v++) {
@@ -63,13 +63,14 @@ test_compiled_equals_rules(void **state)
 				    v, i);
 		free(now);
 	}
-	/* Two programs, not one twice. */
-	assert_true(seccomp_progs[SECCOMP_UNIX_LISTED].len !=
-	    seccomp_progs[SECCOMP_UNIX_ALL].len ||
-	    memcmp(seccomp_progs[SECCOMP_UNIX_LISTED].insns,
-	    seccomp_progs[SECCOMP_UNIX_ALL].insns,
-	    seccomp_progs[SECCOMP_UNIX_ALL].len * sizeof(struct sock_filter))
-	    != 0);
+	/* Four programs, no two the same. */
+	for (v = 0; v < SECCOMP_NVARIANTS; v++)
+		for (w = v + 1; w < SECCOMP_NVARIANTS; w++)
+			assert_true(seccomp_progs[v].len !=
+			    seccomp_progs[w].len ||
+			    memcmp(seccomp_progs[v].insns,
+			    seccomp_progs[w].insns, seccomp_progs[w].len *
+			    sizeof(struct sock_filter)) != 0);
 }
 
 static void
@@ -90,6 +91,12 @@ test_variant(void **state)
 	assert_int_equal(seccomp_variant(&sb), SECCOMP_UNIX_ALL);
 	sb.plan.nunix = 0;
 	assert_int_equal(seccomp_variant(&sb), SECCOMP_UNIX_ALL);
+	/* allowNestedUserNamespaces: the same, with new user namespaces. */
+	sb.allow_userns = 1;
+	assert_int_equal(seccomp_variant(&sb),
+	    SECCOMP_UNIX_ALL | SECCOMP_USERNS);
+	sb.allow_all_unix = 0;
+	assert_int_equal(seccomp_variant(&sb), SECCOMP_USERNS);
 }
 
 int
