@@ -2159,7 +2159,7 @@ guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
 	struct guard_path	 gp;
 	struct stat		 st;
 	char			 link[64];
-	int			 fd = -1, rc;
+	int			 fd = -1, w, rc;
 
 	guard_path_init(&gp);
 	if ((rc = guard_at(gr, AT_FDCWD, addr, &gp)) < 0 ||
@@ -2179,10 +2179,11 @@ guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
 		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 		goto done;
 	}
+	/* Reopened for writing through the very file checked. */
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	w = open(link, O_WRONLY | O_CLOEXEC);
 	close(fd);
-	if ((fd = open(link, O_WRONLY | O_CLOEXEC)) == -1 ||
-	    ftruncate(fd, len) == -1)
+	if ((fd = w) == -1 || ftruncate(fd, len) == -1)
 		rc = -errno;
 done:
 	if (fd != -1)
