@@ -80,8 +80,12 @@
 #include <sys/un.h>
 #include <sys/vfs.h>
 #include <linux/kcmp.h>
+#include <linux/netlink.h>
 #include <linux/openat2.h>
+#include <linux/rtnetlink.h>
 #include <linux/sched.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -126,9 +130,6 @@
 #endif
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD	O_EXCL
-#endif
-#ifndef SIOCUNIXFILE
-#define SIOCUNIXFILE	0x89E0		/* SIOCPROTOPRIVATE: linux/un.h */
 #endif
 #define GUARD_TTY_MAJOR	5		/* /dev/tty is 5:0 */
 #define GUARD_PTS_MAJOR	136		/* Unix98 ptys: 136..143 */
@@ -220,6 +221,9 @@ struct guard {
 
 struct guard_path {
 	int		parent;		/* O_PATH fd of the parent directory */
+	int		base;		/* O_PATH fd of the directory a relative
+					   path started from, when kept
+					   (guard_at_keep), or -1 */
 	char		name[PATH_MAX];	/* last component, as given */
 	char		full[PATH_MAX];	/* resolved path, for the check */
 	int		dots;		/* "." or "..": creates nothing */
@@ -269,6 +273,8 @@ static int	guard_resolve(struct guard_req *, int base, int own,
 static const char *guard_dir_path(struct guard *, int fd, char *buf,
 		    size_t size);
 static void	guard_dirs_forget(struct guard *, const struct stat *);
+static int	guard_at_keep(struct guard_req *, int dfd, const char *raw,
+		    struct guard_path *, int keep);
 static int	guard_at_str(struct guard_req *, int dfd, const char *raw,
 		    struct guard_path *);
 static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
@@ -332,9 +338,13 @@ static int	guard_open(struct guard_req *, int dfd, uint64_t path,
 static int	guard_truncate(struct guard_req *, uint64_t path, off_t len);
 static int	guard_getfd(struct guard_req *, int fd);
 static int	guard_sock_id(int dirfd, const char *name, struct guard_sock *);
-static void	guard_sock_made(struct guard *, int dirfd, const char *name);
+static void	guard_sock_add(struct guard *, const struct guard_sock *);
 static int	guard_sock_ours(const struct guard *, int fd);
-static int	guard_bound_here(int sock, int dirfd, const char *name);
+static int	guard_sock_vfs(int sock, dev_t *, ino_t *);
+static int	guard_bound(struct guard_req *, int sock,
+		    const struct guard_path *, struct guard_sock *);
+static int	guard_fd_cloexec(struct guard_req *, int fd);
+static void	guard_sock_spoil(struct guard_req *, int sockfd, int sock);
 static int	guard_bind(struct guard_req *, int sockfd, uint64_t addr,
 		    int len);
 static int	guard_link(struct guard_req *, const __u64 *a, int at);
@@ -382,7 +392,7 @@ static void	*guard_thread(void *);
 static void
 guard_path_init(struct guard_path *gp)
 {
-	gp->parent = gp->magic = -1;
+	gp->parent = gp->magic = gp->base = -1;
 	gp->name[0] = gp->full[0] = '\0';
 	gp->dots = gp->proc = gp->exists = gp->lexical = 0;
 	gp->st.st_mode = 0;
@@ -395,6 +405,8 @@ guard_path_clear(struct guard_path *gp)
 		close(gp->parent);
 	if (gp->magic != -1)
 		close(gp->magic);
+	if (gp->base != -1)
+		close(gp->base);
 	guard_path_init(gp);
 }
 
@@ -970,11 +982,14 @@ guard_dirs_forget(struct guard *g, const struct stat *st)
  * sure the request still stands (guard_valid) before anything read
  * through its pid is trusted.  An absolute path starts at the guard's
  * own root: every process of the sandbox has that one, since none can
- * chroot (no capabilities, no new user namespace: seccomp.c).
+ * chroot (no capabilities, no new user namespace: seccomp.c).  With
+ * keep, the directory a relative path starts from is kept (gp->base):
+ * the caller's cwd or dirfd is read once, and whatever the guard does
+ * with the path's text afterwards starts from that very directory.
  */
 static int
-guard_at_str(struct guard_req *gr, int dfd, const char *raw,
-    struct guard_path *gp)
+guard_at_keep(struct guard_req *gr, int dfd, const char *raw,
+    struct guard_path *gp, int keep)
 {
 	char		 bp[PATH_MAX];
 	const char	*path = raw;
@@ -992,8 +1007,21 @@ guard_at_str(struct guard_req *gr, int dfd, const char *raw,
 		close(base);
 		return rc;
 	}
+	if (keep && (gp->base = fcntl(base, F_DUPFD_CLOEXEC, 3)) == -1) {
+		rc = -errno;
+		close(base);
+		return rc;
+	}
 	return guard_resolve(gr, base, 1, guard_dir_path(gr->g, base, bp,
 	    sizeof(bp)), path, gp);
+}
+
+/* guard_at_keep without keeping the base. */
+static int
+guard_at_str(struct guard_req *gr, int dfd, const char *raw,
+    struct guard_path *gp)
+{
+	return guard_at_keep(gr, dfd, raw, gp, 0);
 }
 
 /* Resolve a (dirfd, path pointer) pair of the command. */
@@ -2237,21 +2265,21 @@ guard_sock_id(int dirfd, const char *name, struct guard_sock *id)
 }
 
 /*
- * Remember a socket the command bound: the sandbox serves it, so with
- * allowUnixSockets it is reachable like a listed one.  Past
- * GUARD_MAXSOCKS it is not remembered, and not reachable.
+ * Remember a socket the command bound (id: its file, verified by
+ * guard_bound): the sandbox serves it, so it is reachable like a listed
+ * one.  Past GUARD_MAXSOCKS it is not remembered, and not reachable.
+ * Binds run alone (guard_handle): nothing reads the table meanwhile.
  */
 static void
-guard_sock_made(struct guard *g, int dirfd, const char *name)
+guard_sock_add(struct guard *g, const struct guard_sock *id)
 {
-	struct guard_sock	id, *nv;
+	struct guard_sock	*nv;
 
 	if (g->nsocks >= GUARD_MAXSOCKS ||
-	    guard_sock_id(dirfd, name, &id) == -1 ||
 	    (nv = reallocarray(g->socks, g->nsocks + 1, sizeof(*nv))) == NULL)
 		return;
 	g->socks = nv;
-	g->socks[g->nsocks++] = id;
+	g->socks[g->nsocks++] = *id;
 }
 
 /* Whether the socket file fd is one the command bound. */
@@ -2270,22 +2298,172 @@ guard_sock_ours(const struct guard *g, int fd)
 }
 
 /*
- * Whether the socket sock is bound to the file name in dirfd: 1, 0 (it
- * is not), or -1 when the kernel cannot tell (SIOCUNIXFILE, Linux 6.x).
+ * The file the Unix socket sock is bound to, by the kernel's own account:
+ * sock_diag's UNIX_DIAG_VFS, asked for the socket's inode, which needs
+ * no privilege (SIOCUNIXFILE needs CAP_NET_ADMIN, which the guard never
+ * has).  0, or -errno: -ENOENT when it is bound to no file.
  */
 static int
-guard_bound_here(int sock, int dirfd, const char *name)
+guard_sock_vfs(int sock, dev_t *dev, ino_t *ino)
 {
-	struct stat	a, b;
-	int		fd, rc;
+	struct {
+		struct nlmsghdr		h;
+		struct unix_diag_req	r;
+	}			 req;
+	union {
+		struct nlmsghdr	h;
+		char		b[8192];
+	}			 buf;
+	struct unix_diag_msg	*m;
+	struct unix_diag_vfs	 v;
+	struct nlmsgerr		*e;
+	struct rtattr		*rta;
+	struct stat		 st;
+	ssize_t			 n;
+	int			 nl, len, rc = -ENOENT;
 
-	if ((fd = ioctl(sock, SIOCUNIXFILE, 0)) == -1)
-		return -1;
-	rc = fstat(fd, &a) == 0 && fstatat(dirfd, name, &b,
-	    AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
-	    a.st_ino == b.st_ino;
-	close(fd);
+	if (fstat(sock, &st) == -1)
+		return -errno;
+	if ((nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+	    NETLINK_SOCK_DIAG)) == -1)
+		return -errno;
+	memset(&req, 0, sizeof(req));
+	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.h.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = AF_UNIX;
+	req.r.udiag_states = ~0U;
+	req.r.udiag_ino = (uint32_t)st.st_ino;
+	req.r.udiag_show = UDIAG_SHOW_VFS;
+	req.r.udiag_cookie[0] = req.r.udiag_cookie[1] = ~0U;
+	if (send(nl, &req, sizeof(req), 0) != (ssize_t)sizeof(req) ||
+	    (n = recv(nl, &buf, sizeof(buf), 0)) == -1) {
+		rc = -errno;
+		goto done;
+	}
+	if (!NLMSG_OK(&buf.h, (size_t)n)) {
+		rc = -EBADMSG;
+		goto done;
+	}
+	if (buf.h.nlmsg_type == NLMSG_ERROR) {
+		e = NLMSG_DATA(&buf.h);
+		rc = buf.h.nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) &&
+		    e->error < 0 ? e->error : -EBADMSG;
+		goto done;
+	}
+	if (buf.h.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    buf.h.nlmsg_len < NLMSG_LENGTH(sizeof(*m))) {
+		rc = -EBADMSG;
+		goto done;
+	}
+	m = NLMSG_DATA(&buf.h);
+	if (m->udiag_ino != (uint32_t)st.st_ino) {
+		rc = -EBADMSG;
+		goto done;
+	}
+	len = (int)(buf.h.nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+	for (rta = (struct rtattr *)(m + 1); RTA_OK(rta, len);
+	    rta = RTA_NEXT(rta, len)) {
+		if (rta->rta_type != UNIX_DIAG_VFS ||
+		    RTA_PAYLOAD(rta) < sizeof(v))
+			continue;
+		memcpy(&v, RTA_DATA(rta), sizeof(v));
+		/* The kernel's dev_t: major above bit 20. */
+		*dev = makedev(v.udiag_vfs_dev >> 20, v.udiag_vfs_dev & 0xfffff);
+		*ino = v.udiag_vfs_ino;
+		rc = 0;
+	}
+done:
+	close(nl);
 	return rc;
+}
+
+/*
+ * After a bind: whether the socket's file is the name the guard checked
+ * (gp), by its device and inode.  0 with its identity in id, or -EACCES
+ * (said): a bind that cannot be verified is refused.
+ */
+static int
+guard_bound(struct guard_req *gr, int sock, const struct guard_path *gp,
+    struct guard_sock *id)
+{
+	dev_t	dev = 0;
+	ino_t	ino = 0;
+	int	rc;
+
+	if ((rc = guard_sock_vfs(sock, &dev, &ino)) < 0) {
+		guard_refuse(gr, gp->full, "bind", "where the socket was bound "
+		    "cannot be verified (sock_diag: %s), and a bind that "
+		    "cannot be verified is refused", strerror(-rc));
+		return -EACCES;
+	}
+	if (gp->parent == -1 || guard_sock_id(gp->parent, gp->name,
+	    id) == -1 || id->dev != dev || id->ino != ino) {
+		guard_refuse(gr, gp->full, "bind", "the socket was not bound "
+		    "where its path was checked (a directory on the way "
+		    "changed meanwhile); its descriptor was replaced by an "
+		    "unbound socket");
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* Whether the command's descriptor fd is close-on-exec (its fdinfo). */
+static int
+guard_fd_cloexec(struct guard_req *gr, int fd)
+{
+	char		 p[64], line[128];
+	FILE		*f;
+	unsigned long	 fl = 0;
+
+	snprintf(p, sizeof(p), "/proc/%ld/fdinfo/%d", (long)gr->pid, fd);
+	if ((f = fopen(p, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "flags:", 6) == 0)
+			fl = strtoul(line + 6, NULL, 8);
+	fclose(f);
+	return (fl & O_CLOEXEC) != 0;
+}
+
+/*
+ * The command's socket sockfd (sock, the guard's copy) was bound where
+ * the guard did not check, or where it cannot tell: it is replaced in
+ * the command by a fresh unbound socket of the same kind
+ * (SECCOMP_ADDFD_FLAG_SETFD), so nothing listens there through it.  When
+ * that cannot be done, the calling process is killed: fail closed.
+ */
+static void
+guard_sock_spoil(struct guard_req *gr, int sockfd, int sock)
+{
+	struct seccomp_notif_addfd	add;
+	socklen_t			sl = sizeof(int);
+	int				domain, type, proto, fl, fresh = -1;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &sl) == -1 ||
+	    getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &sl) == -1 ||
+	    getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &proto, &sl) == -1 ||
+	    (fl = fcntl(sock, F_GETFL)) == -1 ||
+	    (fresh = socket(domain, type | SOCK_CLOEXEC |
+	    ((fl & O_NONBLOCK) ? SOCK_NONBLOCK : 0), proto)) == -1)
+		goto fail;
+	memset(&add, 0, sizeof(add));
+	add.id = gr->id;
+	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
+	add.srcfd = (uint32_t)fresh;
+	add.newfd = (uint32_t)sockfd;
+	add.newfd_flags = guard_fd_cloexec(gr, sockfd) ? O_CLOEXEC : 0;
+	if (ioctl(gr->g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1 &&
+	    errno != ENOENT)
+		goto fail;
+	close(fresh);
+	return;
+fail:
+	log_warn("guard: cannot replace the socket of process %ld bound "
+	    "where it was not checked; killing it", (long)gr->pid);
+	if (fresh != -1)
+		close(fresh);
+	(void)kill(guard_tgid(gr), SIGKILL);
 }
 
 /*
@@ -2299,10 +2477,11 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	struct sockaddr_storage	 ss;
 	struct sockaddr_un	*sun = (struct sockaddr_un *)&ss, local;
 	struct guard_path	 gp;
+	struct guard_sock	 id;
 	char			 path[sizeof(sun->sun_path) + 1];
 	const char		*text;
 	size_t			 off = offsetof(struct sockaddr_un, sun_path);
-	int			 sock, rc, cwd = -1, dir = -1;
+	int			 sock, rc, dir = -1;
 
 	guard_path_init(&gp);
 	if (len < 0 || (size_t)len > sizeof(ss))
@@ -2320,7 +2499,7 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	}
 	memcpy(path, sun->sun_path, (size_t)len - off);
 	path[(size_t)len - off] = '\0';
-	if ((rc = guard_at_str(gr, AT_FDCWD, path, &gp)) < 0 ||
+	if ((rc = guard_at_keep(gr, AT_FDCWD, path, &gp, 1)) < 0 ||
 	    (rc = guard_check(gr, &gp, 0, "create")) < 0)
 		goto done;
 	/*
@@ -2328,24 +2507,22 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	 * is given as the socket's name (getsockname(2), the address a
 	 * Python Manager hands its clients).  So the guard binds the
 	 * caller's own text when the kernel may walk it as checked (no
-	 * symlink, nothing in procfs: gp.lexical; relative to the caller's
-	 * cwd), else the real path, else the name in its directory.  Binds
-	 * run alone (guard_handle): no creation -- a symlink, a directory
-	 * moved in -- changes the walk meanwhile; only a removal could,
-	 * which fails the bind.
+	 * symlink, nothing in procfs: gp.lexical), from the very directory
+	 * the check started from (gp.base: the caller's cwd as it was read
+	 * once -- never read again, which another thread of the command can
+	 * change meanwhile); else the real path; else the name in its
+	 * directory.  Binds run alone (guard_handle): no creation -- a
+	 * symlink, a directory moved in -- changes the walk meanwhile; only
+	 * a removal could, which fails the bind.  What the host does is
+	 * beyond that: so the socket's file is verified afterwards
+	 * (guard_bound), and only a verified one is remembered.
 	 */
 	memset(&local, 0, sizeof(local));
 	local.sun_family = AF_UNIX;
-	if (gp.lexical && strlen(path) < sizeof(local.sun_path)) {
+	if (gp.lexical && strlen(path) < sizeof(local.sun_path) &&
+	    (path[0] == '/' || gp.base != -1)) {
 		text = path;
-		if (path[0] != '/') {
-			if ((cwd = guard_base(gr, AT_FDCWD)) == -1 ||
-			    (rc = guard_valid(gr)) < 0) {
-				rc = cwd == -1 ? -errno : rc;
-				goto done;
-			}
-			dir = cwd;
-		}
+		dir = path[0] == '/' ? -1 : gp.base;
 	} else if (strlen(gp.full) < sizeof(local.sun_path) &&
 	    gp.full[0] == '/')
 		text = gp.full;
@@ -2365,17 +2542,13 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	guard_umask(gr);
 	rc = bind(sock, (struct sockaddr *)&local, (socklen_t)(off +
 	    strlen(text) + 1)) == -1 ? -errno : 0;
-	if (rc == 0 && guard_bound_here(sock, gp.parent, gp.name) == 0) {
-		log_warnx("guard: a socket bound as %s is not where it was "
-		    "checked", text);
-		rc = -EACCES;
-	} else if (rc == 0) {
+	if (rc == 0 && (rc = guard_bound(gr, sock, &gp, &id)) < 0)
+		guard_sock_spoil(gr, sockfd, sock);
+	else if (rc == 0) {
 		guard_created(gr, &gp, 0);
-		guard_sock_made(gr->g, gp.parent, gp.name);
+		guard_sock_add(gr->g, &id);
 	}
 done:
-	if (cwd != -1)
-		close(cwd);
 	close(sock);
 	guard_path_clear(&gp);
 	return rc;
