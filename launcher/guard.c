@@ -131,6 +131,8 @@
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD	O_EXCL
 #endif
+/* Never on what the guard creates: seccomp.c refuses them to chmod. */
+#define GUARD_SETID	(S_ISUID | S_ISGID)
 #define GUARD_TTY_MAJOR	5		/* /dev/tty is 5:0 */
 #define GUARD_PTS_MAJOR	136		/* Unix98 ptys: 136..143 */
 
@@ -2150,6 +2152,7 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 
 	guard_path_init(&gp);
 	flags |= O_NOCTTY;
+	mode &= ~(mode_t)GUARD_SETID;
 	excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
 	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0 ||
 	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)),
@@ -3375,8 +3378,8 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		 * the directory finds it made.
 		 */
 		pthread_mutex_lock(&gr->g->mu);
-		rc = mkdirat(np.parent, np.name, (mode_t)a[at + 1]) == -1 ?
-		    -errno : 0;
+		rc = mkdirat(np.parent, np.name, (mode_t)a[at + 1] &
+		    ~(mode_t)GUARD_SETID) == -1 ? -errno : 0;
 		if (rc == 0 && fstatat(np.parent, np.name, &st,
 		    AT_SYMLINK_NOFOLLOW) == 0) {
 			guard_made_add(gr->g, &st);
@@ -3393,8 +3396,8 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 			goto done;
 		head = guard_head_before(gr, &np);
 		guard_umask(gr);
-		rc = mknodat(np.parent, np.name, (mode_t)a[at + 1],
-		    (dev_t)a[at + 2]) == -1 ? -errno : 0;
+		rc = mknodat(np.parent, np.name, (mode_t)a[at + 1] &
+		    ~(mode_t)GUARD_SETID, (dev_t)a[at + 2]) == -1 ? -errno : 0;
 		if (rc == 0)
 			guard_created(gr, &np, head);
 	} else if (nr == SCMP_SYS(symlink) || nr == SCMP_SYS(symlinkat)) {
