@@ -226,7 +226,9 @@ struct guard_path {
 	int		base;		/* O_PATH fd of the directory a relative
 					   path started from, when kept
 					   (guard_at_keep), or -1 */
-	char		name[PATH_MAX];	/* last component, as given */
+	char		name[PATH_MAX];	/* last component, as given: acted on */
+	char		last[NAME_MAX + 1]; /* name without trailing slashes:
+					   every check that looks at it */
 	char		full[PATH_MAX];	/* resolved path, for the check */
 	int		dots;		/* "." or "..": creates nothing */
 	int		lexical;	/* no symlink before name, not in
@@ -395,7 +397,7 @@ static void
 guard_path_init(struct guard_path *gp)
 {
 	gp->parent = gp->magic = gp->base = -1;
-	gp->name[0] = gp->full[0] = '\0';
+	gp->name[0] = gp->full[0] = gp->last[0] = '\0';
 	gp->dots = gp->proc = gp->exists = gp->lexical = 0;
 	gp->st.st_mode = 0;
 }
@@ -899,9 +901,17 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 			return -ENAMETOOLONG;
 		real[n] = '\0';
 	}
+	/*
+	 * The name without its trailing slashes (".git/" and ".git//" are
+	 * ".git" to the kernel), once, here: every check that looks at the
+	 * last component reads gp->last.
+	 */
 	snprintf(clean, sizeof(clean), "%s", gp->name);
 	while (strlen(clean) > 1 && clean[strlen(clean) - 1] == '/')
 		clean[strlen(clean) - 1] = '\0';
+	if (strlen(clean) >= sizeof(gp->last))
+		return -ENAMETOOLONG;
+	memcpy(gp->last, clean, strlen(clean) + 1);
 	gp->dots = strcmp(clean, ".") == 0 || strcmp(clean, "..") == 0;
 	if ((size_t)snprintf(gp->full, sizeof(gp->full), "%s%s%s", real,
 	    strcmp(real, "/") == 0 ? "" : "/", clean) >= sizeof(gp->full))
@@ -1486,7 +1496,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	why = fs_plan_guarded(&gr->g->sb->plan, gp->full, ancestors_too);
 	git = why == NULL && guard_git(gr, gp, ancestors_too);
 	if (why == fs_why_git_config || (git &&
-	    strcasecmp(gp->name, ".git") != 0 &&
+	    strcasecmp(gp->last, ".git") != 0 &&
 	    !gr->g->sb->allow_git_config &&
 	    fs_git_rule(gp->full, ancestors_too, 1, q, 1) == 0)) {
 		/* Only allowGitConfig stands in the way: the one key. */
@@ -1725,7 +1735,7 @@ guard_head_before(struct guard_req *gr, const struct guard_path *gp)
 {
 	struct stat	st;
 
-	if (strcasecmp(gp->name, "HEAD") != 0 || gp->parent == -1)
+	if (strcasecmp(gp->last, "HEAD") != 0 || gp->parent == -1)
 		return 0;
 	return fstat(gp->parent, &st) == 0 && !guard_made_known(gr->g, &st) &&
 	    guard_shape(gp->parent);
@@ -1743,15 +1753,15 @@ guard_created(struct guard_req *gr, const struct guard_path *gp,
 {
 	char	dir[PATH_MAX], *slash;
 
-	if (gp->parent == -1 || (strcasecmp(gp->name, ".git") != 0 &&
-	    strcasecmp(gp->name, "HEAD") != 0))
+	if (gp->parent == -1 || (strcasecmp(gp->last, ".git") != 0 &&
+	    strcasecmp(gp->last, "HEAD") != 0))
 		return;
 	snprintf(dir, sizeof(dir), "%s", gp->full);
 	if ((slash = strrchr(dir, '/')) == NULL)
 		return;
 	slash[slash == dir ? 1 : 0] = '\0';
-	if (gp->name[0] == '.') {
-		guard_made_at(gr->g, gp->parent, gp->name);
+	if (gp->last[0] == '.') {
+		guard_made_at(gr->g, gp->parent, gp->last);
 		pthread_mutex_lock(&gr->g->mu);
 		if (gr->g->work != NULL)
 			gitwork_flush(gr->g->work);
