@@ -118,7 +118,6 @@
 #define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
 #define GUARD_MAXCALLERS 256		/* callers' umasks remembered */
 #define GUARD_MAXTHREADS 4		/* threads answering requests */
-#define GUARD_MAXDIRS	64		/* directories' paths remembered */
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
 #endif
@@ -174,20 +173,6 @@ struct guard_caller {
 	unsigned long	used;		/* least recently used goes first */
 };
 
-/*
- * A directory a relative path started from (a cwd, a dirfd) and its path,
- * so that the next path from it needs no readlink.  Known by mount and
- * inode: a directory has one path in a mount.  A rename of a directory
- * (the guard's) forgets them all; a new directory (the guard's mkdir)
- * forgets its inode number, which an old, removed one may have had.
- */
-struct guard_dir {
-	uint64_t	 mnt;
-	dev_t		 dev;
-	ino_t		 ino;
-	char		*path;		/* NULL: free */
-};
-
 /* The guard's state across notifications. */
 struct guard {
 	const struct sandbox	*sb;
@@ -202,8 +187,6 @@ struct guard {
 	struct guard_caller	 callers[GUARD_MAXCALLERS];
 	size_t			 ncallers;
 	unsigned long		 clock;
-	struct guard_dir	 dirs[GUARD_MAXDIRS];
-	size_t			 dirnext;	/* the slot to fill next */
 	struct guard_id		*made;		/* directories made, hashed */
 	size_t			 made_cap;
 	size_t			 nmade;
@@ -274,9 +257,6 @@ static int	guard_lexical(const char *base, const char *dir, char *out,
 		    size_t size);
 static int	guard_resolve(struct guard_req *, int base, int own,
 		    const char *basepath, const char *path, struct guard_path *);
-static const char *guard_dir_path(struct guard *, int fd, char *buf,
-		    size_t size);
-static void	guard_dirs_forget(struct guard *, const struct stat *);
 static int	guard_at_keep(struct guard_req *, int dfd, const char *raw,
 		    struct guard_path *, int keep);
 static int	guard_at_str(struct guard_req *, int dfd, const char *raw,
@@ -920,76 +900,6 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 }
 
 /*
- * The path of the directory fd (a cwd, a dirfd): remembered, else the
- * kernel's name for it, remembered.  NULL when it has none (removed).
- */
-static const char *
-guard_dir_path(struct guard *g, int fd, char *buf, size_t size)
-{
-	struct statx	 stx;
-	struct guard_dir *d;
-	char		 link[64];
-	ssize_t		 n;
-	dev_t		 dev;
-	size_t		 i;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID,
-	    &stx) == -1 || !(stx.stx_mask & STATX_MNT_ID))
-		return NULL;
-	dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-	pthread_mutex_lock(&g->mu);
-	for (i = 0; i < GUARD_MAXDIRS; i++) {
-		d = &g->dirs[i];
-		if (d->path != NULL && d->ino == stx.stx_ino &&
-		    d->dev == dev && d->mnt == stx.stx_mnt_id &&
-		    strlen(d->path) < size) {
-			strcpy(buf, d->path);
-			pthread_mutex_unlock(&g->mu);
-			return buf;
-		}
-	}
-	pthread_mutex_unlock(&g->mu);
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	if ((n = readlink(link, buf, size - 1)) <= 0 || buf[0] != '/' ||
-	    (size_t)n == size - 1)
-		return NULL;
-	buf[n] = '\0';
-	if (n > 10 && strcmp(buf + n - 10, " (deleted)") == 0)
-		return NULL;
-	pthread_mutex_lock(&g->mu);
-	d = &g->dirs[g->dirnext];
-	g->dirnext = (g->dirnext + 1) % GUARD_MAXDIRS;
-	free(d->path);
-	if ((d->path = strdup(buf)) != NULL) {
-		d->mnt = stx.stx_mnt_id;
-		d->dev = dev;
-		d->ino = stx.stx_ino;
-	}
-	pthread_mutex_unlock(&g->mu);
-	return buf;
-}
-
-/*
- * Forget the remembered paths: every one (st NULL: a directory moved),
- * or those of st's inode number (a new directory has it).  The mutex
- * held.
- */
-static void
-guard_dirs_forget(struct guard *g, const struct stat *st)
-{
-	size_t	i;
-
-	for (i = 0; i < GUARD_MAXDIRS; i++) {
-		if (g->dirs[i].path == NULL || (st != NULL &&
-		    (g->dirs[i].ino != st->st_ino ||
-		    g->dirs[i].dev != st->st_dev)))
-			continue;
-		free(g->dirs[i].path);
-		g->dirs[i].path = NULL;
-	}
-}
-
-/*
  * Resolve a path of the command (already read) against dfd, and make
  * sure the request still stands (guard_valid) before anything read
  * through its pid is trusted.  An absolute path starts at the guard's
@@ -1003,7 +913,6 @@ static int
 guard_at_keep(struct guard_req *gr, int dfd, const char *raw,
     struct guard_path *gp, int keep)
 {
-	char		 bp[PATH_MAX];
 	const char	*path = raw;
 	int		 base, rc;
 
@@ -1024,8 +933,12 @@ guard_at_keep(struct guard_req *gr, int dfd, const char *raw,
 		close(base);
 		return rc;
 	}
-	return guard_resolve(gr, base, 1, guard_dir_path(gr->g, base, bp,
-	    sizeof(bp)), path, gp);
+	/*
+	 * The kernel names the directory reached (guard_resolve): its name
+	 * now, never one remembered from an earlier request, which the host
+	 * may have made stale by moving a directory (into .git/hooks).
+	 */
+	return guard_resolve(gr, base, 1, NULL, path, gp);
 }
 
 /* guard_at_keep without keeping the base. */
@@ -1808,7 +1721,6 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 		pthread_mutex_lock(&g->mu);
 		if (g->work != NULL)
 			gitwork_flush(g->work);
-		guard_dirs_forget(g, NULL);
 		pthread_mutex_unlock(&g->mu);
 	}
 	if (fstatat(np->parent, np->name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
@@ -1817,7 +1729,6 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 	pthread_mutex_lock(&g->mu);
 	if (g->work != NULL)
 		gitwork_flush(g->work);
-	guard_dirs_forget(g, NULL);
 	pthread_mutex_unlock(&g->mu);
 	if ((fd = openat(np->parent, np->name, O_PATH | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
@@ -3391,10 +3302,8 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		rc = mkdirat(np.parent, np.name, (mode_t)a[at + 1] &
 		    ~(mode_t)GUARD_SETID) == -1 ? -errno : 0;
 		if (rc == 0 && fstatat(np.parent, np.name, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0) {
+		    AT_SYMLINK_NOFOLLOW) == 0)
 			guard_made_add(gr->g, &st);
-			guard_dirs_forget(gr->g, &st);
-		}
 		pthread_mutex_unlock(&gr->g->mu);
 		if (rc == 0)
 			guard_created(gr, &np, 0);
