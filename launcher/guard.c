@@ -1022,12 +1022,22 @@ guard_magic(struct guard_req *gr, struct guard_path *gp, int follow)
 		gp->proc = 1;
 		return 0;
 	}
+	/*
+	 * A pipe, a socket or a file with no link left has no name to
+	 * protect; anything else is checked by its name, which must be
+	 * whole.  A name ending in " (deleted)" is a file's name when the
+	 * file still has a link: such a name is no proof of anything.
+	 */
+	if (fstat(fd, &st) == -1)
+		return -errno;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, real, sizeof(real) - 1);
-	if (n <= 0 || real[0] != '/' || (n > 10 &&
-	    strcmp(real + n - 10, " (deleted)") == 0))
-		return 0;	/* nothing named */
+	if ((n = readlink(link, real, sizeof(real) - 1)) <= 0)
+		return -EACCES;
+	if ((size_t)n == sizeof(real) - 1)
+		return -ENAMETOOLONG;
 	real[n] = '\0';
+	if (real[0] != '/' || st.st_nlink == 0)
+		return 0;	/* nothing named */
 	/* Its directory, for the git questions (the root is the command's). */
 	if ((rc = guard_resolve(gr, gr->g->root, 0, "/", real, gp)) < 0) {
 		/* A name outside this mount namespace: check it alone. */
