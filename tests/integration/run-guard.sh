@@ -6,7 +6,8 @@
 # exec, though the guard reads it only once per thread; a relative path
 # is checked where its directory is now, after that directory (or one
 # above it) was renamed, or removed and its inode number taken by a new
-# one, or moved by the host into .git/hooks; a git hook cannot be planted through an inode number the guard
+# one, or moved by the host into .git/hooks or a core.hooksPath; a git
+# hook cannot be planted through an inode number the guard
 # once knew as outside any repository; parallel creators are all served,
 # and an orphan too (the guard is PID 1); a process the guard may not
 # read is refused, with the reason.
@@ -128,6 +129,28 @@ check "... and not made" test ! -e "$WS/old/.git/hooks/pre-commit"
 contains "... the refusal names where the directory is now" \
     "$(cat "$T/hostmv.out")" "refused to create $WS/old/.git/hooks/pre-commit"
 rm -rf "$WS/old" "$WS/hostmv" "$WS/ready" "$WS/moved"
+# ... the same into a work tree's core.hooksPath (husky's way), which the
+# guard finds by walking up from the directory and remembers by inode.
+git init -q "$WS/husky"
+git -C "$WS/husky" config core.hooksPath hk
+mkdir -p "$WS/hostmv/d"
+chmod -R a+rwX "$WS/husky" "$WS/hostmv"
+spawn sbx -- /bin/sh -c 'cd hostmv/d && : >before && echo x >"$0/ready"
+    i=0; while [ ! -e "$0/moved" ] && [ $i -lt 200 ]; do sleep 0.05
+    i=$((i + 1)); done
+    if echo "#!/bin/sh" >pre-commit; then echo made-hook; else
+    echo refused-hook; fi' "$WS" >"$T/hostmv.out" 2>&1
+if wait_file "$WS/ready" 200; then
+	mv "$WS/hostmv/d" "$WS/husky/hk"
+	echo x >"$WS/moved"
+else
+	not_ok "the command did not start (hostmv hooksPath)"
+fi
+wait "$LAST_PID"
+contains "cwd moved by the host into core.hooksPath: pre-commit is refused" \
+    "$(cat "$T/hostmv.out")" refused-hook
+check "... and not made" test ! -e "$WS/husky/hk/pre-commit"
+rm -rf "$WS/husky" "$WS/hostmv" "$WS/ready" "$WS/moved"
 
 # 4. A git hook through an inode number known to be outside any repository
 # (a hole before: the guard remembered that answer by inode number).
