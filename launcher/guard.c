@@ -22,7 +22,13 @@
  * checks the resulting path, and performs the operation itself on that
  * fd (the opened file is installed in the command with
  * SECCOMP_IOCTL_NOTIF_ADDFD; a socket to bind is borrowed with
- * pidfd_getfd).  It runs with the command's uid, no capabilities, the
+ * pidfd_getfd).  What it reads of the caller -- the path, its cwd, a
+ * dirfd -- it reads once, and acts from what it checked, never from a
+ * second read another thread could have changed (a chdir between the
+ * two made a bind land elsewhere): a bind, which takes no directory fd,
+ * is made from the very cwd it was checked against, and where the
+ * socket landed is verified (guard_bound).  A check that cannot be made
+ * is a refusal.  It runs with the command's uid, no capabilities, the
  * same Landlock domain and the same mount namespace, so it can do
  * nothing the command could not -- except create or write a protected
  * name.  Renames, links and symlinks onto a directory on the way to a
