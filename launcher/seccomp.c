@@ -301,7 +301,9 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	 * fchmodat(int, const char *, mode_t mode) and fchmodat2(..., mode_t
 	 * mode, int): the set-user-ID and set-group-ID bits are refused.  The
 	 * kernel reads mode as a umode_t, its low 16 bits; each mask tests
-	 * one bit inside those, wherever the upper half says.
+	 * one bit inside those, wherever the upper half says.  A libseccomp
+	 * that does not know fchmodat2 leaves its number to the rule for
+	 * unknown numbers below (ENOSYS; libc falls back to fchmodat).
 	 */
 	for (i = 0; i < sizeof(seccomp_chmods) / sizeof(*seccomp_chmods);
 	    i++) {
