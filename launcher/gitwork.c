@@ -14,12 +14,16 @@
  * removed (rmdir is not the guard's) leaves its inode number free for a
  * new one elsewhere, whose answer may differ: the guard makes every new
  * directory and forgets what was known of its number (gitwork_forget).
+ * The host may move a directory too, from one work tree into another:
+ * each answer holds a hash of the path the directory had, and one given
+ * for another path is no answer.
  */
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,9 +43,10 @@
 #define GITWORK_BIAS	2
 
 struct gitwork_dir {
-	dev_t	dev;
-	ino_t	ino;
-	int	val;		/* tree + GITWORK_BIAS; 0: free slot */
+	dev_t		dev;
+	ino_t		ino;
+	uint64_t	path;	/* gitwork_hash of its path then */
+	int		val;	/* tree + GITWORK_BIAS; 0: free slot */
 };
 
 struct gitwork_tree {
@@ -58,8 +63,9 @@ struct gitwork {
 };
 
 static size_t	gitwork_slot(const struct gitwork *, dev_t, ino_t);
+static uint64_t	gitwork_hash(const char *);
 static void	gitwork_remember(struct gitwork *, const struct stat *,
-		    int tree);
+		    uint64_t path, int tree);
 static int	gitwork_tree(struct gitwork *, const char *top);
 static int	gitwork_find(struct gitwork *, int dirfd, const char *dir,
 		    int (*made)(void *, const struct stat *), void *arg);
@@ -125,8 +131,20 @@ gitwork_slot(const struct gitwork *w, dev_t dev, ino_t ino)
 	return i;
 }
 
+/* FNV-1a of a directory's path. */
+static uint64_t
+gitwork_hash(const char *path)
+{
+	uint64_t	h = 14695981039346656037ULL;
+
+	for (; *path != '\0'; path++)
+		h = (h ^ (unsigned char)*path) * 1099511628211ULL;
+	return h;
+}
+
 static void
-gitwork_remember(struct gitwork *w, const struct stat *st, int tree)
+gitwork_remember(struct gitwork *w, const struct stat *st, uint64_t path,
+    int tree)
 {
 	size_t	i;
 
@@ -137,6 +155,7 @@ gitwork_remember(struct gitwork *w, const struct stat *st, int tree)
 		w->ndirs++;
 	w->dirs[i].dev = st->st_dev;
 	w->dirs[i].ino = st->st_ino;
+	w->dirs[i].path = path;
 	w->dirs[i].val = tree + GITWORK_BIAS;
 }
 
@@ -170,15 +189,20 @@ gitwork_find(struct gitwork *w, int dirfd, const char *dir,
     int (*made)(void *, const struct stat *), void *arg)
 {
 	struct stat	 seen[GITWORK_UP], st, up;
+	uint64_t	 hash[GITWORK_UP], h;
 	char		 top[PATH_MAX], *slash;
 	size_t		 n = 0, i;
 	int		 cur, next, tree = -1;
 
 	if (strlen(dir) >= sizeof(top) || fstat(dirfd, &st) == -1)
 		return -2;
-	/* Most paths are answered here, from the directory itself. */
+	/*
+	 * Most paths are answered here, from the directory itself, when it
+	 * was where it is now.
+	 */
+	h = gitwork_hash(dir);
 	i = gitwork_slot(w, st.st_dev, st.st_ino);
-	if (w->dirs[i].val != 0)
+	if (w->dirs[i].val != 0 && w->dirs[i].path == h)
 		return w->dirs[i].val - GITWORK_BIAS;
 	if ((cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) == -1)
 		return -2;
@@ -188,8 +212,9 @@ gitwork_find(struct gitwork *w, int dirfd, const char *dir,
 			tree = -2;
 			break;
 		}
+		h = gitwork_hash(top);
 		i = gitwork_slot(w, st.st_dev, st.st_ino);
-		if (w->dirs[i].val != 0) {
+		if (w->dirs[i].val != 0 && w->dirs[i].path == h) {
 			tree = w->dirs[i].val - GITWORK_BIAS;
 			break;
 		}
@@ -197,6 +222,7 @@ gitwork_find(struct gitwork *w, int dirfd, const char *dir,
 			tree = -2;
 			break;
 		}
+		hash[n] = h;
 		seen[n++] = st;
 		if (fstatat(cur, ".git", &up, AT_SYMLINK_NOFOLLOW) == 0) {
 			if (made(arg, &up))
@@ -224,7 +250,7 @@ gitwork_find(struct gitwork *w, int dirfd, const char *dir,
 	close(cur);
 	if (tree != -2)
 		for (i = 0; i < n; i++)
-			gitwork_remember(w, &seen[i], tree);
+			gitwork_remember(w, &seen[i], hash[i], tree);
 	return tree;
 }
 

@@ -22,7 +22,13 @@
  * checks the resulting path, and performs the operation itself on that
  * fd (the opened file is installed in the command with
  * SECCOMP_IOCTL_NOTIF_ADDFD; a socket to bind is borrowed with
- * pidfd_getfd).  It runs with the command's uid, no capabilities, the
+ * pidfd_getfd).  What it reads of the caller -- the path, its cwd, a
+ * dirfd -- it reads once, and acts from what it checked, never from a
+ * second read another thread could have changed (a chdir between the
+ * two made a bind land elsewhere): a bind, which takes no directory fd,
+ * is made from the very cwd it was checked against, and where the
+ * socket landed is verified (guard_bound).  A check that cannot be made
+ * is a refusal.  It runs with the command's uid, no capabilities, the
  * same Landlock domain and the same mount namespace, so it can do
  * nothing the command could not -- except create or write a protected
  * name.  Renames, links and symlinks onto a directory on the way to a
@@ -80,8 +86,12 @@
 #include <sys/un.h>
 #include <sys/vfs.h>
 #include <linux/kcmp.h>
+#include <linux/netlink.h>
 #include <linux/openat2.h>
+#include <linux/rtnetlink.h>
 #include <linux/sched.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -114,7 +124,6 @@
 #define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
 #define GUARD_MAXCALLERS 256		/* callers' umasks remembered */
 #define GUARD_MAXTHREADS 4		/* threads answering requests */
-#define GUARD_MAXDIRS	64		/* directories' paths remembered */
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
 #endif
@@ -127,9 +136,8 @@
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD	O_EXCL
 #endif
-#ifndef SIOCUNIXFILE
-#define SIOCUNIXFILE	0x89E0		/* SIOCPROTOPRIVATE: linux/un.h */
-#endif
+/* Never on what the guard creates: seccomp.c refuses them to chmod. */
+#define GUARD_SETID	(S_ISUID | S_ISGID)
 #define GUARD_TTY_MAJOR	5		/* /dev/tty is 5:0 */
 #define GUARD_PTS_MAJOR	136		/* Unix98 ptys: 136..143 */
 
@@ -171,20 +179,6 @@ struct guard_caller {
 	unsigned long	used;		/* least recently used goes first */
 };
 
-/*
- * A directory a relative path started from (a cwd, a dirfd) and its path,
- * so that the next path from it needs no readlink.  Known by mount and
- * inode: a directory has one path in a mount.  A rename of a directory
- * (the guard's) forgets them all; a new directory (the guard's mkdir)
- * forgets its inode number, which an old, removed one may have had.
- */
-struct guard_dir {
-	uint64_t	 mnt;
-	dev_t		 dev;
-	ino_t		 ino;
-	char		*path;		/* NULL: free */
-};
-
 /* The guard's state across notifications. */
 struct guard {
 	const struct sandbox	*sb;
@@ -199,8 +193,6 @@ struct guard {
 	struct guard_caller	 callers[GUARD_MAXCALLERS];
 	size_t			 ncallers;
 	unsigned long		 clock;
-	struct guard_dir	 dirs[GUARD_MAXDIRS];
-	size_t			 dirnext;	/* the slot to fill next */
 	struct guard_id		*made;		/* directories made, hashed */
 	size_t			 made_cap;
 	size_t			 nmade;
@@ -220,7 +212,12 @@ struct guard {
 
 struct guard_path {
 	int		parent;		/* O_PATH fd of the parent directory */
-	char		name[PATH_MAX];	/* last component, as given */
+	int		base;		/* O_PATH fd of the directory a relative
+					   path started from, when kept
+					   (guard_at_keep), or -1 */
+	char		name[PATH_MAX];	/* last component, as given: acted on */
+	char		last[NAME_MAX + 1]; /* name without trailing slashes:
+					   every check that looks at it */
 	char		full[PATH_MAX];	/* resolved path, for the check */
 	int		dots;		/* "." or "..": creates nothing */
 	int		lexical;	/* no symlink before name, not in
@@ -266,9 +263,8 @@ static int	guard_lexical(const char *base, const char *dir, char *out,
 		    size_t size);
 static int	guard_resolve(struct guard_req *, int base, int own,
 		    const char *basepath, const char *path, struct guard_path *);
-static const char *guard_dir_path(struct guard *, int fd, char *buf,
-		    size_t size);
-static void	guard_dirs_forget(struct guard *, const struct stat *);
+static int	guard_at_keep(struct guard_req *, int dfd, const char *raw,
+		    struct guard_path *, int keep);
 static int	guard_at_str(struct guard_req *, int dfd, const char *raw,
 		    struct guard_path *);
 static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
@@ -332,9 +328,13 @@ static int	guard_open(struct guard_req *, int dfd, uint64_t path,
 static int	guard_truncate(struct guard_req *, uint64_t path, off_t len);
 static int	guard_getfd(struct guard_req *, int fd);
 static int	guard_sock_id(int dirfd, const char *name, struct guard_sock *);
-static void	guard_sock_made(struct guard *, int dirfd, const char *name);
+static void	guard_sock_add(struct guard *, const struct guard_sock *);
 static int	guard_sock_ours(const struct guard *, int fd);
-static int	guard_bound_here(int sock, int dirfd, const char *name);
+static int	guard_sock_vfs(int sock, dev_t *, ino_t *);
+static int	guard_bound(struct guard_req *, int sock,
+		    const struct guard_path *, struct guard_sock *);
+static int	guard_fd_cloexec(struct guard_req *, int fd);
+static void	guard_sock_spoil(struct guard_req *, int sockfd, int sock);
 static int	guard_bind(struct guard_req *, int sockfd, uint64_t addr,
 		    int len);
 static int	guard_link(struct guard_req *, const __u64 *a, int at);
@@ -382,8 +382,8 @@ static void	*guard_thread(void *);
 static void
 guard_path_init(struct guard_path *gp)
 {
-	gp->parent = gp->magic = -1;
-	gp->name[0] = gp->full[0] = '\0';
+	gp->parent = gp->magic = gp->base = -1;
+	gp->name[0] = gp->full[0] = gp->last[0] = '\0';
 	gp->dots = gp->proc = gp->exists = gp->lexical = 0;
 	gp->st.st_mode = 0;
 }
@@ -395,6 +395,8 @@ guard_path_clear(struct guard_path *gp)
 		close(gp->parent);
 	if (gp->magic != -1)
 		close(gp->magic);
+	if (gp->base != -1)
+		close(gp->base);
 	guard_path_init(gp);
 }
 
@@ -885,9 +887,17 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 			return -ENAMETOOLONG;
 		real[n] = '\0';
 	}
+	/*
+	 * The name without its trailing slashes (".git/" and ".git//" are
+	 * ".git" to the kernel), once, here: every check that looks at the
+	 * last component reads gp->last.
+	 */
 	snprintf(clean, sizeof(clean), "%s", gp->name);
 	while (strlen(clean) > 1 && clean[strlen(clean) - 1] == '/')
 		clean[strlen(clean) - 1] = '\0';
+	if (strlen(clean) >= sizeof(gp->last))
+		return -ENAMETOOLONG;
+	memcpy(gp->last, clean, strlen(clean) + 1);
 	gp->dots = strcmp(clean, ".") == 0 || strcmp(clean, "..") == 0;
 	if ((size_t)snprintf(gp->full, sizeof(gp->full), "%s%s%s", real,
 	    strcmp(real, "/") == 0 ? "" : "/", clean) >= sizeof(gp->full))
@@ -896,87 +906,19 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 }
 
 /*
- * The path of the directory fd (a cwd, a dirfd): remembered, else the
- * kernel's name for it, remembered.  NULL when it has none (removed).
- */
-static const char *
-guard_dir_path(struct guard *g, int fd, char *buf, size_t size)
-{
-	struct statx	 stx;
-	struct guard_dir *d;
-	char		 link[64];
-	ssize_t		 n;
-	dev_t		 dev;
-	size_t		 i;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID,
-	    &stx) == -1 || !(stx.stx_mask & STATX_MNT_ID))
-		return NULL;
-	dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-	pthread_mutex_lock(&g->mu);
-	for (i = 0; i < GUARD_MAXDIRS; i++) {
-		d = &g->dirs[i];
-		if (d->path != NULL && d->ino == stx.stx_ino &&
-		    d->dev == dev && d->mnt == stx.stx_mnt_id &&
-		    strlen(d->path) < size) {
-			strcpy(buf, d->path);
-			pthread_mutex_unlock(&g->mu);
-			return buf;
-		}
-	}
-	pthread_mutex_unlock(&g->mu);
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	if ((n = readlink(link, buf, size - 1)) <= 0 || buf[0] != '/' ||
-	    (size_t)n == size - 1)
-		return NULL;
-	buf[n] = '\0';
-	if (n > 10 && strcmp(buf + n - 10, " (deleted)") == 0)
-		return NULL;
-	pthread_mutex_lock(&g->mu);
-	d = &g->dirs[g->dirnext];
-	g->dirnext = (g->dirnext + 1) % GUARD_MAXDIRS;
-	free(d->path);
-	if ((d->path = strdup(buf)) != NULL) {
-		d->mnt = stx.stx_mnt_id;
-		d->dev = dev;
-		d->ino = stx.stx_ino;
-	}
-	pthread_mutex_unlock(&g->mu);
-	return buf;
-}
-
-/*
- * Forget the remembered paths: every one (st NULL: a directory moved),
- * or those of st's inode number (a new directory has it).  The mutex
- * held.
- */
-static void
-guard_dirs_forget(struct guard *g, const struct stat *st)
-{
-	size_t	i;
-
-	for (i = 0; i < GUARD_MAXDIRS; i++) {
-		if (g->dirs[i].path == NULL || (st != NULL &&
-		    (g->dirs[i].ino != st->st_ino ||
-		    g->dirs[i].dev != st->st_dev)))
-			continue;
-		free(g->dirs[i].path);
-		g->dirs[i].path = NULL;
-	}
-}
-
-/*
  * Resolve a path of the command (already read) against dfd, and make
  * sure the request still stands (guard_valid) before anything read
  * through its pid is trusted.  An absolute path starts at the guard's
  * own root: every process of the sandbox has that one, since none can
- * chroot (no capabilities, no new user namespace: seccomp.c).
+ * chroot (no capabilities, no new user namespace: seccomp.c).  With
+ * keep, the directory a relative path starts from is kept (gp->base):
+ * the caller's cwd or dirfd is read once, and whatever the guard does
+ * with the path's text afterwards starts from that very directory.
  */
 static int
-guard_at_str(struct guard_req *gr, int dfd, const char *raw,
-    struct guard_path *gp)
+guard_at_keep(struct guard_req *gr, int dfd, const char *raw,
+    struct guard_path *gp, int keep)
 {
-	char		 bp[PATH_MAX];
 	const char	*path = raw;
 	int		 base, rc;
 
@@ -992,8 +934,25 @@ guard_at_str(struct guard_req *gr, int dfd, const char *raw,
 		close(base);
 		return rc;
 	}
-	return guard_resolve(gr, base, 1, guard_dir_path(gr->g, base, bp,
-	    sizeof(bp)), path, gp);
+	if (keep && (gp->base = fcntl(base, F_DUPFD_CLOEXEC, 3)) == -1) {
+		rc = -errno;
+		close(base);
+		return rc;
+	}
+	/*
+	 * The kernel names the directory reached (guard_resolve): its name
+	 * now, never one remembered from an earlier request, which the host
+	 * may have made stale by moving a directory (into .git/hooks).
+	 */
+	return guard_resolve(gr, base, 1, NULL, path, gp);
+}
+
+/* guard_at_keep without keeping the base. */
+static int
+guard_at_str(struct guard_req *gr, int dfd, const char *raw,
+    struct guard_path *gp)
+{
+	return guard_at_keep(gr, dfd, raw, gp, 0);
 }
 
 /* Resolve a (dirfd, path pointer) pair of the command. */
@@ -1069,12 +1028,22 @@ guard_magic(struct guard_req *gr, struct guard_path *gp, int follow)
 		gp->proc = 1;
 		return 0;
 	}
+	/*
+	 * A pipe, a socket or a file with no link left has no name to
+	 * protect; anything else is checked by its name, which must be
+	 * whole.  A name ending in " (deleted)" is a file's name when the
+	 * file still has a link: such a name is no proof of anything.
+	 */
+	if (fstat(fd, &st) == -1)
+		return -errno;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, real, sizeof(real) - 1);
-	if (n <= 0 || real[0] != '/' || (n > 10 &&
-	    strcmp(real + n - 10, " (deleted)") == 0))
-		return 0;	/* nothing named */
+	if ((n = readlink(link, real, sizeof(real) - 1)) <= 0)
+		return -EACCES;
+	if ((size_t)n == sizeof(real) - 1)
+		return -ENAMETOOLONG;
 	real[n] = '\0';
+	if (real[0] != '/' || st.st_nlink == 0)
+		return 0;	/* nothing named */
 	/* Its directory, for the git questions (the root is the command's). */
 	if ((rc = guard_resolve(gr, gr->g->root, 0, "/", real, gp)) < 0) {
 		/* A name outside this mount namespace: check it alone. */
@@ -1456,7 +1425,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	why = fs_plan_guarded(&gr->g->sb->plan, gp->full, ancestors_too);
 	git = why == NULL && guard_git(gr, gp, ancestors_too);
 	if (why == fs_why_git_config || (git &&
-	    strcasecmp(gp->name, ".git") != 0 &&
+	    strcasecmp(gp->last, ".git") != 0 &&
 	    !gr->g->sb->allow_git_config &&
 	    fs_git_rule(gp->full, ancestors_too, 1, q, 1) == 0)) {
 		/* Only allowGitConfig stands in the way: the one key. */
@@ -1695,7 +1664,7 @@ guard_head_before(struct guard_req *gr, const struct guard_path *gp)
 {
 	struct stat	st;
 
-	if (strcasecmp(gp->name, "HEAD") != 0 || gp->parent == -1)
+	if (strcasecmp(gp->last, "HEAD") != 0 || gp->parent == -1)
 		return 0;
 	return fstat(gp->parent, &st) == 0 && !guard_made_known(gr->g, &st) &&
 	    guard_shape(gp->parent);
@@ -1713,15 +1682,15 @@ guard_created(struct guard_req *gr, const struct guard_path *gp,
 {
 	char	dir[PATH_MAX], *slash;
 
-	if (gp->parent == -1 || (strcasecmp(gp->name, ".git") != 0 &&
-	    strcasecmp(gp->name, "HEAD") != 0))
+	if (gp->parent == -1 || (strcasecmp(gp->last, ".git") != 0 &&
+	    strcasecmp(gp->last, "HEAD") != 0))
 		return;
 	snprintf(dir, sizeof(dir), "%s", gp->full);
 	if ((slash = strrchr(dir, '/')) == NULL)
 		return;
 	slash[slash == dir ? 1 : 0] = '\0';
-	if (gp->name[0] == '.') {
-		guard_made_at(gr->g, gp->parent, gp->name);
+	if (gp->last[0] == '.') {
+		guard_made_at(gr->g, gp->parent, gp->last);
 		pthread_mutex_lock(&gr->g->mu);
 		if (gr->g->work != NULL)
 			gitwork_flush(gr->g->work);
@@ -1768,7 +1737,6 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 		pthread_mutex_lock(&g->mu);
 		if (g->work != NULL)
 			gitwork_flush(g->work);
-		guard_dirs_forget(g, NULL);
 		pthread_mutex_unlock(&g->mu);
 	}
 	if (fstatat(np->parent, np->name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
@@ -1777,7 +1745,6 @@ guard_moved(struct guard_req *gr, const struct guard_path *op,
 	pthread_mutex_lock(&g->mu);
 	if (g->work != NULL)
 		gitwork_flush(g->work);
-	guard_dirs_forget(g, NULL);
 	pthread_mutex_unlock(&g->mu);
 	if ((fd = openat(np->parent, np->name, O_PATH | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
@@ -2122,6 +2089,7 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 
 	guard_path_init(&gp);
 	flags |= O_NOCTTY;
+	mode &= ~(mode_t)GUARD_SETID;
 	excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
 	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0 ||
 	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)),
@@ -2159,7 +2127,7 @@ guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
 	struct guard_path	 gp;
 	struct stat		 st;
 	char			 link[64];
-	int			 fd = -1, rc;
+	int			 fd = -1, w, rc;
 
 	guard_path_init(&gp);
 	if ((rc = guard_at(gr, AT_FDCWD, addr, &gp)) < 0 ||
@@ -2179,10 +2147,11 @@ guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
 		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 		goto done;
 	}
+	/* Reopened for writing through the very file checked. */
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	w = open(link, O_WRONLY | O_CLOEXEC);
 	close(fd);
-	if ((fd = open(link, O_WRONLY | O_CLOEXEC)) == -1 ||
-	    ftruncate(fd, len) == -1)
+	if ((fd = w) == -1 || ftruncate(fd, len) == -1)
 		rc = -errno;
 done:
 	if (fd != -1)
@@ -2236,21 +2205,21 @@ guard_sock_id(int dirfd, const char *name, struct guard_sock *id)
 }
 
 /*
- * Remember a socket the command bound: the sandbox serves it, so with
- * allowUnixSockets it is reachable like a listed one.  Past
- * GUARD_MAXSOCKS it is not remembered, and not reachable.
+ * Remember a socket the command bound (id: its file, verified by
+ * guard_bound): the sandbox serves it, so it is reachable like a listed
+ * one.  Past GUARD_MAXSOCKS it is not remembered, and not reachable.
+ * Binds run alone (guard_handle): nothing reads the table meanwhile.
  */
 static void
-guard_sock_made(struct guard *g, int dirfd, const char *name)
+guard_sock_add(struct guard *g, const struct guard_sock *id)
 {
-	struct guard_sock	id, *nv;
+	struct guard_sock	*nv;
 
 	if (g->nsocks >= GUARD_MAXSOCKS ||
-	    guard_sock_id(dirfd, name, &id) == -1 ||
 	    (nv = reallocarray(g->socks, g->nsocks + 1, sizeof(*nv))) == NULL)
 		return;
 	g->socks = nv;
-	g->socks[g->nsocks++] = id;
+	g->socks[g->nsocks++] = *id;
 }
 
 /* Whether the socket file fd is one the command bound. */
@@ -2269,22 +2238,172 @@ guard_sock_ours(const struct guard *g, int fd)
 }
 
 /*
- * Whether the socket sock is bound to the file name in dirfd: 1, 0 (it
- * is not), or -1 when the kernel cannot tell (SIOCUNIXFILE, Linux 6.x).
+ * The file the Unix socket sock is bound to, by the kernel's own account:
+ * sock_diag's UNIX_DIAG_VFS, asked for the socket's inode, which needs
+ * no privilege (SIOCUNIXFILE needs CAP_NET_ADMIN, which the guard never
+ * has).  0, or -errno: -ENOENT when it is bound to no file.
  */
 static int
-guard_bound_here(int sock, int dirfd, const char *name)
+guard_sock_vfs(int sock, dev_t *dev, ino_t *ino)
 {
-	struct stat	a, b;
-	int		fd, rc;
+	struct {
+		struct nlmsghdr		h;
+		struct unix_diag_req	r;
+	}			 req;
+	union {
+		struct nlmsghdr	h;
+		char		b[8192];
+	}			 buf;
+	struct unix_diag_msg	*m;
+	struct unix_diag_vfs	 v;
+	struct nlmsgerr		*e;
+	struct rtattr		*rta;
+	struct stat		 st;
+	ssize_t			 n;
+	int			 nl, len, rc = -ENOENT;
 
-	if ((fd = ioctl(sock, SIOCUNIXFILE, 0)) == -1)
-		return -1;
-	rc = fstat(fd, &a) == 0 && fstatat(dirfd, name, &b,
-	    AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
-	    a.st_ino == b.st_ino;
-	close(fd);
+	if (fstat(sock, &st) == -1)
+		return -errno;
+	if ((nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+	    NETLINK_SOCK_DIAG)) == -1)
+		return -errno;
+	memset(&req, 0, sizeof(req));
+	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.h.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = AF_UNIX;
+	req.r.udiag_states = ~0U;
+	req.r.udiag_ino = (uint32_t)st.st_ino;
+	req.r.udiag_show = UDIAG_SHOW_VFS;
+	req.r.udiag_cookie[0] = req.r.udiag_cookie[1] = ~0U;
+	if (send(nl, &req, sizeof(req), 0) != (ssize_t)sizeof(req) ||
+	    (n = recv(nl, &buf, sizeof(buf), 0)) == -1) {
+		rc = -errno;
+		goto done;
+	}
+	if (!NLMSG_OK(&buf.h, (size_t)n)) {
+		rc = -EBADMSG;
+		goto done;
+	}
+	if (buf.h.nlmsg_type == NLMSG_ERROR) {
+		e = NLMSG_DATA(&buf.h);
+		rc = buf.h.nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) &&
+		    e->error < 0 ? e->error : -EBADMSG;
+		goto done;
+	}
+	if (buf.h.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    buf.h.nlmsg_len < NLMSG_LENGTH(sizeof(*m))) {
+		rc = -EBADMSG;
+		goto done;
+	}
+	m = NLMSG_DATA(&buf.h);
+	if (m->udiag_ino != (uint32_t)st.st_ino) {
+		rc = -EBADMSG;
+		goto done;
+	}
+	len = (int)(buf.h.nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+	for (rta = (struct rtattr *)(m + 1); RTA_OK(rta, len);
+	    rta = RTA_NEXT(rta, len)) {
+		if (rta->rta_type != UNIX_DIAG_VFS ||
+		    RTA_PAYLOAD(rta) < sizeof(v))
+			continue;
+		memcpy(&v, RTA_DATA(rta), sizeof(v));
+		/* The kernel's dev_t: major above bit 20. */
+		*dev = makedev(v.udiag_vfs_dev >> 20, v.udiag_vfs_dev & 0xfffff);
+		*ino = v.udiag_vfs_ino;
+		rc = 0;
+	}
+done:
+	close(nl);
 	return rc;
+}
+
+/*
+ * After a bind: whether the socket's file is the name the guard checked
+ * (gp), by its device and inode.  0 with its identity in id, or -EACCES
+ * (said): a bind that cannot be verified is refused.
+ */
+static int
+guard_bound(struct guard_req *gr, int sock, const struct guard_path *gp,
+    struct guard_sock *id)
+{
+	dev_t	dev = 0;
+	ino_t	ino = 0;
+	int	rc;
+
+	if ((rc = guard_sock_vfs(sock, &dev, &ino)) < 0) {
+		guard_refuse(gr, gp->full, "bind", "where the socket was bound "
+		    "cannot be verified (sock_diag: %s), and a bind that "
+		    "cannot be verified is refused", strerror(-rc));
+		return -EACCES;
+	}
+	if (gp->parent == -1 || guard_sock_id(gp->parent, gp->name,
+	    id) == -1 || id->dev != dev || id->ino != ino) {
+		guard_refuse(gr, gp->full, "bind", "the socket was not bound "
+		    "where its path was checked (a directory on the way "
+		    "changed meanwhile); its descriptor was replaced by an "
+		    "unbound socket");
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* Whether the command's descriptor fd is close-on-exec (its fdinfo). */
+static int
+guard_fd_cloexec(struct guard_req *gr, int fd)
+{
+	char		 p[64], line[128];
+	FILE		*f;
+	unsigned long	 fl = 0;
+
+	snprintf(p, sizeof(p), "/proc/%ld/fdinfo/%d", (long)gr->pid, fd);
+	if ((f = fopen(p, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "flags:", 6) == 0)
+			fl = strtoul(line + 6, NULL, 8);
+	fclose(f);
+	return (fl & O_CLOEXEC) != 0;
+}
+
+/*
+ * The command's socket sockfd (sock, the guard's copy) was bound where
+ * the guard did not check, or where it cannot tell: it is replaced in
+ * the command by a fresh unbound socket of the same kind
+ * (SECCOMP_ADDFD_FLAG_SETFD), so nothing listens there through it.  When
+ * that cannot be done, the calling process is killed: fail closed.
+ */
+static void
+guard_sock_spoil(struct guard_req *gr, int sockfd, int sock)
+{
+	struct seccomp_notif_addfd	add;
+	socklen_t			sl = sizeof(int);
+	int				domain, type, proto, fl, fresh = -1;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &sl) == -1 ||
+	    getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &sl) == -1 ||
+	    getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &proto, &sl) == -1 ||
+	    (fl = fcntl(sock, F_GETFL)) == -1 ||
+	    (fresh = socket(domain, type | SOCK_CLOEXEC |
+	    ((fl & O_NONBLOCK) ? SOCK_NONBLOCK : 0), proto)) == -1)
+		goto fail;
+	memset(&add, 0, sizeof(add));
+	add.id = gr->id;
+	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
+	add.srcfd = (uint32_t)fresh;
+	add.newfd = (uint32_t)sockfd;
+	add.newfd_flags = guard_fd_cloexec(gr, sockfd) ? O_CLOEXEC : 0;
+	if (ioctl(gr->g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1 &&
+	    errno != ENOENT)
+		goto fail;
+	close(fresh);
+	return;
+fail:
+	log_warn("guard: cannot replace the socket of process %ld bound "
+	    "where it was not checked; killing it", (long)gr->pid);
+	if (fresh != -1)
+		close(fresh);
+	(void)kill(guard_tgid(gr), SIGKILL);
 }
 
 /*
@@ -2298,10 +2417,11 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	struct sockaddr_storage	 ss;
 	struct sockaddr_un	*sun = (struct sockaddr_un *)&ss, local;
 	struct guard_path	 gp;
+	struct guard_sock	 id;
 	char			 path[sizeof(sun->sun_path) + 1];
 	const char		*text;
 	size_t			 off = offsetof(struct sockaddr_un, sun_path);
-	int			 sock, rc, cwd = -1, dir = -1;
+	int			 sock, rc, dir = -1;
 
 	guard_path_init(&gp);
 	if (len < 0 || (size_t)len > sizeof(ss))
@@ -2319,7 +2439,7 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	}
 	memcpy(path, sun->sun_path, (size_t)len - off);
 	path[(size_t)len - off] = '\0';
-	if ((rc = guard_at_str(gr, AT_FDCWD, path, &gp)) < 0 ||
+	if ((rc = guard_at_keep(gr, AT_FDCWD, path, &gp, 1)) < 0 ||
 	    (rc = guard_check(gr, &gp, 0, "create")) < 0)
 		goto done;
 	/*
@@ -2327,24 +2447,22 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	 * is given as the socket's name (getsockname(2), the address a
 	 * Python Manager hands its clients).  So the guard binds the
 	 * caller's own text when the kernel may walk it as checked (no
-	 * symlink, nothing in procfs: gp.lexical; relative to the caller's
-	 * cwd), else the real path, else the name in its directory.  Binds
-	 * run alone (guard_handle): no creation -- a symlink, a directory
-	 * moved in -- changes the walk meanwhile; only a removal could,
-	 * which fails the bind.
+	 * symlink, nothing in procfs: gp.lexical), from the very directory
+	 * the check started from (gp.base: the caller's cwd as it was read
+	 * once -- never read again, which another thread of the command can
+	 * change meanwhile); else the real path; else the name in its
+	 * directory.  Binds run alone (guard_handle): no creation -- a
+	 * symlink, a directory moved in -- changes the walk meanwhile; only
+	 * a removal could, which fails the bind.  What the host does is
+	 * beyond that: so the socket's file is verified afterwards
+	 * (guard_bound), and only a verified one is remembered.
 	 */
 	memset(&local, 0, sizeof(local));
 	local.sun_family = AF_UNIX;
-	if (gp.lexical && strlen(path) < sizeof(local.sun_path)) {
+	if (gp.lexical && strlen(path) < sizeof(local.sun_path) &&
+	    (path[0] == '/' || gp.base != -1)) {
 		text = path;
-		if (path[0] != '/') {
-			if ((cwd = guard_base(gr, AT_FDCWD)) == -1 ||
-			    (rc = guard_valid(gr)) < 0) {
-				rc = cwd == -1 ? -errno : rc;
-				goto done;
-			}
-			dir = cwd;
-		}
+		dir = path[0] == '/' ? -1 : gp.base;
 	} else if (strlen(gp.full) < sizeof(local.sun_path) &&
 	    gp.full[0] == '/')
 		text = gp.full;
@@ -2364,17 +2482,13 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	guard_umask(gr);
 	rc = bind(sock, (struct sockaddr *)&local, (socklen_t)(off +
 	    strlen(text) + 1)) == -1 ? -errno : 0;
-	if (rc == 0 && guard_bound_here(sock, gp.parent, gp.name) == 0) {
-		log_warnx("guard: a socket bound as %s is not where it was "
-		    "checked", text);
-		rc = -EACCES;
-	} else if (rc == 0) {
+	if (rc == 0 && (rc = guard_bound(gr, sock, &gp, &id)) < 0)
+		guard_sock_spoil(gr, sockfd, sock);
+	else if (rc == 0) {
 		guard_created(gr, &gp, 0);
-		guard_sock_made(gr->g, gp.parent, gp.name);
+		guard_sock_add(gr->g, &id);
 	}
 done:
-	if (cwd != -1)
-		close(cwd);
 	close(sock);
 	guard_path_clear(&gp);
 	return rc;
@@ -3201,13 +3315,11 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		 * the directory finds it made.
 		 */
 		pthread_mutex_lock(&gr->g->mu);
-		rc = mkdirat(np.parent, np.name, (mode_t)a[at + 1]) == -1 ?
-		    -errno : 0;
+		rc = mkdirat(np.parent, np.name, (mode_t)a[at + 1] &
+		    ~(mode_t)GUARD_SETID) == -1 ? -errno : 0;
 		if (rc == 0 && fstatat(np.parent, np.name, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0) {
+		    AT_SYMLINK_NOFOLLOW) == 0)
 			guard_made_add(gr->g, &st);
-			guard_dirs_forget(gr->g, &st);
-		}
 		pthread_mutex_unlock(&gr->g->mu);
 		if (rc == 0)
 			guard_created(gr, &np, 0);
@@ -3219,8 +3331,8 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 			goto done;
 		head = guard_head_before(gr, &np);
 		guard_umask(gr);
-		rc = mknodat(np.parent, np.name, (mode_t)a[at + 1],
-		    (dev_t)a[at + 2]) == -1 ? -errno : 0;
+		rc = mknodat(np.parent, np.name, (mode_t)a[at + 1] &
+		    ~(mode_t)GUARD_SETID, (dev_t)a[at + 2]) == -1 ? -errno : 0;
 		if (rc == 0)
 			guard_created(gr, &np, head);
 	} else if (nr == SCMP_SYS(symlink) || nr == SCMP_SYS(symlinkat)) {

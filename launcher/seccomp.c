@@ -54,6 +54,14 @@
  *   iopl, ioperm: raw I/O ports.
  *   settimeofday, clock_settime, clock_adjtime: the host's clock.
  *   vhangup: hangs up the terminal of other processes.
+ *   chmod, fchmod, fchmodat, fchmodat2 with S_ISUID or S_ISGID in the
+ *       mode: nothing made in the sandbox may carry them afterwards (a
+ *       root run's `chmod 4755 copy-of-bash` is a root shell for every
+ *       local user; cp -p, tar -xp and install -m 4755 fail the same
+ *       way).  EPERM.  The guard strips them from the mode of what it
+ *       creates (open with O_CREAT, mkdir, mknod).  File capabilities
+ *       (setxattr security.capability) and the other security.* and
+ *       trusted.* names need capabilities the command does not have.
  *   lookup_dcookie, nfsservctl, uselib, sysfs, ustat, _sysctl,
  *       create_module, get_kernel_syms, query_module: obsolete (ENOSYS).
  *   every system call number this filter does not know (a kernel newer
@@ -74,6 +82,7 @@
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <linux/netlink.h>
 #include <linux/sched.h>
 
@@ -129,6 +138,14 @@ static const struct seccomp_refusal seccomp_refused[] = {
 	{ "nfsservctl", ENOSYS }, { "uselib", ENOSYS }, { "sysfs", ENOSYS },
 	{ "ustat", ENOSYS }, { "_sysctl", ENOSYS }, { "create_module", ENOSYS },
 	{ "get_kernel_syms", ENOSYS }, { "query_module", ENOSYS },
+};
+
+/* The calls that change a file's mode, and which argument is the mode. */
+static const struct {
+	const char	*name;
+	unsigned int	 arg;
+} seccomp_chmods[] = {
+	{ "chmod", 1 }, { "fchmod", 1 }, { "fchmodat", 2 }, { "fchmodat2", 2 },
 };
 
 /* Handed to the guard whatever their arguments. */
@@ -279,6 +296,28 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 	    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX)) != 0)
 		return -1;
+
+	/*
+	 * chmod(const char *, mode_t mode), fchmod(int, mode_t mode),
+	 * fchmodat(int, const char *, mode_t mode) and fchmodat2(..., mode_t
+	 * mode, int): the set-user-ID and set-group-ID bits are refused.  The
+	 * kernel reads mode as a umode_t, its low 16 bits; each mask tests
+	 * one bit inside those, wherever the upper half says.  A libseccomp
+	 * that does not know fchmodat2 leaves its number to the rule for
+	 * unknown numbers below (ENOSYS; libc falls back to fchmodat).
+	 */
+	for (i = 0; i < sizeof(seccomp_chmods) / sizeof(*seccomp_chmods);
+	    i++) {
+		if ((nr = seccomp_nr(seccomp_chmods[i].name)) == -1)
+			continue;
+		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+		    SCMP_CMP(seccomp_chmods[i].arg, SCMP_CMP_MASKED_EQ,
+		    S_ISUID, S_ISUID)) != 0 ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+		    SCMP_CMP(seccomp_chmods[i].arg, SCMP_CMP_MASKED_EQ,
+		    S_ISGID, S_ISGID)) != 0)
+			return -1;
+	}
 
 	/*
 	 * clone(unsigned long flags, ...): the kernel keeps the low 32 bits

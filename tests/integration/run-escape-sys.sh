@@ -3,7 +3,9 @@
 # sysraw.c) with garbage in the upper 32 bits of an int argument and as a
 # negative 64-bit value whose low half is the refused constant -- socket
 # families (an allow-list), CLONE_NEWUSER in clone/unshare, clone3,
-# TIOCSTI, kernel attack surface (userfaultfd, bpf, perf, modules, kexec,
+# TIOCSTI, set-user-ID and set-group-ID bits in chmod and its kin (and
+# none left by what the guard creates, cp -p, tar -xp, install -m or
+# setcap), kernel attack surface (userfaultfd, bpf, perf, modules, kexec,
 # open_by_handle_at), an unknown newer system call, creations and writes
 # of protected names, bind() of a Unix socket onto a protected name (a
 # socketpair's socket, and with allowAllUnixSockets any socket).  Then
@@ -62,11 +64,66 @@ for c in open.creat.hi openat.creat.neg open.write.nested.hi \
     bind.unix.protected; do
 	expect "$c" EACCES
 done
+# Nothing made in the sandbox keeps a set-user-ID or set-group-ID bit
+# (a root run's copy of a shell, chmod 4755, would be a root shell for
+# every local user): chmod and its kin refuse them, whatever the upper
+# half of the mode says; the guard strips them from what it creates.
+for c in chmod.setuid chmod.setuid.hi chmod.setgid.neg fchmod.setuid.hi \
+    fchmod.setgid fchmodat.setid.hi fchmodat2.setuid; do
+	expect "$c" EPERM
+done
+for c in open.creat.setuid chmod.plain.hi fchmod.plain mkdir.setid \
+    mknod.setid; do
+	expect "$c" ok
+done
+for c in open.creat.setuid.mode chmod.setid.mode mkdir.setid.mode \
+    mknod.setid.mode; do
+	expect "$c" setid=0000
+done
+rm -rf "$WS/setid.f" "$WS/setid.d" "$WS/setid.n"
 rm -f "$WS/plain.sock"
 check "no .bashrc, .zshenv or .bash_login was made" \
     test ! -e "$WS/.bashrc" -a ! -e "$WS/.zshenv" -a ! -e "$WS/.bash_login"
 check "the nested repository's config is unchanged" \
     cmp -s "$T/sub.config" "$WS/sub/.git/config"
+
+# The tools' ways to a set-ID file: chmod, install -m, cp -p and tar -xp
+# of a set-user-ID file made outside, chmod g+s on a directory, file
+# capabilities (setcap); ordinary modes and user.* attributes still work.
+cp /bin/true "$T/suid.bin"
+chmod 4755 "$T/suid.bin"
+tar -cpf "$T/suid.tar" -C "$T" suid.bin
+chmod 644 "$T/suid.tar"
+mkdir -p "$WS/setid"
+chmod a+rwx "$WS/setid"
+sbx_sh "cd setid; cp /bin/sh sh.copy; chmod 4755 sh.copy; echo chmod=\$?
+    chmod g+s sh.copy; echo chmod.gs=\$?
+    install -m 4755 /bin/true inst; echo install=\$?
+    cp -p '$T/suid.bin' cpp; echo cp.p=\$?
+    mkdir tx; tar -xpf '$T/suid.tar' -C tx; echo tar.xp=\$?
+    mkdir sgd; chmod 2775 sgd; echo chmod.dir=\$?
+    /usr/sbin/setcap cap_net_raw+ep sh.copy; echo setcap=\$?
+    : >plain; chmod +x plain; echo chmod.x=\$?; : >plain2
+    chmod 644 plain2; echo chmod.644=\$?
+    stat -c 'mode %n %a' plain plain2
+    /usr/bin/python3 -c 'import os; os.setxattr(\"plain\", \"user.k\", b\"v\"); print(\"xattr\", os.getxattr(\"plain\", \"user.k\").decode())'"
+for want in chmod=1 chmod.gs=1 install=1 cp.p=1 chmod.dir=1 chmod.x=0 \
+    chmod.644=0 "mode plain 755" "mode plain2 644" "xattr v"; do
+	check "set-ID: $want" grep -qx "$want" "$T/out"
+done
+check "set-ID: tar -xp fails" grep -q '^tar.xp=[1-9]' "$T/out"
+check "set-ID: setcap fails" grep -q '^setcap=[1-9]' "$T/out"
+contains "set-ID: chmod says why" "$(cat "$T/out")" \
+    "chmod: changing permissions of 'sh.copy': Operation not permitted"
+left=$(find "$WS" -perm /6000 | tr '\n' ' ')
+check "set-ID: no set-user-ID or set-group-ID file left ($left)" \
+    [ -z "$left" ]
+check "set-ID: the copies are there, without the bits" \
+    test -x "$WS/setid/sh.copy" -a -f "$WS/setid/inst" -a -f "$WS/setid/cpp" \
+    -a -f "$WS/setid/tx/suid.bin"
+caps=$(/usr/sbin/getcap -r "$WS" 2>/dev/null | tr '\n' ' ')
+check "set-ID: no file capability left ($caps)" [ -z "$caps" ]
+rm -rf "$WS/setid"
 
 # With allowAllUnixSockets: Unix sockets, but bind onto a protected name
 # is still a creation the guard refuses.

@@ -5,8 +5,9 @@
 # file of the git directory such as rebase-merge/, a .git file, a config
 # line read otherwise than git would), and then names exactly that.  A
 # plain clone, git init with commits, a shallow clone, a bare clone and a
-# merge stopped on a conflict are not mentioned.  A repository with something to name inside a plain
-# one is named.
+# merge stopped on a conflict are not mentioned.  A repository with
+# something to name inside a plain one is named, and so is one whose .git
+# was made or moved into place as ".git/", ".git//" or "./.git".
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -86,5 +87,23 @@ eq "the plain clone around it is not" "$(named outer planted)" ""
 contains "a bare repository's config named" "$(named store.git planted)" \
     "config core.hooksPath;"
 eq "each named once" "$(grep -c 'made a git repository' "$T/planted.err")" 10
+
+# A .git made or moved into place under another spelling of its name
+# (a trailing slash, two, a "." on the way) is the same .git: named.
+case_run spelled '/usr/bin/python3 -c "import os
+for d in (\"s1\", \"s2\", \"s3\", \"s4\", \"s5\"):
+    os.mkdir(d)
+os.mkdir(\"s1/.git/\")
+os.mkdir(\"s2/.git//\")
+os.mkdir(\"s3/./.git\")
+os.mkdir(\"s4//.git/\")
+os.mkdir(\"t5\")
+os.rename(\"t5\", \"s5/.git/\")" &&
+	for d in s1 s2 s3 s4 s5; do git init -q $d &&
+	git -C $d config core.fsmonitor "touch x" || exit 1; done'
+for d in s1 s2 s3 s4 s5; do
+	contains "$d: a .git spelled otherwise is named" "$(named $d spelled)" \
+	    ".git/config core.fsmonitor; look at it"
+done
 
 done_testing

@@ -6,7 +6,8 @@
 # exec, though the guard reads it only once per thread; a relative path
 # is checked where its directory is now, after that directory (or one
 # above it) was renamed, or removed and its inode number taken by a new
-# one; a git hook cannot be planted through an inode number the guard
+# one, or moved by the host into .git/hooks or a core.hooksPath; a git
+# hook cannot be planted through an inode number the guard
 # once knew as outside any repository; parallel creators are all served,
 # and an orphan too (the guard is PID 1); a process the guard may not
 # read is refused, with the reason.
@@ -73,9 +74,9 @@ for want in "t022 0o644" "t077 0o600" "t000 0o666" "t027 0o640" \
 	check "umask across threads: $want" grep -qx "$want" "$T/out"
 done
 
-# 3. Relative paths are checked where their directory is now.  The guard
-# remembers the path of a directory a relative path starts from: its
-# cwd renamed into a write-protected place...
+# 3. Relative paths are checked where their directory is now, never
+# where it was at an earlier request: the cwd renamed into a
+# write-protected place...
 sbx_sh 'mkdir a && cd a && echo >x && rm x && mv ../a ../vault &&
     if echo >k 2>/dev/null; then echo made-renamed; else echo refused-renamed; fi'
 contains "cwd renamed into vault/: a new name in it is refused" \
@@ -101,6 +102,55 @@ check "a new directory with a known inode number: safe/k is refused" \
 check "... and a directory that had the number of safe/ is writable" \
     sh -c "! grep -q refused-plain '$T/out'"
 ok "(inode numbers reused: $(grep -cx reused "$T/out") of 20)"
+
+# ... and moved by the host while the command runs: into a repository
+# older than the run, as its .git/hooks (which it lacked).  The command
+# made a file in its cwd before; after the move, pre-commit there is a
+# git hook, refused.
+git init -q "$WS/old"
+rm -rf "$WS/old/.git/hooks"
+mkdir -p "$WS/hostmv/d"
+chmod -R a+rwX "$WS/old" "$WS/hostmv"
+spawn sbx -- /bin/sh -c 'cd hostmv/d && : >before && echo x >"$0/ready"
+    i=0; while [ ! -e "$0/moved" ] && [ $i -lt 200 ]; do sleep 0.05
+    i=$((i + 1)); done
+    if echo "#!/bin/sh" >pre-commit; then echo made-hook; else
+    echo refused-hook; fi' "$WS" >"$T/hostmv.out" 2>&1
+if wait_file "$WS/ready" 200; then
+	mv "$WS/hostmv/d" "$WS/old/.git/hooks"
+	echo x >"$WS/moved"
+else
+	not_ok "the command did not start (hostmv)"
+fi
+wait "$LAST_PID"
+contains "cwd moved by the host into .git/hooks: pre-commit is refused" \
+    "$(cat "$T/hostmv.out")" refused-hook
+check "... and not made" test ! -e "$WS/old/.git/hooks/pre-commit"
+contains "... the refusal names where the directory is now" \
+    "$(cat "$T/hostmv.out")" "refused to create $WS/old/.git/hooks/pre-commit"
+rm -rf "$WS/old" "$WS/hostmv" "$WS/ready" "$WS/moved"
+# ... the same into a work tree's core.hooksPath (husky's way), which the
+# guard finds by walking up from the directory and remembers by inode.
+git init -q "$WS/husky"
+git -C "$WS/husky" config core.hooksPath hk
+mkdir -p "$WS/hostmv/d"
+chmod -R a+rwX "$WS/husky" "$WS/hostmv"
+spawn sbx -- /bin/sh -c 'cd hostmv/d && : >before && echo x >"$0/ready"
+    i=0; while [ ! -e "$0/moved" ] && [ $i -lt 200 ]; do sleep 0.05
+    i=$((i + 1)); done
+    if echo "#!/bin/sh" >pre-commit; then echo made-hook; else
+    echo refused-hook; fi' "$WS" >"$T/hostmv.out" 2>&1
+if wait_file "$WS/ready" 200; then
+	mv "$WS/hostmv/d" "$WS/husky/hk"
+	echo x >"$WS/moved"
+else
+	not_ok "the command did not start (hostmv hooksPath)"
+fi
+wait "$LAST_PID"
+contains "cwd moved by the host into core.hooksPath: pre-commit is refused" \
+    "$(cat "$T/hostmv.out")" refused-hook
+check "... and not made" test ! -e "$WS/husky/hk/pre-commit"
+rm -rf "$WS/husky" "$WS/hostmv" "$WS/ready" "$WS/moved"
 
 # 4. A git hook through an inode number known to be outside any repository
 # (a hole before: the guard remembered that answer by inode number).

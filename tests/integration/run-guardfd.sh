@@ -8,7 +8,9 @@
 # not the host's /dev, not descriptors pisbx-run inherited, not the
 # guard's report channel; records forged into any of them change neither
 # the "made a git repository" warning nor the summary; and the ordinary
-# uses of /dev/stdout, /dev/fd/N and /proc/self/fd/N keep working.
+# uses of /dev/stdout, /dev/fd/N and /proc/self/fd/N keep working; a
+# file reached through its descriptor is checked by its whole name, even
+# one ending in " (deleted)".
 # The guard's own lines: a name's control characters masked (redteam
 # #9), mkdir of an existing protected directory is EEXIST without a
 # refusal (#10), a refusal repeated is said once, counted in the summary
@@ -121,5 +123,29 @@ if grep -q "$(printf '\033')" "$T/lines" || grep -q '^.\[31mpisbx-run: all clear
 else
 	ok "no escape sequence or forged line in pisbx-run's output"
 fi
+
+# A file reached through its descriptor is checked by its name, even one
+# that ends like the kernel's mark of a file with no name left: made in
+# a write-protected directory by the host during the run (so no mount
+# covers it), opened for reading, then written through /proc/self/fd.
+run_config --fs '{"denyWrite": ["vault/*"]}'
+mkdir -p "$WS/vault"
+chmod a+rwx "$WS/vault"
+spawn sbx -- /bin/sh -c 'echo x >"$0/ready"; i=0
+    while [ ! -e "$0/vault/late (deleted)" ] && [ $i -lt 200 ]; do
+    sleep 0.05; i=$((i + 1)); done
+    exec 3<"$0/vault/late (deleted)"
+    if echo pwned >/proc/self/fd/3; then echo written; else echo refused; fi
+    ' "$WS" >"$T/deleted.out" 2>&1
+if wait_file "$WS/ready" 200; then
+	echo keep >"$WS/vault/late (deleted)"
+else
+	not_ok "the command did not start (deleted)"
+fi
+wait "$LAST_PID"
+contains "a protected name ending in ' (deleted)': writing it through its descriptor is refused" \
+    "$(cat "$T/deleted.out")" refused
+check "... and it is unchanged" grep -qx keep "$WS/vault/late (deleted)"
+rm -rf "$WS/vault" "$WS/ready"
 
 done_testing
