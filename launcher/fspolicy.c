@@ -390,7 +390,6 @@ static int	 fs_worktree(struct fs_set *, struct fs_plan *,
 static const char *fs_worktree_why(struct fs_plan *, const struct config *,
 		    const char *root, const char *common);
 static char	*fs_join(const char *a, const char *b);
-static const char *fs_root_of(const struct fs_plan *, const char *path);
 static int	 fs_mandatory_at(struct fs_set *, const char *dir,
 		    int allow_git_config);
 static const char *fs_mandatory_of(const char *path, const char *dir,
@@ -409,8 +408,6 @@ static int	 fs_refuse_cwd(const struct fs_set *, const struct fs_plan *,
 static int	 fs_rundir(struct fs_set *, const char *rundir);
 static int	 fs_trusted(struct fs_set *, const struct config *,
 		    const struct fs_inputs *, const char *home);
-static int	 fs_reviewer(const struct config *, const struct fs_plan *,
-		    const char *cwd, const char *home);
 static int	 fs_path_dirs(struct fs_set *, const struct fs_plan *,
 		    const struct strlist *pathdirs);
 static int	 fs_entry_cmp(const void *, const void *);
@@ -1003,7 +1000,7 @@ fs_worktree_why(struct fs_plan *plan, const struct config *conf,
 }
 
 /* The writable root path lies in, or NULL. */
-static const char *
+const char *
 fs_root_of(const struct fs_plan *plan, const char *path)
 {
 	size_t	i;
@@ -1446,43 +1443,6 @@ fs_trusted(struct fs_set *set, const struct config *conf,
 	    P_DENY_WRITE, "the proxy (network.parentProxy.credentialsFile)",
 	    in->cwd, home) == -1)
 		return -1;
-	return 0;
-}
-
-/*
- * The reviewer runs on the host: its program and every file named in its
- * arguments must not lie in a writable directory, where the command
- * could change what it runs (a script, or a module beside it).
- */
-static int
-fs_reviewer(const struct config *conf, const struct fs_plan *plan,
-    const char *cwd, const char *home)
-{
-	const char	*arg, *root, *eq;
-	char		*p;
-	size_t		 i;
-
-	for (i = 0; i < conf->review_command.n; i++) {
-		arg = conf->review_command.v[i];
-		/* "--rules=/path": the value is a file as well. */
-		if (arg[0] == '-' && (eq = strchr(arg, '=')) != NULL)
-			arg = eq + 1;
-		if (arg[0] != '/')
-			continue;
-		if ((p = fs_resolve(arg, cwd, home)) == NULL)
-			return -1;
-		root = fs_root_of(plan, p);
-		if (root != NULL) {
-			log_warnx("%s: review.command[%zu] names %s, inside the "
-			    "writable directory %s: a sandboxed command could "
-			    "change what the reviewer runs on the host; move it "
-			    "out of the writable directories", conf->path, i, p,
-			    root);
-			free(p);
-			return EXIT_CONFIG;
-		}
-		free(p);
-	}
 	return 0;
 }
 
@@ -2665,7 +2625,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	}
 	if ((rc = fs_refuse_cwd(&set, plan, cwd,
 	    conf->fs_deny_read_set)) != 0 ||
-	    (rc = fs_reviewer(conf, plan, cwd, home_real)) != 0 ||
+	    (rc = fs_reviewer(conf, plan, home_real, in->path)) != 0 ||
 	    (rc = fs_file_roots(conf, plan, home_real, &pathdirs)) != 0)
 		goto fail;
 	rc = -1;
