@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/stat.h>
 
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -87,6 +88,7 @@ struct fs_plan {
 	size_t		 nowned;
 	char		*workspace;	/* the default writable root, or NULL */
 	char		*project;	/* relative config paths start here */
+	char		 project_why[2 * PATH_MAX + 256]; /* why, for -v */
 	struct fs_glob	*globs;		/* denyRead/allowRead/denyWrite */
 	size_t		 nglobs;
 	size_t		 njava;		/* JDKs with the proxy in net.properties */
