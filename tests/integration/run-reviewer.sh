@@ -37,11 +37,11 @@ EOF
 # and NEEDLE, the command not run.
 refused() {
 	reviewer "$4"
-	rm -f "$T/ran"
+	rm -f "$WS/ran"
 	(cd "$WS" && timeout -k 2 30 "$RUN" --config "$CONF" \
-	    --access-log "$PX_LOG" -- /bin/sh -c ": >'$T/ran'") >"$T/out" 2>&1
+	    --access-log "$PX_LOG" -- /bin/sh -c ': >ran') >"$T/out" 2>&1
 	eq "$1: exit 78" "$?" 78
-	check "$1: nothing ran" test ! -e "$T/ran"
+	check "$1: nothing ran" test ! -e "$WS/ran"
 	contains "$1: names the key and the config" "$(cat "$T/out")" \
 	    "pisbx-run: $CONF: review.command[$2] "
 	contains "$1: says why" "$(cat "$T/out")" "$3"
