@@ -168,9 +168,10 @@ rev_one(struct rev *r, const char *word)
 }
 
 /*
- * A word that may name a file: itself, and for "--opt=VALUE" or
- * "NAME=VALUE" the value and each of its ":"-separated parts (a PATH).
- * An option word alone ("-x") names nothing.
+ * A word that may name a file: itself, a short option's attached value
+ * ("-I/dir"), and for "--opt=VALUE" or "NAME=VALUE" the value and each of
+ * its ":"-separated parts (a PATH).  An option word alone ("-x", "--x")
+ * names nothing.
  */
 static int
 rev_file(struct rev *r, const char *word)
@@ -181,6 +182,9 @@ rev_file(struct rev *r, const char *word)
 	int		 rc;
 
 	if (word[0] != '-' && (rc = rev_one(r, word)) != 0)
+		return rc;
+	if (word[0] == '-' && word[1] != '-' && word[1] != '\0' &&
+	    word[2] != '\0' && (rc = rev_one(r, word + 2)) != 0)
 		return rc;
 	if ((eq = strchr(word, '=')) == NULL)
 		return 0;

@@ -62,6 +62,8 @@ refused "env sh -c" 3 "names $WS/reviewer.sh" \
     '["/usr/bin/env", "sh", "-c", ". '"$WS"'/reviewer.sh"]'
 refused "sh -c inside sh -c" 2 "names $WS/reviewer.sh" \
     '["/bin/sh", "-c", "/bin/sh -c \". '"$WS"'/reviewer.sh\""]'
+refused "a module directory in a short option" 1 "names $WS" \
+    '["/usr/bin/perl", "-I'"$WS"'", "/dev/null"]'
 refused "a redirect from a workspace file into sh" 2 "names $WS/reviewer.sh" \
     '["/bin/sh", "-c", "/bin/sh <'"$WS"'/reviewer.sh"]'
 refused "PATH set to a writable directory" 2 "names $WS/bin" \
