@@ -39,18 +39,20 @@ enum rev_kind {
 	REV_WRAPPER		/* runs its next word as a program */
 };
 
+/* What one review.command check needs; i is the entry being checked. */
 struct rev {
 	const struct config	*conf;
 	const struct fs_plan	*plan;
 	const char		*home;
-	const char		*path;	/* the reviewer's $PATH, or NULL */
-	size_t			 i;	/* review.command[i] being checked */
-	int			 depth;	/* command lines in command lines */
+	const char		*path;	/* the reviewer's $PATH */
+	size_t			 i;
+	int			 depth;	/* lines within lines */
 };
 
 /* Bytes of a plain argument: nothing a shell would treat specially. */
-#define REV_PLAIN	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" \
-			"0123456789-_./=:,+@%~"
+#define REV_PLAIN \
+	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" \
+	"-_./=:,+@%~"
 /* What makes a word of a command line, once unquoted, a line of its own. */
 #define REV_SPECIAL	" \t\n;&|()<>!'\""
 
@@ -161,8 +163,8 @@ rev_one(struct rev *r, const char *word)
 	if ((p = fs_resolve(word, "/", r->home)) == NULL)
 		return -1;
 	if ((root = fs_root_of(r->plan, p)) != NULL)
-		rc = rev_refuse(r, "names %s, inside the writable directory %s: "
-		    "move it out of the writable directories", p, root);
+		rc = rev_refuse(r, "names %s, inside the writable directory "
+		    "%s: move it out of the writable directories", p, root);
 	free(p);
 	return rc;
 }
@@ -401,7 +403,7 @@ fs_reviewer(const struct config *conf, const struct fs_plan *plan,
 			if (kind != REV_WRAPPER || arg[0] == '-')
 				rc = rev_file(&r, arg);
 			else if (strchr(arg, '=') != NULL)
-				rc = rev_file(&r, arg);	/* env NAME=VALUE */
+				rc = rev_file(&r, arg);	/* NAME=VALUE */
 			else {
 				rc = rev_program(&r, arg);
 				kind = rev_kind(arg);

@@ -282,8 +282,8 @@ test_io_open_write(void **state)
 		{ "file/x", ENOTDIR, "/file is not a directory" },
 		{ "none/x", ENOENT, "/none: No such file or directory" },
 	};
-	char		 dir[] = "/tmp/pisbx-io.XXXXXX", p[PATH_MAX], q[PATH_MAX];
-	char		 why[PATH_MAX + 256];
+	char		 dir[] = "/tmp/pisbx-io.XXXXXX";
+	char		 why[PATH_MAX + 256], p[PATH_MAX], q[PATH_MAX];
 	struct stat	 st;
 	size_t		 i;
 	int		 fd;
