@@ -1,12 +1,13 @@
 #!/bin/sh
 # Files pisbx writes on the host at a path a sandboxed command could have
 # prepared -- pisbx-run's --access-log and --report, pisbx-proxy's
-# --access-log, also on SIGHUP -- are refused when the path holds a
-# symbolic link (the file's own name or a directory's), a FIFO, a file
-# with a second hard link, or another user's file in a sticky directory
-# others can write to: exit 125 (pisbx-run) or 78 (pisbx-proxy), a message
-# naming the path and what to do, nothing run, the target untouched, no
-# hang.  An ordinary path still works, its directories made.
+# --access-log (also on SIGHUP) and pisbx-supervisor's -- are refused when
+# the path holds a symbolic link (the file's own name or a directory's), a
+# FIFO, a file with a second hard link, or another user's file in a sticky
+# directory others can write to: exit 125 (pisbx-run), 78 (pisbx-proxy) or
+# 1 (pisbx-supervisor), a message naming the path and what to do, nothing
+# run, the target untouched, no hang.  An ordinary path still works, its
+# directories made.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -136,7 +137,19 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	eq "... it is untouched" "$(cat "$T/sticky/a.log")" theirs
 fi
 
-# 8. SIGHUP reopens by name: a link put there since is refused, and the
+# 8. pisbx-supervisor's access log: the same rules (exit 1 before serving).
+SUP=$PISBX_BINDIR/pisbx-supervisor
+supervise() {
+	timeout -k 2 20 "$SUP" --config "$T/px.json" --socket "$T/s.sock" \
+	    --access-log "$@"
+}
+refused "pisbx-supervisor --access-log through a link" 1 \
+    "$WS/alog.json is a symbolic link" supervise "$WS/alog.json"
+refused "pisbx-supervisor --access-log at a FIFO" 1 \
+    "$WS/fifo is not a regular file" supervise "$WS/fifo"
+untouched "pisbx-supervisor"
+
+# 9. SIGHUP reopens by name: a link put there since is refused, and the
 # proxy keeps writing the file it had.
 mkdir "$T/plog"
 PX_LOG=$T/plog/a.log

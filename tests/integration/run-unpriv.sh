@@ -19,7 +19,7 @@ fi
 mkdir -p "$T/top/tests/integration" "$T/top/bin" "$T/top/build/tests"
 cp -R "$PISBX_TOP/tests/lib" "$T/top/tests/" &&
     cp "$PISBX_TOP"/tests/integration/run-*.sh "$T/top/tests/integration/" &&
-    cp "$RUN" "$PROXY" "$T/top/bin/" &&
+    cp "$RUN" "$PROXY" "$PISBX_BINDIR/pisbx-supervisor" "$T/top/bin/" &&
     cp -P "$PISBX_BINDIR/pisbx-sh" "$T/top/bin/" &&
     cp -R "$PISBX_BUILD/tests/helpers" "$T/top/build/tests/" ||
     { not_ok "copy the scenarios"; done_testing; }
