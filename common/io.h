@@ -1,5 +1,6 @@
 /*
- * io: the write-everything loop and mkdir -p, once.
+ * io: the write-everything loop and the safe open of a file to write,
+ * once.
  */
 #ifndef PISBX_IO_H
 #define PISBX_IO_H
@@ -14,12 +15,20 @@
  * once, with EAGAIN).  0, or -1 with errno set (ETIMEDOUT after a stall).
  */
 int	io_write_all(int fd, const void *buf, size_t len, int stall_ms);
+/* io_open_write: make the directories missing above the file (0700). */
+#define IO_MKDIRS	0x1
+
 /*
- * Create the directories missing above the file path (an absolute path),
- * each with mode, as mkdir -p of its directory would.  0, or -1 with
- * errno set and the directory it could not make (or reach) in failed.
+ * Open the regular file at path (relative to the working directory when
+ * not absolute) for writing, as a file a sandboxed command could have
+ * prepared: no symbolic link in any component, never a FIFO, device or
+ * socket (and never blocked on one), never a file with more than one
+ * link, nor one another user owns in a sticky directory others can write
+ * to; missing directories made only through directories (IO_MKDIRS).
+ * flags as open(2)'s; O_TRUNC truncates only after every check.  The fd,
+ * or -1 with errno set and a sentence naming the path in why.
  */
-int	io_mkdir_parents(const char *path, mode_t mode, char *failed,
-	    size_t failedlen);
+int	io_open_write(const char *path, int flags, mode_t mode,
+	    unsigned int how, char *why, size_t whylen);
 
 #endif

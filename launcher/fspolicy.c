@@ -390,7 +390,6 @@ static int	 fs_worktree(struct fs_set *, struct fs_plan *,
 static const char *fs_worktree_why(struct fs_plan *, const struct config *,
 		    const char *root, const char *common);
 static char	*fs_join(const char *a, const char *b);
-static const char *fs_root_of(const struct fs_plan *, const char *path);
 static int	 fs_mandatory_at(struct fs_set *, const char *dir,
 		    int allow_git_config);
 static const char *fs_mandatory_of(const char *path, const char *dir,
@@ -409,8 +408,6 @@ static int	 fs_refuse_cwd(const struct fs_set *, const struct fs_plan *,
 static int	 fs_rundir(struct fs_set *, const char *rundir);
 static int	 fs_trusted(struct fs_set *, const struct config *,
 		    const struct fs_inputs *, const char *home);
-static int	 fs_reviewer(const struct config *, const struct fs_plan *,
-		    const char *cwd, const char *home);
 static int	 fs_path_dirs(struct fs_set *, const struct fs_plan *,
 		    const struct strlist *pathdirs);
 static int	 fs_entry_cmp(const void *, const void *);
@@ -458,9 +455,12 @@ static int	 fs_git_tail(char *const *v, size_t n, int ancestors_too,
 		    int allow_config);
 static int	 fs_git_ask(struct fs_git_q *, size_t max, size_t *n,
 		    enum fs_git_ask, int up);
-static int	 fs_project(const char *cwd, const char *home, char **dir);
+static const char *fs_project_trusted(const char *, const char *, char *,
+		    size_t);
+static int	 fs_project(const char *cwd, const char *home, char **dir,
+		    char *why, size_t whylen);
 static int	 fs_workspace(const struct fs_set *, const char *project,
-		    const char *cwd, char **ws);
+		    const char *cwd, char **ws, char *why, size_t whylen);
 static int	 fs_glob_hit(void *, const char *path, enum fs_glob_kind,
 		    const char *pattern);
 
@@ -1007,7 +1007,7 @@ fs_worktree_why(struct fs_plan *plan, const struct config *conf,
 }
 
 /* The writable root path lies in, or NULL. */
-static const char *
+const char *
 fs_root_of(const struct fs_plan *plan, const char *path)
 {
 	size_t	i;
@@ -1290,19 +1290,59 @@ done:
 }
 
 /*
+ * Whether the work tree at top, whose .git is dotgit, is one git itself
+ * would trust (safe.directory): the tree and its .git the caller's.  A
+ * directory anyone can write to and others own files in (sticky and
+ * world-writable, as /tmp) is never a work tree here, even with a .git
+ * of ours: any user could have made that .git.  NULL, or why not.
+ */
+static const char *
+fs_project_trusted(const char *top, const char *dotgit, char *buf,
+    size_t len)
+{
+	struct stat	st;
+
+	if (stat(top, &st) == -1 || !S_ISDIR(st.st_mode))
+		return "it cannot be read";
+	if ((st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH)) {
+		snprintf(buf, len, "%s is a sticky directory every user can "
+		    "write to", top);
+		return buf;
+	}
+	if (st.st_uid != getuid()) {
+		snprintf(buf, len, "%s belongs to uid %ju, not to you "
+		    "(uid %ju)", top, (uintmax_t)st.st_uid,
+		    (uintmax_t)getuid());
+		return buf;
+	}
+	if (lstat(dotgit, &st) == -1)
+		return "its .git cannot be read";
+	if (st.st_uid != getuid()) {
+		snprintf(buf, len, "%s belongs to uid %ju, not to you "
+		    "(uid %ju)", dotgit, (uintmax_t)st.st_uid,
+		    (uintmax_t)getuid());
+		return buf;
+	}
+	return NULL;
+}
+
+/*
  * The project directory, where relative paths and patterns of the config
  * start -- what srt calls its working directory, the directory the agent
  * was started in: $PISBX_WORKSPACE, an existing absolute directory, when
  * set; else the top of the git work tree that contains cwd (so "**" +
  * "/.env" means the project's whatever subdirectory a command runs in),
- * unless that is the home directory or "/"; else cwd.  Returns 0 (*dir
- * set), -1 on no memory, EXIT_SETUP (said why).
+ * unless that is the home directory or "/", or a tree git would not
+ * trust (fs_project_trusted); else cwd.  why says which, for -v.
+ * Returns 0 (*dir set), -1 on no memory, EXIT_SETUP (said why).
  */
 static int
-fs_project(const char *cwd, const char *home, char **dir)
+fs_project(const char *cwd, const char *home, char **dir, char *why,
+    size_t whylen)
 {
-	char		*top, *dotgit, *slash, real[PATH_MAX];
-	const char	*env = getenv("PISBX_WORKSPACE");
+	char		*top, *dotgit = NULL, *slash, real[PATH_MAX];
+	char		 buf[PATH_MAX + 80];
+	const char	*env = getenv("PISBX_WORKSPACE"), *bad;
 	struct stat	 st;
 	int		 found;
 
@@ -1317,8 +1357,11 @@ fs_project(const char *cwd, const char *home, char **dir)
 			log_warnx("PISBX_WORKSPACE=%s: not a directory", env);
 			return EXIT_SETUP;
 		}
+		snprintf(why, whylen, "PISBX_WORKSPACE");
 		return (*dir = strdup(real)) == NULL ? -1 : 0;
 	}
+	snprintf(why, whylen, "the working directory: no git work tree "
+	    "holds it");
 	if ((top = strdup(cwd)) == NULL)
 		return -1;
 	for (;;) {
@@ -1328,18 +1371,38 @@ fs_project(const char *cwd, const char *home, char **dir)
 		}
 		found = lstat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) ||
 		    S_ISREG(st.st_mode));
-		free(dotgit);
 		if (found)
 			break;
+		free(dotgit);
+		dotgit = NULL;
 		if ((slash = strrchr(top, '/')) == NULL || slash == top)
 			goto cwd;	/* no work tree (or "/" is one) */
 		*slash = '\0';
 	}
-	if (strcmp(top, "/") == 0 || (home != NULL && strcmp(top, home) == 0))
+	if (strcmp(top, "/") == 0 || (home != NULL && strcmp(top, home) == 0)) {
+		snprintf(why, whylen, "the working directory: the git work "
+		    "tree holding it is %s", strcmp(top, "/") == 0 ? "/" :
+		    "the home directory");
 		goto cwd;
+	}
+	/*
+	 * Another user's "mkdir /tmp/.git" must not make /tmp, with every
+	 * project in it, the writable workspace of a run in /tmp/proj.
+	 */
+	if ((bad = fs_project_trusted(top, dotgit, buf, sizeof(buf))) !=
+	    NULL) {
+		snprintf(why, whylen, "the working directory: the git work "
+		    "tree %s is not taken, as git would not trust it: %s",
+		    top, bad);
+		goto cwd;
+	}
+	free(dotgit);
+	snprintf(why, whylen, "the top of the git work tree holding the "
+	    "working directory");
 	*dir = top;
 	return 0;
 cwd:
+	free(dotgit);
 	free(top);
 	return (*dir = strdup(cwd)) == NULL ? -1 : 0;
 }
@@ -1352,17 +1415,22 @@ cwd:
  */
 static int
 fs_workspace(const struct fs_set *set, const char *project, const char *cwd,
-    char **ws)
+    char **ws, char *why, size_t whylen)
 {
 	const char	*env = getenv("PISBX_WORKSPACE");
 	const char	*top = project;
 	size_t		 i;
 
 	if (env == NULL || env[0] == '\0') {
-		for (i = 0; i < set->n; i++)
+		for (i = 0; i < set->n && top != cwd; i++)
 			if ((set->v[i].flags & P_DENY_READ) &&
-			    fs_under(set->v[i].path, project))
+			    fs_under(set->v[i].path, project) &&
+			    strcmp(project, cwd) != 0) {
+				snprintf(why, whylen, "the working directory: "
+				    "the git work tree %s holds a hidden path "
+				    "(%s)", project, set->v[i].path);
 				top = cwd;
+			}
 	}
 	return (*ws = strdup(top)) == NULL ? -1 : 0;
 }
@@ -1450,43 +1518,6 @@ fs_trusted(struct fs_set *set, const struct config *conf,
 	    P_DENY_WRITE, "the proxy (network.parentProxy.credentialsFile)",
 	    in->cwd, home) == -1)
 		return -1;
-	return 0;
-}
-
-/*
- * The reviewer runs on the host: its program and every file named in its
- * arguments must not lie in a writable directory, where the command
- * could change what it runs (a script, or a module beside it).
- */
-static int
-fs_reviewer(const struct config *conf, const struct fs_plan *plan,
-    const char *cwd, const char *home)
-{
-	const char	*arg, *root, *eq;
-	char		*p;
-	size_t		 i;
-
-	for (i = 0; i < conf->review_command.n; i++) {
-		arg = conf->review_command.v[i];
-		/* "--rules=/path": the value is a file as well. */
-		if (arg[0] == '-' && (eq = strchr(arg, '=')) != NULL)
-			arg = eq + 1;
-		if (arg[0] != '/')
-			continue;
-		if ((p = fs_resolve(arg, cwd, home)) == NULL)
-			return -1;
-		root = fs_root_of(plan, p);
-		if (root != NULL) {
-			log_warnx("%s: review.command[%zu] names %s, inside the "
-			    "writable directory %s: a sandboxed command could "
-			    "change what the reviewer runs on the host; move it "
-			    "out of the writable directories", conf->path, i, p,
-			    root);
-			free(p);
-			return EXIT_CONFIG;
-		}
-		free(p);
-	}
 	return 0;
 }
 
@@ -2556,7 +2587,8 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	/* Read now: the sandbox will not see the home directory. */
 	if (fs_git_global(plan, home_real) == -1)
 		goto fail;
-	if ((rc = fs_project(cwd, home_real, &plan->project)) != 0)
+	if ((rc = fs_project(cwd, home_real, &plan->project,
+	    plan->project_why, sizeof(plan->project_why))) != 0)
 		goto fail;
 	rc = -1;
 	proj = plan->project;
@@ -2584,7 +2616,8 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 		    proj, home_real) == -1)
 			goto fail;
 	} else {
-		if (fs_workspace(&set, proj, cwd, &plan->workspace) == -1 ||
+		if (fs_workspace(&set, proj, cwd, &plan->workspace,
+		    plan->project_why, sizeof(plan->project_why)) == -1 ||
 		    fs_set_add(&set, plan->workspace, P_ALLOW_READ |
 		    P_ALLOW_WRITE, NULL) == -1)
 			goto fail;
@@ -2692,7 +2725,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	}
 	if ((rc = fs_refuse_cwd(&set, plan, cwd,
 	    conf->fs_deny_read_set)) != 0 ||
-	    (rc = fs_reviewer(conf, plan, cwd, home_real)) != 0 ||
+	    (rc = fs_reviewer(conf, plan, home_real, in->path)) != 0 ||
 	    (rc = fs_file_roots(conf, plan, home_real, &pathdirs)) != 0)
 		goto fail;
 	rc = -1;
@@ -2997,7 +3030,8 @@ fs_plan_dump(const struct fs_plan *plan)
 	size_t	i;
 
 	if (plan->workspace != NULL)
-		log_info("fs: workspace %s", plan->workspace);
+		log_info("fs: workspace %s: %s", plan->workspace,
+		    plan->project_why);
 	for (i = 0; i < plan->nglobs; i++)
 		log_info("fs: pattern   %s (%s): %zu existing path%s",
 		    glob_text(plan->globs[i].g), fs_glob_key(&plan->globs[i]),

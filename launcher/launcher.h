@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/stat.h>
 
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -87,6 +88,7 @@ struct fs_plan {
 	size_t		 nowned;
 	char		*workspace;	/* the default writable root, or NULL */
 	char		*project;	/* relative config paths start here */
+	char		 project_why[2 * PATH_MAX + 256]; /* why, for -v */
 	struct fs_glob	*globs;		/* denyRead/allowRead/denyWrite */
 	size_t		 nglobs;
 	size_t		 njava;		/* JDKs with the proxy in net.properties */
@@ -262,6 +264,17 @@ ssize_t	 fs_git_rule(const char *path, int ancestors_too, int allow_config,
 size_t	 fs_git_states(const char *path, int *lvl, size_t max);
 /* Whether path is root or lies below it (both absolute, clean). */
 int	 fs_under(const char *path, const char *root);
+/* The writable root of the plan that path (resolved) lies in, or NULL. */
+const char *fs_root_of(const struct fs_plan *, const char *path);
+
+/* fsreview.c */
+/*
+ * Refuse a review.command that could run or read a file the sandboxed
+ * command can write (its words, $PATH): 0, -1 on no memory, EXIT_CONFIG
+ * said with the key and the file.
+ */
+int	 fs_reviewer(const struct config *, const struct fs_plan *,
+	    const char *home, const char *path);
 /* The same, ignoring ASCII case (for protected names). */
 int	 fs_under_ci(const char *path, const char *root);
 /* A hash of a file's identity (device, inode), for the guard's tables. */

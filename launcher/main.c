@@ -243,28 +243,22 @@ run_shell_argv(const struct run_opts *o, const char *login_rc)
  * Open (create) the access log before the policy is built.  Its missing
  * directories are made, private: the trusted config named the file, and
  * a state directory that does not exist yet (~/.local/state/pisbx) must
- * not turn every command into a failure.  A failure says what to do.
+ * not turn every command into a failure.  The path may lie where an
+ * earlier command wrote (the workspace), so it is opened as
+ * io_open_write does: no link, no FIFO.  A failure says what to do.
  */
 static int
 run_access_log(const char *path, const char *key, const char *config_file)
 {
-	char	 dir[PATH_MAX], where[PATH_MAX + 160];
+	char	 why[PATH_MAX + 256], where[PATH_MAX + 160];
 	int	 fd;
 
 	/* --access-log is on the command line; the key is in the config. */
 	snprintf(where, sizeof(where), "%s%s%s", key, key[0] == '-' ? "" :
 	    " in ", key[0] == '-' ? "" : config_file);
-	if (io_mkdir_parents(path, 0700, dir, sizeof(dir)) == -1) {
-		log_warnx("access log %s: cannot create the directory %s: %s; "
-		    "create it, or change %s; nothing was run", path, dir,
-		    strerror(errno), where);
-		return -1;
-	}
-	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-	    0640)) == -1) {
-		log_warnx("access log %s: %s; make it a file we can append "
-		    "to, or change %s; nothing was run", path,
-		    strerror(errno), where);
+	if ((fd = io_open_write(path, O_WRONLY | O_APPEND | O_CREAT |
+	    O_CLOEXEC, 0640, IO_MKDIRS, why, sizeof(why))) == -1) {
+		log_warnx("access log (%s): %s; nothing was run", where, why);
 		return -1;
 	}
 	close(fd);
@@ -728,7 +722,7 @@ run(const struct run_opts *o)
 	struct hostipc_outcome	 outcome;
 	const struct config	*hconf = NULL;
 	long long		 timeout_ms, started_ms = 0;
-	char			 serr[512];
+	char			 serr[512], why[PATH_MAX + 256];
 	int			 supervised;
 
 	memset(&rs, 0, sizeof(rs));
@@ -927,13 +921,14 @@ run(const struct run_opts *o)
 		goto fail;
 	/*
 	 * The report too, and it is written through this descriptor: a
-	 * name the command could have replaced (a symlink to ~/.bashrc) is
-	 * never opened again.
+	 * name the command could replace later (a link to ~/.bashrc) is
+	 * never opened again, and what an earlier command left at the path
+	 * (a link, in the file's name or a directory's, a FIFO) is refused.
 	 */
-	if (report_path != NULL && (report_fd = open(report_path,
-	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	    0644)) == -1) {
-		log_warn("--report %s", report_path);
+	if (report_path != NULL && (report_fd = io_open_write(report_path,
+	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644, 0, why,
+	    sizeof(why))) == -1) {
+		log_warnx("--report: %s; nothing was run", why);
 		goto fail;
 	}
 	if ((sum = summary_new()) == NULL) {

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,17 +66,22 @@ fail:
 	return NULL;
 }
 
-/* Open the file again (after logrotate moved it). */
+/*
+ * Open the file again (after logrotate moved it).  The path may lie where
+ * a sandboxed command wrote: no link in it, no FIFO (io_open_write).
+ */
 int
 accesslog_reopen(struct accesslog *al)
 {
+	char why[PATH_MAX + 256];
 	int fd;
 
 	if (al->path == NULL)
 		return 0;
-	fd = open(al->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	fd = io_open_write(al->path, O_WRONLY | O_APPEND | O_CREAT |
+	    O_CLOEXEC, 0640, 0, why, sizeof(why));
 	if (fd == -1) {
-		log_warn("access log %s", al->path);
+		log_warnx("access log: %s", why);
 		return -1;
 	}
 	if (al->fd != -1)

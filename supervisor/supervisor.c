@@ -188,16 +188,16 @@ supervisor_new(struct event_base *base, const struct supervisor_opts *o,
 		goto fail;
 	}
 	if (o->access_log != NULL) {
-		if (strcmp(o->access_log, "-") == 0)
-			sup->logfd = dup(STDOUT_FILENO);
-		else
-			sup->logfd = open(o->access_log, O_WRONLY | O_CREAT |
-			    O_APPEND | O_CLOEXEC, 0600);
-		if (sup->logfd == -1) {
-			snprintf(err, errlen, "%s: %s", o->access_log,
-			    strerror(errno));
+		if (strcmp(o->access_log, "-") == 0) {
+			if ((sup->logfd = dup(STDOUT_FILENO)) == -1) {
+				snprintf(err, errlen, "standard output: %s",
+				    strerror(errno));
+				goto fail;
+			}
+		} else if ((sup->logfd = io_open_write(o->access_log,
+		    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600, 0, err,
+		    errlen)) == -1)
 			goto fail;
-		}
 	}
 
 	memset(&sun, 0, sizeof(sun));

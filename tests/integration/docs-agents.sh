@@ -42,10 +42,10 @@ echo '{"proxy": {"accessLog": "'"$T/file/sub/access.log"'"}}' >"$T/bad.json"
 out=$(cd "$WS" && PISBX_CONFIG=$T/bad.json "$SH" -c 'echo ran' 2>&1)
 eq "an access log whose directory cannot be made: exit 125" "$?" 125
 eq "with the path, the reason and the key to change" "$out" \
-    "pisbx-sh: access log $T/file/sub/access.log: cannot create the directory $T/file/sub: Not a directory; create it, or change proxy.accessLog in $T/bad.json; nothing was run"
+    "pisbx-sh: access log (proxy.accessLog in $T/bad.json): $T/file is not a directory; nothing was run"
 out=$(cd "$WS" && "$RUN" --access-log "$T/file/x.log" -- true 2>&1)
 eq "--access-log: the option is named" "$out" \
-    "pisbx-run: access log $T/file/x.log: Not a directory; make it a file we can append to, or change --access-log; nothing was run"
+    "pisbx-run: access log (--access-log): $T/file is not a directory; nothing was run"
 
 # Files next to the project: hidden (ENOENT), and shown read-only by the
 # allowRead line agents.md gives.

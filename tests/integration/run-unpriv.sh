@@ -19,7 +19,7 @@ fi
 mkdir -p "$T/top/tests/integration" "$T/top/bin" "$T/top/build/tests"
 cp -R "$PISBX_TOP/tests/lib" "$T/top/tests/" &&
     cp "$PISBX_TOP"/tests/integration/run-*.sh "$T/top/tests/integration/" &&
-    cp "$RUN" "$PROXY" "$T/top/bin/" &&
+    cp "$RUN" "$PROXY" "$PISBX_BINDIR/pisbx-supervisor" "$T/top/bin/" &&
     cp -P "$PISBX_BINDIR/pisbx-sh" "$T/top/bin/" &&
     cp -R "$PISBX_BUILD/tests/helpers" "$T/top/build/tests/" ||
     { not_ok "copy the scenarios"; done_testing; }
@@ -27,7 +27,8 @@ chmod -R a+rX "$T/top"
 
 for s in run-basic run-escape-net run-escape-fs run-escape-sys \
     run-escape-git run-proxy run-unix run-globs run-guard run-home \
-    run-guardfd run-guard-race run-jobs run-rundir run-private run-tty; do
+    run-guardfd run-guard-race run-jobs run-rundir run-private run-tty \
+    run-hostfiles run-reviewer run-workspace; do
 	f=$T/top/tests/integration/$s.sh
 	[ -f "$f" ] || continue
 	# A scratch dir nobody owns: the scenario's own $T lives below it.

@@ -2,12 +2,14 @@
  * Unit tests for common/: sockaddr text both ways (tables of good and bad
  * spellings), RFC 3339 timestamps, shell quoting read back by a real
  * sh(1), the write-everything loop against a full socket, a slow
- * reader and a reader that went away, text masked for a terminal, and
+ * reader and a reader that went away, the safe open of a file to write
+ * against links, FIFOs and hard links, text masked for a terminal, and
  * SHA-256 against FIPS 180-4's examples and OpenSSL at every length
  * around the padding's edges.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -16,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -256,6 +259,84 @@ test_io_write_all(void **state)
 }
 
 /*
+ * io_open_write on each thing a command could leave at a path: a link
+ * (the file's, a directory's), a FIFO (no hang), a second hard link, a
+ * directory; an ordinary path opens, its directories made, and O_TRUNC
+ * truncates.
+ */
+static void
+test_io_open_write(void **state)
+{
+	static const struct {
+		const char	*path;	/* below the temp directory */
+		int		 err;
+		const char	*why;
+	} bad[] = {
+		{ "link", ELOOP, "/link is a symbolic link" },
+		{ "dlink/x", ELOOP, "/dlink is a symbolic link" },
+		{ "dlink/new/x", ELOOP, "/dlink is a symbolic link" },
+		{ "fifo", EINVAL, "/fifo is not a regular file" },
+		{ "hard", EMLINK, "/hard has 2 hard links" },
+		{ "dir", EINVAL, "/dir is not a regular file" },
+		{ "dir/", EISDIR, "names a directory" },
+		{ "file/x", ENOTDIR, "/file is not a directory" },
+		{ "none/x", ENOENT, "/none: No such file or directory" },
+	};
+	char		 dir[] = "/tmp/pisbx-io.XXXXXX";
+	char		 why[PATH_MAX + 256], p[PATH_MAX], q[PATH_MAX];
+	struct stat	 st;
+	size_t		 i;
+	int		 fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/file", dir);
+	assert_int_equal(io_write_all(fd = open(p, O_WRONLY | O_CREAT, 0600),
+	    "data", 4, 0), 0);
+	close(fd);
+	snprintf(q, sizeof(q), "%s/link", dir);
+	assert_int_equal(symlink(p, q), 0);
+	snprintf(q, sizeof(q), "%s/hard", dir);
+	assert_int_equal(link(p, q), 0);
+	snprintf(q, sizeof(q), "%s/dlink", dir);
+	assert_int_equal(symlink(dir, q), 0);
+	snprintf(q, sizeof(q), "%s/fifo", dir);
+	assert_int_equal(mkfifo(q, 0600), 0);
+	snprintf(q, sizeof(q), "%s/dir", dir);
+	assert_int_equal(mkdir(q, 0700), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		snprintf(q, sizeof(q), "%s/%s", dir, bad[i].path);
+		fd = io_open_write(q, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC,
+		    0600, IO_MKDIRS * (strncmp(bad[i].path, "none", 4) != 0),
+		    why, sizeof(why));
+		if (fd != -1 || errno != bad[i].err ||
+		    strstr(why, bad[i].why) == NULL)
+			fail_msg("%s: fd %d errno %d (want %d), \"%s\"",
+			    bad[i].path, fd, errno, bad[i].err, why);
+	}
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	snprintf(q, sizeof(q), "%s/new", dir);
+	assert_int_equal(stat(q, &st), -1);
+
+	/* Made below real directories; the caller's file truncated. */
+	snprintf(q, sizeof(q), "%s/a/b/c.log", dir);
+	assert_true((fd = io_open_write(q, O_WRONLY | O_APPEND | O_CREAT,
+	    0600, IO_MKDIRS, why, sizeof(why))) >= 0);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	close(fd);
+	snprintf(q, sizeof(q), "%s/hard", dir);
+	assert_int_equal(unlink(q), 0);
+	assert_true((fd = io_open_write(p, O_WRONLY | O_CREAT | O_TRUNC,
+	    0600, 0, why, sizeof(why))) >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	close(fd);
+	snprintf(q, sizeof(q), "rm -rf '%s'", dir);
+	assert_int_equal(system(q), 0);
+}
+
+/*
  * What a path or a name the sandboxed command chose becomes on a
  * terminal: nothing in it may end our line, start an escape sequence or
  * reorder what is read; well-formed UTF-8 stays (TEXT_ASCII: not even
@@ -374,6 +455,7 @@ main(void)
 		cmocka_unit_test(test_text_clean),
 		cmocka_unit_test(test_shell_quote),
 		cmocka_unit_test(test_io_write_all),
+		cmocka_unit_test(test_io_open_write),
 		cmocka_unit_test(test_sha256),
 	};
 
