@@ -99,6 +99,12 @@ struct reviewer_opts {
 void		 reviewer_opts_config(struct reviewer_opts *o,
 		    const struct config *conf, const char *worker_id,
 		    const char *cwd, const char *capability);
+/*
+ * The socket transport's capability from the config's capabilityEnv
+ * (PISBX_CAPABILITY by default), taken out of the environment (secmem_env):
+ * NULL when the config has no review.socket or the variable is unset.
+ */
+const char	*review_capability(const struct config *);
 /* A reviewer; everything in o is copied. */
 struct reviewer	*reviewer_new(struct event_base *,
 		    const struct reviewer_opts *o);

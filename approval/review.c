@@ -40,8 +40,6 @@ void
 reviewer_opts_config(struct reviewer_opts *o, const struct config *conf,
     const char *worker_id, const char *cwd, const char *capability)
 {
-	const char	*envname;
-
 	memset(o, 0, sizeof(*o));
 	o->worker_id = worker_id;
 	o->cwd = cwd;
@@ -57,12 +55,18 @@ reviewer_opts_config(struct reviewer_opts *o, const struct config *conf,
 	 * secret; an unset or empty variable means there is none and every
 	 * review is an error.
 	 */
-	if (o->mode == REVIEW_SOCKET && capability == NULL) {
-		envname = conf->review_capability_env != NULL ?
-		    conf->review_capability_env : "PISBX_CAPABILITY";
-		capability = getenv(envname);
-	}
+	if (capability == NULL)
+		capability = review_capability(conf);
 	o->capability = capability;
+}
+
+const char *
+review_capability(const struct config *conf)
+{
+	if (conf == NULL || conf->review_mode != REVIEW_SOCKET)
+		return NULL;
+	return secmem_env(conf->review_capability_env != NULL ?
+	    conf->review_capability_env : "PISBX_CAPABILITY");
 }
 
 struct reviewer *
