@@ -135,6 +135,12 @@ struct review	*review_start_request(struct reviewer *,
 void		 review_cancel(struct review *);
 /* Access-log reason for a result: "review:allow", "no-reviewer", ... */
 const char	*review_result_reason(enum review_result);
+/*
+ * Whether two configs ask the same reviewer (mode, command, socket,
+ * capability variable): an answer asked under one stands under the other.
+ */
+int		 review_config_same(const struct config *,
+		    const struct config *);
 /* "once", "run", "worker". */
 const char	*review_scope_name(enum review_scope);
 

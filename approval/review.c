@@ -447,6 +447,33 @@ review_result_reason(enum review_result res)
 	return "no-reviewer";
 }
 
+/* NULL-safe string equality. */
+static int
+review_str_same(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+int
+review_config_same(const struct config *a, const struct config *b)
+{
+	size_t	 i;
+
+	if (a->review_mode != b->review_mode ||
+	    a->review_command.n != b->review_command.n ||
+	    !review_str_same(a->review_socket, b->review_socket) ||
+	    !review_str_same(a->review_capability_env,
+	    b->review_capability_env))
+		return 0;
+	for (i = 0; i < a->review_command.n; i++)
+		if (!review_str_same(a->review_command.v[i],
+		    b->review_command.v[i]))
+			return 0;
+	return 1;
+}
+
 int
 review_id_new(char id[REVIEW_ID_LEN + 1])
 {
