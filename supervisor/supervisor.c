@@ -14,6 +14,7 @@
  * only ever loses its own connection.
  */
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -111,6 +112,7 @@ struct supervisor {
 	struct idset		 ids;
 };
 
+static int	 client_evict(struct supervisor *);
 static void	 accept_cb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	 client_read_cb(struct bufferevent *, void *);
@@ -333,8 +335,8 @@ accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	(void)lis;
 	(void)sa;
 	(void)salen;
-	if (sup->nclients >= CLIENTS_MAX) {
-		log_warnx("%zu connections open; refusing another",
+	if (sup->nclients >= CLIENTS_MAX && client_evict(sup) == -1) {
+		log_warnx("%zu connections open, none idle; refusing another",
 		    sup->nclients);
 		close(fd);
 		return;
@@ -358,6 +360,42 @@ accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	bufferevent_enable(c->bev, EV_READ);
 	TAILQ_INSERT_TAIL(&sup->clients, c, entry);
 	sup->nclients++;
+}
+
+/*
+ * All slots are taken: make room by closing the oldest connection that
+ * has no request in hand -- no review running, no reply queued --
+ * preferring one that has sent nothing at all (no byte read, none
+ * waiting in its socket).  Otherwise a process of the same user holding
+ * CLIENTS_MAX idle (or half-sent) connections would lock every worker
+ * out for CLIENT_IDLE_SECS; a worker sends its whole request as soon as
+ * it connects, so it is not the one closed.  0, or -1 when every
+ * connection is busy.
+ */
+static int
+client_evict(struct supervisor *sup)
+{
+	struct client	*c, *victim = NULL;
+	int		 n;
+
+	TAILQ_FOREACH(c, &sup->clients, entry) {
+		if (c->closing || c->review != NULL)
+			continue;
+		if (evbuffer_get_length(bufferevent_get_input(c->bev)) == 0 &&
+		    ioctl(bufferevent_getfd(c->bev), FIONREAD, &n) == 0 &&
+		    n == 0) {
+			victim = c;
+			break;
+		}
+		if (victim == NULL)
+			victim = c;
+	}
+	if (victim == NULL)
+		return -1;
+	log_debug("client (pid %ld): closed without a request, %d "
+	    "connections being open", (long)victim->pid, CLIENTS_MAX);
+	client_free(victim);
+	return 0;
 }
 
 static void
