@@ -417,6 +417,8 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	    (size_t)eol.pos > REVIEW_FRAME_MAX) {
 		log_warnx("client (pid %ld): request frame over %d octets",
 		    (long)c->pid, REVIEW_FRAME_MAX);
+		sup_log(c->sup->logfd, NULL, "deny",
+		    "request frame over 16384 octets");
 		client_reply(c, NULL, "deny",
 		    "request frame over 16384 octets", NULL);
 		return;
@@ -625,9 +627,10 @@ client_handle(struct client *c, const char *line, size_t len)
 			log_warnx("refused a request with a %s capability "
 			    "(pid %ld)", r.bad_capability == 1 ? "missing" :
 			    "wrong", (long)c->pid);
-			sup_log(sup->logfd, r.obj, "deny", reason);
 		} else if (r.id == NULL)
 			log_warnx("client (pid %ld): %s", (long)c->pid, reason);
+		/* Every request gets its line, a malformed one too. */
+		sup_log(sup->logfd, r.obj, "deny", reason);
 		client_reply(c, r.id, "deny", reason, NULL);
 		goto done;
 	}
