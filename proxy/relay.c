@@ -863,8 +863,10 @@ pass:
 static void
 relay_check_move(struct relay *rl, size_t n)
 {
-	n = (size_t)evbuffer_remove_buffer(rl->held, rl->client.buf, n);
-	*rl->client.bytes += n;
+	int	 moved;
+
+	if ((moved = evbuffer_remove_buffer(rl->held, rl->client.buf, n)) > 0)
+		*rl->client.bytes += (uint64_t)moved;
 }
 
 /* The handshake is settled (or there is none): relay the rest unlooked. */
