@@ -77,9 +77,10 @@ hup() {
 # reload to CONFIG; its status in $CODE.
 pending() {
 	rm -f "$T/rv/go"
+	_n=$(asked "$2")
 	get "$1" >"$T/code" &
 	_g=$!
-	wait_asked "$2" "$(($(asked "$2") + 1))"
+	wait_asked "$2" $((_n + 1))
 	cp "$3" "$T/conf.json"
 	hup
 	: >"$T/rv/go"
