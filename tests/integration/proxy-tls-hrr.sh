@@ -4,7 +4,9 @@
 # names the target with an X25519 key share alone with a retry; a second
 # ClientHello naming another host is then refused (sni-mismatch) before
 # it reaches the server -- through CONNECT, SOCKS5 and inside pisbx-run
-# -- while a second one for the same name, and a genuine openssl s_client
+# -- and so is one without SNI, half a one that stalls (after
+# headerTimeoutMs) and a record of another type before the ServerHello;
+# a second one for the same name, and a genuine openssl s_client
 # handshake that goes through a retry, still work.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
@@ -41,11 +43,13 @@ dns_start allowed.test=127.0.0.1 other.test=127.0.0.1
 px_config "$T/conf.json" --allow "allowed.test" --proxy '{"headerTimeoutMs": 1500}'
 px_start "$T/conf.json"
 
-# hrr VIA SNI2: the crafted client's two lines in $OUT.
+# hrr VIA SNI2 [ARGS...]: the crafted client's two lines in $OUT.
 hrr() {
-	OUT=$("$PY" "$SERVERS" hrr --port "$PX_PORT" --via "$1" \
-	    --target "allowed.test:$SP" --sni allowed.test --sni2 "$2" \
-	    --p384 "$T/ca/p384.der" 2>&1 | tr '\n' ' ')
+	_v=$1 _s=$2
+	shift 2
+	OUT=$("$PY" "$SERVERS" hrr --port "$PX_PORT" --via "$_v" \
+	    --target "allowed.test:$SP" --sni allowed.test --sni2 "$_s" \
+	    --p384 "$T/ca/p384.der" "$@" 2>&1 | tr '\n' ' ')
 }
 
 for via in connect socks5; do
@@ -70,6 +74,24 @@ for via in connect socks5; do
 	check_log "$via: the second hello without SNI is refused" \
 	    event=decision proto=$via host=allowed.test decision=deny \
 	    reason=sni-mismatch error~'after a HelloRetryRequest has no SNI'
+
+	# Half a second hello, then nothing: refused after headerTimeoutMs.
+	: >"$PX_LOG"
+	hrr $via allowed.test --stall2
+	contains "$via: a stalled second hello is closed" "$OUT" "second closed"
+	check_log "$via: ... after headerTimeoutMs" event=decision proto=$via \
+	    host=allowed.test decision=deny reason=sni-mismatch \
+	    error~'incomplete TLS ClientHello.*headerTimeoutMs \(1500 ms\)'
+
+	# Before the ServerHello, a record that is none of a hello,
+	# change_cipher_spec, alert or early data (here heartbeat, 24).
+	: >"$PX_LOG"
+	hrr $via allowed.test --raw2 1803030003010000
+	contains "$via: another record type after the retry is closed" \
+	    "$OUT" "second closed"
+	check_log "$via: ... refused" event=decision proto=$via \
+	    host=allowed.test decision=deny reason=sni-mismatch \
+	    error~'TLS record of type 24 before the server'"'"'s ServerHello'
 
 	: >"$PX_LOG"
 	hrr $via allowed.test

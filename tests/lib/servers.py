@@ -726,7 +726,8 @@ def cmd_hrr(args):
     """A crafted TLS 1.3 client through a tunnel: a first ClientHello
     for --sni with only an X25519 key share (a server with P-384 alone
     answers a HelloRetryRequest), then a second one for --sni2 with the
-    P-384 share read from --p384 (a DER public key).  Prints "first hrr"
+    P-384 share read from --p384 (a DER public key) -- or half of it
+    (--stall2), or the bytes --raw2 instead.  Prints "first hrr"
     (or what came instead), then "second serverhello", "second alert"
     or "second closed"."""
     s = tunnel_open(args)
@@ -753,8 +754,15 @@ def cmd_hrr(args):
         ex = ex[4 + el:]
     with open(args.p384, "rb") as f:
         share = f.read()[-97:]
-    s.sendall(b"\x14\x03\x03\x00\x01\x01" +
-              tls_hello(args.sni2, 0x0018, share, cookie))
+    second = b"\x14\x03\x03\x00\x01\x01"
+    if args.raw2:
+        second += bytes.fromhex(args.raw2)
+    elif args.stall2:
+        h = tls_hello(args.sni2, 0x0018, share, cookie)
+        second += h[:len(h) // 2]
+    else:
+        second += tls_hello(args.sni2, 0x0018, share, cookie)
+    s.sendall(second)
     t, body = tls_records(s)
     if t == 22 and len(body) >= 38 and body[0] == 2:
         print("second serverhello")
@@ -841,6 +849,8 @@ def main():
     sp.add_argument("--sni", required=True)
     sp.add_argument("--sni2", required=True)
     sp.add_argument("--p384", required=True)
+    sp.add_argument("--stall2", action="store_true")
+    sp.add_argument("--raw2")
     sp.add_argument("--timeout", type=float, default=10.0)
     sp = sub.add_parser("sha")
     sp.add_argument("n", type=int)
