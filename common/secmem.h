@@ -1,8 +1,9 @@
 /*
  * secmem: the small primitives secrets need -- kernel randomness, a wipe
  * the compiler cannot drop, a comparison whose time does not depend on
- * where the bytes differ, and taking a secret out of the environment.  Here rather than libcrypto so that
- * pisbx-run does not load libcrypto (about 1 ms per start) for them.
+ * where the bytes differ, and taking a secret out of the environment.
+ * Here rather than libcrypto so that pisbx-run does not load libcrypto
+ * (about 1 ms per start) for them.
  */
 #ifndef PISBX_SECMEM_H
 #define PISBX_SECMEM_H

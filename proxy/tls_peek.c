@@ -29,6 +29,7 @@ static int	 rd_u8(struct rd *, unsigned *);
 static int	 rd_u16(struct rd *, unsigned *);
 static int	 rd_skip(struct rd *, size_t);
 static int	 rd_sub(struct rd *, size_t, struct rd *);
+static size_t	 tls_u24(const uint8_t *);
 
 static int
 rd_u8(struct rd *r, unsigned *v)
@@ -60,6 +61,13 @@ rd_skip(struct rd *r, size_t n)
 	r->p += n;
 	r->len -= n;
 	return 0;
+}
+
+/* A 24-bit length, as handshake headers carry it. */
+static size_t
+tls_u24(const uint8_t *p)
+{
+	return (size_t)p[0] << 16 | (size_t)p[1] << 8 | p[2];
 }
 
 /* Take the next n bytes as a sub-reader. */
@@ -308,16 +316,17 @@ tls_scan_serverhello(struct tls_scan *ts, const uint8_t *buf, size_t len,
 			ts->mleft -= n;
 		} else {
 			/* The first bytes of the next handshake message. */
-			n = 1;
 			ts->msg[ts->msglen++] = buf[off++];
 			ts->rleft--;
-			if (ts->msglen == 4 && (ts->msg[0] !=
-			    TLS_HS_SERVER_HELLO ||
-			    ((size_t)ts->msg[1] << 16 | (size_t)ts->msg[2] << 8 |
-			    ts->msg[3]) < sizeof(ts->msg))) {
-				*why = ts->msg[0] != TLS_HS_SERVER_HELLO ?
-				    "first handshake message is not a "
-				    "ServerHello" : "truncated ServerHello";
+			if (ts->msglen == 4 &&
+			    ts->msg[0] != TLS_HS_SERVER_HELLO) {
+				*why = "first handshake message is not a "
+				    "ServerHello";
+				goto bad;
+			}
+			if (ts->msglen == 4 &&
+			    tls_u24(ts->msg + 1) < sizeof(ts->msg)) {
+				*why = "truncated ServerHello";
 				goto bad;
 			}
 			if (ts->msglen == sizeof(ts->msg)) {
@@ -334,8 +343,7 @@ tls_scan_serverhello(struct tls_scan *ts, const uint8_t *buf, size_t len,
 					*why = "a second HelloRetryRequest";
 					goto bad;
 				}
-				ts->mleft = 4 + ((size_t)ts->msg[1] << 16 |
-				    (size_t)ts->msg[2] << 8 | ts->msg[3]) -
+				ts->mleft = 4 + tls_u24(ts->msg + 1) -
 				    sizeof(ts->msg);
 				if (ts->rleft == 0)
 					ts->hdrlen = 0;
