@@ -168,6 +168,11 @@ size_t	 socks5_build_reply(uint8_t *out, uint8_t rep,
 
 #define TLS_PEEK_MAX	(16384 + 5 + 2048)	/* a hello spread over records */
 #define TLS_RECORD_MAX	(16384 + 2048)		/* RFC 8446 5.2 */
+/* Record content types (RFC 8446 5.1, B.1). */
+#define TLS_CT_CCS		20	/* change_cipher_spec */
+#define TLS_CT_ALERT		21
+#define TLS_CT_HANDSHAKE	22
+#define TLS_CT_APPDATA		23
 
 enum tls_peek_result {
 	TLS_PEEK_MORE,		/* need more bytes */

@@ -738,7 +738,7 @@ relay_check(struct relay *rl)
 			return -1;
 		}
 		switch (p[0]) {
-		case 0x16:
+		case TLS_CT_HANDSHAKE:
 			/* Another ClientHello: checked like the first. */
 			if (len > TLS_PEEK_MAX)
 				len = TLS_PEEK_MAX;
@@ -749,9 +749,9 @@ relay_check(struct relay *rl)
 			if (used == 0)
 				wait = 1;
 			break;
-		case 0x14:	/* change_cipher_spec (RFC 8446 D.4) */
-		case 0x15:	/* alert */
-		case 0x17:	/* early data (RFC 8446 4.2.10) */
+		case TLS_CT_CCS:	/* RFC 8446 D.4 */
+		case TLS_CT_ALERT:
+		case TLS_CT_APPDATA:	/* early data (RFC 8446 4.2.10) */
 			rl->cpass = 5 + rlen;
 			break;
 		default:

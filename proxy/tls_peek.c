@@ -13,9 +13,6 @@
 
 #include "proxy/parse.h"
 
-#define TLS_CT_CCS		0x14
-#define TLS_CT_ALERT		0x15
-#define TLS_CT_HANDSHAKE	0x16
 #define TLS_HS_CLIENT_HELLO	0x01
 #define TLS_HS_SERVER_HELLO	0x02
 #define TLS_EXT_SERVER_NAME	0x0000
