@@ -99,6 +99,12 @@ struct reviewer_opts {
 void		 reviewer_opts_config(struct reviewer_opts *o,
 		    const struct config *conf, const char *worker_id,
 		    const char *cwd, const char *capability);
+/*
+ * The socket transport's capability from the config's capabilityEnv
+ * (PISBX_CAPABILITY by default), taken out of the environment (secmem_env):
+ * NULL when the config has no review.socket or the variable is unset.
+ */
+const char	*review_capability(const struct config *);
 /* A reviewer; everything in o is copied. */
 struct reviewer	*reviewer_new(struct event_base *,
 		    const struct reviewer_opts *o);
@@ -129,6 +135,12 @@ struct review	*review_start_request(struct reviewer *,
 void		 review_cancel(struct review *);
 /* Access-log reason for a result: "review:allow", "no-reviewer", ... */
 const char	*review_result_reason(enum review_result);
+/*
+ * Whether two configs ask the same reviewer (mode, command, socket,
+ * capability variable): an answer asked under one stands under the other.
+ */
+int		 review_config_same(const struct config *,
+		    const struct config *);
 /* "once", "run", "worker". */
 const char	*review_scope_name(enum review_scope);
 

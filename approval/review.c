@@ -40,8 +40,6 @@ void
 reviewer_opts_config(struct reviewer_opts *o, const struct config *conf,
     const char *worker_id, const char *cwd, const char *capability)
 {
-	const char	*envname;
-
 	memset(o, 0, sizeof(*o));
 	o->worker_id = worker_id;
 	o->cwd = cwd;
@@ -57,12 +55,18 @@ reviewer_opts_config(struct reviewer_opts *o, const struct config *conf,
 	 * secret; an unset or empty variable means there is none and every
 	 * review is an error.
 	 */
-	if (o->mode == REVIEW_SOCKET && capability == NULL) {
-		envname = conf->review_capability_env != NULL ?
-		    conf->review_capability_env : "PISBX_CAPABILITY";
-		capability = getenv(envname);
-	}
+	if (capability == NULL)
+		capability = review_capability(conf);
 	o->capability = capability;
+}
+
+const char *
+review_capability(const struct config *conf)
+{
+	if (conf == NULL || conf->review_mode != REVIEW_SOCKET)
+		return NULL;
+	return secmem_env(conf->review_capability_env != NULL ?
+	    conf->review_capability_env : "PISBX_CAPABILITY");
 }
 
 struct reviewer *
@@ -441,6 +445,33 @@ review_result_reason(enum review_result res)
 		break;
 	}
 	return "no-reviewer";
+}
+
+/* NULL-safe string equality. */
+static int
+review_str_same(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+int
+review_config_same(const struct config *a, const struct config *b)
+{
+	size_t	 i;
+
+	if (a->review_mode != b->review_mode ||
+	    a->review_command.n != b->review_command.n ||
+	    !review_str_same(a->review_socket, b->review_socket) ||
+	    !review_str_same(a->review_capability_env,
+	    b->review_capability_env))
+		return 0;
+	for (i = 0; i < a->review_command.n; i++)
+		if (!review_str_same(a->review_command.v[i],
+		    b->review_command.v[i]))
+			return 0;
+	return 1;
 }
 
 int

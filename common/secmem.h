@@ -1,8 +1,9 @@
 /*
- * secmem: the three small primitives secrets need -- kernel randomness,
- * a wipe the compiler cannot drop, a comparison whose time does not
- * depend on where the bytes differ.  Here rather than libcrypto so that
- * pisbx-run does not load libcrypto (about 1 ms per start) for them.
+ * secmem: the small primitives secrets need -- kernel randomness, a wipe
+ * the compiler cannot drop, a comparison whose time does not depend on
+ * where the bytes differ, and taking a secret out of the environment.
+ * Here rather than libcrypto so that pisbx-run does not load libcrypto
+ * (about 1 ms per start) for them.
  */
 #ifndef PISBX_SECMEM_H
 #define PISBX_SECMEM_H
@@ -15,5 +16,13 @@ int	secmem_random(void *buf, size_t len);
 void	secmem_wipe(void *p, size_t len);
 /* 0 when the len bytes at a and b are equal, else 1; constant time. */
 int	secmem_cmp(const void *a, const void *b, size_t len);
+/*
+ * Take the secret in environment variable name: its value (kept by
+ * secmem for the process's life, and returned again by later calls), the
+ * bytes overwritten where /proc/PID/environ shows them and the variable
+ * removed, so no child inherits it.  NULL when it is not set (or out of
+ * memory).
+ */
+const char *secmem_env(const char *name);
 
 #endif

@@ -791,11 +791,12 @@ run(const struct run_opts *o)
 	for (i = 0; i < conf->notes.n; i++)
 		log_info("%s", conf->notes.msg[i]);
 	/*
-	 * The upstream proxy's password is in the config now: nothing this
-	 * run starts (the command, a host-IPC command) inherits it.
+	 * The upstream proxy's password left the environment as the config
+	 * was read; the review socket's capability leaves it now, before the
+	 * sandbox's processes are forked: nothing this run starts inherits
+	 * either, or can read them in /proc/PID/environ.
 	 */
-	if (conf->parent != NULL && conf->parent->cred_env != NULL)
-		unsetenv(conf->parent->cred_env);
+	(void)review_capability(conf);
 
 	/* Valid but unable to do what they seem to: with -v. */
 	for (i = 0; o->verbose && i < conf->warnings.n; i++)

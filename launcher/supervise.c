@@ -33,7 +33,8 @@ supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
 	memset(s, 0, sizeof(*s));
 	s->timeout_ms = SUPERVISOR_TIMEOUT_DEFAULT;
 	sock = getenv(SUPERVISOR_SOCKET_ENV);
-	cap = getenv(SUPERVISOR_CAPABILITY_ENV);
+	/* Never inherited by the sandbox, a host-IPC run or a reviewer. */
+	cap = secmem_env(SUPERVISOR_CAPABILITY_ENV);
 	if (sock != NULL && *sock == '\0')
 		sock = NULL;
 	if (cap != NULL && *cap == '\0')
@@ -77,11 +78,6 @@ supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
 	}
 	rc = 1;
 done:
-	/* Never inherited by the sandbox, a host-IPC run or a reviewer. */
-	if (getenv(SUPERVISOR_CAPABILITY_ENV) != NULL)
-		secmem_wipe(getenv(SUPERVISOR_CAPABILITY_ENV),
-		    strlen(getenv(SUPERVISOR_CAPABILITY_ENV)));
-	unsetenv(SUPERVISOR_CAPABILITY_ENV);
 	unsetenv(SUPERVISOR_SOCKET_ENV);
 	unsetenv(SUPERVISOR_TIMEOUT_ENV);
 	if (rc != 1)

@@ -25,6 +25,7 @@
 
 #include <jansson.h>
 
+#include "common/secmem.h"
 #include "policy/policy.h"
 #include "policy/config_int.h"
 
@@ -1233,7 +1234,13 @@ parent_cred(struct cfgctx *ctx, const char *base, const json_t *obj,
 			cfg_nomem(ctx, p);
 			return;
 		}
-		if ((val = getenv(env)) == NULL || val[0] == '\0') {
+		/*
+		 * Taken out of the environment: nothing this process starts,
+		 * nor /proc/PID/environ, shows the password (a reload finds
+		 * it again in secmem).
+		 */
+		if ((val = secmem_env(pp->cred_env)) == NULL ||
+		    val[0] == '\0') {
 			cfg_err(ctx, p, "the environment variable %s is %s: "
 			    "set it to USER:PASSWORD", env, val == NULL ?
 			    "not set" : "empty");

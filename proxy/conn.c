@@ -43,6 +43,8 @@ static void	 conn_event_cb(struct bufferevent *, short, void *);
 static void	 conn_flush_cb(struct bufferevent *, void *);
 static void	 conn_flush_event_cb(struct bufferevent *, short, void *);
 static void	 conn_timer_cb(evutil_socket_t, short, void *);
+static void	 conn_review_late(struct conn *, struct pgen *,
+		    enum review_result, const char *);
 static void	 conn_review_cb(enum review_result, enum review_scope,
 		    const char *, void *);
 static void	 conn_watch_gone(struct conn *);
@@ -657,14 +659,20 @@ conn_review_cb(enum review_result res, enum review_scope scope,
 {
 	struct conn *c = arg;
 	struct review_request req;
+	struct pgen *g = c->gen;
 
 	c->review = NULL;
 	if (c->gone_ev != NULL) {
 		event_free(c->gone_ev);
 		c->gone_ev = NULL;
 	}
-	pgen_unref(c->gen);
 	c->gen = NULL;
+	if (g != NULL && g != c->px->gen) {
+		conn_review_late(c, g, res, detail);
+		pgen_unref(g);
+		return;
+	}
+	pgen_unref(g);
 	if (res == REVIEW_RESULT_ALLOW) {
 		conn_review_request(c, &req);
 		review_grant_set(&c->grant, &req);
@@ -675,6 +683,37 @@ conn_review_cb(enum review_result res, enum review_scope scope,
 		return;
 	}
 	conn_deny(c, review_result_reason(res), detail, CERR_DENY);
+}
+
+/*
+ * The answer to a review that was asked under config generation g, which
+ * a reload has replaced since: the new config decides.  Its lists come
+ * first (a host it denies is denied whatever the answer, with the
+ * deny-list reason); an answer from a reviewer the reload removed or
+ * changed is not used; one from the same reviewer holds for this request
+ * only -- a reload ends every wider approval, a late one included.
+ */
+static void
+conn_review_late(struct conn *c, struct pgen *g, enum review_result res,
+    const char *detail)
+{
+	const struct pattern *pat = NULL;
+
+	if (policy_eval(c->px->gen->conf->policy, &c->host, c->port,
+	    &pat) != VERDICT_REVIEW) {
+		conn_authorise(c);
+		return;
+	}
+	if (!review_config_same(g->conf, c->px->gen->conf)) {
+		conn_deny(c, "review:dropped", "the review was dropped by a "
+		    "configuration reload that changed or removed the "
+		    "reviewer", CERR_DENY);
+		return;
+	}
+	if (res == REVIEW_RESULT_ALLOW)
+		conn_allowed(c, review_result_reason(res), detail);
+	else
+		conn_deny(c, review_result_reason(res), detail, CERR_DENY);
 }
 
 /*

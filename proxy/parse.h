@@ -167,6 +167,12 @@ size_t	 socks5_build_reply(uint8_t *out, uint8_t rep,
 /* ---- tls_peek.c (pure) ---- */
 
 #define TLS_PEEK_MAX	(16384 + 5 + 2048)	/* a hello spread over records */
+#define TLS_RECORD_MAX	(16384 + 2048)		/* RFC 8446 5.2 */
+/* Record content types (RFC 8446 5.1, B.1). */
+#define TLS_CT_CCS		20	/* change_cipher_spec */
+#define TLS_CT_ALERT		21
+#define TLS_CT_HANDSHAKE	22
+#define TLS_CT_APPDATA		23
 
 enum tls_peek_result {
 	TLS_PEEK_MORE,		/* need more bytes */
@@ -177,11 +183,40 @@ enum tls_peek_result {
 };
 
 /*
- * Look at the first bytes a client sent into a tunnel.  On TLS_PEEK_SNI
- * the host name (as sent, NUL-terminated) is in sni; *why gets a short
- * text for TLS_PEEK_INVALID.
+ * Look at the bytes a client sent into a tunnel, from a record boundary.
+ * On TLS_PEEK_SNI the host name (as sent, NUL-terminated) is in sni; on
+ * TLS_PEEK_SNI and TLS_PEEK_NO_SNI *used is the length of the records
+ * the ClientHello took; *why gets a short text for TLS_PEEK_INVALID.
  */
 enum tls_peek_result tls_peek_clienthello(const uint8_t *buf, size_t len,
-	    char *sni, size_t snilen, const char **why);
+	    char *sni, size_t snilen, size_t *used, const char **why);
+
+enum tls_scan_result {
+	TLS_SCAN_MORE,		/* no ServerHello yet */
+	TLS_SCAN_HRR,		/* a HelloRetryRequest: scan on */
+	TLS_SCAN_HELLO,		/* a ServerHello that is not a retry */
+	TLS_SCAN_INVALID	/* anything else */
+};
+
+/* Where a scan of the server's first records is (tls_scan_serverhello). */
+struct tls_scan {
+	uint8_t		 hdr[5];	/* the current record's header */
+	size_t		 hdrlen;
+	size_t		 rleft;		/* its body bytes still to come */
+	uint8_t		 msg[4 + 2 + 32];	/* a ServerHello's start */
+	size_t		 msglen;
+	size_t		 mleft;		/* the rest of a retry, skipped */
+	unsigned	 nhrr;
+};
+
+void	 tls_scan_init(struct tls_scan *);
+/*
+ * Feed the server's bytes, in order, from its first one: TLS_SCAN_HRR
+ * and TLS_SCAN_HELLO once the random of a ServerHello is seen, *used
+ * being how much of buf was consumed; *why gets a short text for
+ * TLS_SCAN_INVALID.
+ */
+enum tls_scan_result tls_scan_serverhello(struct tls_scan *,
+	    const uint8_t *buf, size_t len, size_t *used, const char **why);
 
 #endif

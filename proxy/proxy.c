@@ -161,6 +161,7 @@ proxy_reload(struct proxy *px, struct config *conf)
 {
 	struct pgen *g;
 	struct dns *d;
+	struct conn *c;
 	char err[256];
 
 	if (dns_differs(px->dns, conf)) {
@@ -181,10 +182,15 @@ proxy_reload(struct proxy *px, struct config *conf)
 	}
 	pgen_unref(px->gen);
 	px->gen = g;
-	/* A new config: what a reviewer approved for the old one ends. */
+	/*
+	 * A new config: what a reviewer approved for the old one ends -- the
+	 * process's approvals and each kept-alive connection's own.
+	 */
 	free(px->grants);
 	px->grants = NULL;
 	px->ngrants = 0;
+	TAILQ_FOREACH(c, &px->conns, entry)
+		memset(&c->grant, 0, sizeof(c->grant));
 	log_info("configuration reloaded from %s",
 	    conf->path != NULL ? conf->path : "(embedded default)");
 }

@@ -25,6 +25,17 @@
  * ClientHello split over several segments or records is reassembled up
  * to TLS_PEEK_MAX; one that is not complete within proxy.headerTimeoutMs
  * is refused too.  Nothing of it reaches the upstream before the check.
+ *
+ * The check does not stop at the first ClientHello: a server answers one
+ * without a usable key_share with a HelloRetryRequest, and the client's
+ * second ClientHello (RFC 8446 4.1.2) could name another host.  So the
+ * client's bytes are followed record by record until the server's first
+ * ServerHello that is not a retry: every handshake record in between must
+ * be a ClientHello and is checked like the first one (and must keep its
+ * server_name); change_cipher_spec, alert and early-data records pass;
+ * anything else is refused.  The server's records are followed as they
+ * are relayed, only to find that ServerHello; a reply that is not TLS
+ * ends the tunnel (fail closed: its client is no longer followed).
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -68,8 +79,15 @@ struct relay {
 	struct conn		*conn;
 	struct relay_end	 client;
 	struct relay_end	 upstream;
-	int			 peeking;	/* TLS ClientHello peek */
+	struct evbuffer		*held;		/* client bytes not checked */
+	int			 checking;	/* client records checked */
 	int			 peek_wait;	/* a partial one buffered */
+	size_t			 cpass;		/* of a record that passes */
+	int			 nhello;	/* ClientHellos checked */
+	int			 first_sni;	/* the first one had an SNI */
+	int			 scanning;	/* server records followed */
+	int			 settled;	/* its ServerHello came */
+	struct tls_scan		 scan;
 	int			 owned;		/* the sockets are ours */
 };
 
@@ -84,8 +102,12 @@ static int	 relay_push(struct relay_end *);
 static ssize_t	 relay_readv(struct evbuffer *, int);
 static int	 relay_through(struct relay_end *, const char *, size_t);
 static void	 relay_pause(struct relay_end *);
-static int	 relay_peek(struct relay *);
-static void	 relay_peek_done(struct relay *);
+static int	 relay_check(struct relay *);
+static int	 relay_check_hello(struct relay *, const uint8_t *, size_t,
+		    size_t *);
+static void	 relay_check_move(struct relay *, size_t);
+static void	 relay_check_done(struct relay *);
+static int	 relay_scan(struct relay *, const char *, size_t);
 static void	 relay_peek_refuse(struct conn *, const char *);
 static void	 relay_eof(struct relay_end *);
 static void	 relay_maybe_done(struct relay *);
@@ -141,9 +163,10 @@ relay_begin(struct conn *c)
 	bufferevent_setfd(c->client, -1);
 	bufferevent_setfd(c->upstream, -1);
 	rl->owned = 1;
-	if (evbuffer_add_buffer(rl->client.buf,
-	    bufferevent_get_output(c->upstream)) == -1 ||
+	if ((rl->held = evbuffer_new()) == NULL ||
 	    evbuffer_add_buffer(rl->client.buf,
+	    bufferevent_get_output(c->upstream)) == -1 ||
+	    evbuffer_add_buffer(rl->held,
 	    bufferevent_get_input(c->client)) == -1 ||
 	    evbuffer_add_buffer(rl->upstream.buf,
 	    bufferevent_get_output(c->client)) == -1 ||
@@ -212,6 +235,8 @@ relay_free(struct conn *c)
 		return;
 	relay_end_free(&rl->client);
 	relay_end_free(&rl->upstream);
+	if (rl->held != NULL)
+		evbuffer_free(rl->held);
 	free(rl);
 	c->relay = NULL;
 }
@@ -223,10 +248,10 @@ relay_start(struct conn *c)
 
 	if ((rl = relay_begin(c)) == NULL)
 		return;
-	rl->peeking = 1;
+	rl->checking = 1;
 	/* Early client bytes (sent with the request) are checked, then sent. */
-	if (evbuffer_get_length(rl->client.buf) > 0 && relay_peek(rl) == 1)
-		(void)relay_push(&rl->client);
+	if (evbuffer_get_length(rl->held) > 0)
+		(void)relay_check(rl);
 }
 
 int
@@ -421,7 +446,7 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 	struct relay_end *e = arg;
 	struct relay *rl = e->rl;
 	ssize_t r;
-	int through, held;
+	int through, held, scan;
 
 	(void)what;
 	if (e->spliced) {
@@ -431,15 +456,18 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 	/*
 	 * With nothing of this end's waiting for the peer, what is read now
 	 * goes straight on from the shared buffer: a short message costs no
-	 * buffer of its own.  Bytes held for the ClientHello check, or
-	 * still waiting, are added to the end's buffer, behind what is there.
+	 * buffer of its own.  Bytes still waiting are added to the end's
+	 * buffer, behind what is there; client bytes to be checked are held
+	 * apart.  The server's bytes are read into the shared buffer while
+	 * its ServerHello is looked for.
 	 */
-	held = e == &rl->client && rl->peeking;
+	held = e == &rl->client && rl->checking;
+	scan = e == &rl->upstream && rl->scanning;
 	through = !held && evbuffer_get_length(e->buf) == 0;
-	if (through)
+	if (through || scan)
 		r = read(fd, rbuf, sizeof(rbuf));
 	else
-		r = relay_readv(e->buf, fd);
+		r = relay_readv(held ? rl->held : e->buf, fd);
 	if (r == -1) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return;
@@ -453,16 +481,27 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	conn_touch(rl->conn);
 	if (held) {
-		/* Nothing goes up before the ClientHello is checked. */
-		if (relay_peek(rl) != 1)
-			return;
-	} else
-		*e->bytes += (uint64_t)r;
+		/* Nothing goes up before it is checked. */
+		(void)relay_check(rl);
+		return;
+	}
+	*e->bytes += (uint64_t)r;
+	if (scan && relay_scan(rl, rbuf, (size_t)r) == -1)
+		return;
+	if (!through && scan &&
+	    evbuffer_add(e->buf, rbuf, (size_t)r) == -1) {
+		conn_close(rl->conn, "out-of-memory");
+		return;
+	}
 	if (through ? relay_through(e, rbuf, (size_t)r) == -1 :
 	    relay_push(e) == -1)
 		return;
+	/* The ServerHello came: the client's held bytes are free to go. */
+	if (scan && rl->settled && rl->checking && relay_check(rl) == -1)
+		return;
 	/* A bulk transfer: move it through a pipe with splice(2). */
-	if (!e->splice_failed && *e->bytes >= RELAY_SPLICE_AFTER &&
+	if (!e->splice_failed && !rl->scanning && !rl->checking &&
+	    *e->bytes >= RELAY_SPLICE_AFTER &&
 	    evbuffer_get_length(e->buf) == 0)
 		relay_splice_on(e);
 }
@@ -585,11 +624,6 @@ relay_writable_cb(evutil_socket_t fd, short what, void *arg)
 	size_t left;
 
 	(void)what;
-	/* Never the bytes held for the ClientHello check. */
-	if (rl->peeking && src == &rl->client) {
-		event_del(e->wev);
-		return;
-	}
 	if (relay_write_now(src->buf, fd) == -1) {
 		conn_close(rl->conn, e->error);
 		return;
@@ -618,18 +652,18 @@ relay_eof(struct relay_end *e)
 	struct relay *rl = e->rl;
 	struct conn *c = rl->conn;
 
-	if (e == &rl->client && rl->peeking) {
+	if (e == &rl->client && rl->checking) {
 		/*
 		 * EOF before a complete ClientHello: a partial one is
 		 * refused; with nothing sent there is nothing to check and
 		 * the client may still read (half-close).
 		 */
-		if (evbuffer_get_length(e->buf) > 0) {
+		if (evbuffer_get_length(rl->held) > 0) {
 			relay_peek_refuse(c, "malformed TLS ClientHello: "
 			    "truncated by EOF");
 			return;
 		}
-		relay_peek_done(rl);
+		relay_check_done(rl);
 	}
 	event_del(e->rev);
 	e->eof = 1;
@@ -649,37 +683,124 @@ relay_maybe_done(struct relay *rl)
 }
 
 /*
- * Decide on the client's first bytes.  Returns 1 to relay them, 0 to wait
- * for more, -1 when the connection was closed.
+ * Check the client's held bytes record by record while the handshake is
+ * not settled, and send on what passed.  The first bytes decide whether
+ * there is a handshake to follow at all.  0, or -1 when the connection
+ * was closed.
  */
 static int
-relay_peek(struct relay *rl)
+relay_check(struct relay *rl)
 {
 	struct conn *c = rl->conn;
-	struct evbuffer *in = rl->client.buf;
-	size_t len = evbuffer_get_length(in);
+	size_t len, n, rlen, used;
 	const uint8_t *p;
-	char sni[HOST_TEXT_MAX], detail[HOST_TEXT_MAX * 2 + 64];
+	char detail[96];
+	int wait = 0;
+
+	while (rl->checking && (len = evbuffer_get_length(rl->held)) > 0) {
+		if (rl->cpass > 0) {
+			n = len < rl->cpass ? len : rl->cpass;
+			relay_check_move(rl, n);
+			rl->cpass -= n;
+			continue;
+		}
+		/*
+		 * At a record boundary after the server's ServerHello: the
+		 * handshake is settled, a ClientHello is no longer possible.
+		 */
+		if (rl->settled) {
+			relay_check_done(rl);
+			break;
+		}
+		if (rl->nhello == 0) {
+			if (len > TLS_PEEK_MAX)
+				len = TLS_PEEK_MAX;
+			if ((p = evbuffer_pullup(rl->held, len)) == NULL)
+				goto oom;
+			if (relay_check_hello(rl, p, len, &used) == -1)
+				return -1;
+			if (used == 0) {
+				wait = 1;
+				break;
+			}
+			continue;
+		}
+		if (len < 5) {
+			wait = 1;
+			break;
+		}
+		if ((p = evbuffer_pullup(rl->held, 5)) == NULL)
+			goto oom;
+		rlen = (size_t)p[3] << 8 | p[4];
+		if (p[1] != 0x03 || rlen > TLS_RECORD_MAX) {
+			relay_peek_refuse(c, "malformed TLS record before the "
+			    "server's ServerHello");
+			return -1;
+		}
+		switch (p[0]) {
+		case TLS_CT_HANDSHAKE:
+			/* Another ClientHello: checked like the first. */
+			if (len > TLS_PEEK_MAX)
+				len = TLS_PEEK_MAX;
+			if ((p = evbuffer_pullup(rl->held, len)) == NULL)
+				goto oom;
+			if (relay_check_hello(rl, p, len, &used) == -1)
+				return -1;
+			if (used == 0)
+				wait = 1;
+			break;
+		case TLS_CT_CCS:	/* RFC 8446 D.4 */
+		case TLS_CT_ALERT:
+		case TLS_CT_APPDATA:	/* early data (RFC 8446 4.2.10) */
+			rl->cpass = 5 + rlen;
+			break;
+		default:
+			snprintf(detail, sizeof(detail), "TLS record of type "
+			    "%u before the server's ServerHello", p[0]);
+			relay_peek_refuse(c, detail);
+			return -1;
+		}
+		if (wait)
+			break;
+	}
+	if (rl->checking && wait) {
+		/* A split record: wait, but not for ever. */
+		if (!rl->peek_wait) {
+			rl->peek_wait = 1;
+			conn_timer_set(c, conn_config(c)->header_timeout_ms);
+		}
+	} else if (rl->peek_wait) {
+		rl->peek_wait = 0;
+		conn_timer_set(c, conn_config(c)->idle_timeout_ms);
+	}
+	return relay_push(&rl->client);
+oom:
+	conn_close(c, "out-of-memory");
+	return -1;
+}
+
+/*
+ * Decide on a ClientHello at the start of len held bytes: *used is the
+ * length of its records once it passed (all of len when the first bytes
+ * are not TLS), 0 while it is incomplete.  0, or -1 when the connection
+ * was closed.
+ */
+static int
+relay_check_hello(struct relay *rl, const uint8_t *p, size_t len,
+    size_t *used)
+{
+	struct conn *c = rl->conn;
+	char sni[HOST_TEXT_MAX], detail[HOST_TEXT_MAX * 2 + 96];
 	const char *why = NULL, *errstr;
 	struct host h;
 	enum tls_peek_result res;
 
-	if (len > TLS_PEEK_MAX)
-		len = TLS_PEEK_MAX;
-	if ((p = evbuffer_pullup(in, len)) == NULL)
-		return 0;
-	res = tls_peek_clienthello(p, len, sni, sizeof(sni), &why);
+	*used = 0;
+	res = tls_peek_clienthello(p, len, sni, sizeof(sni), used, &why);
 	switch (res) {
 	case TLS_PEEK_MORE:
-		if (len < TLS_PEEK_MAX) {
-			/* A split ClientHello: wait, but not for ever. */
-			if (!rl->peek_wait) {
-				rl->peek_wait = 1;
-				conn_timer_set(c,
-				    conn_config(c)->header_timeout_ms);
-			}
+		if (len < TLS_PEEK_MAX)
 			return 0;
-		}
 		why = "ClientHello larger than the peek limit";
 		/* FALLTHROUGH */
 	case TLS_PEEK_INVALID:
@@ -687,9 +808,23 @@ relay_peek(struct relay *rl)
 		    "%s", why != NULL ? why : "?");
 		break;
 	case TLS_PEEK_NOT_TLS:
+		/* Only the first bytes can be: relayed unlooked at. */
+		relay_check_done(rl);
+		*used = len;
+		return 0;
 	case TLS_PEEK_NO_SNI:
-		relay_peek_done(rl);
-		return 1;
+		/*
+		 * RFC 8446 4.1.2: the second ClientHello repeats the first
+		 * but for key_share, early_data, cookie, pre_shared_key and
+		 * padding; one that drops the name is not that.
+		 */
+		if (rl->nhello > 0 && rl->first_sni) {
+			snprintf(detail, sizeof(detail), "TLS ClientHello "
+			    "after a HelloRetryRequest has no SNI (the first "
+			    "named the target %s)", c->host.text);
+			break;
+		}
+		goto pass;
 	case TLS_PEEK_SNI:
 		/*
 		 * The SNI must name the authorised target: the same name, or
@@ -701,8 +836,9 @@ relay_peek(struct relay *rl)
 		if (host_canon(sni, strlen(sni), &h, &errstr) == 0 &&
 		    h.kind == c->host.kind &&
 		    strcmp(h.text, c->host.text) == 0) {
-			relay_peek_done(rl);
-			return 1;
+			if (rl->nhello == 0)
+				rl->first_sni = 1;
+			goto pass;
 		}
 		snprintf(detail, sizeof(detail), "TLS SNI \"%s\" does not "
 		    "name the target %s%s", sni, c->host.text,
@@ -710,25 +846,76 @@ relay_peek(struct relay *rl)
 		    "the name is what is authorised)" : "");
 		break;
 	}
+	*used = 0;
 	relay_peek_refuse(c, detail);
 	return -1;
+pass:
+	relay_check_move(rl, *used);
+	/* From the first one on, the server's answer is looked for. */
+	if (rl->nhello++ == 0) {
+		tls_scan_init(&rl->scan);
+		rl->scanning = 1;
+	}
+	return 0;
 }
 
-/*
- * The first bytes passed the check: relay the rest unlooked at.  The held
- * bytes count from here, as everything relayed does.
- */
+/* Checked client bytes go to the client end's buffer, and count. */
 static void
-relay_peek_done(struct relay *rl)
+relay_check_move(struct relay *rl, size_t n)
+{
+	int	 moved;
+
+	if ((moved = evbuffer_remove_buffer(rl->held, rl->client.buf, n)) > 0)
+		*rl->client.bytes += (uint64_t)moved;
+}
+
+/* The handshake is settled (or there is none): relay the rest unlooked. */
+static void
+relay_check_done(struct relay *rl)
 {
 	struct conn *c = rl->conn;
 
-	rl->peeking = 0;
-	*rl->client.bytes += evbuffer_get_length(rl->client.buf);
+	rl->checking = 0;
+	rl->cpass = 0;
+	relay_check_move(rl, evbuffer_get_length(rl->held));
 	if (rl->peek_wait) {
 		rl->peek_wait = 0;
 		conn_timer_set(c, conn_config(c)->idle_timeout_ms);
 	}
+}
+
+/*
+ * Follow n bytes the server sent, as they pass, up to its ServerHello
+ * that is not a HelloRetryRequest.  0, or -1 when the connection was
+ * closed: a reply that is not TLS leaves a client that would no longer
+ * be followed (fail closed).
+ */
+static int
+relay_scan(struct relay *rl, const char *p, size_t n)
+{
+	char detail[128];
+	const char *why;
+	size_t off = 0, used;
+
+	while (rl->scanning && off < n) {
+		switch (tls_scan_serverhello(&rl->scan,
+		    (const uint8_t *)p + off, n - off, &used, &why)) {
+		case TLS_SCAN_MORE:
+		case TLS_SCAN_HRR:
+			break;
+		case TLS_SCAN_HELLO:
+			rl->scanning = 0;
+			rl->settled = 1;
+			break;
+		case TLS_SCAN_INVALID:
+			snprintf(detail, sizeof(detail), "unexpected TLS reply "
+			    "to the ClientHello: %s", why != NULL ? why : "?");
+			relay_peek_refuse(rl->conn, detail);
+			return -1;
+		}
+		off += used;
+	}
+	return 0;
 }
 
 /* Fail closed: the tunnel was for another name than the TLS one. */

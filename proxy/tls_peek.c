@@ -1,8 +1,11 @@
 /*
- * A bounded, hand-written TLS ClientHello reader (RFC 8446 4.1.2, RFC
- * 6066 3): it reassembles the handshake message from one or more
- * handshake records and extracts the server_name host_name.  Pure: no
- * allocation, no I/O; it sees untrusted bytes and is fuzzed.
+ * Bounded, hand-written TLS handshake readers.  tls_peek_clienthello
+ * (RFC 8446 4.1.2, RFC 6066 3) reassembles a ClientHello from one or
+ * more handshake records and extracts the server_name host_name;
+ * tls_scan_serverhello follows the server's records up to its
+ * ServerHello and tells a HelloRetryRequest (RFC 8446 4.1.3, 4.1.4)
+ * from a real one.  Pure: no allocation, no I/O; they see untrusted
+ * bytes and are fuzzed.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -10,10 +13,9 @@
 
 #include "proxy/parse.h"
 
-#define TLS_CT_HANDSHAKE	0x16
 #define TLS_HS_CLIENT_HELLO	0x01
+#define TLS_HS_SERVER_HELLO	0x02
 #define TLS_EXT_SERVER_NAME	0x0000
-#define TLS_RECORD_MAX		(16384 + 2048)
 
 struct rd {
 	const uint8_t	*p;
@@ -24,6 +26,7 @@ static int	 rd_u8(struct rd *, unsigned *);
 static int	 rd_u16(struct rd *, unsigned *);
 static int	 rd_skip(struct rd *, size_t);
 static int	 rd_sub(struct rd *, size_t, struct rd *);
+static size_t	 tls_u24(const uint8_t *);
 
 static int
 rd_u8(struct rd *r, unsigned *v)
@@ -57,6 +60,13 @@ rd_skip(struct rd *r, size_t n)
 	return 0;
 }
 
+/* A 24-bit length, as handshake headers carry it. */
+static size_t
+tls_u24(const uint8_t *p)
+{
+	return (size_t)p[0] << 16 | (size_t)p[1] << 8 | p[2];
+}
+
 /* Take the next n bytes as a sub-reader. */
 static int
 rd_sub(struct rd *r, size_t n, struct rd *sub)
@@ -68,9 +78,20 @@ rd_sub(struct rd *r, size_t n, struct rd *sub)
 	return rd_skip(r, n);
 }
 
+/*
+ * The random of a HelloRetryRequest: SHA-256 of "HelloRetryRequest"
+ * (RFC 8446 4.1.3), which is how it is told from a ServerHello.
+ */
+static const uint8_t tls_hrr_random[32] = {
+	0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11,
+	0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+	0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e,
+	0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c
+};
+
 enum tls_peek_result
 tls_peek_clienthello(const uint8_t *buf, size_t len, char *sni,
-    size_t snilen, const char **why)
+    size_t snilen, size_t *used, const char **why)
 {
 	uint8_t hs[TLS_PEEK_MAX];
 	size_t hslen = 0, off = 0, need = 0, rlen;
@@ -78,6 +99,7 @@ tls_peek_clienthello(const uint8_t *buf, size_t len, char *sni,
 	unsigned v, type, elen, n, ntype, seen_sni = 0;
 
 	*why = NULL;
+	*used = 0;
 	if (sni != NULL && snilen > 0)
 		sni[0] = '\0';
 	if (len == 0)
@@ -149,6 +171,16 @@ tls_peek_clienthello(const uint8_t *buf, size_t len, char *sni,
 				break;
 		}
 	}
+	/*
+	 * The hello ends its last record: a client sends nothing more before
+	 * the server's answer (RFC 8446 4.1.2), and what would follow in the
+	 * same record would reach the server unchecked.
+	 */
+	if (hslen != need) {
+		*why = "bytes after the ClientHello in its record";
+		return TLS_PEEK_INVALID;
+	}
+	*used = off;
 
 	r.p = hs + 4;
 	r.len = need - 4;
@@ -202,4 +234,126 @@ tls_peek_clienthello(const uint8_t *buf, size_t len, char *sni,
 bad:
 	*why = "truncated or malformed ClientHello";
 	return TLS_PEEK_INVALID;
+}
+
+void
+tls_scan_init(struct tls_scan *ts)
+{
+	memset(ts, 0, sizeof(*ts));
+}
+
+/*
+ * Follow the server's first records: alerts and change_cipher_spec
+ * records are stepped over (RFC 8446 D.4: a dummy one follows a
+ * HelloRetryRequest), handshake records must carry a ServerHello.  Its
+ * first 38 bytes (header, legacy_version, random) decide: a
+ * HelloRetryRequest is reported and the scan goes on to the ServerHello
+ * that must follow; another random ends the scan.  *used says how much
+ * of buf was consumed; call again with the rest after TLS_SCAN_HRR.
+ */
+enum tls_scan_result
+tls_scan_serverhello(struct tls_scan *ts, const uint8_t *buf, size_t len,
+    size_t *used, const char **why)
+{
+	size_t off = 0, n;
+
+	*why = NULL;
+	*used = 0;
+	while (off < len) {
+		if (ts->hdrlen < 5) {
+			/* A record header, possibly across reads. */
+			ts->hdr[ts->hdrlen++] = buf[off++];
+			if (ts->hdrlen < 5)
+				continue;
+			ts->rleft = (size_t)ts->hdr[3] << 8 | ts->hdr[4];
+			if (ts->hdr[1] != 0x03) {
+				*why = "not a TLS record";
+				goto bad;
+			}
+			if (ts->rleft > TLS_RECORD_MAX) {
+				*why = "bad record length";
+				goto bad;
+			}
+			switch (ts->hdr[0]) {
+			case TLS_CT_HANDSHAKE:
+				/* RFC 8446 5.1: no empty handshake fragment. */
+				if (ts->rleft == 0) {
+					*why = "bad record length";
+					goto bad;
+				}
+				break;
+			case TLS_CT_CCS:
+			case TLS_CT_ALERT:
+				/* Never inside a handshake message (5.1). */
+				if (ts->msglen > 0 || ts->mleft > 0) {
+					*why = "record of another type inside "
+					    "the ServerHello";
+					goto bad;
+				}
+				break;
+			default:
+				*why = "record of another type before the "
+				    "ServerHello";
+				goto bad;
+			}
+			if (ts->rleft == 0)
+				ts->hdrlen = 0;
+			continue;
+		}
+		n = len - off < ts->rleft ? len - off : ts->rleft;
+		if (ts->hdr[0] != TLS_CT_HANDSHAKE) {
+			off += n;
+			ts->rleft -= n;
+		} else if (ts->mleft > 0) {
+			/* The rest of a HelloRetryRequest. */
+			if (n > ts->mleft)
+				n = ts->mleft;
+			off += n;
+			ts->rleft -= n;
+			ts->mleft -= n;
+		} else {
+			/* The first bytes of the next handshake message. */
+			ts->msg[ts->msglen++] = buf[off++];
+			ts->rleft--;
+			if (ts->msglen == 4 &&
+			    ts->msg[0] != TLS_HS_SERVER_HELLO) {
+				*why = "first handshake message is not a "
+				    "ServerHello";
+				goto bad;
+			}
+			if (ts->msglen == 4 &&
+			    tls_u24(ts->msg + 1) < sizeof(ts->msg)) {
+				*why = "truncated ServerHello";
+				goto bad;
+			}
+			if (ts->msglen == sizeof(ts->msg)) {
+				ts->msglen = 0;
+				if (memcmp(ts->msg + 6, tls_hrr_random,
+				    sizeof(tls_hrr_random)) != 0) {
+					if (ts->rleft == 0)
+						ts->hdrlen = 0;
+					*used = off;
+					return TLS_SCAN_HELLO;
+				}
+				/* RFC 8446 4.1.4: one retry, never two. */
+				if (ts->nhrr++ > 0) {
+					*why = "a second HelloRetryRequest";
+					goto bad;
+				}
+				ts->mleft = 4 + tls_u24(ts->msg + 1) -
+				    sizeof(ts->msg);
+				if (ts->rleft == 0)
+					ts->hdrlen = 0;
+				*used = off;
+				return TLS_SCAN_HRR;
+			}
+		}
+		if (ts->rleft == 0)
+			ts->hdrlen = 0;
+	}
+	*used = off;
+	return TLS_SCAN_MORE;
+bad:
+	*used = off;
+	return TLS_SCAN_INVALID;
 }

@@ -20,6 +20,7 @@
 #include <openssl/rand.h>
 
 #include "common/log.h"
+#include "common/secmem.h"
 #include "common/shell.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
@@ -179,7 +180,7 @@ main(int argc, char *argv[])
 	 * The capability: the agent host's own when it set one, else a fresh
 	 * 256-bit secret printed once, for the agent host's environment.
 	 */
-	env = getenv(SUPERVISOR_CAPABILITY_ENV);
+	env = secmem_env(SUPERVISOR_CAPABILITY_ENV);
 	if (env != NULL && *env != '\0') {
 		if (strlen(env) >= sizeof(cap))
 			errx(2, "%s is too long (at most %zu characters)",
@@ -193,7 +194,6 @@ main(int argc, char *argv[])
 			snprintf(cap + 2 * i, 3, "%02x", rnd[i]);
 		OPENSSL_cleanse(rnd, sizeof(rnd));
 	}
-	unsetenv(SUPERVISOR_CAPABILITY_ENV);
 	o.capability = cap;
 
 	signal(SIGPIPE, SIG_IGN);

@@ -14,6 +14,7 @@
  * only ever loses its own connection.
  */
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -111,6 +112,7 @@ struct supervisor {
 	struct idset		 ids;
 };
 
+static int	 client_evict(struct supervisor *);
 static void	 accept_cb(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	 client_read_cb(struct bufferevent *, void *);
@@ -333,8 +335,8 @@ accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	(void)lis;
 	(void)sa;
 	(void)salen;
-	if (sup->nclients >= CLIENTS_MAX) {
-		log_warnx("%zu connections open; refusing another",
+	if (sup->nclients >= CLIENTS_MAX && client_evict(sup) == -1) {
+		log_warnx("%zu connections open, none idle; refusing another",
 		    sup->nclients);
 		close(fd);
 		return;
@@ -360,6 +362,42 @@ accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	sup->nclients++;
 }
 
+/*
+ * All slots are taken: make room by closing the oldest connection that
+ * has no request in hand -- no review running, no reply queued --
+ * preferring one that has sent nothing at all (no byte read, none
+ * waiting in its socket).  Otherwise a process of the same user holding
+ * CLIENTS_MAX idle (or half-sent) connections would lock every worker
+ * out for CLIENT_IDLE_SECS; a worker sends its whole request as soon as
+ * it connects, so it is not the one closed.  0, or -1 when every
+ * connection is busy.
+ */
+static int
+client_evict(struct supervisor *sup)
+{
+	struct client	*c, *victim = NULL;
+	int		 n;
+
+	TAILQ_FOREACH(c, &sup->clients, entry) {
+		if (c->closing || c->review != NULL)
+			continue;
+		if (evbuffer_get_length(bufferevent_get_input(c->bev)) == 0 &&
+		    ioctl(bufferevent_getfd(c->bev), FIONREAD, &n) == 0 &&
+		    n == 0) {
+			victim = c;
+			break;
+		}
+		if (victim == NULL)
+			victim = c;
+	}
+	if (victim == NULL)
+		return -1;
+	log_debug("client (pid %ld): closed without a request, %d "
+	    "connections being open", (long)victim->pid, CLIENTS_MAX);
+	client_free(victim);
+	return 0;
+}
+
 static void
 client_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -379,6 +417,8 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	    (size_t)eol.pos > REVIEW_FRAME_MAX) {
 		log_warnx("client (pid %ld): request frame over %d octets",
 		    (long)c->pid, REVIEW_FRAME_MAX);
+		sup_log(c->sup->logfd, NULL, "deny",
+		    "request frame over 16384 octets");
 		client_reply(c, NULL, "deny",
 		    "request frame over 16384 octets", NULL);
 		return;
@@ -587,9 +627,10 @@ client_handle(struct client *c, const char *line, size_t len)
 			log_warnx("refused a request with a %s capability "
 			    "(pid %ld)", r.bad_capability == 1 ? "missing" :
 			    "wrong", (long)c->pid);
-			sup_log(sup->logfd, r.obj, "deny", reason);
 		} else if (r.id == NULL)
 			log_warnx("client (pid %ld): %s", (long)c->pid, reason);
+		/* Every request gets its line, a malformed one too. */
+		sup_log(sup->logfd, r.obj, "deny", reason);
 		client_reply(c, r.id, "deny", reason, NULL);
 		goto done;
 	}

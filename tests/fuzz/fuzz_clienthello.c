@@ -19,11 +19,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char sni[HOST_TEXT_MAX];
 	const char *why, *err;
 	struct host h;
+	size_t used;
+	enum tls_peek_result res;
 
 	if (size > TLS_PEEK_MAX)
 		size = TLS_PEEK_MAX;
-	if (tls_peek_clienthello(data, size, sni, sizeof(sni), &why) ==
-	    TLS_PEEK_SNI)
+	res = tls_peek_clienthello(data, size, sni, sizeof(sni), &used, &why);
+	/* A hello never takes more than it was given. */
+	if (used > size)
+		__builtin_trap();
+	if (res == TLS_PEEK_SNI)
 		(void)host_canon(sni, strlen(sni), &h, &err);
 	return 0;
 }

@@ -49,6 +49,17 @@ for p in pisbx-run pisbx-sh pisbx-proxy pisbx-supervisor; do
 	    '~/.srt-settings.json' 'default'
 done
 
+# --explain takes one target and is repeated for more: the help says so,
+# and two give two lines, in order.
+check "pisbx-proxy --help: --explain is repeated, one target each" sh -c "
+	grep -q -- '--explain HOST\[:PORT\]\$' '$T/pisbx-proxy.help' &&
+	grep -q -- '\[--explain HOST\[:PORT\]\]\.\.\.' '$T/pisbx-proxy.help' &&
+	! grep -q -- '--explain HOST\[:PORT\]\.\.\.' '$T/pisbx-proxy.help'"
+echo '{"network": {"allowedDomains": ["a.example"]}}' >"$T/explain.json"
+out=$("$PROXY" --config "$T/explain.json" --explain a.example:443 \
+    --explain b.example:443 2>&1 | sed 's/.*"host":"\([^"]*\)".*/\1/')
+eq "two --explain: two lines, in order" "$(echo $out)" "a.example b.example"
+
 # What the pages promise: ~/.config without XDG_CONFIG_HOME, then
 # ~/.srt-settings.json.
 H=$T/home

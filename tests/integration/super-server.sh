@@ -283,7 +283,7 @@ kill "$W3" 2>/dev/null
 check "access log: one record per request with its decision" $PY -c '
 import json, sys
 rs = [json.loads(l) for l in open(sys.argv[1])]
-k = {(r["type"], r.get("hostname", r.get("command")), r["decision"], r["reason"]) for r in rs}
+k = {(r.get("type"), r.get("hostname", r.get("command")), r["decision"], r["reason"]) for r in rs}
 want = {("register", None, "allow", "registered"),
         ("network", "ok.example", "allow", "review:allow"),
         ("network", "no.example", "deny", "review:deny"),
@@ -293,6 +293,14 @@ want = {("register", None, "allow", "registered"),
 assert want <= k, want - k
 for r in rs:
     assert "capability" not in r and r["ts"].endswith("Z")
+' "$T/access.log"
+check "access log: malformed requests have their line and reason" $PY -c '
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+why = [r["reason"] for r in rs if r["decision"] == "deny"]
+assert any(x.startswith("request is not a JSON object") for x in why), why
+assert "request frame over 16384 octets" in why, why
+assert "unsupported protocol version" in why, why
 ' "$T/access.log"
 
 # One path, one supervisor.

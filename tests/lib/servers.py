@@ -55,6 +55,7 @@ import json
 import os
 import selectors
 import socket
+import struct
 import ssl
 import subprocess
 import sys
@@ -671,6 +672,106 @@ def cmd_tls(args):
     print("response %s" % got.split(b"\r\n", 1)[0].decode("latin-1"))
 
 
+def tls_hello(sni, group, share, cookie=None):
+    """A TLS 1.3 ClientHello record: SNI sni (none if empty), groups
+    x25519 and secp384r1, one key share (group, share)."""
+    def ext(t, body):
+        return struct.pack(">HH", t, len(body)) + body
+    exts = b""
+    if sni:
+        n = sni.encode()
+        exts += ext(0, struct.pack(">HBH", len(n) + 3, 0, len(n)) + n)
+    exts += ext(10, struct.pack(">HHH", 4, 0x001d, 0x0018))
+    exts += ext(13, struct.pack(">HHHHH", 8, 0x0403, 0x0503, 0x0804,
+                                0x0805))
+    exts += ext(43, b"\x02\x03\x04")
+    exts += ext(45, b"\x01\x01")
+    ks = struct.pack(">HH", group, len(share)) + share
+    exts += ext(51, struct.pack(">H", len(ks)) + ks)
+    if cookie is not None:
+        exts += ext(44, cookie)
+    body = (b"\x03\x03" + bytes(range(32)) + b"\x20" + bytes(range(32, 64)) +
+            b"\x00\x02\x13\x01\x01\x00" + struct.pack(">H", len(exts)) +
+            exts)
+    hs = b"\x01" + len(body).to_bytes(3, "big") + body
+    return b"\x16\x03\x01" + struct.pack(">H", len(hs)) + hs
+
+
+HRR_RANDOM = bytes.fromhex("cf21ad74e59a6111be1d8c021e65b891"
+                           "c2a211167abb8c5e079e09e2c8a8339c")
+
+
+def tls_records(s):
+    """Read records until one that is not change_cipher_spec is complete:
+    its (type, body), or (None, b"") at EOF."""
+    buf = b""
+    while True:
+        while len(buf) >= 5:
+            n = struct.unpack(">H", buf[3:5])[0]
+            if len(buf) < 5 + n:
+                break
+            t, body, buf = buf[0], buf[5:5 + n], buf[5 + n:]
+            if t != 20:
+                return t, body
+        try:
+            d = s.recv(65536)
+        except OSError:
+            d = b""
+        if not d:
+            return None, b""
+        buf += d
+
+
+def cmd_hrr(args):
+    """A crafted TLS 1.3 client through a tunnel: a first ClientHello
+    for --sni with only an X25519 key share (a server with P-384 alone
+    answers a HelloRetryRequest), then a second one for --sni2 with the
+    P-384 share read from --p384 (a DER public key) -- or half of it
+    (--stall2), or the bytes --raw2 instead.  Prints "first hrr"
+    (or what came instead), then "second serverhello", "second alert"
+    or "second closed"."""
+    s = tunnel_open(args)
+    if s is None:
+        return
+    s.settimeout(args.timeout)
+    s.sendall(tls_hello(args.sni, 0x001d, os.urandom(32)))
+    t, body = tls_records(s)
+    if t != 22 or len(body) < 38 or body[0] != 2:
+        print("first %s" % ("closed" if t is None else "type %d" % t))
+        return
+    if body[6:38] != HRR_RANDOM:
+        print("first serverhello")
+        return
+    print("first hrr")
+    cookie = None
+    sid = body[38]
+    ex = body[38 + 1 + sid + 3:]
+    ex = ex[2:]
+    while len(ex) >= 4:
+        et, el = struct.unpack(">HH", ex[:4])
+        if et == 44:
+            cookie = ex[4:4 + el]
+        ex = ex[4 + el:]
+    with open(args.p384, "rb") as f:
+        share = f.read()[-97:]
+    second = b"\x14\x03\x03\x00\x01\x01"
+    if args.raw2:
+        second += bytes.fromhex(args.raw2)
+    elif args.stall2:
+        h = tls_hello(args.sni2, 0x0018, share, cookie)
+        second += h[:len(h) // 2]
+    else:
+        second += tls_hello(args.sni2, 0x0018, share, cookie)
+    s.sendall(second)
+    t, body = tls_records(s)
+    if t == 22 and len(body) >= 38 and body[0] == 2:
+        print("second serverhello")
+    elif t == 21:
+        print("second alert %d" % body[1])
+    else:
+        print("second closed" if t is None else "second type %d" % t)
+
+
 def cmd_sha(args):
     print(pattern_sha256(args.n))
 
@@ -741,6 +842,16 @@ def main():
     sp.add_argument("--stall", action="store_true")
     sp.add_argument("--raw")
     sp.add_argument("--timeout", type=float, default=10.0)
+    sp = sub.add_parser("hrr")
+    sp.add_argument("--port", type=int, required=True)
+    sp.add_argument("--via", choices=["connect", "socks5"], required=True)
+    sp.add_argument("--target", required=True)
+    sp.add_argument("--sni", required=True)
+    sp.add_argument("--sni2", required=True)
+    sp.add_argument("--p384", required=True)
+    sp.add_argument("--stall2", action="store_true")
+    sp.add_argument("--raw2")
+    sp.add_argument("--timeout", type=float, default=10.0)
     sp = sub.add_parser("sha")
     sp.add_argument("n", type=int)
     sub.add_parser("dnsport")
@@ -748,6 +859,7 @@ def main():
     {"http": cmd_http, "echo": cmd_echo, "blackhole": cmd_blackhole,
      "synhole": cmd_synhole, "certgen": cmd_certgen,
      "client": cmd_client, "socks5": cmd_socks5, "tls": cmd_tls,
+     "hrr": cmd_hrr,
      "sha": cmd_sha, "dnsport": cmd_dnsport}[args.cmd](args)
 
 

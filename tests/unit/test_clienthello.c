@@ -1,7 +1,9 @@
 /*
  * tls_peek_clienthello: ClientHellos built here (one or several records,
  * with and without server_name) and broken ones (truncated, two SNIs,
- * wrong lengths, other record types, over the cap).
+ * wrong lengths, other record types, over the cap); tls_scan_serverhello:
+ * a HelloRetryRequest told from a ServerHello, fed whole or byte by byte,
+ * and server replies that are not TLS.
  */
 #include <sys/types.h>
 
@@ -117,12 +119,15 @@ wrap(uint8_t *out, const uint8_t *hs, size_t n, size_t recmax)
 
 static uint8_t hsbuf[40000], recbuf[42000];
 
+static size_t peek_used;
+
 static enum tls_peek_result
 peek(const uint8_t *b, size_t n, char *sni)
 {
 	const char *why;
 
-	return tls_peek_clienthello(b, n, sni, HOST_TEXT_MAX, &why);
+	return tls_peek_clienthello(b, n, sni, HOST_TEXT_MAX, &peek_used,
+	    &why);
 }
 
 static void
@@ -233,6 +238,139 @@ test_invalid(void **state)
 	}
 }
 
+static void
+test_trailing(void **state)
+{
+	const char *names[] = { "a.example", NULL };
+	char sni[HOST_TEXT_MAX];
+	size_t hn, n;
+
+	(void)state;
+	hn = build_hs(hsbuf, names, 1, 0, 1);
+	n = wrap(recbuf, hsbuf, hn, 16384);
+	/* What follows the hello's records is not the hello's. */
+	memcpy(recbuf + n, "\x14\x03\x03\x00\x01\x01", 6);
+	assert_int_equal(peek(recbuf, n + 6, sni), TLS_PEEK_SNI);
+	assert_int_equal(peek_used, n);
+	/* Two hellos in one record: the second would go unchecked. */
+	memcpy(hsbuf + hn, hsbuf, hn);
+	n = wrap(recbuf, hsbuf, 2 * hn, 16384);
+	assert_int_equal(peek(recbuf, n, sni), TLS_PEEK_INVALID);
+}
+
+static const uint8_t hrr_random[32] = {
+	0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11,
+	0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+	0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e,
+	0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c
+};
+
+/* A ServerHello record (a retry when hrr), body padded to blen bytes. */
+static size_t
+server_hello(uint8_t *out, int hrr, size_t blen)
+{
+	size_t i;
+
+	out[0] = 0x16; out[1] = 0x03; out[2] = 0x03;
+	out[3] = (uint8_t)((blen + 4) >> 8); out[4] = (uint8_t)(blen + 4);
+	out[5] = 0x02; out[6] = 0;
+	out[7] = (uint8_t)(blen >> 8); out[8] = (uint8_t)blen;
+	out[9] = 0x03; out[10] = 0x03;
+	for (i = 0; i < 32; i++)
+		out[11 + i] = hrr ? hrr_random[i] : (uint8_t)i;
+	memset(out + 43, 0, blen - 34);
+	return 9 + blen;
+}
+
+/* Feed b in pieces of step bytes; the result that ended the scan. */
+static enum tls_scan_result
+scan(struct tls_scan *ts, const uint8_t *b, size_t n, size_t step,
+    unsigned *nhrr)
+{
+	enum tls_scan_result r = TLS_SCAN_MORE;
+	const char *why;
+	size_t off = 0, k, used;
+
+	*nhrr = 0;
+	while (off < n) {
+		k = n - off < step ? n - off : step;
+		r = tls_scan_serverhello(ts, b + off, k, &used, &why);
+		assert_true(used <= k);
+		off += used;
+		if (r == TLS_SCAN_HRR)
+			(*nhrr)++;
+		else if (r != TLS_SCAN_MORE)
+			break;
+	}
+	return r;
+}
+
+static void
+test_server_hello(void **state)
+{
+	static const uint8_t ccs[] = { 0x14, 0x03, 0x03, 0x00, 0x01, 0x01 };
+	static const uint8_t http[] = "HTTP/1.1 400 Bad Request\r\n";
+	static const uint8_t appdata[] = { 0x17, 0x03, 0x03, 0x00, 0x01, 0 };
+	static const uint8_t cert[] = { 0x16, 0x03, 0x03, 0x00, 0x04,
+	    0x0b, 0x00, 0x00, 0x00 };
+	struct tls_scan ts;
+	size_t n, step;
+	unsigned nhrr;
+
+	(void)state;
+	for (step = 1; step <= 4096; step *= 8) {
+		/* A ServerHello at once. */
+		tls_scan_init(&ts);
+		n = server_hello(recbuf, 0, 80);
+		assert_int_equal(scan(&ts, recbuf, n, step, &nhrr),
+		    TLS_SCAN_HELLO);
+		assert_int_equal(nhrr, 0);
+		/* A retry, its dummy change_cipher_spec, the ServerHello. */
+		tls_scan_init(&ts);
+		n = server_hello(recbuf, 1, 60);
+		memcpy(recbuf + n, ccs, sizeof(ccs));
+		n += sizeof(ccs);
+		n += server_hello(recbuf + n, 0, 80);
+		assert_int_equal(scan(&ts, recbuf, n, step, &nhrr),
+		    TLS_SCAN_HELLO);
+		assert_int_equal(nhrr, 1);
+		/* Only a retry so far: more is needed. */
+		tls_scan_init(&ts);
+		n = server_hello(recbuf, 1, 60);
+		assert_int_equal(scan(&ts, recbuf, n, step, &nhrr),
+		    TLS_SCAN_MORE);
+		assert_int_equal(nhrr, 1);
+		/* Two retries: RFC 8446 4.1.4 forbids it. */
+		tls_scan_init(&ts);
+		n = server_hello(recbuf, 1, 60);
+		n += server_hello(recbuf + n, 1, 60);
+		assert_int_equal(scan(&ts, recbuf, n, step, &nhrr),
+		    TLS_SCAN_INVALID);
+	}
+	/* Not TLS, early application data, another message first. */
+	tls_scan_init(&ts);
+	assert_int_equal(scan(&ts, http, sizeof(http) - 1, 64, &nhrr),
+	    TLS_SCAN_INVALID);
+	tls_scan_init(&ts);
+	assert_int_equal(scan(&ts, appdata, sizeof(appdata), 64, &nhrr),
+	    TLS_SCAN_INVALID);
+	tls_scan_init(&ts);
+	assert_int_equal(scan(&ts, cert, sizeof(cert), 64, &nhrr),
+	    TLS_SCAN_INVALID);
+	/* A ServerHello too short to hold its fields. */
+	tls_scan_init(&ts);
+	n = server_hello(recbuf, 0, 80);
+	recbuf[8] = 20;
+	assert_int_equal(scan(&ts, recbuf, n, 64, &nhrr), TLS_SCAN_INVALID);
+	/* An alert inside a split retry. */
+	tls_scan_init(&ts);
+	n = server_hello(recbuf, 1, 60);
+	recbuf[3] = 0; recbuf[4] = 10;
+	memcpy(recbuf + 15, ccs, sizeof(ccs));
+	recbuf[15] = 0x15;
+	assert_int_equal(scan(&ts, recbuf, 21, 64, &nhrr), TLS_SCAN_INVALID);
+}
+
 int
 main(void)
 {
@@ -242,6 +380,8 @@ main(void)
 		cmocka_unit_test(test_split_records),
 		cmocka_unit_test(test_truncated_and_not_tls),
 		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_trailing),
+		cmocka_unit_test(test_server_hello),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

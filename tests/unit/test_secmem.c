@@ -1,11 +1,13 @@
 /*
  * Unit tests for common/secmem.c: the comparison sees every byte, the
- * wipe zeroes exactly what it is given, randomness fills large buffers.
+ * wipe zeroes exactly what it is given, randomness fills large buffers,
+ * a secret taken from the environment leaves its bytes nowhere there.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -67,6 +69,41 @@ test_random(void **state)
 	assert_true(zero < 16);
 }
 
+extern char **environ;
+
+static void
+test_env(void **state)
+{
+	static char	 e1[] = "PISBX_TEST_SECRET=hunter2";
+	static char	 e2[] = "PISBX_TEST_SECRET=dup-value";
+	static char	 e3[] = "PISBX_TEST_OTHER=stays";
+	char		*env[] = { e3, e1, e2, NULL };
+	char		**saved = environ;
+	const char	*v;
+
+	(void)state;
+	/* An environment block as execve leaves it, with a duplicate. */
+	environ = env;
+	v = secmem_env("PISBX_TEST_SECRET");
+	assert_non_null(v);
+	assert_string_equal(v, "hunter2");
+	/* Every entry's value overwritten in place, the variable gone. */
+	assert_memory_equal(e1 + 18, "\0\0\0\0\0\0\0", 7);
+	assert_memory_equal(e2 + 18, "\0\0\0\0\0\0\0\0\0", 9);
+	assert_null(getenv("PISBX_TEST_SECRET"));
+	assert_string_equal(getenv("PISBX_TEST_OTHER"), "stays");
+	/* Kept: a reload reads it again. */
+	v = secmem_env("PISBX_TEST_SECRET");
+	assert_non_null(v);
+	assert_string_equal(v, "hunter2");
+	/* Set again: taken anew. */
+	assert_int_equal(setenv("PISBX_TEST_SECRET", "again", 1), 0);
+	assert_string_equal(secmem_env("PISBX_TEST_SECRET"), "again");
+	assert_null(getenv("PISBX_TEST_SECRET"));
+	assert_null(secmem_env("PISBX_TEST_UNSET"));
+	environ = saved;
+}
+
 int
 main(void)
 {
@@ -74,6 +111,7 @@ main(void)
 		cmocka_unit_test(test_cmp),
 		cmocka_unit_test(test_wipe),
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
