@@ -84,7 +84,7 @@ APPROVAL_SRC := $(wildcard approval/*.c)
 PROXY_SRC    := $(filter-out proxy/main.c,$(wildcard proxy/*.c))
 SUPERVISOR_SRC := $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
 LAUNCHER_SRC := $(filter-out launcher/main.c launcher/seccomp_gen.c,\
-		$(wildcard launcher/*.c))
+		$(wildcard launcher/*.c launcher/*/*.c))
 GEN_SRC      := $(BUILD)/gen/default_config.c $(BUILD)/gen/seccomp_bpf.c
 LIB_SRC      := $(COMMON_SRC) $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) \
 		$(SUPERVISOR_SRC) $(LAUNCHER_SRC)

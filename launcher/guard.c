@@ -101,6 +101,7 @@
 
 #include "common/log.h"
 #include "common/text.h"
+#include "launcher/git/git.h"
 #include "launcher/launcher.h"
 
 #define GUARD_MAXLINKS	40

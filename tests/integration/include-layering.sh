@@ -4,7 +4,7 @@
 # of the tree with one offending include added -- a lower layer reaching
 # up, the old approval <-> proxy cycle, supervisor/ using proxy/, a bare
 # name found through -I, a header that does not exist, a folder missing
-# from the table.
+# from the table; and among launcher/'s subfolders, a layer reaching up.
 . "$(dirname "$0")/../lib/common.sh"
 
 CHECK="$PISBX_TOP/scripts/includes.sh"
@@ -77,11 +77,16 @@ refused proxy/dns.c '#include "common/nosuch.h"' \
     'proxy/dns.c: #include "common/nosuch.h": no such file from the top'
 refused newdir/x.c '#include "common/log.h"' \
     'folder newdir/ is not in the layering table'
+refused launcher/newsub/x.c '#include "common/log.h"' \
+    'folder launcher/newsub/ is not in the layering table'
+refused launcher/git/gitnew.c '#include "launcher/supervise.h"' \
+    'launcher/git/gitnew.c: #include "launcher/supervise.h": launcher/git/ may not include launcher/'
 
 allowed proxy/dns.c '#include "approval/approval.h"'
 allowed supervisor/main.c '#include "approval/approval.h"'
 allowed launcher/env.c '#include "proxy/proxy.h"'
 allowed launcher/env.c '#include "supervisor/supervisor.h"'
+allowed launcher/git/gitnew.c '#include "launcher/launcher.h"'
 allowed tests/unit/test_pattern.c '#include "proxy/proxy_int.h"'
 allowed proxy/dns.c '#include <sys/types.h>'
 

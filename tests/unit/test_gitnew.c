@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "policy/policy.h"
-#include "launcher/launcher.h"
+#include "launcher/git/git.h"
 
 struct conf_case {
 	const char	*text;

@@ -28,7 +28,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "launcher/launcher.h"
+#include "launcher/git/git.h"
 
 #define GITNEW_CONFIG_MAX	(1024 * 1024)	/* larger is named unread */
 #define GITNEW_SHOWN		6		/* items named, then "..." */

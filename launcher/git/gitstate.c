@@ -25,7 +25,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "launcher/launcher.h"
+#include "launcher/git/git.h"
 
 #define GITSTATE_FILE_MAX	(8 * 1024 * 1024)	/* larger: unread */
 
