@@ -545,45 +545,6 @@ char	*env_ssh_percent(const char *s);
 int	 connect_proxy_main(const char *proxy, const char *host,
 	    const char *port);
 
-/* agent.c */
-/*
- * What Claude Code's wrapper around a command needs from outside the
- * sandbox: its shell snapshot (read-only) and its cwd file (writable).
- */
-struct agent_files {
-	char		*snapshot;	/* absolute, or NULL */
-	char		*cwd_file;	/* absolute, or NULL */
-	int		 cwd_created;	/* we made it: removed if still empty */
-};
-/*
- * Recognise Claude Code's wrapper in line: a snapshot exactly in
- * claude_dir/shell-snapshots, a cwd file exactly in tmp_dir (either
- * directory may be NULL: nothing recognised there).  -1 on no memory.
- */
-int	 agent_line_parse(const char *line, const char *claude_dir,
-	    const char *tmp_dir, struct agent_files *);
-/* Claude Code's config dir ($CLAUDE_CONFIG_DIR, ~/.claude), or NULL. */
-const char *agent_claude_dir(char *buf, size_t len);
-/* Claude Code's temp dir ($CLAUDE_CODE_TMPDIR, $TMPDIR, ...), or NULL. */
-const char *agent_tmp_dir(void);
-/*
- * Check both files on the host (creating the cwd file empty when it does
- * not exist); drop what cannot be granted safely, saying why.  The paths
- * become real paths.  -1 on no memory.
- */
-int	 agent_files_prepare(struct agent_files *, uid_t);
-/* After the run: remove a cwd file we made that is still empty; free. */
-void	 agent_files_done(struct agent_files *);
-void	 agent_files_free(struct agent_files *);
-
-/* hook.c */
-/*
- * pisbx-run --hook AGENT: answer a PreToolUse hook (JSON on stdin) with
- * the Bash command wrapped in pisbx-sh from exe_dir.  Returns the exit
- * status (0, or 2: the command is blocked, stderr says why).
- */
-int	 hook_main(const char *agent, const char *exe_dir);
-
 /* rundir.c */
 /* Create the private per-run dir (rundir, rundir/tmp). */
 int	 rundir_create(struct sandbox *);

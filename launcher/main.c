@@ -27,6 +27,7 @@
 #include "policy/policy.h"
 #include "proxy/proxy.h"
 #include "launcher/launcher.h"
+#include "launcher/agent/agent.h"
 #include "launcher/supervise.h"
 
 extern char **environ;

@@ -21,6 +21,7 @@
 # shown in the graph as launcher/git and so on; the files directly in
 # launcher/ (main.c, connect.c) sit on top of them:
 #   launcher/git/      common/, policy/, launcher/launcher.h
+#   launcher/agent/    the same
 #
 #   sh scripts/includes.sh [--check] [TOP]
 set -eu
@@ -67,6 +68,7 @@ BEGIN {
 	may["launcher"] = "*"
 	# An entry with a file name allows that header only.
 	may["launcher/git"] = " common policy launcher/launcher.h "
+	may["launcher/agent"] = " common policy launcher/launcher.h "
 	may["tests"] = "*"
 	may["bench"] = "*"
 	bad = 0

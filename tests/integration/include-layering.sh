@@ -87,6 +87,8 @@ allowed supervisor/main.c '#include "approval/approval.h"'
 allowed launcher/env.c '#include "proxy/proxy.h"'
 allowed launcher/env.c '#include "supervisor/supervisor.h"'
 allowed launcher/git/gitnew.c '#include "launcher/launcher.h"'
+refused launcher/agent/hook.c '#include "launcher/git/git.h"' \
+    'launcher/agent/ may not include launcher/git/'
 allowed tests/unit/test_pattern.c '#include "proxy/proxy_int.h"'
 allowed proxy/dns.c '#include <sys/types.h>'
 

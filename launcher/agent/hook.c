@@ -36,6 +36,7 @@
 #include "common/log.h"
 #include "common/shell.h"
 #include "launcher/launcher.h"
+#include "launcher/agent/agent.h"
 
 #define HOOK_INPUT_MAX	(4 * 1024 * 1024)
 #define HOOK_BLOCK	2

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "launcher/launcher.h"
+#include "launcher/agent/agent.h"
 
 #define AGENT_SNAPSHOT_PRE	"source "
 #define AGENT_SNAPSHOT_POST	" 2>/dev/null || true && "
