@@ -22,6 +22,7 @@
 # launcher/ (main.c, connect.c) sit on top of them:
 #   launcher/git/      common/, policy/, launcher/launcher.h
 #   launcher/agent/    the same
+#   launcher/fs/       adds launcher/git/
 #
 #   sh scripts/includes.sh [--check] [TOP]
 set -eu
@@ -69,6 +70,7 @@ BEGIN {
 	# An entry with a file name allows that header only.
 	may["launcher/git"] = " common policy launcher/launcher.h "
 	may["launcher/agent"] = " common policy launcher/launcher.h "
+	may["launcher/fs"] = " common policy launcher/launcher.h launcher/git "
 	may["tests"] = "*"
 	may["bench"] = "*"
 	bad = 0

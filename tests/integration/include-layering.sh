@@ -89,6 +89,9 @@ allowed launcher/env.c '#include "supervisor/supervisor.h"'
 allowed launcher/git/gitnew.c '#include "launcher/launcher.h"'
 refused launcher/agent/hook.c '#include "launcher/git/git.h"' \
     'launcher/agent/ may not include launcher/git/'
+refused launcher/git/gitnew.c '#include "launcher/fs/fs.h"' \
+    'launcher/git/ may not include launcher/fs/'
+allowed launcher/fs/fspolicy.c '#include "launcher/git/git.h"'
 allowed tests/unit/test_pattern.c '#include "proxy/proxy_int.h"'
 allowed proxy/dns.c '#include <sys/types.h>'
 

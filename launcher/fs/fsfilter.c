@@ -38,7 +38,7 @@
 
 #include "common/io.h"
 #include "common/log.h"
-#include "launcher/launcher.h"
+#include "launcher/fs/fs.h"
 
 #define FSF_MAXFILE	(1024 * 1024)	/* a settings file, at most */
 #define FSF_MAXDEPTH	10		/* git's own include depth */

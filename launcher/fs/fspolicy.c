@@ -28,6 +28,7 @@
 #include "common/sha256.h"
 #include "policy/policy.h"
 #include "launcher/launcher.h"
+#include "launcher/fs/fs.h"
 
 #define P_DENY_READ	0x01
 #define P_ALLOW_READ	0x02

@@ -39,6 +39,7 @@
 #include "common/log.h"
 #include "policy/policy.h"
 #include "launcher/launcher.h"
+#include "launcher/fs/fs.h"
 
 /*
  * Bounds of the walk at start, for all patterns together: a few tens of
