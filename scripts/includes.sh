@@ -23,6 +23,7 @@
 #   launcher/git/      common/, policy/, launcher/launcher.h
 #   launcher/agent/    the same
 #   launcher/fs/       adds launcher/git/
+#   launcher/sandbox/  common/, policy/, launcher/launcher.h, launcher/fs/
 #
 #   sh scripts/includes.sh [--check] [TOP]
 set -eu
@@ -71,6 +72,8 @@ BEGIN {
 	may["launcher/git"] = " common policy launcher/launcher.h "
 	may["launcher/agent"] = " common policy launcher/launcher.h "
 	may["launcher/fs"] = " common policy launcher/launcher.h launcher/git "
+	may["launcher/sandbox"] = " common policy launcher/launcher.h " \
+	    "launcher/fs "
 	may["tests"] = "*"
 	may["bench"] = "*"
 	bad = 0

@@ -92,6 +92,10 @@ refused launcher/agent/hook.c '#include "launcher/git/git.h"' \
 refused launcher/git/gitnew.c '#include "launcher/fs/fs.h"' \
     'launcher/git/ may not include launcher/fs/'
 allowed launcher/fs/fspolicy.c '#include "launcher/git/git.h"'
+refused launcher/fs/fspolicy.c '#include "launcher/sandbox/sandbox.h"' \
+    'launcher/fs/ may not include launcher/sandbox/'
+refused launcher/sandbox/mount.c '#include "launcher/git/git.h"' \
+    'launcher/sandbox/ may not include launcher/git/'
 allowed tests/unit/test_pattern.c '#include "proxy/proxy_int.h"'
 allowed proxy/dns.c '#include <sys/types.h>'
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "launcher/launcher.h"
+#include "launcher/sandbox/sandbox.h"
 
 #define NET_MAXFDS	4
 

@@ -13,7 +13,7 @@
 
 #include <unistd.h>
 
-#include "launcher/launcher.h"
+#include "launcher/sandbox/sandbox.h"
 
 enum seccomp_variant
 seccomp_variant(const struct sandbox *sb)

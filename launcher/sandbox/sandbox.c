@@ -19,6 +19,7 @@
 
 #include "common/log.h"
 #include "launcher/launcher.h"
+#include "launcher/sandbox/sandbox.h"
 
 static int	sandbox_sysctl(const char *path, char *buf, size_t len);
 static int	sandbox_yama(void);

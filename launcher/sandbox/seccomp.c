@@ -1,10 +1,11 @@
 /*
  * The command's seccomp filter, written with libseccomp's rule API and
  * compiled at build time: the generator (seccomp_gen.c) exports the BPF
- * program of each variant here into the build, and filter.c loads it
- * with seccomp(2) when the command starts -- no filter is built at run
- * time, and pisbx-run does not load libseccomp (test_seccomp checks that
- * the compiled programs equal what these rules build).  Default allow.
+ * program of each variant here into the build, and seccomp_load.c loads
+ * it with seccomp(2) when the command starts -- no filter is built at
+ * run time, and pisbx-run does not load libseccomp (test_seccomp checks
+ * that the compiled programs equal what these rules build).  Default
+ * allow.
  *
  * Argument width.  The kernel reads an int argument as its low 32 bits;
  * the filter sees the whole 64-bit register, so SCMP_CMP_EQ with AF_UNIX
@@ -84,7 +85,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "launcher/launcher.h"
+#include "launcher/sandbox/sandbox.h"
 
 #ifndef AF_VSOCK
 #define AF_VSOCK	40

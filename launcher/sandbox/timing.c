@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "launcher/launcher.h"
+#include "launcher/sandbox/sandbox.h"
 
 struct timing {
 	double	t[TIMING_N];	/* ms, CLOCK_MONOTONIC; 0: not reached */

@@ -37,6 +37,7 @@
 
 #include "common/log.h"
 #include "launcher/launcher.h"
+#include "launcher/sandbox/sandbox.h"
 
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE		1

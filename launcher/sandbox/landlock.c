@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "launcher/launcher.h"
+#include "launcher/sandbox/sandbox.h"
 
 #define LL_CREATE_RULESET_VERSION	(1U << 0)
 #define LL_RULE_PATH_BENEATH		1
