@@ -103,6 +103,7 @@
 #include "common/text.h"
 #include "launcher/git/git.h"
 #include "launcher/launcher.h"
+#include "launcher/run/run.h"
 
 #define GUARD_MAXLINKS	40
 #define GUARD_MAXQ	16		/* git questions per path */

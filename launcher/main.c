@@ -28,7 +28,9 @@
 #include "proxy/proxy.h"
 #include "launcher/launcher.h"
 #include "launcher/agent/agent.h"
-#include "launcher/supervise.h"
+#include "launcher/fs/fs.h"
+#include "launcher/sandbox/sandbox.h"
+#include "launcher/run/run.h"
 
 extern char **environ;
 

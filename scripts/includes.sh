@@ -24,6 +24,7 @@
 #   launcher/agent/    the same
 #   launcher/fs/       adds launcher/git/
 #   launcher/sandbox/  common/, policy/, launcher/launcher.h, launcher/fs/
+#   launcher/run/      all of those, approval/ and proxy/
 #
 #   sh scripts/includes.sh [--check] [TOP]
 set -eu
@@ -74,6 +75,9 @@ BEGIN {
 	may["launcher/fs"] = " common policy launcher/launcher.h launcher/git "
 	may["launcher/sandbox"] = " common policy launcher/launcher.h " \
 	    "launcher/fs "
+	may["launcher/run"] = " common policy approval proxy " \
+	    "launcher/launcher.h launcher/git launcher/agent launcher/fs " \
+	    "launcher/sandbox "
 	may["tests"] = "*"
 	may["bench"] = "*"
 	bad = 0

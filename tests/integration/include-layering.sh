@@ -77,26 +77,33 @@ refused proxy/dns.c '#include "common/nosuch.h"' \
     'proxy/dns.c: #include "common/nosuch.h": no such file from the top'
 refused newdir/x.c '#include "common/log.h"' \
     'folder newdir/ is not in the layering table'
-refused launcher/newsub/x.c '#include "common/log.h"' \
-    'folder launcher/newsub/ is not in the layering table'
-refused launcher/git/gitnew.c '#include "launcher/supervise.h"' \
-    'launcher/git/gitnew.c: #include "launcher/supervise.h": launcher/git/ may not include launcher/'
-
 allowed proxy/dns.c '#include "approval/approval.h"'
 allowed supervisor/main.c '#include "approval/approval.h"'
-allowed launcher/env.c '#include "proxy/proxy.h"'
-allowed launcher/env.c '#include "supervisor/supervisor.h"'
-allowed launcher/git/gitnew.c '#include "launcher/launcher.h"'
-refused launcher/agent/hook.c '#include "launcher/git/git.h"' \
-    'launcher/agent/ may not include launcher/git/'
+allowed launcher/main.c '#include "proxy/proxy.h"'
+allowed launcher/main.c '#include "supervisor/supervisor.h"'
+allowed tests/unit/test_pattern.c '#include "proxy/proxy_int.h"'
+allowed proxy/dns.c '#include <sys/types.h>'
+
+# launcher/'s layers (docs/internals.md).
+refused launcher/newsub/x.c '#include "common/log.h"' \
+    'folder launcher/newsub/ is not in the layering table'
+refused launcher/git/gitnew.c '#include "launcher/run/run.h"' \
+    'launcher/git/gitnew.c: #include "launcher/run/run.h": launcher/git/ may not include launcher/run/'
 refused launcher/git/gitnew.c '#include "launcher/fs/fs.h"' \
     'launcher/git/ may not include launcher/fs/'
-allowed launcher/fs/fspolicy.c '#include "launcher/git/git.h"'
+refused launcher/agent/hook.c '#include "launcher/git/git.h"' \
+    'launcher/agent/ may not include launcher/git/'
 refused launcher/fs/fspolicy.c '#include "launcher/sandbox/sandbox.h"' \
     'launcher/fs/ may not include launcher/sandbox/'
 refused launcher/sandbox/mount.c '#include "launcher/git/git.h"' \
     'launcher/sandbox/ may not include launcher/git/'
-allowed tests/unit/test_pattern.c '#include "proxy/proxy_int.h"'
-allowed proxy/dns.c '#include <sys/types.h>'
+refused launcher/sandbox/reaper.c '#include "launcher/run/run.h"' \
+    'launcher/sandbox/ may not include launcher/run/'
+refused launcher/run/env.c '#include "supervisor/supervisor.h"' \
+    'launcher/run/ may not include supervisor/'
+allowed launcher/git/gitnew.c '#include "launcher/launcher.h"'
+allowed launcher/fs/fspolicy.c '#include "launcher/git/git.h"'
+allowed launcher/run/env.c '#include "proxy/proxy.h"'
+allowed launcher/run/env.c '#include "launcher/sandbox/sandbox.h"'
 
 done_testing

@@ -1,18 +1,25 @@
 /*
- * launcher/: supervisor mode (supervise.c) and the host-IPC fallback
- * (hostipc.c) of pisbx-run.  Kept apart from launcher.h's sandbox
- * machinery: these run before the sandbox starts and after it ended.
+ * launcher/run/: the parent, on the host, around the libevent loop that
+ * serves the proxy: supervisor mode (supervise.c) and the host-IPC
+ * fallback (hostipc.c) before the sandbox starts and after it ended, the
+ * per-run directory (rundir.c), the command's environment (env.c), the
+ * command as a job of the caller's terminal (jobs.c), and the summary of
+ * what was refused (summary.c).  None of it runs inside the sandbox.
  */
-#ifndef PISBX_SUPERVISE_H
-#define PISBX_SUPERVISE_H
+#ifndef PISBX_LAUNCHER_RUN_H
+#define PISBX_LAUNCHER_RUN_H
+
+#include <sys/types.h>
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "policy/policy.h"
 #include "approval/approval.h"
 
 struct event;
 struct event_base;
+struct sandbox;
 
 /* supervise.c */
 struct supervise {
@@ -180,5 +187,114 @@ int	 hostipc_after(const struct config *, const struct supervise *,
 	    const struct hostipc_outcome *, const struct hostipc_tee *,
 	    char *const argv[], const char *shell_string, const char *cwd,
 	    long long timeout_ms, long long elapsed_ms, int status);
+
+/* jobs.c: the command as a job of the caller's terminal */
+struct jobs;
+/*
+ * The controlling terminal (sb->tty) and whether the command starts in
+ * its foreground (sb->tty_give): when our process group holds it and
+ * stdin and stdout are that terminal.  NULL on failure.
+ */
+struct jobs *jobs_new(struct sandbox *, struct event_base *);
+/* The reaper is started: its pid and our end of the control socket. */
+int	 jobs_start(struct jobs *, pid_t reaper, int sock);
+/* A signal of ours for the command: to the reaper, which passes it on. */
+void	 jobs_forward(struct jobs *, int sig, int from_tty);
+/* The command has ended: the terminal back to our group.  Frees. */
+void	 jobs_free(struct jobs *);
+
+/* summary.c */
+enum summary_kind {
+	SUMMARY_NET,		/* a destination the proxy refused */
+	SUMMARY_FILE,		/* a path the creation guard refused */
+	SUMMARY_UNREACH,	/* an allowed destination that failed */
+	SUMMARY_KINDS
+};
+struct summary;
+struct proxy_refusal;
+struct summary *summary_new(void);
+void	 summary_free(struct summary *);
+/*
+ * The proxy's proxy_opts.refused callback (arg: the summary): a refused
+ * destination, or an allowed one that could not be reached.
+ */
+void	 summary_proxy_cb(const struct proxy_refusal *, void *);
+/*
+ * A refused destination (SUMMARY_NET) or an allowed one that could not
+ * be reached (SUMMARY_UNREACH: DNS, connect, the upstream proxy).
+ */
+void	 summary_net(struct summary *, enum summary_kind, const char *host,
+	    unsigned int port, const char *proto, const char *reason,
+	    const char *detail, const char *hint);
+/* A refused creation or write: verb ("create"), path, who reads it. */
+void	 summary_file(struct summary *, const char *verb, const char *path,
+	    const char *why);
+/* Some refusals were not reported (the guard's bound). */
+void	 summary_more(struct summary *);
+/* Distinct refusals and failures (those past the bound too). */
+size_t	 summary_count(const struct summary *);
+/*
+ * The stderr summary, deduplicated and capped, every line masked for
+ * the terminal; nothing when nothing was refused or failed.  report: the
+ * --report file to point at, or NULL; status: the command's exit status
+ * (0 says that what was refused did not fail it).
+ */
+void	 summary_print(const struct summary *, FILE *, const char *report,
+	    int status);
+/* Every item as a JSON array, one object per line.  0 or -1. */
+int	 summary_json(const struct summary *, FILE *);
+
+/* env.c */
+struct env_inputs {
+	const char	*tmpdir;	/* the run's private TMPDIR */
+	const char	*self_exe;	/* pisbx-run, for --connect-proxy */
+	const char	*git_proxy;	/* GIT_PROXY_COMMAND, or NULL */
+	const char	*capability_env;	/* never passed on, or NULL */
+	const char	*cache_dir;	/* the project's caches, or NULL: none */
+	unsigned int	 caches;	/* 1 << enum fs_cache: wired */
+	int		 depth;		/* PISBX_DEPTH of the caller */
+	const char	*bash_env;	/* BASH_ENV over the caller's, or NULL */
+	int		 java_quiet;	/* JDKs have the proxy in net.properties:
+					 * no JAVA_TOOL_OPTIONS of ours */
+};
+/*
+ * The command's environment: the caller's minus capabilities, plus the
+ * proxy variables every client family reads, TMPDIR, PISBX_SANDBOX and
+ * PISBX_DEPTH.
+ */
+char	**env_build(char **environ_in, const struct env_inputs *);
+void	 env_free(char **);
+/* s with every '%' doubled, for ssh's %-expansion (malloc'ed, or NULL). */
+char	*env_ssh_percent(const char *s);
+
+/* rundir.c */
+/* Create the private per-run dir (rundir, rundir/tmp). */
+int	 rundir_create(struct sandbox *);
+/* Create rundir/empty, bound over denied files. */
+int	 rundir_empty(const struct sandbox *);
+/*
+ * Create rundir/git-proxy, git's GIT_PROXY_COMMAND (git:// URLs): a
+ * script that runs "self_exe --connect-proxy HOST PORT".  Its path,
+ * malloc'ed, or NULL.
+ */
+char	*rundir_git_proxy(const struct sandbox *, const char *self_exe);
+/*
+ * Create rundir/ssh_config: RUNDIR_SSH_CONFIG and a last block with
+ * "ProxyCommand self_exe --connect-proxy %h %p", bound over it in the
+ * sandbox.  Its path, malloc'ed, or NULL (errno ENOENT: no ssh here).
+ */
+char	*rundir_ssh_config(const struct sandbox *, const char *self_exe);
+/*
+ * Create rundir/login, what pisbx-sh -l's bash reads after the profile:
+ * the caller's PATH first again (path, or NULL to keep the profile's),
+ * BASH_ENV the caller's (bash_env, or NULL: unset) and read as bash
+ * would have.  Its path (malloc'ed), or NULL.
+ */
+char	*rundir_login(const struct sandbox *, const char *path,
+	    const char *bash_env);
+/* Remove it and everything the command left in it. */
+void	 rundir_remove(const char *);
+/* Remove per-run dirs of pisbx-run processes that no longer exist. */
+void	 rundir_sweep(void);
 
 #endif

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "common/shell.h"
-#include "launcher/launcher.h"
+#include "launcher/run/run.h"
 
 #define ENV_HTTP	"http://127.0.0.1:3128"
 #define ENV_SOCKS	"socks5h://127.0.0.1:1080"

@@ -15,7 +15,7 @@
 #include "policy/policy.h"
 #include "approval/approval.h"
 #include "approval/supclient.h"
-#include "launcher/supervise.h"
+#include "launcher/run/run.h"
 #include "common/secmem.h"
 
 static void	 secret_free(char *);

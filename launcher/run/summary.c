@@ -18,7 +18,7 @@
 
 #include "common/text.h"
 #include "proxy/proxy.h"
-#include "launcher/launcher.h"
+#include "launcher/run/run.h"
 
 #define SUMMARY_SHOWN	10	/* refusals on stderr */
 #define SUMMARY_UNREACH_SHOWN 5	/* failures on stderr */

@@ -39,6 +39,8 @@
 
 #include "common/log.h"
 #include "launcher/launcher.h"
+#include "launcher/sandbox/sandbox.h"
+#include "launcher/run/run.h"
 
 #define JOBS_RETRY_MS	50	/* a terminal question holds the terminal */
 

@@ -31,7 +31,7 @@
 #include "policy/policy.h"
 #include "approval/approval.h"
 #include "approval/supclient.h"
-#include "launcher/supervise.h"
+#include "launcher/run/run.h"
 
 #define EXIT_TIMEOUT_STATUS	124
 

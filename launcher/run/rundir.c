@@ -27,6 +27,8 @@
 #include "common/log.h"
 #include "common/shell.h"
 #include "launcher/launcher.h"
+#include "launcher/sandbox/sandbox.h"
+#include "launcher/run/run.h"
 
 #define RUNDIR_PREFIX	"pisbx-run."
 #define RUNDIR_DEPTH_MAX	128	/* deeper is left to the next sweep */
