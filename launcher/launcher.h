@@ -46,45 +46,6 @@
 #define JOBS_GROUP	0x1
 #define JOBS_GIVE	0x2
 
-/* guard.c */
-/*
- * Serve the notifications of fd from threads of this process (the
- * reaper): refuse guarded paths, perform every other creation and write
- * on the command's behalf, and tell the parent (report_fd) about git
- * repositories made during the run.  0, or -1 when no thread started.
- */
-int	 guard_start(struct sandbox *, int notify_fd);
-/*
- * The parent's side of report_fd: collect what the guard says (call with
- * the readable end until EOF), then warn about every git repository made
- * during the run that still exists, and hand its refusals to a summary.
- */
-struct guard_report;
-struct summary;
-struct guard_report *guard_report_new(void);
-int	 guard_report_read(struct guard_report *, int fd);
-void	 guard_report_warn(struct guard_report *, struct summary *);
-void	 guard_report_free(struct guard_report *);
-
-/* gitwork.c */
-/* The hooks of the git work tree around a path, for the guard. */
-struct gitwork;
-struct gitwork *gitwork_new(const struct fs_plan *);
-/* Forget every answer (a directory moved, a .git appeared). */
-void	 gitwork_flush(struct gitwork *);
-/* Forget the answer for an inode number (a new directory has it). */
-void	 gitwork_forget(struct gitwork *, const struct stat *);
-void	 gitwork_free(struct gitwork *);
-/*
- * Whether path (its directory: dirfd) is, or with ancestors_too holds, a
- * hook of the work tree around it -- core.hooksPath, a hook manager's
- * file -- when that work tree is older than the run (made(arg, st) says
- * whether its .git was made during the run).  Unsure: 1.
- */
-int	 gitwork_hooked(struct gitwork *, int dirfd, const char *path,
-	    int ancestors_too, int (*made)(void *, const struct stat *),
-	    void *arg);
-
 /* connect.c */
 /* --connect-proxy HOST PORT: relay stdio through an HTTP CONNECT tunnel. */
 int	 connect_proxy_main(const char *proxy, const char *host,

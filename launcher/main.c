@@ -30,6 +30,7 @@
 #include "launcher/agent/agent.h"
 #include "launcher/fs/fs.h"
 #include "launcher/sandbox/sandbox.h"
+#include "launcher/guard/guard.h"
 #include "launcher/run/run.h"
 
 extern char **environ;

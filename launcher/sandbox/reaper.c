@@ -46,6 +46,7 @@
 #include "common/log.h"
 #include "launcher/launcher.h"
 #include "launcher/sandbox/sandbox.h"
+#include "launcher/guard/guard.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC	(1U << 2)

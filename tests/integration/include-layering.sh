@@ -99,11 +99,16 @@ refused launcher/sandbox/mount.c '#include "launcher/git/git.h"' \
     'launcher/sandbox/ may not include launcher/git/'
 refused launcher/sandbox/reaper.c '#include "launcher/run/run.h"' \
     'launcher/sandbox/ may not include launcher/run/'
+refused launcher/sandbox/reaper.c '#include "launcher/guard/guard_int.h"' \
+    'launcher/sandbox/ may not include launcher/guard/'
+refused launcher/guard/gitwork.c '#include "launcher/agent/agent.h"' \
+    'launcher/guard/ may not include launcher/agent/'
 refused launcher/run/env.c '#include "supervisor/supervisor.h"' \
     'launcher/run/ may not include supervisor/'
 allowed launcher/git/gitnew.c '#include "launcher/launcher.h"'
 allowed launcher/fs/fspolicy.c '#include "launcher/git/git.h"'
 allowed launcher/run/env.c '#include "proxy/proxy.h"'
 allowed launcher/run/env.c '#include "launcher/sandbox/sandbox.h"'
+allowed launcher/sandbox/reaper.c '#include "launcher/guard/guard.h"'
 
 done_testing

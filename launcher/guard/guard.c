@@ -101,9 +101,13 @@
 
 #include "common/log.h"
 #include "common/text.h"
-#include "launcher/git/git.h"
 #include "launcher/launcher.h"
+#include "launcher/git/git.h"
+#include "launcher/fs/fs.h"
+#include "launcher/sandbox/sandbox.h"
 #include "launcher/run/run.h"
+#include "launcher/guard/guard.h"
+#include "launcher/guard/guard_int.h"
 
 #define GUARD_MAXLINKS	40
 #define GUARD_MAXQ	16		/* git questions per path */

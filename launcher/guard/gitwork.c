@@ -25,7 +25,8 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "launcher/launcher.h"
+#include "launcher/fs/fs.h"
+#include "launcher/guard/guard_int.h"
 
 #define GITWORK_DIRS	16384	/* directories remembered */
 #define GITWORK_TREES	1024	/* work trees remembered */
