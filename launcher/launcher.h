@@ -1,23 +1,18 @@
 /*
- * launcher/: pisbx-run.  The parent stays in the host's network namespace
- * and serves the proxy; the child becomes PID 1 of a new PID namespace
- * (with its own network, mount and IPC namespaces, and a user namespace
- * when not root), hands its loopback listeners to the parent, applies the
- * filesystem policy, and runs the command under a reaper.
+ * launcher/: pisbx-run and pisbx-sh.  The parent stays in the host's
+ * network namespace and serves the proxy (run/); the child becomes PID 1
+ * of a new PID namespace (with its own network, mount and IPC namespaces,
+ * and a user namespace when not root), hands its loopback listeners to
+ * the parent, applies the filesystem plan (fs/) and runs the command
+ * under a reaper (sandbox/), whose guard threads (guard/) perform the
+ * command's creations.  docs/internals.md maps the processes.
+ *
+ * This header holds only what crosses between them -- exit statuses,
+ * control messages, the loopback ports, the job signal bits -- and the
+ * entry point of connect.c; each subfolder has its own header.
  */
 #ifndef PISBX_LAUNCHER_H
 #define PISBX_LAUNCHER_H
-
-#include <sys/types.h>
-#include <sys/stat.h>
-
-#include <signal.h>
-#include <stddef.h>
-#include <stdio.h>
-
-#include "policy/policy.h"
-#include "launcher/fs/fs.h"
-#include "launcher/sandbox/sandbox.h"
 
 #define RUNDIR_SSH_CONFIG	"/etc/ssh/ssh_config"
 #define SANDBOX_HTTP_PORT	3128

@@ -85,6 +85,10 @@ allowed tests/unit/test_pattern.c '#include "proxy/proxy_int.h"'
 allowed proxy/dns.c '#include <sys/types.h>'
 
 # launcher/'s layers (docs/internals.md).
+refused launcher/launcher.h '#include "policy/policy.h"' \
+    'launcher/launcher.h: #include "policy/policy.h": launcher/launcher.h may not include policy/'
+refused launcher/launcher.h '#include "launcher/fs/fs.h"' \
+    'launcher/launcher.h may not include launcher/fs/'
 refused launcher/newsub/x.c '#include "common/log.h"' \
     'folder launcher/newsub/ is not in the layering table'
 refused launcher/git/gitnew.c '#include "launcher/run/run.h"' \
