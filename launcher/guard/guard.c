@@ -104,7 +104,6 @@
 #include "launcher/launcher.h"
 #include "launcher/git/git.h"
 #include "launcher/fs/fs.h"
-#include "launcher/sandbox/sandbox.h"
 #include "launcher/run/run.h"
 #include "launcher/guard/guard.h"
 #include "launcher/guard/guard_int.h"
@@ -193,7 +192,7 @@ struct guard_dir {
 
 /* The guard's state across notifications. */
 struct guard {
-	const struct sandbox	*sb;
+	struct guard_conf	 conf;
 	int			 notify_fd;
 	int			 root;		/* O_PATH "/", every process's */
 	int			 lexical;	/* openat2 RESOLVE_NO_SYMLINKS */
@@ -1281,7 +1280,7 @@ guard_git(struct guard_req *gr, const struct guard_path *gp,
 	ssize_t		 n, i;
 	int		 fd, old;
 
-	n = fs_git_rule(gp->full, ancestors_too, gr->g->sb->allow_git_config,
+	n = fs_git_rule(gp->full, ancestors_too, gr->g->conf.allow_git_config,
 	    q, GUARD_MAXQ);
 	if (n <= 0)
 		return n < 0;
@@ -1384,7 +1383,7 @@ guard_glob_refused(struct guard_req *gr, const char *verb, const char *path,
 	    "of %s (%s; see pisbx-run(1), FILESYSTEM)",
 	    inside != NULL ? inside : "the name",
 	    inside != NULL ? " would be there and" : "", fs_glob_key(fg),
-	    glob_text(fg->g), gr->g->sb->config_file, read ? "what is made "
+	    glob_text(fg->g), gr->g->conf.config_file, read ? "what is made "
 	    "there would be readable: pisbx-run hides matching files when it "
 	    "starts, and refuses new ones" : "such files are "
 	    "write-protected, new ones included");
@@ -1404,14 +1403,14 @@ guard_glob_moved(struct guard_req *gr, const struct guard_path *op,
 	char			 hit[PATH_MAX];
 	int			 fd, rc;
 
-	if (gr->g->sb->plan.nglobs == 0 || op->parent == -1 ||
+	if (gr->g->conf.plan->nglobs == 0 || op->parent == -1 ||
 	    fstatat(op->parent, op->name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
 	    !S_ISDIR(st.st_mode))
 		return 0;
 	if ((fd = openat(op->parent, op->name, O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return -errno;
-	rc = fs_glob_moved(&gr->g->sb->plan, fd, op->full, np->full, hit,
+	rc = fs_glob_moved(gr->g->conf.plan, fd, op->full, np->full, hit,
 	    sizeof(hit), &fg);
 	close(fd);
 	if (rc == 1) {
@@ -1459,18 +1458,18 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
 		return 0;
-	why = fs_plan_guarded(&gr->g->sb->plan, gp->full, ancestors_too);
+	why = fs_plan_guarded(gr->g->conf.plan, gp->full, ancestors_too);
 	git = why == NULL && guard_git(gr, gp, ancestors_too);
 	if (why == fs_why_git_config || (git &&
 	    strcasecmp(gp->name, ".git") != 0 &&
-	    !gr->g->sb->allow_git_config &&
+	    !gr->g->conf.allow_git_config &&
 	    fs_git_rule(gp->full, ancestors_too, 1, q, 1) == 0)) {
 		/* Only allowGitConfig stands in the way: the one key. */
 		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, the git "
 		    "configuration of a repository that existed before the "
 		    "run (git runs the commands it names); to let commands "
 		    "change it, set filesystem.allowGitConfig to true in %s",
-		    gr->g->sb->config_file);
+		    gr->g->conf.config_file);
 		return -EACCES;
 	}
 	if (why != NULL) {
@@ -1478,12 +1477,12 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", why);
 		return -EACCES;
 	}
-	if ((fg = fs_glob_denied(&gr->g->sb->plan, gp->full)) != NULL) {
+	if ((fg = fs_glob_denied(gr->g->conf.plan, gp->full)) != NULL) {
 		guard_glob_refused(gr, guard_verb(gp, verb), gp->full, NULL, fg);
 		return -EACCES;
 	}
 	if (git) {
-		fs_git_why(gp->full, gr->g->sb->config_file, text,
+		fs_git_why(gp->full, gr->g->conf.config_file, text,
 		    sizeof(text));
 		guard_refuse(gr, gp->full, guard_verb(gp, verb), "%s", text);
 		return -EACCES;
@@ -1633,7 +1632,7 @@ guard_send(struct guard *g, char tag, const char *a, const char *b,
 	size_t		 len = 0, off = 0, i, l;
 	ssize_t		 n;
 
-	if (g->sb->report_fd == -1)
+	if (g->conf.report_fd == -1)
 		return;
 	buf[len++] = tag;
 	for (i = 0; i < 3; i++) {
@@ -1645,7 +1644,7 @@ guard_send(struct guard *g, char tag, const char *a, const char *b,
 		buf[len++] = '\0';
 	}
 	while (off < len) {
-		n = write(g->sb->report_fd, buf + off, len - off);
+		n = write(g->conf.report_fd, buf + off, len - off);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -2555,7 +2554,7 @@ guard_op_new(struct guard_req *gr, int sockfd, struct guard_op **out)
 static int
 guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 {
-	const struct fs_plan	*plan = &gr->g->sb->plan;
+	const struct fs_plan	*plan = gr->g->conf.plan;
 	struct guard_path	 gp;
 	struct stat		 st;
 	char			 link[64], real[PATH_MAX];
@@ -2599,7 +2598,7 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 		    "network.allowUnixSockets; to let commands reach it, add "
 		    "\"%s\" to network.allowUnixSockets in %s (a host service "
 		    "like tmux or docker: see hostIPC)", real,
-		    gr->g->sb->config_file);
+		    gr->g->conf.config_file);
 		rc = -EPERM;
 		goto done;
 	}
@@ -3365,7 +3364,7 @@ guard_thread(void *arg)
 }
 
 int
-guard_start(struct sandbox *sb, int notify_fd)
+guard_start(const struct guard_conf *conf, int notify_fd)
 {
 	pthread_attr_t	 attr;
 	pthread_t	 t;
@@ -3376,7 +3375,7 @@ guard_start(struct sandbox *sb, int notify_fd)
 
 	if ((g = calloc(1, sizeof(*g))) == NULL)
 		return -1;
-	g->sb = sb;
+	g->conf = *conf;
 	g->notify_fd = notify_fd;
 	if ((g->root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
 	    pthread_attr_init(&attr) != 0) {
@@ -3393,13 +3392,13 @@ guard_start(struct sandbox *sb, int notify_fd)
 	    SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == -1)
 		log_debug("guard: no same-CPU wake-up: %s", strerror(errno));
 	/* The private TMPDIR is the run's own: new repositories may go there. */
-	if (stat(sb->tmpdir, &st) == 0)
+	if (stat(conf->tmpdir, &st) == 0)
 		guard_made_add(g, &st);
 	/* Without the index the guarded paths are scanned (slower). */
-	if (fs_plan_index(&sb->plan) == -1)
+	if (fs_plan_index(conf->plan) == -1)
 		log_warn("guard: index");
 	/* Without it every write is refused (guard_check): said once. */
-	if ((g->work = gitwork_new(&sb->plan)) == NULL)
+	if ((g->work = gitwork_new(conf->plan)) == NULL)
 		log_warn("guard: out of memory; every write will be refused");
 	/* One thread per CPU: a parallel install need not queue on one. */
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);

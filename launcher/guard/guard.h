@@ -9,16 +9,26 @@
 #ifndef PISBX_LAUNCHER_GUARD_H
 #define PISBX_LAUNCHER_GUARD_H
 
-struct sandbox;
+struct fs_plan;
 
 /* guard.c */
+/* What the guard reads of the sandbox the reaper runs. */
+struct guard_conf {
+	struct fs_plan	*plan;		/* indexed by guard_start */
+	const char	*tmpdir;	/* the run's TMPDIR: new repositories
+					   may be made there */
+	const char	*config_file;	/* to name in refusals, or NULL */
+	int		 allow_git_config;
+	int		 report_fd;	/* guard -> parent: repositories made,
+					   refusals (SOCK_SEQPACKET), or -1 */
+};
 /*
  * Serve the notifications of fd from threads of this process (the
  * reaper): refuse guarded paths, perform every other creation and write
  * on the command's behalf, and tell the parent (report_fd) about git
  * repositories made during the run.  0, or -1 when no thread started.
  */
-int	 guard_start(struct sandbox *, int notify_fd);
+int	 guard_start(const struct guard_conf *, int notify_fd);
 /*
  * The parent's side of report_fd: collect what the guard says (call with
  * the readable end until EOF), then warn about every git repository made

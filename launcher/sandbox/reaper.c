@@ -327,6 +327,7 @@ reaper_spawn(struct sandbox *sb, int *nfd)
 void
 reaper_main(struct sandbox *sb, int ctl)
 {
+	struct guard_conf gc;
 	sigset_t	 all;
 	siginfo_t	 si;
 	pid_t		 cmd, pid;
@@ -406,7 +407,12 @@ reaper_main(struct sandbox *sb, int ctl)
 		reaper_fail("cannot start the command");
 	/* The command has its own dispositions now; the guard writes pipes. */
 	signal(SIGPIPE, SIG_IGN);
-	if (nfd != -1 && guard_start(sb, nfd) == -1)
+	gc.plan = &sb->plan;
+	gc.tmpdir = sb->tmpdir;
+	gc.config_file = sb->config_file;
+	gc.allow_git_config = sb->allow_git_config;
+	gc.report_fd = sb->report_fd;
+	if (nfd != -1 && guard_start(&gc, nfd) == -1)
 		reaper_fail("cannot start the creation guard");
 
 	for (;;) {

@@ -107,6 +107,8 @@ refused launcher/sandbox/reaper.c '#include "launcher/guard/guard_int.h"' \
     'launcher/sandbox/ may not include launcher/guard/'
 refused launcher/guard/gitwork.c '#include "launcher/agent/agent.h"' \
     'launcher/guard/ may not include launcher/agent/'
+refused launcher/guard/guard.c '#include "launcher/sandbox/sandbox.h"' \
+    'launcher/guard/ may not include launcher/sandbox/'
 refused launcher/run/env.c '#include "supervisor/supervisor.h"' \
     'launcher/run/ may not include supervisor/'
 allowed launcher/git/gitnew.c '#include "launcher/launcher.h"'
