@@ -30,11 +30,6 @@
 #   launcher/sandbox/  common/, policy/, launcher/launcher.h, launcher/fs/,
 #                      launcher/guard/guard.h (not the guard's _int.h)
 #   launcher/run/      all of those, approval/ and proxy/
-# Exceptions, each a header the guard should not need, allowed by name
-# until the code stops needing it:
-#   launcher/guard/ -> launcher/run/run.h: guard.c still holds the
-#                      parent's reader of the guard's records, which
-#                      fills the run's summary
 #
 #   sh scripts/includes.sh [--check] [TOP]
 set -eu
@@ -89,7 +84,7 @@ BEGIN {
 	may["launcher/agent"] = " common policy launcher/launcher.h "
 	may["launcher/fs"] = " common policy launcher/launcher.h launcher/git "
 	may["launcher/guard"] = " common policy launcher/launcher.h " \
-	    "launcher/fs launcher/git launcher/run/run.h "
+	    "launcher/fs launcher/git "
 	may["launcher/sandbox"] = " common policy launcher/launcher.h " \
 	    "launcher/fs launcher/guard/guard.h "
 	may["launcher/run"] = " common policy approval proxy " \

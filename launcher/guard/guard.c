@@ -102,18 +102,13 @@
 #include "common/log.h"
 #include "common/text.h"
 #include "launcher/launcher.h"
-#include "launcher/git/git.h"
 #include "launcher/fs/fs.h"
-#include "launcher/run/run.h"
 #include "launcher/guard/guard.h"
 #include "launcher/guard/guard_int.h"
 
 #define GUARD_MAXLINKS	40
 #define GUARD_MAXQ	16		/* git questions per path */
-#define GUARD_MAXREPOS	256		/* repositories followed */
-#define GUARD_MAXREFUSED 256		/* refusals told the parent */
 #define GUARD_MAXSTATES	256		/* git operation states followed */
-#define GUARD_MAXSTATESENT 1024		/* their records, moves counted */
 #define GUARD_MAXTOLD	1024		/* refusals said once on stderr */
 #define GUARD_MAXMADE	(1U << 22)	/* directories remembered */
 #define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
@@ -137,15 +132,6 @@
 #endif
 #define GUARD_TTY_MAJOR	5		/* /dev/tty is 5:0 */
 #define GUARD_PTS_MAJOR	136		/* Unix98 ptys: 136..143 */
-
-/* Records on report_fd: R path, M old new (renamed), F (too many). */
-#define REPORT_REPO	'R'
-#define REPORT_MOVED	'M'
-#define REPORT_FULL	'F'
-#define REPORT_REFUSED	'X'	/* verb, path, why */
-#define REPORT_REFUSED_MORE 'Y'	/* past GUARD_MAXREFUSED */
-#define REPORT_STATE	'S'	/* a git operation's state directory */
-#define REPORT_STATE_LOST 'L'	/* past GUARD_MAXSTATESENT */
 
 struct guard_id {
 	dev_t	dev;
@@ -244,14 +230,6 @@ struct guard_req {
 	uint64_t	 id;
 };
 
-/* The parent's collection of the guard's records. */
-struct guard_report {
-	char	*buf;
-	size_t	 len;
-	size_t	 cap;
-	int	 lost;		/* records past the bound were dropped */
-};
-
 static void	guard_path_init(struct guard_path *);
 static void	guard_path_clear(struct guard_path *);
 static int	guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
@@ -288,7 +266,6 @@ static int	guard_made_cb(void *, const struct stat *);
 static void	guard_made_add(struct guard *, const struct stat *);
 static void	guard_made_at(struct guard *, int dirfd, const char *name);
 static int	guard_up(int fd, int levels);
-static int	guard_shape(int dirfd);
 static int	guard_git(struct guard_req *, const struct guard_path *,
 		    int ancestors_too);
 static void	guard_refuse(struct guard_req *, const char *path,
@@ -308,7 +285,6 @@ static int	guard_told(struct guard *, const char *verb, const char *path,
 		    const char *why);
 static int	guard_dotgit_in(const char *path);
 static void	guard_repo(struct guard *, const char *dir);
-static void	guard_report_states(char **, size_t, int lost);
 static int	guard_state(struct guard_req *, const struct guard_path *,
 		    const char *verb);
 static void	guard_state_send(struct guard *, const char *path);
@@ -1252,7 +1228,7 @@ guard_up(int fd, int levels)
 }
 
 /* Whether dirfd looks like a git directory to git's discovery. */
-static int
+int
 guard_shape(int dirfd)
 {
 	struct stat	st;
@@ -3410,286 +3386,4 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 			started++;
 	pthread_attr_destroy(&attr);
 	return started > 0 ? 0 : -1;
-}
-
-struct guard_report *
-guard_report_new(void)
-{
-	return calloc(1, sizeof(struct guard_report));
-}
-
-/*
- * Whether one message is a whole record as guard_send makes them: a known
- * tag, exactly its fields, each NUL-terminated, the paths absolute.  The
- * channel is the guard's alone; this is a second wall.
- */
-static int
-guard_report_valid(const char *m, size_t len)
-{
-	const char	*p = m + 1, *end = m + len, *z;
-	int		 want, i;
-
-	if (len == 0)
-		return 0;
-	switch (m[0]) {
-	case REPORT_FULL:
-	case REPORT_REFUSED_MORE:
-	case REPORT_STATE_LOST:
-		want = 0;
-		break;
-	case REPORT_REPO:
-	case REPORT_STATE:
-		want = 1;
-		break;
-	case REPORT_MOVED:
-		want = 2;
-		break;
-	case REPORT_REFUSED:
-		want = 3;
-		break;
-	default:
-		return 0;
-	}
-	for (i = 0; i < want; i++) {
-		if ((z = memchr(p, '\0', (size_t)(end - p))) == NULL)
-			return 0;
-		/* Every path is absolute: a refusal's second field. */
-		if ((m[0] != REPORT_REFUSED || i == 1) && p[0] != '/')
-			return 0;
-		p = z + 1;
-	}
-	return p == end;
-}
-
-/*
- * Append the records readable on fd (non-blocking), one a message; a
- * message that is not a whole record is dropped, and said once.  0 at
- * EOF, 1 when more may come, -1 on error.
- */
-int
-guard_report_read(struct guard_report *r, int fd)
-{
-	static int	 told;
-	char		 m[4 * PATH_MAX + 1024], *nb;
-	ssize_t		 n;
-
-	for (;;) {
-		n = recv(fd, m, sizeof(m), MSG_TRUNC);
-		if (n == 0)
-			return 0;
-		if (n == -1)
-			return errno == EAGAIN || errno == EINTR ? 1 : -1;
-		if ((size_t)n > sizeof(m) || !guard_report_valid(m,
-		    (size_t)n)) {
-			if (!told++)
-				log_warnx("ignored a malformed record from "
-				    "the creation guard");
-			continue;
-		}
-		if (r->cap - r->len < (size_t)n) {
-			/*
-			 * A bound: the guard follows GUARD_MAXREPOS and
-			 * GUARD_MAXSTATESENT.  Past it (moves are not
-			 * counted), records are dropped, and that is said.
-			 */
-			if (r->cap >= (size_t)(GUARD_MAXREPOS * 3 +
-			    GUARD_MAXREFUSED * 3 + GUARD_MAXSTATESENT) *
-			    PATH_MAX) {
-				r->lost = 1;
-				continue;
-			}
-			if ((nb = realloc(r->buf, r->cap + 65536)) == NULL)
-				return -1;
-			r->buf = nb;
-			r->cap += 65536;
-		}
-		memcpy(r->buf + r->len, m, (size_t)n);
-		r->len += (size_t)n;
-	}
-}
-
-/*
- * Replay the records (moves rewrite the paths before them), then warn
- * about each repository that still exists; refusals go to sum (may be
- * NULL).
- */
-void
-guard_report_warn(struct guard_report *r, struct summary *sum)
-{
-	char		*repos[GUARD_MAXREPOS], *s, buf[PATH_MAX];
-	char		*states[GUARD_MAXSTATESENT];
-	const char	*p = r->buf, *end = r->buf + r->len, *a, *b, *c;
-	struct stat	 st;
-	size_t		 n = 0, i, j, al, shown = 0, ns = 0;
-	int		 full = 0, fd, kind, lost = r->lost;
-	struct gitnew_found *found;
-
-	while (p < end) {
-		char tag = *p++;
-
-		if (tag == REPORT_FULL) {
-			full = 1;
-			continue;
-		}
-		if (tag == REPORT_STATE_LOST) {
-			lost = 1;
-			continue;
-		}
-		if (tag == REPORT_REFUSED_MORE) {
-			if (sum != NULL)
-				summary_more(sum);
-			continue;
-		}
-		a = p;
-		if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
-			break;
-		p++;
-		if (tag == REPORT_REPO) {
-			if (n < GUARD_MAXREPOS && (repos[n] = strdup(a)) != NULL)
-				n++;
-			continue;
-		}
-		if (tag == REPORT_STATE) {
-			for (i = 0; i < ns; i++)
-				if (strcmp(states[i], a) == 0)
-					break;
-			if (i < ns)
-				continue;
-			if (ns < GUARD_MAXSTATESENT &&
-			    (states[ns] = strdup(a)) != NULL)
-				ns++;
-			else
-				lost = 1;
-			continue;
-		}
-		b = p;
-		if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
-			break;
-		p++;
-		if (tag == REPORT_REFUSED) {
-			c = p;
-			if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
-				break;
-			p++;
-			if (sum != NULL)
-				summary_file(sum, a, b, c);
-			continue;
-		}
-		al = strlen(a);
-		for (i = 0; i < n; i++) {
-			if (strncmp(repos[i], a, al) != 0 || (repos[i][al] !=
-			    '\0' && repos[i][al] != '/'))
-				continue;
-			if ((size_t)snprintf(buf, sizeof(buf), "%s%s", b,
-			    repos[i] + al) >= sizeof(buf) ||
-			    (s = strdup(buf)) == NULL)
-				continue;
-			free(repos[i]);
-			repos[i] = s;
-		}
-	}
-	/* What each still existing one has beyond a fresh clone. */
-	if ((found = calloc(n > 0 ? n : 1, sizeof(*found))) == NULL) {
-		log_warn("git repositories made by the command");
-		goto done;
-	}
-	for (i = 0; i < n; i++) {
-		gitnew_found_init(&found[i]);
-		if ((fd = open(repos[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
-		    -1)
-			continue;
-		/* 1: a repository (with a .git), 2: a bare one, 0: gone. */
-		kind = 0;
-		if (fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0)
-			kind = 1;
-		else if (guard_shape(fd))
-			kind = 2;
-		if (kind != 0)
-			gitnew_check(fd, kind == 2, &found[i]);
-		close(fd);
-	}
-	for (i = 0; i < n; i++) {
-		if (found[i].n == 0)
-			continue;
-		/*
-		 * One inside another named is part of it (a clone's
-		 * submodules); inside one with nothing to name, it is named.
-		 */
-		for (j = 0; j < n; j++)
-			if (j != i && found[j].n != 0 &&
-			    fs_under(repos[i], repos[j]) &&
-			    strcmp(repos[i], repos[j]) != 0)
-				break;
-		if (j < n || shown++ >= 10)
-			continue;
-		log_warnx("the command made a git repository at %s with "
-		    "more than a fresh clone has, which git may run: %s; look "
-		    "at it before you run git there", repos[i], found[i].text);
-	}
-	if (shown > 10 || full)
-		log_warnx("the command made more git repositories than "
-		    "listed here");
-	free(found);
-done:
-	for (i = 0; i < n; i++)
-		free(repos[i]);
-	guard_report_states(states, ns, lost);
-	for (i = 0; i < ns; i++)
-		free(states[i]);
-}
-
-/*
- * Warn about each git operation state the command wrote in a repository
- * older than the run that, as it is now, would run a program when the
- * user continues it outside the sandbox; lost: the guard's records did
- * not all arrive.
- */
-static void
-guard_report_states(char **states, size_t n, int lost)
-{
-	struct gitnew_found	 f;
-	const char		*base, *what, *abort;
-	size_t			 i, shown = 0;
-
-	for (i = 0; i < n; i++) {
-		gitnew_found_init(&f);
-		if (!gitstate_check(states[i], &f))
-			continue;
-		if (shown++ >= 10)
-			continue;
-		base = strrchr(states[i], '/');
-		base = base != NULL ? base + 1 : states[i];
-		if (strcasecmp(base, "sequencer") == 0) {
-			what = "cherry-pick or revert";
-			abort = "git cherry-pick --abort (or git revert --abort)";
-		} else if (strcasecmp(base, "rebase-apply") == 0) {
-			what = "rebase or am";
-			abort = "git rebase --abort (or git am --abort)";
-		} else {
-			what = "rebase";
-			abort = "git rebase --abort";
-		}
-		log_warnx("the command left a git %s in progress (%s) that "
-		    "would run more than git when continued: %s; look at it, "
-		    "or run %s in that repository, before you continue it "
-		    "outside the sandbox", what, states[i], f.text, abort);
-	}
-	if (shown > 10)
-		log_warnx("more git operations in progress would run more "
-		    "than git than listed here");
-	if (lost)
-		log_warnx("the command wrote the state of more git rebases, "
-		    "cherry-picks or ams than pisbx-run followed: look at "
-		    "\"git status\" in each repository it could write, and at "
-		    "the todo list of any operation in progress, before you "
-		    "continue one outside the sandbox");
-}
-
-void
-guard_report_free(struct guard_report *r)
-{
-	if (r == NULL)
-		return;
-	free(r->buf);
-	free(r);
 }

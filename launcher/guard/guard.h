@@ -4,7 +4,9 @@
  * read each path from the caller's memory once, walk it as the caller's
  * kernel would, check it against the filesystem plan and git's rules,
  * and perform the creation, write or Unix-socket call themselves
- * (guard.c).  guard_start is all the reaper needs.
+ * (guard.c).  guard_start is all the reaper needs; the parent reads
+ * the records the guard sends it (run/guard_report.c) by the format
+ * below.
  */
 #ifndef PISBX_LAUNCHER_GUARD_H
 #define PISBX_LAUNCHER_GUARD_H
@@ -29,16 +31,25 @@ struct guard_conf {
  * repositories made during the run.  0, or -1 when no thread started.
  */
 int	 guard_start(const struct guard_conf *, int notify_fd);
+/* Whether dirfd looks like a git directory to git's discovery. */
+int	 guard_shape(int dirfd);
+
 /*
- * The parent's side of report_fd: collect what the guard says (call with
- * the readable end until EOF), then warn about every git repository made
- * during the run that still exists, and hand its refusals to a summary.
+ * The records on report_fd, one a message (SOCK_SEQPACKET): a tag, then
+ * its fields, each NUL-terminated (run/guard_report.c reads them).
+ * R path, M old new (renamed), F (too many).
  */
-struct guard_report;
-struct summary;
-struct guard_report *guard_report_new(void);
-int	 guard_report_read(struct guard_report *, int fd);
-void	 guard_report_warn(struct guard_report *, struct summary *);
-void	 guard_report_free(struct guard_report *);
+#define REPORT_REPO	'R'
+#define REPORT_MOVED	'M'
+#define REPORT_FULL	'F'
+#define REPORT_REFUSED	'X'	/* verb, path, why */
+#define REPORT_REFUSED_MORE 'Y'	/* past GUARD_MAXREFUSED */
+#define REPORT_STATE	'S'	/* a git operation's state directory */
+#define REPORT_STATE_LOST 'L'	/* past GUARD_MAXSTATESENT */
+
+/* The guard's bounds on what it tells, which bound the reader too. */
+#define GUARD_MAXREPOS	256		/* repositories followed */
+#define GUARD_MAXREFUSED 256		/* refusals told the parent */
+#define GUARD_MAXSTATESENT 1024		/* their records, moves counted */
 
 #endif

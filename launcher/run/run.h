@@ -3,8 +3,9 @@
  * serves the proxy: supervisor mode (supervise.c) and the host-IPC
  * fallback (hostipc.c) before the sandbox starts and after it ended, the
  * per-run directory (rundir.c), the command's environment (env.c), the
- * command as a job of the caller's terminal (jobs.c), and the summary of
- * what was refused (summary.c).  None of it runs inside the sandbox.
+ * command as a job of the caller's terminal (jobs.c), the reader of the
+ * guard's records (guard_report.c), and the summary of what was refused
+ * (summary.c).  None of it runs inside the sandbox.
  */
 #ifndef PISBX_LAUNCHER_RUN_H
 #define PISBX_LAUNCHER_RUN_H
@@ -296,5 +297,18 @@ char	*rundir_login(const struct sandbox *, const char *path,
 void	 rundir_remove(const char *);
 /* Remove per-run dirs of pisbx-run processes that no longer exist. */
 void	 rundir_sweep(void);
+
+/* guard_report.c */
+/*
+ * The parent's side of report_fd: collect what the guard says (call with
+ * the readable end until EOF), then warn about every git repository made
+ * during the run that still exists, and hand its refusals to a summary.
+ */
+struct guard_report;
+struct summary;
+struct guard_report *guard_report_new(void);
+int	 guard_report_read(struct guard_report *, int fd);
+void	 guard_report_warn(struct guard_report *, struct summary *);
+void	 guard_report_free(struct guard_report *);
 
 #endif

@@ -109,6 +109,8 @@ refused launcher/guard/gitwork.c '#include "launcher/agent/agent.h"' \
     'launcher/guard/ may not include launcher/agent/'
 refused launcher/guard/guard.c '#include "launcher/sandbox/sandbox.h"' \
     'launcher/guard/ may not include launcher/sandbox/'
+refused launcher/guard/guard.c '#include "launcher/run/run.h"' \
+    'launcher/guard/ may not include launcher/run/'
 refused launcher/run/env.c '#include "supervisor/supervisor.h"' \
     'launcher/run/ may not include supervisor/'
 allowed launcher/git/gitnew.c '#include "launcher/launcher.h"'
