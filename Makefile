@@ -83,8 +83,8 @@ POLICY_SRC   := $(wildcard policy/*.c)
 APPROVAL_SRC := $(wildcard approval/*.c)
 PROXY_SRC    := $(filter-out proxy/main.c,$(wildcard proxy/*.c))
 SUPERVISOR_SRC := $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
-LAUNCHER_SRC := $(filter-out launcher/main.c launcher/seccomp_gen.c,\
-		$(wildcard launcher/*.c))
+LAUNCHER_SRC := $(filter-out launcher/main.c launcher/sandbox/seccomp_gen.c,\
+		$(wildcard launcher/*.c launcher/*/*.c))
 GEN_SRC      := $(BUILD)/gen/default_config.c $(BUILD)/gen/seccomp_bpf.c
 LIB_SRC      := $(COMMON_SRC) $(POLICY_SRC) $(APPROVAL_SRC) $(PROXY_SRC) \
 		$(SUPERVISOR_SRC) $(LAUNCHER_SRC)
@@ -129,8 +129,10 @@ $(BUILD)/gen/default_config.c: conf/default.json scripts/embed.sh
 	sh scripts/embed.sh pisbx_default_config conf/default.json > $@
 
 # The command's seccomp filter, compiled at build time: seccomp_gen builds
-# the rules of launcher/seccomp.c with libseccomp and writes the programs.
-$(BUILD)/gen/seccomp_gen: launcher/seccomp_gen.c $(BUILD)/launcher/seccomp.o
+# the rules of launcher/sandbox/seccomp.c with libseccomp and writes the
+# programs.
+$(BUILD)/gen/seccomp_gen: launcher/sandbox/seccomp_gen.c \
+	    $(BUILD)/launcher/sandbox/seccomp.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
 

@@ -101,7 +101,7 @@ void		 reviewer_opts_config(struct reviewer_opts *o,
 		    const char *cwd, const char *capability);
 /*
  * The socket transport's capability from the config's capabilityEnv
- * (PISBX_CAPABILITY by default), taken out of the environment (secmem_env):
+ * (PISBX_CAPABILITY by default), taken out of the environment (policy_env_take):
  * NULL when the config has no review.socket or the variable is unset.
  */
 const char	*review_capability(const struct config *);

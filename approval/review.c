@@ -65,7 +65,7 @@ review_capability(const struct config *conf)
 {
 	if (conf == NULL || conf->review_mode != REVIEW_SOCKET)
 		return NULL;
-	return secmem_env(conf->review_capability_env != NULL ?
+	return policy_env_take(conf->review_capability_env != NULL ?
 	    conf->review_capability_env : "PISBX_CAPABILITY");
 }
 

@@ -16,13 +16,5 @@ int	secmem_random(void *buf, size_t len);
 void	secmem_wipe(void *p, size_t len);
 /* 0 when the len bytes at a and b are equal, else 1; constant time. */
 int	secmem_cmp(const void *a, const void *b, size_t len);
-/*
- * Take the secret in environment variable name: its value (kept by
- * secmem for the process's life, and returned again by later calls), the
- * bytes overwritten where /proc/PID/environ shows them and the variable
- * removed, so no child inherits it.  NULL when it is not set (or out of
- * memory).
- */
-const char *secmem_env(const char *name);
 
 #endif

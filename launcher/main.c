@@ -27,7 +27,11 @@
 #include "policy/policy.h"
 #include "proxy/proxy.h"
 #include "launcher/launcher.h"
-#include "launcher/supervise.h"
+#include "launcher/agent/agent.h"
+#include "launcher/fs/fs.h"
+#include "launcher/sandbox/sandbox.h"
+#include "launcher/guard/guard.h"
+#include "launcher/run/run.h"
 
 extern char **environ;
 

@@ -25,7 +25,6 @@
 
 #include <jansson.h>
 
-#include "common/secmem.h"
 #include "policy/policy.h"
 #include "policy/config_int.h"
 
@@ -1237,9 +1236,9 @@ parent_cred(struct cfgctx *ctx, const char *base, const json_t *obj,
 		/*
 		 * Taken out of the environment: nothing this process starts,
 		 * nor /proc/PID/environ, shows the password (a reload finds
-		 * it again in secmem).
+		 * it again: policy_env_take).
 		 */
-		if ((val = secmem_env(pp->cred_env)) == NULL ||
+		if ((val = policy_env_take(pp->cred_env)) == NULL ||
 		    val[0] == '\0') {
 			cfg_err(ctx, p, "the environment variable %s is %s: "
 			    "set it to USER:PASSWORD", env, val == NULL ?

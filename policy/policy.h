@@ -467,4 +467,14 @@ void		 config_free(struct config *);
 void		 config_errors_clear(struct config_errors *);
 void		 strlist_free(struct strlist *);
 
+/* env.c */
+/*
+ * Take the secret in environment variable name: its value (kept for the
+ * process's life, and returned again by later calls), the bytes
+ * overwritten where /proc/PID/environ shows them and the variable
+ * removed, so no child inherits it.  NULL when it is not set (or out of
+ * memory).
+ */
+const char	*policy_env_take(const char *name);
+
 #endif

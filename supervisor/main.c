@@ -20,7 +20,6 @@
 #include <openssl/rand.h>
 
 #include "common/log.h"
-#include "common/secmem.h"
 #include "common/shell.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
@@ -180,7 +179,7 @@ main(int argc, char *argv[])
 	 * The capability: the agent host's own when it set one, else a fresh
 	 * 256-bit secret printed once, for the agent host's environment.
 	 */
-	env = secmem_env(SUPERVISOR_CAPABILITY_ENV);
+	env = policy_env_take(SUPERVISOR_CAPABILITY_ENV);
 	if (env != NULL && *env != '\0') {
 		if (strlen(env) >= sizeof(cap))
 			errx(2, "%s is too long (at most %zu characters)",

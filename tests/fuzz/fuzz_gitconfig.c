@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "policy/policy.h"
-#include "launcher/launcher.h"
+#include "launcher/git/git.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -126,7 +126,7 @@ for k in sorted(keys):
 # ---- quoted messages -------------------------------------------------
 src = ""
 for d in ["approval", "common", "launcher", "policy", "proxy", "supervisor"]:
-    for f in sorted(glob.glob(os.path.join(top, d, "*.c"))):
+    for f in sorted(glob.glob(os.path.join(top, d, "**", "*.c"), recursive=True)):
         src += read(f)
 # adjacent string literals are one string
 src = re.sub(r'"\s*\n\s*"', "", src)

@@ -4,7 +4,7 @@
 # of the tree with one offending include added -- a lower layer reaching
 # up, the old approval <-> proxy cycle, supervisor/ using proxy/, a bare
 # name found through -I, a header that does not exist, a folder missing
-# from the table.
+# from the table; and among launcher/'s subfolders, a layer reaching up.
 . "$(dirname "$0")/../lib/common.sh"
 
 CHECK="$PISBX_TOP/scripts/includes.sh"
@@ -77,12 +77,46 @@ refused proxy/dns.c '#include "common/nosuch.h"' \
     'proxy/dns.c: #include "common/nosuch.h": no such file from the top'
 refused newdir/x.c '#include "common/log.h"' \
     'folder newdir/ is not in the layering table'
-
 allowed proxy/dns.c '#include "approval/approval.h"'
 allowed supervisor/main.c '#include "approval/approval.h"'
-allowed launcher/env.c '#include "proxy/proxy.h"'
-allowed launcher/env.c '#include "supervisor/supervisor.h"'
+allowed launcher/main.c '#include "proxy/proxy.h"'
+allowed launcher/main.c '#include "supervisor/supervisor.h"'
 allowed tests/unit/test_pattern.c '#include "proxy/proxy_int.h"'
 allowed proxy/dns.c '#include <sys/types.h>'
+
+# launcher/'s layers (docs/internals.md).
+refused launcher/launcher.h '#include "policy/policy.h"' \
+    'launcher/launcher.h: #include "policy/policy.h": launcher/launcher.h may not include policy/'
+refused launcher/launcher.h '#include "launcher/fs/fs.h"' \
+    'launcher/launcher.h may not include launcher/fs/'
+refused launcher/newsub/x.c '#include "common/log.h"' \
+    'folder launcher/newsub/ is not in the layering table'
+refused launcher/git/gitnew.c '#include "launcher/run/run.h"' \
+    'launcher/git/gitnew.c: #include "launcher/run/run.h": launcher/git/ may not include launcher/run/'
+refused launcher/git/gitnew.c '#include "launcher/fs/fs.h"' \
+    'launcher/git/ may not include launcher/fs/'
+refused launcher/agent/hook.c '#include "launcher/git/git.h"' \
+    'launcher/agent/ may not include launcher/git/'
+refused launcher/fs/fspolicy.c '#include "launcher/sandbox/sandbox.h"' \
+    'launcher/fs/ may not include launcher/sandbox/'
+refused launcher/sandbox/mount.c '#include "launcher/git/git.h"' \
+    'launcher/sandbox/ may not include launcher/git/'
+refused launcher/sandbox/reaper.c '#include "launcher/run/run.h"' \
+    'launcher/sandbox/ may not include launcher/run/'
+refused launcher/sandbox/reaper.c '#include "launcher/guard/guard_int.h"' \
+    'launcher/sandbox/ may not include launcher/guard/'
+refused launcher/guard/gitwork.c '#include "launcher/agent/agent.h"' \
+    'launcher/guard/ may not include launcher/agent/'
+refused launcher/guard/guard.c '#include "launcher/sandbox/sandbox.h"' \
+    'launcher/guard/ may not include launcher/sandbox/'
+refused launcher/guard/guard.c '#include "launcher/run/run.h"' \
+    'launcher/guard/ may not include launcher/run/'
+refused launcher/run/env.c '#include "supervisor/supervisor.h"' \
+    'launcher/run/ may not include supervisor/'
+allowed launcher/git/gitnew.c '#include "launcher/launcher.h"'
+allowed launcher/fs/fspolicy.c '#include "launcher/git/git.h"'
+allowed launcher/run/env.c '#include "proxy/proxy.h"'
+allowed launcher/run/env.c '#include "launcher/sandbox/sandbox.h"'
+allowed launcher/sandbox/reaper.c '#include "launcher/guard/guard.h"'
 
 done_testing

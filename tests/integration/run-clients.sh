@@ -1,6 +1,6 @@
 #!/bin/sh
 # Clients that do not read HTTP_PROXY reach the sandbox's one way out too,
-# each through its own spelling (launcher/env.c): Node's own fetch()
+# each through its own spelling (launcher/run/env.c): Node's own fetch()
 # (NODE_USE_ENV_PROXY), the JVM (the JDK's net.properties, silently:
 # java, Maven; JAVA_TOOL_OPTIONS after the caller's own), npm over
 # a project .npmrc's proxy, pip into a venv, git:// (GIT_PROXY_COMMAND),

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The creation guard as the command sees it, where it keeps state to be
-# fast (launcher/guard.c): every file it opens for the command carries
+# fast (launcher/guard/guard.c): every file it opens for the command carries
 # the descriptor flags the command asked for; every creation gets the
 # creating thread's umask, as it changes, in threads, children and after
 # exec, though the guard reads it only once per thread; a relative path

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "launcher/launcher.h"
+#include "launcher/agent/agent.h"
 
 #define CFG	"/home/u/.claude"
 #define SNAP	CFG "/shell-snapshots/snapshot-bash-1796051827154-txpytb.sh"

@@ -1,5 +1,5 @@
 /*
- * The launcher's filesystem plan (launcher/fspolicy.c): defaults, "~" and
+ * The launcher's filesystem plan (launcher/fs/fspolicy.c): defaults, "~" and
  * relative paths, symlinks resolved, precedence at one path, rules only
  * for existing paths and sorted shallow-first, the mandatory set in every
  * writable root and at a writable home (allowGitConfig), git worktrees
@@ -28,6 +28,7 @@
 
 #include "policy/policy.h"
 #include "launcher/launcher.h"
+#include "launcher/fs/fs.h"
 
 struct guard_case {
 	const char	*rel;		/* below the workspace */

@@ -1,6 +1,6 @@
 /*
- * launcher/gitnew.c: which settings of a git config a fresh clone has
- * not (the allow list, names ignoring case, subsections), which lines
+ * launcher/git/gitnew.c: which settings of a git config a fresh clone
+ * has not (the allow list, names ignoring case, subsections), which lines
  * are named by number because git could read them otherwise (a key on
  * a section's line, old [a.b] sections, escapes, a NUL byte, a key
  * before any section), and the cap on what is named.  gitstate.c: which
@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "policy/policy.h"
-#include "launcher/launcher.h"
+#include "launcher/git/git.h"
 
 struct conf_case {
 	const char	*text;

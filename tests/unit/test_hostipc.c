@@ -19,7 +19,7 @@
 #include "approval/approval.h"
 #include "approval/supclient.h"
 #include "supervisor/supervisor.h"
-#include "launcher/supervise.h"
+#include "launcher/run/run.h"
 
 struct match_case {
 	const char	*text;

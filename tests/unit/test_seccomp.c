@@ -1,9 +1,10 @@
 /*
  * The command's seccomp filter is compiled at build time (launcher/
- * seccomp_gen.c) and loaded as is (launcher/filter.c): each compiled
- * program must be, instruction for instruction, what the rules of
- * launcher/seccomp.c build with this libseccomp, and the loader must pick
- * the variant the config asks for.
+ * sandbox/seccomp_gen.c) and loaded as is (launcher/sandbox/
+ * seccomp_load.c): each compiled program must be, instruction for
+ * instruction, what the rules of launcher/sandbox/seccomp.c build with
+ * this libseccomp, and the loader must pick the variant the config asks
+ * for.
  */
 #include <sys/mman.h>
 
@@ -21,7 +22,7 @@
 #include <seccomp.h>
 
 #include "policy/policy.h"
-#include "launcher/launcher.h"
+#include "launcher/sandbox/sandbox.h"
 
 /* The program libseccomp builds now for variant v, malloc'ed. */
 static struct sock_filter *

@@ -1,7 +1,8 @@
 /*
- * Unit tests for common/secmem.c: the comparison sees every byte, the
- * wipe zeroes exactly what it is given, randomness fills large buffers,
- * a secret taken from the environment leaves its bytes nowhere there.
+ * Unit tests for common/secmem.c (the comparison sees every byte, the
+ * wipe zeroes exactly what it is given, randomness fills large buffers)
+ * and for policy/env.c (a secret taken from the environment leaves its
+ * bytes nowhere there).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "common/secmem.h"
+#include "policy/policy.h"
 
 static void
 test_cmp(void **state)
@@ -84,7 +86,7 @@ test_env(void **state)
 	(void)state;
 	/* An environment block as execve leaves it, with a duplicate. */
 	environ = env;
-	v = secmem_env("PISBX_TEST_SECRET");
+	v = policy_env_take("PISBX_TEST_SECRET");
 	assert_non_null(v);
 	assert_string_equal(v, "hunter2");
 	/* Every entry's value overwritten in place, the variable gone. */
@@ -93,14 +95,14 @@ test_env(void **state)
 	assert_null(getenv("PISBX_TEST_SECRET"));
 	assert_string_equal(getenv("PISBX_TEST_OTHER"), "stays");
 	/* Kept: a reload reads it again. */
-	v = secmem_env("PISBX_TEST_SECRET");
+	v = policy_env_take("PISBX_TEST_SECRET");
 	assert_non_null(v);
 	assert_string_equal(v, "hunter2");
 	/* Set again: taken anew. */
 	assert_int_equal(setenv("PISBX_TEST_SECRET", "again", 1), 0);
-	assert_string_equal(secmem_env("PISBX_TEST_SECRET"), "again");
+	assert_string_equal(policy_env_take("PISBX_TEST_SECRET"), "again");
 	assert_null(getenv("PISBX_TEST_SECRET"));
-	assert_null(secmem_env("PISBX_TEST_UNSET"));
+	assert_null(policy_env_take("PISBX_TEST_UNSET"));
 	environ = saved;
 }
 

@@ -1,5 +1,5 @@
 /*
- * pisbx-run's refusal summary (launcher/summary.c): repeats counted once,
+ * pisbx-run's refusal summary (launcher/run/summary.c): repeats counted once,
  * the stderr text capped with a pointer to the report, the report every
  * refusal as one JSON object per line, nothing at all when nothing was
  * refused; allowed destinations that could not be reached in a part of
@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "policy/policy.h"
-#include "launcher/launcher.h"
+#include "launcher/run/run.h"
 
 #define HINT	"to allow it, add \"registry.npmjs.org\" to " \
 		"network.allowedDomains in /home/u/.config/pisbx/config.json"

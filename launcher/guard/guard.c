@@ -1,0 +1,3501 @@
+/*
+ * The creation guard: the supervisor of the command's seccomp
+ * notifications for creating and writing files.
+ *
+ * Why: the mandatory deny set must hold for names that do not exist yet
+ * (creating ./.bashrc or .git/hooks/pre-commit must fail), and a bind
+ * mount needs an existing target -- a stub file in the workspace, which
+ * stays behind when pisbx-run is killed.  Landlock cannot express "this
+ * directory except these names", and what git reads as configuration
+ * lives at any depth of the workspace.  So every system call that
+ * creates a name or writes a file by name (open with O_CREAT, O_WRONLY,
+ * O_RDWR or O_TRUNC, creat, truncate, mkdir, mknod, symlink, link,
+ * rename, bind) stops in the kernel and this process decides.  The same
+ * goes for names that match a denyRead or denyWrite pattern (fsglob.c),
+ * and, unless network.allowAllUnixSockets, for every connect and send
+ * that names an address (see "Unix sockets named by address" below).
+ *
+ * To be free of time-of-check/time-of-use races, the guard never lets
+ * the kernel re-read the command's arguments: it reads each path once
+ * (process_vm_readv, then checks that the caller still waits, so the
+ * memory read was the caller's), resolves the parent directory to an fd,
+ * checks the resulting path, and performs the operation itself on that
+ * fd (the opened file is installed in the command with
+ * SECCOMP_IOCTL_NOTIF_ADDFD; a socket to bind is borrowed with
+ * pidfd_getfd).  What it reads of the caller -- the path, its cwd, a
+ * dirfd -- it reads once, and acts from what it checked, never from a
+ * second read another thread could have changed (a chdir between the
+ * two made a bind land elsewhere): a bind, which takes no directory fd,
+ * is made from the very cwd it was checked against, and where the
+ * socket landed is verified (guard_bound).  A check that cannot be made
+ * is a refusal.  It runs with the command's uid, no capabilities, the
+ * same Landlock domain and the same mount namespace, so it can do
+ * nothing the command could not -- except create or write a protected
+ * name.  Renames, links and symlinks onto a directory on the way to a
+ * protected name are refused too, so a prepared tree cannot be moved
+ * into place.
+ *
+ * Names are resolved as the caller's kernel would, never in the guard's
+ * own context: there "/proc/self" (and /dev/fd, a link to it) is the
+ * guard, and /proc/<pid>/fd/N opens what the guard may open.  So the
+ * kernel walks a directory path only when it has no symlink (openat2
+ * RESOLVE_NO_SYMLINKS, which refuses magic links too) and does not end
+ * in procfs; otherwise the guard walks it one component at a time
+ * (guard_walk): a symlink's text is spliced in, "self" and "thread-self"
+ * become the caller's ids, and a magic link is followed only in the
+ * caller's own /proc directory.  Any other name in /proc is refused
+ * (guard_proc_refuse).  The process holds nothing but the report channel
+ * besides (reaper_close_all), a socket no name reopens.
+ *
+ * Where it runs: in the reaper, PID 1 of the sandbox, as a few threads
+ * (guard_start), so it is an ancestor of every process it serves --
+ * which Yama's ptrace_scope=1 requires of whoever reads a process's
+ * memory or borrows its descriptors.  The kernel wakes a guard thread on
+ * the caller's CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6):
+ * a wake-up across CPUs cost about as much as the rest of a creation on
+ * a paravirtualised machine.  Requests run in parallel, each thread with
+ * its own umask and cwd (unshare(CLONE_FS)); a rename runs alone (the
+ * order lock), since checking the names of a moved tree and moving it
+ * must not interleave with creations in it, and the guard's tables are
+ * behind one mutex.
+ *
+ * What a creation costs the guard: the notification round trip, one
+ * memory read, one validity check, the parent directory opened (an
+ * absolute path without symlinks is named by its own text: openat2 with
+ * RESOLVE_NO_SYMLINKS proves it; otherwise the kernel names the opened
+ * directory), a look at the name, the checks on the resolved path, the
+ * creation and the fd installed.  No file of /proc is read per request
+ * but the cwd of a relative path: the caller's umask is remembered per
+ * thread (guard_caller_umask) and every umask() call is noted on its way
+ * through.
+ *
+ * Git (fs_git_rule): the configuration and hooks of every repository
+ * that existed when the run started, at any depth, are protected; a
+ * repository the command makes during the run (git clone) stays usable.
+ * "Made during the run" is known exactly: the guard performs every
+ * mkdir, so it keeps the (device, inode) of each directory it made.  A
+ * new ".git" may appear only in such a directory, and the parent is told
+ * about each one, to warn at exit.
+ */
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/vfs.h>
+#include <linux/kcmp.h>
+#include <linux/netlink.h>
+#include <linux/openat2.h>
+#include <linux/rtnetlink.h>
+#include <linux/sched.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/text.h"
+#include "launcher/launcher.h"
+#include "launcher/fs/fs.h"
+#include "launcher/guard/guard.h"
+#include "launcher/guard/guard_int.h"
+
+#define GUARD_MAXLINKS	40
+#define GUARD_MAXQ	16		/* git questions per path */
+#define GUARD_MAXSTATES	256		/* git operation states followed */
+#define GUARD_MAXTOLD	1024		/* refusals said once on stderr */
+#define GUARD_MAXMADE	(1U << 22)	/* directories remembered */
+#define GUARD_MAXSOCKS	4096		/* Unix sockets bound, remembered */
+#define GUARD_MAXCALLERS 256		/* callers' umasks remembered */
+#define GUARD_MAXTHREADS 4		/* threads answering requests */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
+#endif
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD	O_EXCL
+#endif
+/* Never on what the guard creates: seccomp.c refuses them to chmod. */
+#define GUARD_SETID	(S_ISUID | S_ISGID)
+#define GUARD_TTY_MAJOR	5		/* /dev/tty is 5:0 */
+#define GUARD_PTS_MAJOR	136		/* Unix98 ptys: 136..143 */
+
+struct guard_id {
+	dev_t	dev;
+	ino_t	ino;
+	int	used;
+};
+
+/* A Unix socket file the command bound: its identity (see guard_sock_id). */
+struct guard_sock {
+	dev_t		dev;
+	ino_t		ino;
+	int64_t		btime_sec;	/* birth time, where there is one */
+	uint32_t	btime_nsec;
+};
+
+/*
+ * A thread of the command, as the guard knows it: its umask, which the
+ * kernel keeps in the fs_struct the thread shares with the others it was
+ * cloned with CLONE_FS (a process's threads; kcmp(KCMP_FS) tells).  Read
+ * from /proc once per thread; after that every umask() of its fs group
+ * is seen on its way to the kernel.
+ */
+struct guard_caller {
+	pid_t		tid;
+	int		pidfd;		/* PIDFD_THREAD: a reused tid is seen */
+	mode_t		umask;
+	int		noted;		/* its group's last umask() was its */
+	unsigned long	used;		/* least recently used goes first */
+};
+
+/* The guard's state across notifications. */
+struct guard {
+	struct guard_conf	 conf;
+	int			 notify_fd;
+	int			 root;		/* O_PATH "/", every process's */
+	int			 lexical;	/* openat2 RESOLVE_NO_SYMLINKS */
+	int			 kcmp;		/* kcmp(KCMP_FS) answers */
+	/* Shared by every request; held alone by a rename. */
+	pthread_rwlock_t	 order;
+	/* The tables below, the reports and the diagnostics. */
+	pthread_mutex_t		 mu;
+	struct guard_caller	 callers[GUARD_MAXCALLERS];
+	size_t			 ncallers;
+	unsigned long		 clock;
+	struct guard_id		*made;		/* directories made, hashed */
+	size_t			 made_cap;
+	size_t			 nmade;
+	struct gitwork		*work;		/* work trees' hooks */
+	char			*repos[GUARD_MAXREPOS];	/* told the parent */
+	size_t			 nrepos;
+	int			 repos_full;
+	char			*states[GUARD_MAXSTATES]; /* told too */
+	size_t			 nstates;
+	size_t			 nstatesent;
+	size_t			 nrefused;	/* told the parent */
+	uint64_t		 told[GUARD_MAXTOLD];	/* said: hashes */
+	size_t			 ntold;
+	struct guard_sock	*socks;		/* Unix sockets bound */
+	size_t			 nsocks;
+};
+
+struct guard_path {
+	int		parent;		/* O_PATH fd of the parent directory */
+	int		base;		/* O_PATH fd of the directory a relative
+					   path started from, when kept
+					   (guard_at_keep), or -1 */
+	char		name[PATH_MAX];	/* last component, as given: acted on */
+	char		last[NAME_MAX + 1]; /* name without trailing slashes:
+					   every check that looks at it */
+	char		full[PATH_MAX];	/* resolved path, for the check */
+	int		dots;		/* "." or "..": creates nothing */
+	int		lexical;	/* no symlink before name, not in
+					   procfs: the kernel may walk it */
+	int		proc;		/* a procfs file itself */
+	int		magic;		/* O_PATH fd of a file reached through a
+					   procfs magic link, or -1 */
+	int		exists;		/* guard_final: st is the name's */
+	struct stat	st;		/* (not followed) */
+};
+
+struct guard_req {
+	struct guard	*g;
+	pid_t		 pid;		/* the calling thread */
+	pid_t		 tgid;		/* its process (0: not read yet) */
+	uint64_t	 id;
+};
+
+static void	guard_path_init(struct guard_path *);
+static void	guard_path_clear(struct guard_path *);
+static int	guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
+		    size_t len);
+static int	guard_read_str(struct guard_req *, uint64_t addr, char *buf,
+		    size_t size);
+static int	guard_valid(struct guard_req *);
+static int	guard_unreadable(struct guard_req *);
+static int	guard_base(struct guard_req *, int dfd);
+static pid_t	guard_tgid(struct guard_req *);
+static int	guard_on_proc(int fd);
+static int	guard_proc_where(struct guard_req *, int fd, char *buf,
+		    size_t size);
+static int	guard_proc_refuse(struct guard_req *, const char *path);
+static int	guard_walk(struct guard_req *, int base, const char *dir);
+static int	guard_lexical(const char *base, const char *dir, char *out,
+		    size_t size);
+static int	guard_resolve(struct guard_req *, int base, int own,
+		    const char *basepath, const char *path, struct guard_path *);
+static int	guard_at_keep(struct guard_req *, int dfd, const char *raw,
+		    struct guard_path *, int keep);
+static int	guard_at_str(struct guard_req *, int dfd, const char *raw,
+		    struct guard_path *);
+static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
+		    struct guard_path *);
+static int	guard_magic(struct guard_req *, struct guard_path *,
+		    int follow);
+static int	guard_final(struct guard_req *, struct guard_path *,
+		    int follow, int look);
+static int	guard_made_has(const struct guard *, const struct stat *);
+static int	guard_made_known(struct guard *, const struct stat *);
+static int	guard_made_cb(void *, const struct stat *);
+static void	guard_made_add(struct guard *, const struct stat *);
+static void	guard_made_at(struct guard *, int dirfd, const char *name);
+static int	guard_up(int fd, int levels);
+static int	guard_git(struct guard_req *, const struct guard_path *,
+		    int ancestors_too);
+static void	guard_refuse(struct guard_req *, const char *path,
+		    const char *verb, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
+static void	guard_glob_refused(struct guard_req *, const char *verb,
+		    const char *path, const char *inside,
+		    const struct fs_glob *);
+static int	guard_glob_moved(struct guard_req *, const struct guard_path *,
+		    const struct guard_path *, const char *verb);
+static const char *guard_verb(const struct guard_path *, const char *);
+static int	guard_check(struct guard_req *, const struct guard_path *,
+		    int ancestors_too, const char *verb);
+static void	guard_send(struct guard *, char tag, const char *a,
+		    const char *b, const char *c);
+static int	guard_told(struct guard *, const char *verb, const char *path,
+		    const char *why);
+static int	guard_dotgit_in(const char *path);
+static void	guard_repo(struct guard *, const char *dir);
+static int	guard_state(struct guard_req *, const struct guard_path *,
+		    const char *verb);
+static void	guard_state_send(struct guard *, const char *path);
+static void	guard_state_moved(struct guard *, const char *from,
+		    const char *to, int exchange);
+static void	guard_created(struct guard_req *, const struct guard_path *,
+		    int head_before);
+static void	guard_moved(struct guard_req *, const struct guard_path *op,
+		    const struct guard_path *np, int exchange);
+static int	guard_head_before(struct guard_req *, const struct guard_path *);
+static int	guard_alive(int pidfd);
+static struct guard_caller *guard_caller_find(struct guard *, pid_t);
+static void	guard_caller_drop(struct guard *, struct guard_caller *);
+static struct guard_caller *guard_caller_add(struct guard *, pid_t, int pidfd,
+		    mode_t);
+static int	guard_same_fs(pid_t, pid_t);
+static int	guard_pidfd(pid_t);
+static mode_t	guard_status_umask(pid_t);
+static mode_t	guard_caller_umask(struct guard_req *);
+static void	guard_umask_noted(struct guard_req *, mode_t);
+static void	guard_umask(struct guard_req *);
+static int	guard_ttynr(pid_t, pid_t *session, unsigned long *tty);
+static int	guard_tty(struct guard_req *, int flags, mode_t mode);
+static int	guard_open(struct guard_req *, int dfd, uint64_t path,
+		    int flags, mode_t mode);
+static int	guard_truncate(struct guard_req *, uint64_t path, off_t len);
+static int	guard_getfd(struct guard_req *, int fd);
+static int	guard_sock_id(int dirfd, const char *name, struct guard_sock *);
+static void	guard_sock_add(struct guard *, const struct guard_sock *);
+static int	guard_sock_ours(const struct guard *, int fd);
+static int	guard_sock_vfs(int sock, dev_t *, ino_t *);
+static int	guard_bound(struct guard_req *, int sock,
+		    const struct guard_path *, struct guard_sock *);
+static int	guard_fd_cloexec(struct guard_req *, int fd);
+static void	guard_sock_spoil(struct guard_req *, int sockfd, int sock);
+static int	guard_bind(struct guard_req *, int sockfd, uint64_t addr,
+		    int len);
+static int	guard_link(struct guard_req *, const __u64 *a, int at);
+static int	guard_install(struct guard_req *, int parent,
+		    const char *name, int flags, mode_t mode, int follow,
+		    const struct stat *);
+static int	guard_install_now(struct guard_req *, int parent,
+		    const char *name, int flags, mode_t mode);
+struct guard_op;
+static void	guard_op_free(struct guard_op *);
+static int	guard_op_new(struct guard_req *, int sockfd,
+		    struct guard_op **);
+static int	guard_unix_target(struct guard_req *, const char *path,
+		    const char *verb);
+static int	guard_op_name(struct guard_req *, struct guard_op *,
+		    const void *name, socklen_t, const char *verb);
+static ssize_t	guard_op_send(struct guard_op *, int extra);
+static void	guard_sigpipe(const struct guard_op *, int err);
+static int	guard_op_lenout(const struct guard_op *, unsigned int);
+static void	*guard_worker(void *);
+static int	guard_spawn(struct guard_op *);
+static int	guard_op_finish(struct guard_op *,
+		    struct seccomp_notif_resp *);
+static int	guard_connect(struct guard_req *, int sockfd, uint64_t addr,
+		    int len);
+static int	guard_connected(struct guard_op *, int ms);
+static int	guard_op_control(struct guard_req *, struct guard_op *);
+static int	guard_op_msg(struct guard_req *, int sockfd,
+		    const struct msghdr *, int flags, struct guard_op **);
+static int	guard_read_msghdr(struct guard_req *, uint64_t addr,
+		    struct msghdr *, struct iovec **);
+static int	guard_sendto(struct guard_req *, const __u64 *,
+		    struct seccomp_notif_resp *);
+static int	guard_sendmsg(struct guard_req *, const __u64 *,
+		    struct seccomp_notif_resp *);
+static int	guard_sendmmsg(struct guard_req *, const __u64 *,
+		    struct seccomp_notif_resp *);
+static int	guard_request(struct guard_req *,
+		    const struct seccomp_notif *, struct seccomp_notif_resp *);
+static int	guard_handle(struct guard_req *, const struct seccomp_notif *,
+		    struct seccomp_notif_resp *);
+static int	guard_respond(int notify_fd, struct seccomp_notif_resp *);
+static void	*guard_thread(void *);
+
+static void
+guard_path_init(struct guard_path *gp)
+{
+	gp->parent = gp->magic = gp->base = -1;
+	gp->name[0] = gp->full[0] = gp->last[0] = '\0';
+	gp->dots = gp->proc = gp->exists = gp->lexical = 0;
+	gp->st.st_mode = 0;
+}
+
+static void
+guard_path_clear(struct guard_path *gp)
+{
+	if (gp->parent != -1)
+		close(gp->parent);
+	if (gp->magic != -1)
+		close(gp->magic);
+	if (gp->base != -1)
+		close(gp->base);
+	guard_path_init(gp);
+}
+
+/*
+ * Whether the caller still waits for the answer: then the pid named it
+ * all along (a task that waits cannot have died and left its pid to
+ * another), so what was read through the pid -- its memory, its cwd, its
+ * descriptors -- was the caller's.  0, or -ENOENT.
+ */
+static int
+guard_valid(struct guard_req *gr)
+{
+	return ioctl(gr->g->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID,
+	    &gr->id) == 0 ? 0 : -ENOENT;
+}
+
+/*
+ * A read of the command's memory failed: -EFAULT as the kernel would say
+ * for a bad address; -EACCES when the process may not be read at all (it
+ * made itself non-dumpable, or runs a program it cannot read), which is
+ * said once: its creations are refused.
+ */
+static int
+guard_unreadable(struct guard_req *gr)
+{
+	static int	told;
+
+	if (errno != EPERM)
+		return -EFAULT;
+	if (!__atomic_exchange_n(&told, 1, __ATOMIC_SEQ_CST))
+		log_warnx("the creation guard cannot read the memory of "
+		    "process %ld (not dumpable): its creations and writes are "
+		    "refused", (long)gr->pid);
+	return -EACCES;
+}
+
+/* Read exactly len bytes from the command's memory (checked valid). */
+static int
+guard_read_mem(struct guard_req *gr, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec	local, remote;
+	size_t		got = 0;
+	ssize_t		n;
+
+	while (got < len) {
+		local.iov_base = (char *)buf + got;
+		local.iov_len = len - got;
+		remote.iov_base = (void *)(uintptr_t)(addr + got);
+		remote.iov_len = len - got;
+		n = process_vm_readv(gr->pid, &local, 1, &remote, 1, 0);
+		if (n <= 0)
+			return n == 0 ? -EFAULT : guard_unreadable(gr);
+		got += (size_t)n;
+	}
+	return guard_valid(gr);
+}
+
+/*
+ * Read a NUL-terminated string from the command's memory, a page at a
+ * time (the next page may not be mapped).  The caller checks the request
+ * is still valid before trusting it (guard_at_str does).
+ */
+static int
+guard_read_str(struct guard_req *gr, uint64_t addr, char *buf, size_t size)
+{
+	struct iovec	local, remote;
+	size_t		got = 0, want;
+	ssize_t		n;
+
+	if (addr == 0)
+		return -EFAULT;
+	while (got < size) {
+		want = 4096 - ((addr + got) & 4095);
+		if (want > size - got)
+			want = size - got;
+		local.iov_base = buf + got;
+		local.iov_len = want;
+		remote.iov_base = (void *)(uintptr_t)(addr + got);
+		remote.iov_len = want;
+		n = process_vm_readv(gr->pid, &local, 1, &remote, 1, 0);
+		if (n <= 0)
+			return n == 0 ? -EFAULT : guard_unreadable(gr);
+		if (memchr(buf + got, '\0', (size_t)n) != NULL)
+			return 0;
+		got += (size_t)n;
+	}
+	return -ENAMETOOLONG;
+}
+
+/*
+ * The directory a path of the command's is relative to, opened: its cwd
+ * or its descriptor dfd (an absolute path starts at the guard's root,
+ * see guard_at_str).
+ */
+static int
+guard_base(struct guard_req *gr, int dfd)
+{
+	char	p[64];
+
+	if (dfd == AT_FDCWD)
+		snprintf(p, sizeof(p), "/proc/%ld/cwd", (long)gr->pid);
+	else if (dfd < 0)
+		return -EBADF;
+	else
+		snprintf(p, sizeof(p), "/proc/%ld/fd/%d", (long)gr->pid, dfd);
+	return open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* The caller's process id (its thread group), read once per request. */
+static pid_t
+guard_tgid(struct guard_req *gr)
+{
+	char	 st[64], line[128];
+	FILE	*f;
+	long	 tgid = 0;
+
+	if (gr->tgid != 0)
+		return gr->tgid;
+	snprintf(st, sizeof(st), "/proc/%ld/status", (long)gr->pid);
+	if ((f = fopen(st, "re")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "Tgid:", 5) == 0)
+				tgid = strtol(line + 5, NULL, 10);
+		fclose(f);
+	}
+	gr->tgid = tgid > 0 ? (pid_t)tgid : gr->pid;
+	return gr->tgid;
+}
+
+static int
+guard_on_proc(int fd)
+{
+	struct statfs	sfs;
+
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+}
+
+/*
+ * Where the procfs directory or file fd lies, by the kernel's name for it
+ * (the sandbox's procfs is mounted on /proc, and nothing can mount
+ * another): GUARD_PROC_ROOT for /proc itself, GUARD_PROC_CALLER within
+ * /proc/<the caller's process or thread>, else GUARD_PROC_OTHER -- which
+ * the guard never reaches into for the command.  buf gets the name.
+ */
+#define GUARD_PROC_ROOT		1
+#define GUARD_PROC_CALLER	2
+#define GUARD_PROC_OTHER	3
+static int
+guard_proc_where(struct guard_req *gr, int fd, char *buf, size_t size)
+{
+	char	 link[64], *end;
+	ssize_t	 n;
+	long	 pid;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, buf, size - 1)) <= 0 || (size_t)n == size - 1) {
+		snprintf(buf, size, "(a file in /proc)");
+		return GUARD_PROC_OTHER;
+	}
+	buf[n] = '\0';
+	if (strcmp(buf, "/proc") == 0)
+		return GUARD_PROC_ROOT;
+	if (strncmp(buf, "/proc/", 6) != 0 || buf[6] < '1' || buf[6] > '9')
+		return GUARD_PROC_OTHER;
+	errno = 0;
+	pid = strtol(buf + 6, &end, 10);
+	if (errno != 0 || (*end != '/' && *end != '\0'))
+		return GUARD_PROC_OTHER;
+	return pid == (long)gr->pid || pid == (long)guard_tgid(gr) ?
+	    GUARD_PROC_CALLER : GUARD_PROC_OTHER;
+}
+
+/*
+ * A path through /proc to something not the caller's own: the guard
+ * would open it as itself -- its own descriptors (the host's devices, the
+ * report channel), its memory, other processes' files -- so it is
+ * refused, and said.  -EACCES.
+ */
+static int
+guard_proc_refuse(struct guard_req *gr, const char *path)
+{
+	guard_refuse(gr, path, "open", "a name in /proc that is not the "
+	    "calling process's own: through /proc a command reaches only "
+	    "its own descriptors, cwd and root (/proc/self/fd/N, /dev/fd/N, "
+	    "/dev/stdout) when it creates or writes (see pisbx-run(1), "
+	    "FILESYSTEM)");
+	return -EACCES;
+}
+
+/*
+ * Open the directory dir (relative to base; absolute from the root) as
+ * the caller's own lookup would, without ever letting the kernel follow
+ * a link in the guard's context, where "/proc/self" is the guard and
+ * /proc/<pid>/fd/N opens whatever the guard may (redteam #1).  One
+ * component at a time, O_NOFOLLOW: a symlink's text is spliced into what
+ * is left; "self" and "thread-self" at the procfs root become the
+ * caller's ids; a procfs magic link (fd/N, cwd, root...) is followed
+ * only in the caller's own /proc directory, where it names the caller's
+ * object.  The O_PATH fd, or -errno (a refusal said).
+ */
+static int
+guard_walk(struct guard_req *gr, int base, const char *dir)
+{
+	struct stat	 st;
+	char		 rest[PATH_MAX], tmp[PATH_MAX], comp[NAME_MAX + 1];
+	char		 target[PATH_MAX], where[PATH_MAX];
+	const char	*p, *e;
+	size_t		 n;
+	ssize_t		 tl;
+	int		 cur, fd, hops = 0, magic = 0, w, rc;
+
+	if ((size_t)snprintf(rest, sizeof(rest), "%s", dir) >= sizeof(rest))
+		return -ENAMETOOLONG;
+	p = rest;
+	cur = fcntl(*p == '/' ? gr->g->root : base, F_DUPFD_CLOEXEC, 3);
+	if (cur == -1)
+		return -errno;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchrnul(p, '/');
+		if ((n = (size_t)(e - p)) > NAME_MAX) {
+			rc = -ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p = e;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		w = guard_on_proc(cur) ? guard_proc_where(gr, cur, where,
+		    sizeof(where)) : 0;
+		if (w == GUARD_PROC_ROOT && (strcmp(comp, "self") == 0 ||
+		    strcmp(comp, "thread-self") == 0)) {
+			/* What the caller's kernel would read there. */
+			if (comp[0] == 's')
+				n = (size_t)snprintf(tmp, sizeof(tmp), "%ld%s",
+				    (long)guard_tgid(gr), p);
+			else
+				n = (size_t)snprintf(tmp, sizeof(tmp),
+				    "%ld/task/%ld%s", (long)guard_tgid(gr),
+				    (long)gr->pid, p);
+			if (n >= sizeof(tmp)) {
+				rc = -ENAMETOOLONG;
+				goto fail;
+			}
+			memcpy(rest, tmp, n + 1);
+			p = rest;
+			continue;
+		}
+		if ((fd = openat(cur, comp, O_PATH | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
+			rc = -errno;
+			if (fd != -1)
+				close(fd);
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode) && w != 0 && w != GUARD_PROC_ROOT) {
+			/* A magic link: the caller's own, or nothing. */
+			close(fd);
+			if (w != GUARD_PROC_CALLER) {
+				rc = guard_proc_refuse(gr, where);
+				goto fail;
+			}
+			if ((fd = openat(cur, comp, O_PATH | O_CLOEXEC)) ==
+			    -1 || fstat(fd, &st) == -1) {
+				rc = -errno;
+				if (fd != -1)
+					close(fd);
+				goto fail;
+			}
+			magic = 1;
+		} else if (S_ISLNK(st.st_mode)) {
+			if (++hops > GUARD_MAXLINKS) {
+				close(fd);
+				rc = -ELOOP;
+				goto fail;
+			}
+			tl = readlinkat(fd, "", target, sizeof(target) - 1);
+			close(fd);
+			if (tl <= 0) {
+				rc = -ELOOP;
+				goto fail;
+			}
+			target[tl] = '\0';
+			if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", target,
+			    p) >= sizeof(tmp)) {
+				rc = -ENAMETOOLONG;
+				goto fail;
+			}
+			memcpy(rest, tmp, strlen(tmp) + 1);
+			p = rest;
+			if (target[0] == '/') {
+				close(cur);
+				if ((cur = fcntl(gr->g->root, F_DUPFD_CLOEXEC,
+				    3)) == -1)
+					return -errno;
+			}
+			continue;
+		}
+		close(cur);
+		cur = fd;
+		if (!S_ISDIR(st.st_mode)) {
+			rc = -ENOTDIR;
+			goto fail;
+		}
+	}
+	/* The directory reached: the caller's, in procfs. */
+	if (guard_on_proc(cur) && guard_proc_where(gr, cur, where,
+	    sizeof(where)) == GUARD_PROC_OTHER) {
+		rc = guard_proc_refuse(gr, where);
+		goto fail;
+	}
+	/* A magic link named the caller's object only if it still waits. */
+	if (magic && (rc = guard_valid(gr)) < 0)
+		goto fail;
+	return cur;
+fail:
+	close(cur);
+	return rc;
+}
+
+/*
+ * base joined with the directory path dir, ".", ".." and empty
+ * components taken away as the kernel would take them when no component
+ * is a symlink (then ".." is the parent of what came before, also across
+ * a mount).  0, or -ENAMETOOLONG.
+ */
+static int
+guard_lexical(const char *base, const char *dir, char *out, size_t size)
+{
+	const char	*p = dir, *e;
+	size_t		 len, n;
+
+	if ((len = strlen(base)) >= size)
+		return -ENAMETOOLONG;
+	memcpy(out, base, len + 1);
+	while (len > 1 && out[len - 1] == '/')
+		out[--len] = '\0';
+	for (; *p != '\0'; p = e) {
+		while (*p == '/')
+			p++;
+		if ((e = strchr(p, '/')) == NULL)
+			e = p + strlen(p);
+		n = (size_t)(e - p);
+		if (n == 0 || (n == 1 && p[0] == '.'))
+			continue;
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (len > 1 && out[len - 1] != '/')
+				len--;
+			if (len > 1)
+				len--;
+			out[len] = '\0';
+			continue;
+		}
+		if (len + (len > 1) + n >= size)
+			return -ENAMETOOLONG;
+		if (len > 1)
+			out[len++] = '/';
+		memcpy(out + len, p, n);
+		len += n;
+		out[len] = '\0';
+	}
+	return 0;
+}
+
+/*
+ * Split path into its parent directory, opened (following symlinks as
+ * the kernel does for every component but the last), and the last name;
+ * gp->full is the real path of that name.  When the path of base is
+ * known (basepath) and no component of the directory is a symlink
+ * (openat2's RESOLVE_NO_SYMLINKS proves it), that is the text of the
+ * path, cleaned; otherwise the kernel names the opened directory.  With
+ * own, base is the caller's to give: it becomes the parent, or is closed.
+ */
+static int
+guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
+    const char *path, struct guard_path *gp)
+{
+	struct open_how	 how;
+	char		 dir[PATH_MAX], clean[PATH_MAX], real[PATH_MAX];
+	char		 link[64];
+	const char	*slash, *d;
+	size_t		 len, end;
+	ssize_t		 n;
+	int		 named = 0, err = 0, w;
+
+	gp->parent = -1;
+	len = strlen(path);
+	if (len == 0) {
+		if (own)
+			close(base);
+		return -ENOENT;
+	}
+	end = len;
+	while (end > 1 && path[end - 1] == '/')
+		end--;
+	slash = memrchr(path, '/', end);
+	if (slash == NULL) {
+		dir[0] = '\0';
+		memcpy(gp->name, path, len + 1);
+	} else {
+		size_t dl = (size_t)(slash - path);
+
+		if (dl == 0)
+			dl = 1;		/* "/name" */
+		memcpy(dir, path, dl);
+		dir[dl] = '\0';
+		memcpy(gp->name, slash + 1,
+		    len - (size_t)(slash + 1 - path) + 1);
+	}
+	if (gp->name[0] == '\0' || strcmp(gp->name, "/") == 0) {
+		if (own)
+			close(base);
+		return -EEXIST;		/* "/" itself */
+	}
+	d = dir;
+	while (*d == '/')
+		d++;
+	if (*d == '\0') {
+		/* "/name" or "name": in the root, or in base. */
+		if (path[0] == '/') {
+			gp->parent = fcntl(gr->g->root, F_DUPFD_CLOEXEC, 3);
+		} else {
+			gp->parent = own ? base : fcntl(base, F_DUPFD_CLOEXEC,
+			    3);
+			own = 0;
+		}
+		err = errno;
+		named = basepath != NULL;
+		gp->lexical = 1;
+		/* A base in procfs: the caller's own, or nothing. */
+		if (gp->parent != -1 && guard_on_proc(gp->parent)) {
+			gp->lexical = 0;
+			if (guard_proc_where(gr, gp->parent, real,
+			    sizeof(real)) == GUARD_PROC_OTHER) {
+				close(gp->parent);
+				gp->parent = -1;
+				err = -guard_proc_refuse(gr, real);
+			}
+		}
+	} else {
+		/*
+		 * No symlink on the way (no magic link either): the kernel
+		 * may walk it, and the text names it.  Else, or in procfs,
+		 * the guard walks it (guard_walk).
+		 */
+		if (gr->g->lexical) {
+			memset(&how, 0, sizeof(how));
+			how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+			how.resolve = RESOLVE_NO_SYMLINKS;
+			gp->parent = (int)syscall(SYS_openat2, path[0] == '/' ?
+			    gr->g->root : base, dir, &how, sizeof(how));
+			err = errno;
+			if (gp->parent != -1 && guard_on_proc(gp->parent)) {
+				close(gp->parent);
+				gp->parent = -1;
+				err = ELOOP;
+			}
+			named = gp->parent != -1 && basepath != NULL;
+			gp->lexical = gp->parent != -1;
+		}
+		if (gp->parent == -1 && (!gr->g->lexical || err == ELOOP ||
+		    err == ENOSYS)) {
+			if ((w = guard_walk(gr, base, dir)) < 0)
+				err = -w;
+			else
+				gp->parent = w;
+		}
+	}
+	if (own)
+		close(base);
+	if (gp->parent == -1)
+		return -err;
+
+	if (named) {
+		if (guard_lexical(basepath, d, real, sizeof(real)) < 0)
+			return -ENAMETOOLONG;
+	} else {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", gp->parent);
+		if ((n = readlink(link, real, sizeof(real) - 1)) <= 0 ||
+		    real[0] != '/')
+			return -EACCES;
+		/* readlink(2) cuts a longer name silently: never check a prefix. */
+		if ((size_t)n == sizeof(real) - 1)
+			return -ENAMETOOLONG;
+		real[n] = '\0';
+	}
+	/*
+	 * The name without its trailing slashes (".git/" and ".git//" are
+	 * ".git" to the kernel), once, here: every check that looks at the
+	 * last component reads gp->last.
+	 */
+	snprintf(clean, sizeof(clean), "%s", gp->name);
+	while (strlen(clean) > 1 && clean[strlen(clean) - 1] == '/')
+		clean[strlen(clean) - 1] = '\0';
+	if (strlen(clean) >= sizeof(gp->last))
+		return -ENAMETOOLONG;
+	memcpy(gp->last, clean, strlen(clean) + 1);
+	gp->dots = strcmp(clean, ".") == 0 || strcmp(clean, "..") == 0;
+	if ((size_t)snprintf(gp->full, sizeof(gp->full), "%s%s%s", real,
+	    strcmp(real, "/") == 0 ? "" : "/", clean) >= sizeof(gp->full))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/*
+ * Resolve a path of the command (already read) against dfd, and make
+ * sure the request still stands (guard_valid) before anything read
+ * through its pid is trusted.  An absolute path starts at the guard's
+ * own root: every process of the sandbox has that one, since none can
+ * chroot (no capabilities, no new user namespace: seccomp.c).  With
+ * keep, the directory a relative path starts from is kept (gp->base):
+ * the caller's cwd or dirfd is read once, and whatever the guard does
+ * with the path's text afterwards starts from that very directory.
+ */
+static int
+guard_at_keep(struct guard_req *gr, int dfd, const char *raw,
+    struct guard_path *gp, int keep)
+{
+	const char	*path = raw;
+	int		 base, rc;
+
+	gp->parent = -1;
+	if (path[0] == '/') {
+		if ((rc = guard_valid(gr)) < 0)
+			return rc;
+		return guard_resolve(gr, gr->g->root, 0, "/", path, gp);
+	}
+	if ((base = guard_base(gr, dfd)) < 0)
+		return base == -EBADF ? -EBADF : -errno;
+	if ((rc = guard_valid(gr)) < 0) {
+		close(base);
+		return rc;
+	}
+	if (keep && (gp->base = fcntl(base, F_DUPFD_CLOEXEC, 3)) == -1) {
+		rc = -errno;
+		close(base);
+		return rc;
+	}
+	/*
+	 * The kernel names the directory reached (guard_resolve): its name
+	 * now, never one remembered from an earlier request, which the host
+	 * may have made stale by moving a directory (into .git/hooks).
+	 */
+	return guard_resolve(gr, base, 1, NULL, path, gp);
+}
+
+/* guard_at_keep without keeping the base. */
+static int
+guard_at_str(struct guard_req *gr, int dfd, const char *raw,
+    struct guard_path *gp)
+{
+	return guard_at_keep(gr, dfd, raw, gp, 0);
+}
+
+/* Resolve a (dirfd, path pointer) pair of the command. */
+static int
+guard_at(struct guard_req *gr, int dfd, uint64_t addr, struct guard_path *gp)
+{
+	char	raw[PATH_MAX];
+	int	rc;
+
+	gp->parent = -1;
+	if ((rc = guard_read_str(gr, addr, raw, sizeof(raw))) < 0)
+		return rc;
+	return guard_at_str(gr, dfd, raw, gp);
+}
+
+/*
+ * The last component lies in procfs, in the caller's own directory (or
+ * the procfs root, where nothing is the caller's to write).  A magic
+ * link (/proc/PID/fd/N, /proc/PID/cwd) reopens a file the caller holds,
+ * which the kernel finds and a readlink can only name: the guard opens
+ * it (O_PATH) in the caller's directory, and checks the name of what it
+ * got; the file is then opened through that very fd (gp->magic), never
+ * through the link again (the caller may change its descriptor).  A
+ * pipe, a socket or a deleted file has no name to protect; a procfs file
+ * is itself (gp->proc), when it is the caller's.
+ */
+static int
+guard_magic(struct guard_req *gr, struct guard_path *gp, int follow)
+{
+	struct stat	st;
+	char		link[64], real[PATH_MAX], where[PATH_MAX];
+	ssize_t		n;
+	int		fd, rc, w;
+
+	w = guard_proc_where(gr, gp->parent, where, sizeof(where));
+	if (w == GUARD_PROC_ROOT) {
+		if ((size_t)snprintf(where, sizeof(where), "/proc/%s",
+		    gp->name) >= sizeof(where))
+			return -ENAMETOOLONG;
+		return guard_proc_refuse(gr, where);
+	}
+	if (w != GUARD_PROC_CALLER)
+		return guard_proc_refuse(gr, where);
+	if ((fd = openat(gp->parent, gp->name, O_PATH | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
+		rc = -errno;
+		if (fd != -1)
+			close(fd);
+		return rc;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		close(fd);
+		if (!follow)
+			return -ELOOP;
+		if ((fd = openat(gp->parent, gp->name, O_PATH | O_CLOEXEC)) ==
+		    -1)
+			return -errno;
+		/* The link was the caller's only if it still waits. */
+		if ((rc = guard_valid(gr)) < 0) {
+			close(fd);
+			return rc;
+		}
+	}
+	close(gp->parent);
+	gp->parent = -1;
+	gp->magic = fd;
+	gp->full[0] = '\0';
+	if (guard_on_proc(fd)) {
+		/* The caller's own procfs file, or a way out: refused. */
+		if (guard_proc_where(gr, fd, where, sizeof(where)) ==
+		    GUARD_PROC_OTHER)
+			return guard_proc_refuse(gr, where);
+		gp->proc = 1;
+		return 0;
+	}
+	/*
+	 * A pipe, a socket or a file with no link left has no name to
+	 * protect; anything else is checked by its name, which must be
+	 * whole.  A name ending in " (deleted)" is a file's name when the
+	 * file still has a link: such a name is no proof of anything.
+	 */
+	if (fstat(fd, &st) == -1)
+		return -errno;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, real, sizeof(real) - 1)) <= 0)
+		return -EACCES;
+	if ((size_t)n == sizeof(real) - 1)
+		return -ENAMETOOLONG;
+	real[n] = '\0';
+	if (real[0] != '/' || st.st_nlink == 0)
+		return 0;	/* nothing named */
+	/* Its directory, for the git questions (the root is the command's). */
+	if ((rc = guard_resolve(gr, gr->g->root, 0, "/", real, gp)) < 0) {
+		/* A name outside this mount namespace: check it alone. */
+		if (gp->parent != -1)
+			close(gp->parent);
+		gp->parent = -1;
+		snprintf(gp->full, sizeof(gp->full), "%s", real);
+	}
+	return 0;
+}
+
+/*
+ * Follow a symlink as the last component, one hop at a time, as the
+ * kernel would (unless told not to), so the check sees the name that
+ * would really be created or written.  gp->exists and gp->st say what
+ * the final name is (not followed) -- unless not to look (an exclusive
+ * creation: whatever is there, the call fails).
+ */
+static int
+guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
+{
+	char		 target[PATH_MAX], dir[PATH_MAX];
+	char		*slash;
+	ssize_t		 n;
+	int		 hops, base, rc;
+
+	for (hops = 0;; hops++) {
+		gp->exists = 0;
+		memset(&gp->st, 0, sizeof(gp->st));
+		if (guard_on_proc(gp->parent))
+			return guard_magic(gr, gp, follow);
+		if (!look && !follow)
+			return 0;
+		if (fstatat(gp->parent, gp->name, &gp->st,
+		    AT_SYMLINK_NOFOLLOW) == -1) {
+			memset(&gp->st, 0, sizeof(gp->st));
+			return 0;
+		}
+		gp->exists = 1;
+		if (!follow || !S_ISLNK(gp->st.st_mode))
+			return 0;
+		if (hops == GUARD_MAXLINKS)
+			return -ELOOP;
+		if ((n = readlinkat(gp->parent, gp->name, target,
+		    sizeof(target) - 1)) <= 0)
+			return -ELOOP;
+		target[n] = '\0';
+		if (target[0] == '/') {
+			close(gp->parent);
+			gp->parent = -1;
+			rc = guard_resolve(gr, gr->g->root, 0, "/", target, gp);
+		} else {
+			/* Relative to the link's directory, whose path is known. */
+			snprintf(dir, sizeof(dir), "%s", gp->full);
+			if ((slash = strrchr(dir, '/')) != NULL)
+				slash[slash == dir ? 1 : 0] = '\0';
+			base = gp->parent;
+			gp->parent = -1;
+			rc = guard_resolve(gr, base, 1, dir, target, gp);
+		}
+		if (rc < 0)
+			return rc;
+	}
+}
+
+static int
+guard_made_has(const struct guard *g, const struct stat *st)
+{
+	size_t	i;
+
+	if (g->made_cap == 0)
+		return 0;
+	for (i = fs_id_hash(st->st_dev, st->st_ino) & (g->made_cap - 1);
+	    g->made[i].used; i = (i + 1) & (g->made_cap - 1))
+		if (g->made[i].dev == st->st_dev && g->made[i].ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
+/* guard_made_has, taking the guard's mutex. */
+static int
+guard_made_known(struct guard *g, const struct stat *st)
+{
+	int	rc;
+
+	pthread_mutex_lock(&g->mu);
+	rc = guard_made_has(g, st);
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
+/* For gitwork, which is asked with the mutex held. */
+static int
+guard_made_cb(void *arg, const struct stat *st)
+{
+	return guard_made_has(arg, st);
+}
+
+/*
+ * Remember a directory (or ".git") the guard made (the mutex held).
+ * Past GUARD_MAXMADE, or out of memory, it is not remembered: treated as
+ * older than the run, which protects more, never less.  The work-tree
+ * answers of an older inode of that number are forgotten.
+ */
+static void
+guard_made_add(struct guard *g, const struct stat *st)
+{
+	struct guard_id	*nv;
+	size_t		 i, ncap;
+
+	if (g->work != NULL)
+		gitwork_forget(g->work, st);
+	if (guard_made_has(g, st) || g->nmade >= GUARD_MAXMADE)
+		return;
+	if ((g->nmade + 1) * 2 > g->made_cap) {
+		ncap = g->made_cap == 0 ? 1024 : g->made_cap * 2;
+		if ((nv = calloc(ncap, sizeof(*nv))) == NULL)
+			return;
+		for (i = 0; i < g->made_cap; i++) {
+			size_t j;
+
+			if (!g->made[i].used)
+				continue;
+			for (j = fs_id_hash(g->made[i].dev, g->made[i].ino) &
+			    (ncap - 1); nv[j].used; j = (j + 1) & (ncap - 1))
+				;
+			nv[j] = g->made[i];
+		}
+		free(g->made);
+		g->made = nv;
+		g->made_cap = ncap;
+	}
+	for (i = fs_id_hash(st->st_dev, st->st_ino) & (g->made_cap - 1);
+	    g->made[i].used; i = (i + 1) & (g->made_cap - 1))
+		;
+	g->made[i].dev = st->st_dev;
+	g->made[i].ino = st->st_ino;
+	g->made[i].used = 1;
+	g->nmade++;
+}
+
+/* Remember dirfd/name as made (takes the mutex). */
+static void
+guard_made_at(struct guard *g, int dirfd, const char *name)
+{
+	struct stat	st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		pthread_mutex_lock(&g->mu);
+		guard_made_add(g, &st);
+		pthread_mutex_unlock(&g->mu);
+	}
+}
+
+/* An O_PATH fd of the directory levels above fd (0: a copy of fd). */
+static int
+guard_up(int fd, int levels)
+{
+	int	cur, next;
+
+	if ((cur = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		return -1;
+	while (levels-- > 0) {
+		next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(cur);
+		if ((cur = next) == -1)
+			return -1;
+	}
+	return cur;
+}
+
+/* Whether dirfd looks like a git directory to git's discovery. */
+int
+guard_shape(int dirfd)
+{
+	struct stat	st;
+
+	if (fstatat(dirfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+		return 0;
+	if (fstatat(dirfd, "commondir", &st, 0) == 0 && S_ISREG(st.st_mode))
+		return 1;
+	return fstatat(dirfd, "objects", &st, 0) == 0 &&
+	    S_ISDIR(st.st_mode) && fstatat(dirfd, "refs", &st, 0) == 0 &&
+	    S_ISDIR(st.st_mode);
+}
+
+/*
+ * Answer fs_git_rule's questions about a resolved path.  1: protected.
+ * Every failure to answer protects.
+ */
+static int
+guard_git(struct guard_req *gr, const struct guard_path *gp,
+    int ancestors_too)
+{
+	struct fs_git_q	 q[GUARD_MAXQ];
+	struct stat	 st;
+	ssize_t		 n, i;
+	int		 fd, old;
+
+	n = fs_git_rule(gp->full, ancestors_too, gr->g->conf.allow_git_config,
+	    q, GUARD_MAXQ);
+	if (n <= 0)
+		return n < 0;
+	if (gp->parent == -1)
+		return 1;
+	for (i = 0; i < n; i++) {
+		if (q[i].ask == FS_GIT_DOTGIT) {
+			if (fstatat(gp->parent, gp->name, &st,
+			    AT_SYMLINK_NOFOLLOW) == -1 &&
+			    (errno != ENOENT || fstat(gp->parent, &st) == -1))
+				return 1;
+			if (!guard_made_known(gr->g, &st))
+				return 1;
+			continue;
+		}
+		if ((fd = guard_up(gp->parent, q[i].up - 1)) == -1)
+			return 1;
+		old = fstat(fd, &st) == -1 || !guard_made_known(gr->g, &st);
+		if (old && (q[i].ask == FS_GIT_BELOW || guard_shape(fd))) {
+			close(fd);
+			return 1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/*
+ * Say a refusal on stderr, where the command's output goes (the agent
+ * sees it at once), and tell the parent for the summary at exit.
+ */
+static void
+guard_refuse(struct guard_req *gr, const char *path, const char *verb,
+    const char *fmt, ...)
+{
+	struct guard	*g = gr->g;
+	va_list		 ap;
+	char		 raw[PATH_MAX + 512], why[PATH_MAX + 512];
+	char		 name[PATH_MAX];
+
+	/*
+	 * The names are the command's: shown masked (a newline and an
+	 * escape sequence in a file name would shape pisbx-run's own
+	 * lines, the summary's too).
+	 */
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	(void)text_clean(why, sizeof(why), raw, 0);
+	(void)text_clean(name, sizeof(name), path, 0);
+	pthread_mutex_lock(&g->mu);
+	if (!guard_told(g, verb, name, why))
+		log_warnx("refused to %s %s: %s", verb, name, why);
+	if (g->nrefused < GUARD_MAXREFUSED)
+		guard_send(g, REPORT_REFUSED, verb, name, why);
+	else if (g->nrefused == GUARD_MAXREFUSED)
+		guard_send(g, REPORT_REFUSED_MORE, NULL, NULL, NULL);
+	if (g->nrefused <= GUARD_MAXREFUSED)
+		g->nrefused++;
+	pthread_mutex_unlock(&g->mu);
+}
+
+/*
+ * Whether this refusal was said on stderr already (noted if not): the
+ * same refusal again (git retries a lock file, a build loops) is counted
+ * in the summary at exit, not said again (newuser C8).  The mutex held.
+ */
+static int
+guard_told(struct guard *g, const char *verb, const char *path,
+    const char *why)
+{
+	const char	*v[3] = { verb, path, why }, *p;
+	uint64_t	 h = 14695981039346656037ULL;	/* FNV-1a */
+	size_t		 i;
+
+	for (i = 0; i < 3; i++) {
+		for (p = v[i]; *p != '\0'; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ 0xff) * 1099511628211ULL;
+	}
+	for (i = 0; i < g->ntold; i++)
+		if (g->told[i] == h)
+			return 1;
+	if (g->ntold < GUARD_MAXTOLD)
+		g->told[g->ntold++] = h;
+	return 0;
+}
+
+/*
+ * Say why a name matching a denyRead or denyWrite pattern was refused:
+ * path itself, or (inside, for a renamed directory) a name in it.
+ */
+static void
+guard_glob_refused(struct guard_req *gr, const char *verb, const char *path,
+    const char *inside, const struct fs_glob *fg)
+{
+	int	read = fg->kind == FS_GLOB_DENY_READ;
+
+	guard_refuse(gr, path, verb, "%s%s matches filesystem.%s pattern %s "
+	    "of %s (%s; see pisbx-run(1), FILESYSTEM)",
+	    inside != NULL ? inside : "the name",
+	    inside != NULL ? " would be there and" : "", fs_glob_key(fg),
+	    glob_text(fg->g), gr->g->conf.config_file, read ? "what is made "
+	    "there would be readable: pisbx-run hides matching files when it "
+	    "starts, and refuses new ones" : "such files are "
+	    "write-protected, new ones included");
+}
+
+/*
+ * A directory renamed from op to np: refused (-EACCES, said) when a name
+ * in it would match a deny pattern where it lands, or when there are too
+ * many names to check.
+ */
+static int
+guard_glob_moved(struct guard_req *gr, const struct guard_path *op,
+    const struct guard_path *np, const char *verb)
+{
+	const struct fs_glob	*fg;
+	struct stat		 st;
+	char			 hit[PATH_MAX];
+	int			 fd, rc;
+
+	if (gr->g->conf.plan->nglobs == 0 || op->parent == -1 ||
+	    fstatat(op->parent, op->name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    !S_ISDIR(st.st_mode))
+		return 0;
+	if ((fd = openat(op->parent, op->name, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -errno;
+	rc = fs_glob_moved(gr->g->conf.plan, fd, op->full, np->full, hit,
+	    sizeof(hit), &fg);
+	close(fd);
+	if (rc == 1) {
+		guard_glob_refused(gr, verb, op->full, hit, fg);
+		return -EACCES;
+	}
+	if (rc == -1) {
+		guard_refuse(gr, op->full, verb, "the names in it cannot all "
+		    "be checked against the filesystem patterns (%s; at %s); "
+		    "move fewer files at once", errno == E2BIG ? "too many" :
+		    strerror(errno), hit);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/*
+ * What a refusal calls the call: verb, or for an O_CREAT|O_EXCL open
+ * (NULL: the name was not looked at) "write" when the name is there.
+ */
+static const char *
+guard_verb(const struct guard_path *gp, const char *verb)
+{
+	struct stat	st;
+
+	if (verb != NULL)
+		return verb;
+	return gp->parent != -1 && fstatat(gp->parent, gp->name, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0 ? "write" : "create";
+}
+
+/*
+ * Whether to refuse creating, writing or replacing gp: -EACCES (said on
+ * stderr, with who reads the name: verb, see guard_verb) or 0.
+ */
+static int
+guard_check(struct guard_req *gr, const struct guard_path *gp,
+    int ancestors_too, const char *verb)
+{
+	const struct fs_glob	*fg;
+	struct fs_git_q		 q[1];
+	const char		*why;
+	char			 text[3 * PATH_MAX];
+	int			 git, hooked = 0;
+
+	if (gp->dots || gp->proc || gp->full[0] == '\0')
+		return 0;
+	why = fs_plan_guarded(gr->g->conf.plan, gp->full, ancestors_too);
+	git = why == NULL && guard_git(gr, gp, ancestors_too);
+	if (why == fs_why_git_config || (git &&
+	    strcasecmp(gp->last, ".git") != 0 &&
+	    !gr->g->conf.allow_git_config &&
+	    fs_git_rule(gp->full, ancestors_too, 1, q, 1) == 0)) {
+		/* Only allowGitConfig stands in the way: the one key. */
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, the git "
+		    "configuration of a repository that existed before the "
+		    "run (git runs the commands it names); to let commands "
+		    "change it, set filesystem.allowGitConfig to true in %s",
+		    gr->g->conf.config_file);
+		return -EACCES;
+	}
+	if (why != NULL) {
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, read by %s "
+		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", why);
+		return -EACCES;
+	}
+	if ((fg = fs_glob_denied(gr->g->conf.plan, gp->full)) != NULL) {
+		guard_glob_refused(gr, guard_verb(gp, verb), gp->full, NULL, fg);
+		return -EACCES;
+	}
+	if (git) {
+		fs_git_why(gp->full, gr->g->conf.config_file, text,
+		    sizeof(text));
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "%s", text);
+		return -EACCES;
+	}
+	if (gp->parent != -1) {
+		pthread_mutex_lock(&gr->g->mu);
+		hooked = gr->g->work == NULL || gitwork_hooked(gr->g->work,
+		    gp->parent, gp->full, ancestors_too, guard_made_cb, gr->g);
+		pthread_mutex_unlock(&gr->g->mu);
+	}
+	if (hooked) {
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, a git hook "
+		    "(core.hooksPath, or a hook manager's file) of a work tree "
+		    "that existed before the run (see pisbx-run(1), "
+		    "FILESYSTEM)");
+		return -EACCES;
+	}
+	return guard_state(gr, gp, verb);
+}
+
+/*
+ * A name in (or of) a git operation's state directory -- rebase-merge/,
+ * rebase-apply/, sequencer/ -- in a git directory older than the run:
+ * the next --continue on the host runs what its todo lists.  Allowed
+ * (git rebase, pull --rebase, cherry-pick A B and am need it), and the
+ * directory told to the parent, which reads it at exit and names what
+ * would run (gitstate.c).  One the parent would not hear of (too many)
+ * is refused.  Repositories made during the run are gitnew.c's.
+ */
+static int
+guard_state(struct guard_req *gr, const struct guard_path *gp,
+    const char *verb)
+{
+	struct guard	*g = gr->g;
+	struct stat	 st;
+	char		 dir[PATH_MAX], *slash;
+	int		 lvl[4], fd, git, k;
+	size_t		 n, i, j;
+
+	if ((n = fs_git_states(gp->full, lvl, 4)) == 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		/* The directory holding the state directory. */
+		if (gp->parent == -1 || (fd = guard_up(gp->parent, lvl[i])) ==
+		    -1)
+			git = 1;
+		else {
+			git = guard_shape(fd) && (fstat(fd, &st) == -1 ||
+			    !guard_made_known(g, &st));
+			close(fd);
+		}
+		if (!git)
+			continue;
+		snprintf(dir, sizeof(dir), "%s", gp->full);
+		for (k = 0; k < lvl[i]; k++)
+			if ((slash = strrchr(dir, '/')) != NULL)
+				*slash = '\0';
+		pthread_mutex_lock(&g->mu);
+		for (j = 0; j < g->nstates; j++)
+			if (strcmp(g->states[j], dir) == 0)
+				break;
+		if (j == g->nstates && (g->nstates == GUARD_MAXSTATES ||
+		    (g->states[j] = strdup(dir)) == NULL)) {
+			pthread_mutex_unlock(&g->mu);
+			guard_refuse(gr, gp->full, guard_verb(gp, verb),
+			    "the state of a git rebase, cherry-pick, revert or "
+			    "am in a repository that existed before the run, "
+			    "and more of them than pisbx-run follows to check "
+			    "at exit (%d); run that git command outside the "
+			    "sandbox (see pisbx-run(1), FILESYSTEM)",
+			    GUARD_MAXSTATES);
+			return -EACCES;
+		}
+		if (j == g->nstates) {
+			g->nstates++;
+			guard_state_send(g, dir);
+		}
+		pthread_mutex_unlock(&g->mu);
+	}
+	return 0;
+}
+
+/*
+ * Tell the parent of a state directory's path (the mutex held); past
+ * GUARD_MAXSTATESENT records, that some were not told.
+ */
+static void
+guard_state_send(struct guard *g, const char *path)
+{
+	if (g->nstatesent < GUARD_MAXSTATESENT)
+		guard_send(g, REPORT_STATE, path, NULL, NULL);
+	else if (g->nstatesent == GUARD_MAXSTATESENT)
+		guard_send(g, REPORT_STATE_LOST, NULL, NULL, NULL);
+	if (g->nstatesent <= GUARD_MAXSTATESENT)
+		g->nstatesent++;
+}
+
+/*
+ * A directory was renamed from "from" to "to" (or exchanged with it):
+ * the state directories below either now have other paths, told to the
+ * parent (which checks the old ones too: whatever is there now).
+ */
+static void
+guard_state_moved(struct guard *g, const char *from, const char *to,
+    int exchange)
+{
+	char	 buf[PATH_MAX], *s, *was[GUARD_MAXSTATES];
+	size_t	 i, fl = strlen(from), tl = strlen(to);
+	int	 n;
+
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < g->nstates; i++) {
+		s = g->states[i];
+		was[i] = NULL;
+		if (strncmp(s, from, fl) == 0 && (s[fl] == '\0' ||
+		    s[fl] == '/'))
+			n = snprintf(buf, sizeof(buf), "%s%s", to, s + fl);
+		else if (exchange && strncmp(s, to, tl) == 0 &&
+		    (s[tl] == '\0' || s[tl] == '/'))
+			n = snprintf(buf, sizeof(buf), "%s%s", from, s + tl);
+		else
+			continue;
+		if (n < 0 || (size_t)n >= sizeof(buf) ||
+		    (was[i] = strdup(buf)) == NULL) {
+			/* Not followed: the parent says so. */
+			g->nstatesent = GUARD_MAXSTATESENT;
+			guard_state_send(g, NULL);
+		}
+	}
+	for (i = 0; i < g->nstates; i++) {
+		if (was[i] == NULL)
+			continue;
+		free(g->states[i]);
+		g->states[i] = was[i];
+		guard_state_send(g, g->states[i]);
+	}
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* One record to the parent; a parent that is gone is no reason to stop. */
+static void
+guard_send(struct guard *g, char tag, const char *a, const char *b,
+    const char *c)
+{
+	char		 buf[4 * PATH_MAX + 4];
+	const char	*v[3] = { a, b, c };
+	size_t		 len = 0, off = 0, i, l;
+	ssize_t		 n;
+
+	if (g->conf.report_fd == -1)
+		return;
+	buf[len++] = tag;
+	for (i = 0; i < 3; i++) {
+		if (v[i] == NULL)
+			continue;
+		l = strnlen(v[i], PATH_MAX + 512);
+		memcpy(buf + len, v[i], l);
+		len += l;
+		buf[len++] = '\0';
+	}
+	while (off < len) {
+		n = write(g->conf.report_fd, buf + off, len - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		off += (size_t)n;
+	}
+}
+
+/* Whether a component of path is ".git". */
+static int
+guard_dotgit_in(const char *path)
+{
+	const char	*p = path;
+
+	while ((p = strcasestr(p, "/.git")) != NULL) {
+		if (p[5] == '/' || p[5] == '\0')
+			return 1;
+		p += 5;
+	}
+	return 0;
+}
+
+/* A repository may have been made at dir: tell the parent, once. */
+static void
+guard_repo(struct guard *g, const char *dir)
+{
+	size_t	i;
+
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < g->nrepos; i++)
+		if (strcmp(g->repos[i], dir) == 0)
+			goto done;
+	if (g->nrepos == GUARD_MAXREPOS) {
+		if (!g->repos_full)
+			guard_send(g, REPORT_FULL, NULL, NULL, NULL);
+		g->repos_full = 1;
+		goto done;
+	}
+	if ((g->repos[g->nrepos] = strdup(dir)) == NULL)
+		goto done;
+	g->nrepos++;
+	guard_send(g, REPORT_REPO, dir, NULL, NULL);
+done:
+	pthread_mutex_unlock(&g->mu);
+}
+
+/*
+ * Whether gp's directory was a git directory before HEAD was created in
+ * it (then it is no new repository), when gp is a "HEAD".
+ */
+static int
+guard_head_before(struct guard_req *gr, const struct guard_path *gp)
+{
+	struct stat	st;
+
+	if (strcasecmp(gp->last, "HEAD") != 0 || gp->parent == -1)
+		return 0;
+	return fstat(gp->parent, &st) == 0 && !guard_made_known(gr->g, &st) &&
+	    guard_shape(gp->parent);
+}
+
+/*
+ * After gp was created: a ".git" is remembered as made (so git can write
+ * its config), and its directory is a repository made during the run; so
+ * is the directory of a new HEAD outside any .git (a bare repository),
+ * unless that was a git directory already.
+ */
+static void
+guard_created(struct guard_req *gr, const struct guard_path *gp,
+    int head_before)
+{
+	char	dir[PATH_MAX], *slash;
+
+	if (gp->parent == -1 || (strcasecmp(gp->last, ".git") != 0 &&
+	    strcasecmp(gp->last, "HEAD") != 0))
+		return;
+	snprintf(dir, sizeof(dir), "%s", gp->full);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		return;
+	slash[slash == dir ? 1 : 0] = '\0';
+	if (gp->last[0] == '.') {
+		guard_made_at(gr->g, gp->parent, gp->last);
+		pthread_mutex_lock(&gr->g->mu);
+		if (gr->g->work != NULL)
+			gitwork_flush(gr->g->work);
+		pthread_mutex_unlock(&gr->g->mu);
+		guard_repo(gr->g, dir);
+	} else if (!head_before && !guard_dotgit_in(dir))
+		guard_repo(gr->g, dir);
+}
+
+/*
+ * After op was renamed to np (or exchanged with it): repositories told to
+ * the parent move with their directory, and a directory moved into place
+ * may be one.  A directory moved changes the work tree of everything in
+ * it and the path of every directory below: what is remembered of either
+ * is forgotten.
+ */
+static void
+guard_moved(struct guard_req *gr, const struct guard_path *op,
+    const struct guard_path *np, int exchange)
+{
+	struct guard	*g = gr->g;
+	struct stat	 st;
+	char		 buf[PATH_MAX], *s;
+	size_t		 i, ol = strlen(op->full);
+	int		 fd;
+
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < g->nrepos; i++) {
+		if (strncmp(g->repos[i], op->full, ol) != 0 ||
+		    (g->repos[i][ol] != '\0' && g->repos[i][ol] != '/'))
+			continue;
+		if ((size_t)snprintf(buf, sizeof(buf), "%s%s", np->full,
+		    g->repos[i] + ol) >= sizeof(buf) ||
+		    (s = strdup(buf)) == NULL)
+			continue;
+		guard_send(g, REPORT_MOVED, g->repos[i], s, NULL);
+		free(g->repos[i]);
+		g->repos[i] = s;
+	}
+	pthread_mutex_unlock(&g->mu);
+	guard_state_moved(g, op->full, np->full, exchange);
+	if (exchange && fstatat(op->parent, op->name, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		pthread_mutex_lock(&g->mu);
+		if (g->work != NULL)
+			gitwork_flush(g->work);
+		pthread_mutex_unlock(&g->mu);
+	}
+	if (fstatat(np->parent, np->name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    !S_ISDIR(st.st_mode))
+		return;
+	pthread_mutex_lock(&g->mu);
+	if (g->work != NULL)
+		gitwork_flush(g->work);
+	pthread_mutex_unlock(&g->mu);
+	if ((fd = openat(np->parent, np->name, O_PATH | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return;
+	if (fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    (!guard_dotgit_in(np->full) && guard_shape(fd)))
+		guard_repo(g, np->full);
+	close(fd);
+}
+
+/* Whether the thread a pidfd names is still there. */
+static int
+guard_alive(int pidfd)
+{
+	struct pollfd	pfd;
+
+	pfd.fd = pidfd;
+	pfd.events = POLLIN;
+	return poll(&pfd, 1, 0) == 0;
+}
+
+/* The caller entry of tid, or NULL (the mutex held). */
+static struct guard_caller *
+guard_caller_find(struct guard *g, pid_t tid)
+{
+	size_t	i;
+
+	for (i = 0; i < g->ncallers; i++)
+		if (g->callers[i].tid == tid)
+			return &g->callers[i];
+	return NULL;
+}
+
+static void
+guard_caller_drop(struct guard *g, struct guard_caller *c)
+{
+	close(c->pidfd);
+	*c = g->callers[--g->ncallers];
+}
+
+/*
+ * Remember tid (its pidfd is taken over): in a free slot, else in place
+ * of the least recently used -- one whose umask was not noted, if any.
+ */
+static struct guard_caller *
+guard_caller_add(struct guard *g, pid_t tid, int pidfd, mode_t m)
+{
+	struct guard_caller	*c, *old = NULL;
+	size_t			 i;
+
+	if (g->ncallers == GUARD_MAXCALLERS) {
+		for (i = 0; i < g->ncallers; i++) {
+			c = &g->callers[i];
+			if (old == NULL || (old->noted && !c->noted) ||
+			    (old->noted == c->noted && c->used < old->used))
+				old = c;
+		}
+		guard_caller_drop(g, old);
+	}
+	c = &g->callers[g->ncallers++];
+	c->tid = tid;
+	c->pidfd = pidfd;
+	c->umask = m;
+	c->noted = 0;
+	c->used = ++g->clock;
+	return c;
+}
+
+/* Whether two threads share their fs_struct (cwd, root, umask). */
+static int
+guard_same_fs(pid_t a, pid_t b)
+{
+	return a == b || syscall(SYS_kcmp, a, b, KCMP_FS, 0, 0) == 0;
+}
+
+/*
+ * A pidfd of the thread tid: PIDFD_THREAD (Linux 6.9), else one of its
+ * process, which only a thread-group leader has.  -1 when neither.
+ */
+static int
+guard_pidfd(pid_t tid)
+{
+	int	fd;
+
+	if ((fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD)) == -1 &&
+	    errno == EINVAL)
+		fd = (int)syscall(SYS_pidfd_open, tid, 0);
+	return fd;
+}
+
+/* A thread's umask as /proc says it (022 when it cannot). */
+static mode_t
+guard_status_umask(pid_t tid)
+{
+	char	 p[64], line[256];
+	FILE	*f;
+	mode_t	 m = 022;
+
+	snprintf(p, sizeof(p), "/proc/%ld/status", (long)tid);
+	if ((f = fopen(p, "re")) == NULL)
+		return m;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "Umask:", 6) == 0) {
+			m = (mode_t)strtoul(line + 6, NULL, 8) & 0777;
+			break;
+		}
+	}
+	fclose(f);
+	return m;
+}
+
+/*
+ * The caller's umask.  Known: from its entry, while its pidfd says the
+ * thread is the one it was.  Not known: /proc, once -- unless a thread
+ * sharing its fs_struct called umask() since, and the guard let that
+ * through: the kernel may not have applied it yet, so the noted value is
+ * the one that holds.
+ */
+static mode_t
+guard_caller_umask(struct guard_req *gr)
+{
+	struct guard		*g = gr->g;
+	struct guard_caller	*c;
+	mode_t			 m;
+	size_t			 i;
+	int			 pidfd;
+
+	pthread_mutex_lock(&g->mu);
+	if ((c = guard_caller_find(g, gr->pid)) != NULL) {
+		if (guard_alive(c->pidfd)) {
+			c->used = ++g->clock;
+			m = c->umask;
+			pthread_mutex_unlock(&g->mu);
+			return m;
+		}
+		guard_caller_drop(g, c);	/* the tid was reused */
+	}
+	pthread_mutex_unlock(&g->mu);
+
+	m = guard_status_umask(gr->pid);
+	if (!g->kcmp || (pidfd = guard_pidfd(gr->pid)) == -1)
+		return m;
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < g->ncallers; i++) {
+		c = &g->callers[i];
+		if (c->noted && guard_alive(c->pidfd) &&
+		    guard_same_fs(gr->pid, c->tid)) {
+			m = c->umask;
+			break;
+		}
+	}
+	if ((c = guard_caller_find(g, gr->pid)) != NULL) {
+		close(pidfd);		/* another thread of ours was quicker */
+		m = c->umask;
+	} else
+		(void)guard_caller_add(g, gr->pid, pidfd, m);
+	pthread_mutex_unlock(&g->mu);
+	return m;
+}
+
+/*
+ * The caller's umask(m), about to be let through: every thread known to
+ * share its fs_struct has that umask from now on, and the caller's entry
+ * holds the value for threads not known yet.
+ */
+static void
+guard_umask_noted(struct guard_req *gr, mode_t m)
+{
+	struct guard		*g = gr->g;
+	struct guard_caller	*c;
+	size_t			 i;
+	int			 pidfd;
+
+	if (!g->kcmp)
+		return;
+	pidfd = guard_pidfd(gr->pid);
+	pthread_mutex_lock(&g->mu);
+	for (i = 0; i < g->ncallers; i++) {
+		c = &g->callers[i];
+		if (c->tid != gr->pid && guard_alive(c->pidfd) &&
+		    guard_same_fs(gr->pid, c->tid)) {
+			c->umask = m;
+			c->noted = 0;
+		}
+	}
+	if ((c = guard_caller_find(g, gr->pid)) != NULL) {
+		if (pidfd != -1)
+			close(pidfd);
+	} else if (pidfd != -1)
+		c = guard_caller_add(g, gr->pid, pidfd, m);
+	if (c != NULL) {
+		c->umask = m;
+		c->noted = 1;
+		c->used = ++g->clock;
+	}
+	pthread_mutex_unlock(&g->mu);
+}
+
+/*
+ * Create with the caller's umask, not ours: each guard thread has its
+ * own (guard_thread), set only when it differs.
+ */
+static void
+guard_umask(struct guard_req *gr)
+{
+	static __thread int	 set;
+	static __thread mode_t	 cur;
+	mode_t			 m = guard_caller_umask(gr);
+
+	if (!set || m != cur) {
+		umask(m);
+		cur = m;
+		set = 1;
+	}
+}
+
+/*
+ * The session and controlling terminal (tty_nr of proc(5), 0 for none)
+ * of pid.
+ */
+static int
+guard_ttynr(pid_t pid, pid_t *session, unsigned long *tty)
+{
+	char		 p[64], line[1024], *s;
+	FILE		*f;
+	int		 sid, nr, rc = -1;
+
+	snprintf(p, sizeof(p), "/proc/%ld/stat", (long)pid);
+	if ((f = fopen(p, "re")) == NULL)
+		return -1;
+	if (fgets(line, sizeof(line), f) != NULL &&
+	    (s = strrchr(line, ')')) != NULL &&
+	    sscanf(s + 1, " %*c %*d %*d %d %d", &sid, &nr) == 2) {
+		*session = sid;
+		*tty = (unsigned int)nr;
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+/*
+ * /dev/tty names the opener's controlling terminal, and the guard opens
+ * it for the command: open the command's own.  None: ENXIO, as the
+ * kernel says.  In the guard's session it is the guard's; in another, a
+ * pty the command made (the sandbox's devpts numbers its ptys like the
+ * host's, so only the session tells them apart).
+ */
+static int
+guard_tty(struct guard_req *gr, int flags, mode_t mode)
+{
+	unsigned long	 theirs;
+	unsigned int	 maj, min;
+	pid_t		 sid;
+	char		 p[64];
+
+	if (guard_ttynr(gr->pid, &sid, &theirs) == -1 || theirs == 0)
+		return -ENXIO;
+	maj = (theirs >> 8) & 0xfff;
+	min = (theirs & 0xff) | ((theirs >> 12) & 0xfff00);
+	if (sid == getsid(0))
+		snprintf(p, sizeof(p), "/dev/tty");
+	else if (maj >= GUARD_PTS_MAJOR && maj < GUARD_PTS_MAJOR + 8)
+		snprintf(p, sizeof(p), "/dev/pts/%u",
+		    (maj - GUARD_PTS_MAJOR) * 256 + min);
+	else
+		return -ENXIO;
+	return guard_install(gr, AT_FDCWD, p, flags | O_NOCTTY, mode, 1, NULL);
+}
+
+/*
+ * Open, and install the file in the command, close-on-exec only if it
+ * asked so (the guard's own copy always is): 1 (answered) or -errno.
+ */
+static int
+guard_install_now(struct guard_req *gr, int parent, const char *name,
+    int flags, mode_t mode)
+{
+	struct seccomp_notif_addfd	add;
+	int				fd, rc;
+
+	if ((fd = openat(parent, name, flags | O_CLOEXEC, mode)) == -1)
+		return -errno;
+	memset(&add, 0, sizeof(add));
+	add.id = gr->id;
+	add.flags = SECCOMP_ADDFD_FLAG_SEND;
+	add.srcfd = (uint32_t)fd;
+	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	rc = ioctl(gr->g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	close(fd);
+	/* Answered, or the command is gone: nothing more to send. */
+	return rc >= 0 || errno == ENOENT ? 1 : -errno;
+}
+
+/*
+ * A FIFO's writer waits for a reader, and the reader may first need a
+ * creation of its own (`cat fifo >out`): opened in a child, so the guard
+ * goes on answering.  st: what name is, when known already (not
+ * followed), or NULL.
+ */
+static int
+guard_install(struct guard_req *gr, int parent, const char *name, int flags,
+    mode_t mode, int follow, const struct stat *st)
+{
+	struct seccomp_notif_resp	resp;
+	struct stat			sb;
+	pid_t				pid;
+	int				rc;
+
+	if (st == NULL && !(flags & O_NONBLOCK) && fstatat(parent, name, &sb,
+	    follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0)
+		st = &sb;
+	if ((flags & O_NONBLOCK) || st == NULL || !S_ISFIFO(st->st_mode))
+		return guard_install_now(gr, parent, name, flags, mode);
+	if ((pid = fork()) == -1)
+		return -errno;
+	if (pid == 0) {
+		if ((rc = guard_install_now(gr, parent, name, flags,
+		    mode)) < 0) {
+			memset(&resp, 0, sizeof(resp));
+			resp.id = gr->id;
+			resp.error = rc;
+			(void)guard_respond(gr->g->notify_fd, &resp);
+		}
+		_exit(0);
+	}
+	return 1;
+}
+
+/*
+ * open(2) that can create, write or truncate.  The file is opened by the
+ * guard on the checked directory fd, with O_NOFOLLOW: a symlink planted
+ * since the check is not followed.
+ */
+static int
+guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
+    mode_t mode)
+{
+	struct guard_path	 gp;
+	char			 link[64];
+	int			 rc, head, excl;
+
+	guard_path_init(&gp);
+	flags |= O_NOCTTY;
+	mode &= ~(mode_t)GUARD_SETID;
+	excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0 ||
+	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)),
+	    !excl)) < 0)
+		goto done;
+	if ((rc = guard_check(gr, &gp, 0, excl ? NULL : (flags & O_CREAT) &&
+	    (gp.parent == -1 || !gp.exists) ? "create" : "write")) < 0)
+		goto done;
+	if (gp.magic != -1) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", gp.magic);
+		rc = guard_install(gr, AT_FDCWD, link, flags, mode, 1, NULL);
+		goto done;
+	}
+	if (gp.exists && S_ISCHR(gp.st.st_mode) &&
+	    gp.st.st_rdev == makedev(GUARD_TTY_MAJOR, 0)) {
+		rc = guard_tty(gr, flags, mode);
+		goto done;
+	}
+	head = (flags & O_CREAT) && guard_head_before(gr, &gp);
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
+		guard_umask(gr);
+	rc = guard_install(gr, gp.parent, gp.name, flags | O_NOFOLLOW, mode,
+	    0, &gp.st);
+	if (rc == 1 && (flags & O_CREAT))
+		guard_created(gr, &gp, head);
+done:
+	guard_path_clear(&gp);
+	return rc;
+}
+
+/* truncate(2) by name: checked like an open for writing. */
+static int
+guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
+{
+	struct guard_path	 gp;
+	struct stat		 st;
+	char			 link[64];
+	int			 fd = -1, w, rc;
+
+	guard_path_init(&gp);
+	if ((rc = guard_at(gr, AT_FDCWD, addr, &gp)) < 0 ||
+	    (rc = guard_final(gr, &gp, 1, 1)) < 0 ||
+	    (rc = guard_check(gr, &gp, 0, "truncate")) < 0)
+		goto done;
+	if (gp.magic != -1)
+		fd = fcntl(gp.magic, F_DUPFD_CLOEXEC, 3);
+	else
+		fd = openat(gp.parent, gp.name, O_PATH | O_CLOEXEC |
+		    O_NOFOLLOW);
+	if (fd == -1 || fstat(fd, &st) == -1) {
+		rc = -errno;
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto done;
+	}
+	/* Reopened for writing through the very file checked. */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	w = open(link, O_WRONLY | O_CLOEXEC);
+	close(fd);
+	if ((fd = w) == -1 || ftruncate(fd, len) == -1)
+		rc = -errno;
+done:
+	if (fd != -1)
+		close(fd);
+	guard_path_clear(&gp);
+	return rc;
+}
+
+/*
+ * A copy of the command's descriptor fd: the calling thread's own table
+ * (PIDFD_THREAD, Linux 6.9), else its process's.
+ */
+static int
+guard_getfd(struct guard_req *gr, int fd)
+{
+	int	pidfd, copy, err;
+
+	pidfd = (int)syscall(SYS_pidfd_open, gr->pid, PIDFD_THREAD);
+	if (pidfd == -1 && errno == EINVAL)
+		pidfd = (int)syscall(SYS_pidfd_open, gr->pid, 0);
+	if (pidfd == -1)
+		return -errno;
+	copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	err = errno;
+	close(pidfd);
+	return copy == -1 ? -err : copy;
+}
+
+/*
+ * The identity of a socket file: device, inode and, where the filesystem
+ * keeps one, birth time (an inode number freed and reused for another
+ * socket is then told apart).  0, or -1.
+ */
+static int
+guard_sock_id(int dirfd, const char *name, struct guard_sock *id)
+{
+	struct statx	stx;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | (name[0] == '\0' ?
+	    AT_EMPTY_PATH : 0), STATX_INO | STATX_TYPE | STATX_BTIME,
+	    &stx) == -1 || !S_ISSOCK(stx.stx_mode))
+		return -1;
+	memset(id, 0, sizeof(*id));
+	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	id->ino = stx.stx_ino;
+	if (stx.stx_mask & STATX_BTIME) {
+		id->btime_sec = stx.stx_btime.tv_sec;
+		id->btime_nsec = stx.stx_btime.tv_nsec;
+	}
+	return 0;
+}
+
+/*
+ * Remember a socket the command bound (id: its file, verified by
+ * guard_bound): the sandbox serves it, so it is reachable like a listed
+ * one.  Past GUARD_MAXSOCKS it is not remembered, and not reachable.
+ * Binds run alone (guard_handle): nothing reads the table meanwhile.
+ */
+static void
+guard_sock_add(struct guard *g, const struct guard_sock *id)
+{
+	struct guard_sock	*nv;
+
+	if (g->nsocks >= GUARD_MAXSOCKS ||
+	    (nv = reallocarray(g->socks, g->nsocks + 1, sizeof(*nv))) == NULL)
+		return;
+	g->socks = nv;
+	g->socks[g->nsocks++] = *id;
+}
+
+/* Whether the socket file fd is one the command bound. */
+static int
+guard_sock_ours(const struct guard *g, int fd)
+{
+	struct guard_sock	id;
+	size_t			i;
+
+	if (guard_sock_id(fd, "", &id) == -1)
+		return 0;
+	for (i = 0; i < g->nsocks; i++)
+		if (memcmp(&g->socks[i], &id, sizeof(id)) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The file the Unix socket sock is bound to, by the kernel's own account:
+ * sock_diag's UNIX_DIAG_VFS, asked for the socket's inode, which needs
+ * no privilege (SIOCUNIXFILE needs CAP_NET_ADMIN, which the guard never
+ * has).  0, or -errno: -ENOENT when it is bound to no file.
+ */
+static int
+guard_sock_vfs(int sock, dev_t *dev, ino_t *ino)
+{
+	struct {
+		struct nlmsghdr		h;
+		struct unix_diag_req	r;
+	}			 req;
+	union {
+		struct nlmsghdr	h;
+		char		b[8192];
+	}			 buf;
+	struct unix_diag_msg	*m;
+	struct unix_diag_vfs	 v;
+	struct nlmsgerr		*e;
+	struct rtattr		*rta;
+	struct stat		 st;
+	ssize_t			 n;
+	int			 nl, len, rc = -ENOENT;
+
+	if (fstat(sock, &st) == -1)
+		return -errno;
+	if ((nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+	    NETLINK_SOCK_DIAG)) == -1)
+		return -errno;
+	memset(&req, 0, sizeof(req));
+	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.h.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = AF_UNIX;
+	req.r.udiag_states = ~0U;
+	req.r.udiag_ino = (uint32_t)st.st_ino;
+	req.r.udiag_show = UDIAG_SHOW_VFS;
+	req.r.udiag_cookie[0] = req.r.udiag_cookie[1] = ~0U;
+	if (send(nl, &req, sizeof(req), 0) != (ssize_t)sizeof(req) ||
+	    (n = recv(nl, &buf, sizeof(buf), 0)) == -1) {
+		rc = -errno;
+		goto done;
+	}
+	if (!NLMSG_OK(&buf.h, (size_t)n)) {
+		rc = -EBADMSG;
+		goto done;
+	}
+	if (buf.h.nlmsg_type == NLMSG_ERROR) {
+		e = NLMSG_DATA(&buf.h);
+		rc = buf.h.nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) &&
+		    e->error < 0 ? e->error : -EBADMSG;
+		goto done;
+	}
+	if (buf.h.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    buf.h.nlmsg_len < NLMSG_LENGTH(sizeof(*m))) {
+		rc = -EBADMSG;
+		goto done;
+	}
+	m = NLMSG_DATA(&buf.h);
+	if (m->udiag_ino != (uint32_t)st.st_ino) {
+		rc = -EBADMSG;
+		goto done;
+	}
+	len = (int)(buf.h.nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+	for (rta = (struct rtattr *)(m + 1); RTA_OK(rta, len);
+	    rta = RTA_NEXT(rta, len)) {
+		if (rta->rta_type != UNIX_DIAG_VFS ||
+		    RTA_PAYLOAD(rta) < sizeof(v))
+			continue;
+		memcpy(&v, RTA_DATA(rta), sizeof(v));
+		/* The kernel's dev_t: major above bit 20. */
+		*dev = makedev(v.udiag_vfs_dev >> 20, v.udiag_vfs_dev & 0xfffff);
+		*ino = v.udiag_vfs_ino;
+		rc = 0;
+	}
+done:
+	close(nl);
+	return rc;
+}
+
+/*
+ * After a bind: whether the socket's file is the name the guard checked
+ * (gp), by its device and inode.  0 with its identity in id, or -EACCES
+ * (said): a bind that cannot be verified is refused.
+ */
+static int
+guard_bound(struct guard_req *gr, int sock, const struct guard_path *gp,
+    struct guard_sock *id)
+{
+	dev_t	dev = 0;
+	ino_t	ino = 0;
+	int	rc;
+
+	if ((rc = guard_sock_vfs(sock, &dev, &ino)) < 0) {
+		guard_refuse(gr, gp->full, "bind", "where the socket was bound "
+		    "cannot be verified (sock_diag: %s), and a bind that "
+		    "cannot be verified is refused", strerror(-rc));
+		return -EACCES;
+	}
+	if (gp->parent == -1 || guard_sock_id(gp->parent, gp->name,
+	    id) == -1 || id->dev != dev || id->ino != ino) {
+		guard_refuse(gr, gp->full, "bind", "the socket was not bound "
+		    "where its path was checked (a directory on the way "
+		    "changed meanwhile); its descriptor was replaced by an "
+		    "unbound socket");
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* Whether the command's descriptor fd is close-on-exec (its fdinfo). */
+static int
+guard_fd_cloexec(struct guard_req *gr, int fd)
+{
+	char		 p[64], line[128];
+	FILE		*f;
+	unsigned long	 fl = 0;
+
+	snprintf(p, sizeof(p), "/proc/%ld/fdinfo/%d", (long)gr->pid, fd);
+	if ((f = fopen(p, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "flags:", 6) == 0)
+			fl = strtoul(line + 6, NULL, 8);
+	fclose(f);
+	return (fl & O_CLOEXEC) != 0;
+}
+
+/*
+ * The command's socket sockfd (sock, the guard's copy) was bound where
+ * the guard did not check, or where it cannot tell: it is replaced in
+ * the command by a fresh unbound socket of the same kind
+ * (SECCOMP_ADDFD_FLAG_SETFD), so nothing listens there through it.  When
+ * that cannot be done, the calling process is killed: fail closed.
+ */
+static void
+guard_sock_spoil(struct guard_req *gr, int sockfd, int sock)
+{
+	struct seccomp_notif_addfd	add;
+	socklen_t			sl = sizeof(int);
+	int				domain, type, proto, fl, fresh = -1;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &sl) == -1 ||
+	    getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &sl) == -1 ||
+	    getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &proto, &sl) == -1 ||
+	    (fl = fcntl(sock, F_GETFL)) == -1 ||
+	    (fresh = socket(domain, type | SOCK_CLOEXEC |
+	    ((fl & O_NONBLOCK) ? SOCK_NONBLOCK : 0), proto)) == -1)
+		goto fail;
+	memset(&add, 0, sizeof(add));
+	add.id = gr->id;
+	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
+	add.srcfd = (uint32_t)fresh;
+	add.newfd = (uint32_t)sockfd;
+	add.newfd_flags = guard_fd_cloexec(gr, sockfd) ? O_CLOEXEC : 0;
+	if (ioctl(gr->g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1 &&
+	    errno != ENOENT)
+		goto fail;
+	close(fresh);
+	return;
+fail:
+	log_warn("guard: cannot replace the socket of process %ld bound "
+	    "where it was not checked; killing it", (long)gr->pid);
+	if (fresh != -1)
+		close(fresh);
+	(void)kill(guard_tgid(gr), SIGKILL);
+}
+
+/*
+ * bind(2): a Unix socket path is a new file, checked like any other; the
+ * guard binds the command's socket itself (borrowed with pidfd_getfd),
+ * so the address is read once.  Any other address is bound as given.
+ */
+static int
+guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&ss, local;
+	struct guard_path	 gp;
+	struct guard_sock	 id;
+	char			 path[sizeof(sun->sun_path) + 1];
+	const char		*text;
+	size_t			 off = offsetof(struct sockaddr_un, sun_path);
+	int			 sock, rc, dir = -1;
+
+	guard_path_init(&gp);
+	if (len < 0 || (size_t)len > sizeof(ss))
+		return -EINVAL;
+	memset(&ss, 0, sizeof(ss));
+	if (len > 0 && guard_read_mem(gr, addr, &ss, (size_t)len) < 0)
+		return -EFAULT;
+	if ((sock = guard_getfd(gr, sockfd)) < 0)
+		return sock;
+	if (ss.ss_family != AF_UNIX || (size_t)len <= off ||
+	    sun->sun_path[0] == '\0') {
+		rc = bind(sock, (struct sockaddr *)&ss, (socklen_t)len) == -1 ?
+		    -errno : 0;
+		goto done;
+	}
+	memcpy(path, sun->sun_path, (size_t)len - off);
+	path[(size_t)len - off] = '\0';
+	if ((rc = guard_at_keep(gr, AT_FDCWD, path, &gp, 1)) < 0 ||
+	    (rc = guard_check(gr, &gp, 0, "create")) < 0)
+		goto done;
+	/*
+	 * bind(2) takes no directory fd, and the kernel records the text it
+	 * is given as the socket's name (getsockname(2), the address a
+	 * Python Manager hands its clients).  So the guard binds the
+	 * caller's own text when the kernel may walk it as checked (no
+	 * symlink, nothing in procfs: gp.lexical), from the very directory
+	 * the check started from (gp.base: the caller's cwd as it was read
+	 * once -- never read again, which another thread of the command can
+	 * change meanwhile); else the real path; else the name in its
+	 * directory.  Binds run alone (guard_handle): no creation -- a
+	 * symlink, a directory moved in -- changes the walk meanwhile; only
+	 * a removal could, which fails the bind.  What the host does is
+	 * beyond that: so the socket's file is verified afterwards
+	 * (guard_bound), and only a verified one is remembered.
+	 */
+	memset(&local, 0, sizeof(local));
+	local.sun_family = AF_UNIX;
+	if (gp.lexical && strlen(path) < sizeof(local.sun_path) &&
+	    (path[0] == '/' || gp.base != -1)) {
+		text = path;
+		dir = path[0] == '/' ? -1 : gp.base;
+	} else if (strlen(gp.full) < sizeof(local.sun_path) &&
+	    gp.full[0] == '/')
+		text = gp.full;
+	else {
+		text = gp.name;
+		dir = gp.parent;
+	}
+	if (strlen(text) >= sizeof(local.sun_path)) {
+		rc = -ENAMETOOLONG;
+		goto done;
+	}
+	memcpy(local.sun_path, text, strlen(text));
+	if (dir != -1 && fchdir(dir) == -1) {
+		rc = -errno;
+		goto done;
+	}
+	guard_umask(gr);
+	rc = bind(sock, (struct sockaddr *)&local, (socklen_t)(off +
+	    strlen(text) + 1)) == -1 ? -errno : 0;
+	if (rc == 0 && (rc = guard_bound(gr, sock, &gp, &id)) < 0)
+		guard_sock_spoil(gr, sockfd, sock);
+	else if (rc == 0) {
+		guard_created(gr, &gp, 0);
+		guard_sock_add(gr->g, &id);
+	}
+done:
+	close(sock);
+	guard_path_clear(&gp);
+	return rc;
+}
+
+/*
+ * link(2), linkat(2): the new name is checked like a creation, and the
+ * file linked like a write (a second name for a protected file would be
+ * a writable one).
+ */
+static int
+guard_link(struct guard_req *gr, const __u64 *a, int at)
+{
+	struct guard_path	 np, op;
+	char			 src[PATH_MAX], link[64];
+	int			 flags = at ? (int)a[4] : 0, rc;
+
+	guard_path_init(&np);
+	guard_path_init(&op);
+	if ((rc = guard_at(gr, at ? (int)a[2] : AT_FDCWD, a[at ? 3 : 1],
+	    &np)) < 0 || (rc = guard_check(gr, &np, 1, "create")) < 0 ||
+	    (rc = guard_read_str(gr, a[at ? 1 : 0], src, sizeof(src))) < 0)
+		goto done;
+	if (src[0] == '\0' && (flags & AT_EMPTY_PATH)) {
+		/* An O_TMPFILE (or any) fd of the command. */
+		snprintf(src, sizeof(src), "/proc/%ld/fd/%d", (long)gr->pid,
+		    (int)a[0]);
+		if ((rc = guard_at_str(gr, AT_FDCWD, src, &op)) < 0 ||
+		    (rc = guard_magic(gr, &op, 1)) < 0)
+			goto done;
+	} else if ((rc = guard_at_str(gr, at ? (int)a[0] : AT_FDCWD, src,
+	    &op)) < 0 || (rc = guard_final(gr, &op,
+	    (flags & AT_SYMLINK_FOLLOW) != 0, 1)) < 0)
+		goto done;
+	if ((rc = guard_check(gr, &op, 0, "link")) < 0)
+		goto done;
+	if (op.magic != -1) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", op.magic);
+		rc = linkat(AT_FDCWD, link, np.parent, np.name,
+		    AT_SYMLINK_FOLLOW) == -1 ? -errno : 0;
+	} else
+		rc = linkat(op.parent, op.name, np.parent, np.name, 0) == -1 ?
+		    -errno : 0;
+	if (rc == 0)
+		guard_created(gr, &np, 0);
+done:
+	guard_path_clear(&np);
+	guard_path_clear(&op);
+	return rc;
+}
+
+/*
+ * Unix sockets named by address.  Unless network.allowAllUnixSockets,
+ * every connect, sendmsg, sendmmsg and sendto with an address stops
+ * here: seccomp sees neither the socket's family behind an fd
+ * number nor the address behind a pointer, and letting the kernel
+ * continue would have it read both again, after another thread changed
+ * them.  So the guard performs each call itself, on a copy of the
+ * command's socket (pidfd_getfd: the same open socket), with the address
+ * and data it read once:
+ *
+ *   an AF_UNIX path is resolved as the kernel would (symlinks followed,
+ *   one hop at a time), the socket file opened O_PATH, and the call made
+ *   to "/proc/self/fd/N" -- that very file, whatever the name is by then
+ *   -- when the command bound it during the run, or its real path is in
+ *   network.allowUnixSockets; any other path is refused with EPERM
+ *   (hostIPC's retry knows it), and said on stderr;
+ *
+ *   any other address (TCP to the proxy, a UDP send, a netlink request,
+ *   an abstract Unix name) is used as given: the socket is the
+ *   command's, in the sandbox's own network namespace, where abstract
+ *   names are the sandbox's own (and Landlock ABI 6 scopes them too).
+ *
+ * A call that would block (a blocking socket, a full buffer or backlog)
+ * is finished by a worker thread, which answers the notification itself,
+ * so the guard goes on serving.  What differs from the kernel doing it:
+ * the peer sees the guard's process id (SO_PEERCRED, SCM_CREDENTIALS;
+ * same user, same sandbox), a send is at most GUARD_SEND_MAX bytes, and a
+ * call the kernel restarts after a signal may have been performed once
+ * already.
+ */
+#define GUARD_SEND_MAX		(1U << 20)	/* bytes per send */
+#define GUARD_CONTROL_MAX	65536		/* ancillary data per send */
+#define GUARD_MAXWORKERS	64		/* blocking calls at once */
+
+/* One connect or send the guard performs for the command. */
+struct guard_op {
+	struct guard		*g;
+	uint64_t		 id;
+	pid_t			 tid;		/* the caller */
+	int			 is_connect;	/* else a send */
+	int			 inprogress;	/* connect: under way already */
+	int			 domain;	/* the socket's family */
+	int			 stream;	/* a partial send goes on */
+	int			 waits;		/* connect may wait (a backlog) */
+	int			 sock;		/* the command's socket */
+	int			 target;	/* O_PATH: the allowed socket */
+	struct sockaddr_storage	 addr;
+	socklen_t		 alen;
+	char			*data;
+	size_t			 len;
+	size_t			 sent;		/* before a worker took over */
+	char			*control;
+	size_t			 controllen;
+	int			*fds;		/* SCM_RIGHTS copies */
+	size_t			 nfds;
+	int			 flags;
+	uint64_t		 lenaddr;	/* sendmmsg: its msg_len */
+};
+
+static int	guard_workers;	/* running, counted atomically */
+
+static void
+guard_op_free(struct guard_op *op)
+{
+	size_t	i;
+
+	if (op == NULL)
+		return;
+	if (op->sock != -1)
+		close(op->sock);
+	if (op->target != -1)
+		close(op->target);
+	for (i = 0; i < op->nfds; i++)
+		close(op->fds[i]);
+	free(op->fds);
+	free(op->data);
+	free(op->control);
+	free(op);
+}
+
+/* A copy of the command's socket sockfd, as a new operation. */
+static int
+guard_op_new(struct guard_req *gr, int sockfd, struct guard_op **out)
+{
+	struct guard_op	*op;
+	socklen_t	 sl = sizeof(int);
+	int		 type;
+
+	if ((op = calloc(1, sizeof(*op))) == NULL)
+		return -ENOMEM;
+	op->g = gr->g;
+	op->id = gr->id;
+	op->tid = gr->pid;
+	op->target = -1;
+	if ((op->sock = guard_getfd(gr, sockfd)) < 0) {
+		int rc = op->sock;
+
+		op->sock = -1;
+		guard_op_free(op);
+		return rc;
+	}
+	if (getsockopt(op->sock, SOL_SOCKET, SO_TYPE, &type, &sl) == -1 ||
+	    getsockopt(op->sock, SOL_SOCKET, SO_DOMAIN, &op->domain,
+	    &sl) == -1) {
+		int err = errno;
+
+		guard_op_free(op);
+		return -err;
+	}
+	op->stream = type == SOCK_STREAM;
+	op->waits = type == SOCK_STREAM || type == SOCK_SEQPACKET;
+	*out = op;
+	return 0;
+}
+
+/*
+ * The Unix socket a path names, as the kernel would find it, opened
+ * O_PATH: its fd when its real path is one of allowUnixSockets, else
+ * -errno (a refusal is said on stderr).
+ */
+static int
+guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
+{
+	const struct fs_plan	*plan = gr->g->conf.plan;
+	struct guard_path	 gp;
+	struct stat		 st;
+	char			 link[64], real[PATH_MAX];
+	ssize_t			 n;
+	size_t			 i;
+	int			 fd = -1, rc;
+
+	guard_path_init(&gp);
+	if ((rc = guard_at_str(gr, AT_FDCWD, path, &gp)) < 0 ||
+	    (rc = guard_final(gr, &gp, 1, 1)) < 0)
+		goto done;
+	if (gp.magic != -1)
+		fd = fcntl(gp.magic, F_DUPFD_CLOEXEC, 3);
+	else if (gp.parent != -1)
+		fd = openat(gp.parent, gp.name, O_PATH | O_NOFOLLOW |
+		    O_CLOEXEC);
+	else
+		errno = ENOENT;
+	if (fd == -1 || fstat(fd, &st) == -1) {
+		rc = -errno;
+		goto done;
+	}
+	/* Not a socket (a symlink planted since): what the kernel says. */
+	if (!S_ISSOCK(st.st_mode)) {
+		rc = -ECONNREFUSED;
+		goto done;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, real, sizeof(real) - 1)) <= 0 ||
+	    (size_t)n == sizeof(real) - 1) {
+		rc = -EACCES;
+		goto done;
+	}
+	real[n] = '\0';
+	for (i = 0; i < plan->nunix; i++)
+		if (strcmp(real, plan->unix_sockets[i]) == 0)
+			break;
+	if (i == plan->nunix && !guard_sock_ours(gr->g, fd)) {
+		guard_refuse(gr, real, verb, "a Unix socket the command did "
+		    "not bind during this run, and not in "
+		    "network.allowUnixSockets; to let commands reach it, add "
+		    "\"%s\" to network.allowUnixSockets in %s (a host service "
+		    "like tmux or docker: see hostIPC)", real,
+		    gr->g->conf.config_file);
+		rc = -EPERM;
+		goto done;
+	}
+	rc = fd;
+	fd = -1;
+done:
+	if (fd != -1)
+		close(fd);
+	guard_path_clear(&gp);
+	return rc;
+}
+
+/*
+ * The address of a connect or send, as the command wrote it (len bytes at
+ * name): a Unix socket path becomes the allowed socket's own file, any
+ * other address is kept.  0, or -errno.
+ */
+static int
+guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
+    socklen_t len, const char *verb)
+{
+	const struct sockaddr_un	*sun = name;
+	struct sockaddr_un		*to;
+	char				 path[sizeof(sun->sun_path) + 1];
+	size_t				 off = offsetof(struct sockaddr_un,
+					    sun_path);
+	int				 fd;
+
+	memcpy(&op->addr, name, len);
+	op->alen = len;
+	/*
+	 * Only an AF_UNIX socket looks a path up; any other refuses an
+	 * AF_UNIX address before that, and a short one is EINVAL.
+	 */
+	if (op->domain != AF_UNIX || len <= off || sun->sun_family != AF_UNIX)
+		return 0;
+	/* An abstract name: the sandbox's network namespace's own. */
+	if (sun->sun_path[0] == '\0')
+		return 0;
+	memcpy(path, sun->sun_path, len - off);
+	path[len - off] = '\0';
+	if ((fd = guard_unix_target(gr, path, verb)) < 0)
+		return fd;
+	op->target = fd;
+	to = (struct sockaddr_un *)&op->addr;
+	memset(to, 0, sizeof(*to));
+	to->sun_family = AF_UNIX;
+	snprintf(to->sun_path, sizeof(to->sun_path), "/proc/self/fd/%d", fd);
+	op->alen = (socklen_t)(off + strlen(to->sun_path) + 1);
+	return 0;
+}
+
+/* One sendmsg(2) of what is left, with extra flags. */
+static ssize_t
+guard_op_send(struct guard_op *op, int extra)
+{
+	struct msghdr	m;
+	struct iovec	iov;
+
+	memset(&m, 0, sizeof(m));
+	iov.iov_base = op->data + op->sent;
+	iov.iov_len = op->len - op->sent;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (op->alen > 0) {
+		m.msg_name = &op->addr;
+		m.msg_namelen = op->alen;
+	}
+	/* The ancillary data goes with the first byte only. */
+	if (op->sent == 0 && op->control != NULL) {
+		m.msg_control = op->control;
+		m.msg_controllen = op->controllen;
+	}
+	return sendmsg(op->sock, &m, op->flags | extra | MSG_NOSIGNAL);
+}
+
+/* The SIGPIPE the kernel would have sent the caller of a failed send. */
+static void
+guard_sigpipe(const struct guard_op *op, int err)
+{
+	char	 p[64], line[128];
+	FILE	*f;
+	long	 tgid = op->tid;
+
+	if (err != EPIPE || (op->flags & MSG_NOSIGNAL) || op->is_connect)
+		return;
+	snprintf(p, sizeof(p), "/proc/%ld/status", (long)op->tid);
+	if ((f = fopen(p, "re")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "Tgid:", 5) == 0)
+				tgid = strtol(line + 5, NULL, 10);
+		fclose(f);
+	}
+	(void)syscall(SYS_tgkill, tgid, (long)op->tid, SIGPIPE);
+}
+
+/* Write a sendmmsg's msg_len into the command's memory. */
+static int
+guard_op_lenout(const struct guard_op *op, unsigned int n)
+{
+	char	p[64];
+	int	fd, rc;
+
+	snprintf(p, sizeof(p), "/proc/%ld/mem", (long)op->tid);
+	if ((fd = open(p, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	rc = pwrite(fd, &n, sizeof(n), (off_t)op->lenaddr) == sizeof(n) ?
+	    0 : -1;
+	close(fd);
+	return rc;
+}
+
+/*
+ * Finish a call that waits (a blocking connect, a send into a full
+ * buffer) and answer the notification.  Run by a worker thread.
+ */
+static void *
+guard_worker(void *arg)
+{
+	struct guard_op			*op = arg;
+	struct seccomp_notif_resp	 resp;
+	ssize_t				 n;
+
+	memset(&resp, 0, sizeof(resp));
+	resp.id = op->id;
+	if (op->inprogress)
+		resp.error = guard_connected(op, -1);
+	else if (op->is_connect) {
+		if (connect(op->sock, (struct sockaddr *)&op->addr,
+		    op->alen) == -1)
+			resp.error = -errno;
+	} else {
+		do {
+			if ((n = guard_op_send(op, 0)) == -1)
+				break;
+			op->sent += (size_t)n;
+		} while (op->stream && op->sent < op->len);
+		if (n == -1 && op->sent == 0) {
+			resp.error = -errno;
+			guard_sigpipe(op, errno);
+		} else if (op->lenaddr != 0) {
+			resp.val = guard_op_lenout(op,
+			    (unsigned int)op->sent) == -1 ? 0 : 1;
+			if (resp.val == 0)
+				resp.error = -EFAULT;
+		} else
+			resp.val = (int64_t)op->sent;
+	}
+	(void)guard_respond(op->g->notify_fd, &resp);
+	guard_op_free(op);
+	__atomic_sub_fetch(&guard_workers, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * Hand a call that waits to a worker thread, which answers: 1.  Past
+ * GUARD_MAXWORKERS the guard waits for it itself.
+ */
+static int
+guard_spawn(struct guard_op *op)
+{
+	pthread_attr_t	attr;
+	pthread_t	t;
+	int		rc = -1;
+
+	if (__atomic_add_fetch(&guard_workers, 1, __ATOMIC_SEQ_CST) <=
+	    GUARD_MAXWORKERS && pthread_attr_init(&attr) == 0) {
+		(void)pthread_attr_setdetachstate(&attr,
+		    PTHREAD_CREATE_DETACHED);
+		(void)pthread_attr_setstacksize(&attr, 256 * 1024);
+		rc = pthread_create(&t, &attr, guard_worker, op);
+		pthread_attr_destroy(&attr);
+	}
+	if (rc != 0)
+		guard_worker(op);
+	return 1;
+}
+
+/*
+ * A send, read and resolved: tried at once without waiting; when the
+ * caller would wait (a blocking socket, a full buffer), a worker
+ * finishes it.  0 with resp->val set, 1 (a worker answers), or -errno.
+ */
+static int
+guard_op_finish(struct guard_op *op, struct seccomp_notif_resp *resp)
+{
+	ssize_t	n;
+	int	fl, waits, err;
+
+	fl = fcntl(op->sock, F_GETFL);
+	waits = !(op->flags & MSG_DONTWAIT) && fl != -1 && !(fl & O_NONBLOCK);
+	if ((n = guard_op_send(op, MSG_DONTWAIT)) >= 0) {
+		op->sent = (size_t)n;
+		if (!waits || !op->stream || op->sent >= op->len) {
+			resp->val = n;
+			guard_op_free(op);
+			return 0;
+		}
+		return guard_spawn(op);
+	}
+	err = errno;
+	if (waits && (err == EAGAIN || err == EWOULDBLOCK))
+		return guard_spawn(op);
+	guard_sigpipe(op, err);
+	guard_op_free(op);
+	return -err;
+}
+
+/* connect(2) through the guard. */
+static int
+guard_connect(struct guard_req *gr, int sockfd, uint64_t addr, int len)
+{
+	struct sockaddr_storage	 ss;
+	struct guard_op		*op;
+	int			 fl, rc;
+
+	if (len < 0 || (size_t)len > sizeof(ss))
+		return -EINVAL;
+	memset(&ss, 0, sizeof(ss));
+	if (len > 0 && guard_read_mem(gr, addr, &ss, (size_t)len) < 0)
+		return -EFAULT;
+	if ((rc = guard_op_new(gr, sockfd, &op)) < 0)
+		return rc;
+	op->is_connect = 1;
+	if ((rc = guard_op_name(gr, op, &ss, (socklen_t)len,
+	    "connect to")) < 0)
+		goto done;
+	fl = fcntl(op->sock, F_GETFL);
+	if (!op->waits || fl == -1 || (fl & O_NONBLOCK)) {
+		rc = connect(op->sock, (struct sockaddr *)&op->addr,
+		    op->alen) == -1 ? -errno : 0;
+		goto done;
+	}
+	/*
+	 * A blocking connect, tried without waiting first: O_NONBLOCK for
+	 * this one call (the socket is not connected yet, so nothing else of
+	 * the command's uses it).  A Unix socket connects at once, a TCP
+	 * handshake on loopback is done by the time the call returns; only
+	 * a full backlog or a slow handshake goes to a worker.
+	 */
+	(void)fcntl(op->sock, F_SETFL, fl | O_NONBLOCK);
+	rc = connect(op->sock, (struct sockaddr *)&op->addr, op->alen) ==
+	    -1 ? -errno : 0;
+	(void)fcntl(op->sock, F_SETFL, fl);
+	if (rc == -EINPROGRESS) {
+		op->inprogress = 1;
+		if ((rc = guard_connected(op, 0)) == -EINPROGRESS)
+			return guard_spawn(op);
+	} else if (rc == -EAGAIN)
+		return guard_spawn(op);
+done:
+	guard_op_free(op);
+	return rc;
+}
+
+/*
+ * How a connect under way ended, waiting up to ms (-1: as long as it
+ * takes): 0, -errno, or -EINPROGRESS when it has not yet.
+ */
+static int
+guard_connected(struct guard_op *op, int ms)
+{
+	struct pollfd	pfd;
+	socklen_t	sl = sizeof(int);
+	int		err, n;
+
+	pfd.fd = op->sock;
+	pfd.events = POLLOUT;
+	while ((n = poll(&pfd, 1, ms)) == -1 && errno == EINTR)
+		;
+	if (n == 0)
+		return -EINPROGRESS;
+	if (n == -1 || getsockopt(op->sock, SOL_SOCKET, SO_ERROR, &err,
+	    &sl) == -1)
+		return -errno;
+	return -err;
+}
+
+/*
+ * Copy the command's SCM_RIGHTS descriptors (the guard sends its own
+ * copies of the same files) and put the guard's pid in SCM_CREDENTIALS
+ * (the kernel takes no other from it).  0, or -errno.
+ */
+static int
+guard_op_control(struct guard_req *gr, struct guard_op *op)
+{
+	struct msghdr	 m;
+	struct cmsghdr	*c;
+	struct ucred	 cr;
+	size_t		 i, n;
+	int		 fd, *nv;
+
+	memset(&m, 0, sizeof(m));
+	m.msg_control = op->control;
+	m.msg_controllen = op->controllen;
+	for (c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_len < CMSG_LEN(0) || c->cmsg_len >
+		    op->controllen - (size_t)((char *)c - op->control))
+			return -EINVAL;
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(cr))) {
+			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+			cr.pid = getpid();
+			memcpy(CMSG_DATA(c), &cr, sizeof(cr));
+			continue;
+		}
+		if (c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
+			    sizeof(fd));
+			if ((nv = reallocarray(op->fds, op->nfds + 1,
+			    sizeof(*nv))) == NULL)
+				return -ENOMEM;
+			op->fds = nv;
+			if ((fd = guard_getfd(gr, fd)) < 0)
+				return fd;
+			op->fds[op->nfds++] = fd;
+			memcpy(CMSG_DATA(c) + i * sizeof(int), &fd,
+			    sizeof(fd));
+		}
+	}
+	return 0;
+}
+
+/*
+ * A send of the command's: um as it wrote it, except that um->msg_iov is
+ * the guard's copy of its iovec array (the buffers are still the
+ * command's).  The address, the data (at most GUARD_SEND_MAX bytes: a
+ * stream takes what fits, a larger datagram is EMSGSIZE) and the
+ * ancillary data are read once.
+ */
+static int
+guard_op_msg(struct guard_req *gr, int sockfd, const struct msghdr *um,
+    int flags, struct guard_op **out)
+{
+	struct sockaddr_storage	 ss;
+	struct guard_op		*op;
+	const struct iovec	*iov = um->msg_iov;
+	socklen_t		 nl = um->msg_namelen;
+	size_t			 i, total = 0, take;
+	int			 rc;
+
+	*out = NULL;
+	if ((rc = guard_op_new(gr, sockfd, &op)) < 0)
+		return rc;
+	op->flags = flags;
+	if (um->msg_name != NULL && nl > 0) {
+		if (nl > sizeof(ss))
+			nl = sizeof(ss);	/* as the kernel does */
+		memset(&ss, 0, sizeof(ss));
+		if (guard_read_mem(gr, (uint64_t)(uintptr_t)um->msg_name, &ss,
+		    nl) < 0) {
+			rc = -EFAULT;
+			goto fail;
+		}
+		if ((rc = guard_op_name(gr, op, &ss, nl, "send to")) < 0)
+			goto fail;
+	}
+	for (i = 0; i < um->msg_iovlen; i++) {
+		if (iov[i].iov_len > SSIZE_MAX - total) {
+			rc = -EINVAL;
+			goto fail;
+		}
+		total += iov[i].iov_len;
+	}
+	if (total > GUARD_SEND_MAX) {
+		if (!op->stream) {
+			rc = -EMSGSIZE;
+			goto fail;
+		}
+		total = GUARD_SEND_MAX;
+	}
+	if ((op->data = malloc(total > 0 ? total : 1)) == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < um->msg_iovlen && op->len < total; i++) {
+		take = iov[i].iov_len;
+		if (take > total - op->len)
+			take = total - op->len;
+		if (take > 0 && guard_read_mem(gr,
+		    (uint64_t)(uintptr_t)iov[i].iov_base, op->data + op->len,
+		    take) < 0) {
+			rc = -EFAULT;
+			goto fail;
+		}
+		op->len += take;
+	}
+	if (um->msg_control != NULL && um->msg_controllen > 0) {
+		if (um->msg_controllen > GUARD_CONTROL_MAX) {
+			rc = -ENOBUFS;
+			goto fail;
+		}
+		op->controllen = um->msg_controllen;
+		if ((op->control = malloc(op->controllen)) == NULL) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		if (guard_read_mem(gr, (uint64_t)(uintptr_t)um->msg_control,
+		    op->control, op->controllen) < 0) {
+			rc = -EFAULT;
+			goto fail;
+		}
+		if ((rc = guard_op_control(gr, op)) < 0)
+			goto fail;
+	}
+	*out = op;
+	return 0;
+fail:
+	guard_op_free(op);
+	return rc;
+}
+
+/*
+ * A struct msghdr of the command's at addr, with its iovec array copied
+ * into *iov (malloc'ed, the caller frees).  0, or -errno.
+ */
+static int
+guard_read_msghdr(struct guard_req *gr, uint64_t addr, struct msghdr *um,
+    struct iovec **iov)
+{
+	*iov = NULL;
+	if (guard_read_mem(gr, addr, um, sizeof(*um)) < 0)
+		return -EFAULT;
+	if (um->msg_iovlen > UIO_MAXIOV)
+		return -EMSGSIZE;
+	if (um->msg_iovlen == 0)
+		return 0;
+	if ((*iov = calloc(um->msg_iovlen, sizeof(**iov))) == NULL)
+		return -ENOMEM;
+	if (guard_read_mem(gr, (uint64_t)(uintptr_t)um->msg_iov, *iov,
+	    um->msg_iovlen * sizeof(**iov)) < 0)
+		return -EFAULT;
+	um->msg_iov = *iov;
+	return 0;
+}
+
+/* sendto(2) with an address: one sendmsg. */
+static int
+guard_sendto(struct guard_req *gr, const __u64 *a,
+    struct seccomp_notif_resp *resp)
+{
+	struct msghdr	 um;
+	struct iovec	 iov;
+	struct guard_op	*op;
+	int		 rc;
+
+	if ((int)a[5] < 0 || (size_t)(int)a[5] >
+	    sizeof(struct sockaddr_storage))
+		return -EINVAL;
+	memset(&um, 0, sizeof(um));
+	iov.iov_base = (void *)(uintptr_t)a[1];
+	iov.iov_len = (size_t)a[2];
+	um.msg_iov = &iov;
+	um.msg_iovlen = 1;
+	um.msg_name = (void *)(uintptr_t)a[4];
+	um.msg_namelen = (socklen_t)(int)a[5];
+	if ((rc = guard_op_msg(gr, (int)a[0], &um, (int)a[3], &op)) < 0)
+		return rc;
+	return guard_op_finish(op, resp);
+}
+
+/* sendmsg(2). */
+static int
+guard_sendmsg(struct guard_req *gr, const __u64 *a,
+    struct seccomp_notif_resp *resp)
+{
+	struct msghdr	 um;
+	struct iovec	*iov;
+	struct guard_op	*op;
+	int		 rc;
+
+	if ((rc = guard_read_msghdr(gr, a[1], &um, &iov)) == 0)
+		rc = guard_op_msg(gr, (int)a[0], &um, (int)a[2], &op);
+	free(iov);
+	if (rc < 0)
+		return rc;
+	return guard_op_finish(op, resp);
+}
+
+/*
+ * sendmmsg(2): each message as a sendmsg that does not wait, its msg_len
+ * written back; the count sent, or the first message's error.  When the
+ * first would wait on a blocking socket, a worker sends it and answers 1.
+ */
+static int
+guard_sendmmsg(struct guard_req *gr, const __u64 *a,
+    struct seccomp_notif_resp *resp)
+{
+	struct mmsghdr	 mm;
+	struct iovec	*iov;
+	struct guard_op	*op;
+	unsigned int	 vlen = (unsigned int)a[2], i, sent;
+	uint64_t	 at;
+	ssize_t		 n;
+	int		 flags = (int)a[3], fl, rc = 0, err;
+
+	if (vlen > UIO_MAXIOV)
+		vlen = UIO_MAXIOV;	/* as the kernel does */
+	for (i = 0; i < vlen; i++) {
+		at = a[1] + (uint64_t)i * sizeof(mm);
+		if ((rc = guard_read_msghdr(gr, at, &mm.msg_hdr, &iov)) == 0)
+			rc = guard_op_msg(gr, (int)a[0], &mm.msg_hdr, flags,
+			    &op);
+		free(iov);
+		if (rc < 0)
+			break;
+		op->lenaddr = at + offsetof(struct mmsghdr, msg_len);
+		if ((n = guard_op_send(op, MSG_DONTWAIT)) == -1) {
+			err = errno;
+			fl = fcntl(op->sock, F_GETFL);
+			if (i == 0 && (err == EAGAIN || err == EWOULDBLOCK) &&
+			    !(flags & MSG_DONTWAIT) && fl != -1 &&
+			    !(fl & O_NONBLOCK))
+				return guard_spawn(op);
+			guard_sigpipe(op, err);
+			guard_op_free(op);
+			rc = -err;
+			break;
+		}
+		sent = (unsigned int)n;
+		rc = guard_op_lenout(op, sent) == -1 ? -EFAULT : 0;
+		guard_op_free(op);
+		if (rc < 0)
+			break;
+	}
+	if (i == 0)
+		return rc;
+	resp->val = i;
+	return 0;
+}
+
+static int
+guard_request(struct guard_req *gr, const struct seccomp_notif *req,
+    struct seccomp_notif_resp *resp)
+{
+	const __u64		*a = req->data.args;
+	struct guard_path	 np, op;
+	struct stat		 st;
+	char			 target[PATH_MAX];
+	int			 nr = req->data.nr, rc, at, head;
+
+	guard_path_init(&np);
+	guard_path_init(&op);
+	if (nr == SCMP_SYS(open) || nr == SCMP_SYS(openat) ||
+	    nr == SCMP_SYS(creat)) {
+		int		dfd, flags;
+		uint64_t	path;
+		mode_t		mode;
+
+		if (nr == SCMP_SYS(openat)) {
+			dfd = (int)a[0]; path = a[1]; flags = (int)a[2];
+			mode = (mode_t)a[3];
+		} else if (nr == SCMP_SYS(open)) {
+			dfd = AT_FDCWD; path = a[0]; flags = (int)a[1];
+			mode = (mode_t)a[2];
+		} else {
+			dfd = AT_FDCWD; path = a[0];
+			flags = O_CREAT | O_WRONLY | O_TRUNC;
+			mode = (mode_t)a[1];
+		}
+		return guard_open(gr, dfd, path, flags, mode);
+	}
+
+	/* Unix sockets by address (allowUnixSockets): answered in full. */
+	if (nr == SCMP_SYS(connect))
+		return guard_connect(gr, (int)a[0], a[1], (int)a[2]);
+	if (nr == SCMP_SYS(sendto))
+		return guard_sendto(gr, a, resp);
+	if (nr == SCMP_SYS(sendmsg))
+		return guard_sendmsg(gr, a, resp);
+	if (nr == SCMP_SYS(sendmmsg))
+		return guard_sendmmsg(gr, a, resp);
+
+	if (nr == SCMP_SYS(truncate))
+		rc = guard_truncate(gr, a[0], (off_t)a[1]);
+	else if (nr == SCMP_SYS(bind))
+		rc = guard_bind(gr, (int)a[0], a[1], (int)a[2]);
+	else if (nr == SCMP_SYS(link) || nr == SCMP_SYS(linkat))
+		rc = guard_link(gr, a, nr == SCMP_SYS(linkat));
+	else if (nr == SCMP_SYS(mkdir) || nr == SCMP_SYS(mkdirat)) {
+		at = nr == SCMP_SYS(mkdirat);
+		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
+		    a[at], &np)) < 0)
+			goto done;
+		/*
+		 * A name that is there already, a protected one too, makes
+		 * nothing: EEXIST, as mkdir(2) says (`mkdir -p .git/x`
+		 * goes on to be refused at x, if at all), not a refusal.
+		 */
+		if (np.parent != -1 && !np.dots && fstatat(np.parent, np.name,
+		    &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			rc = -EEXIST;
+			goto done;
+		}
+		if ((rc = guard_check(gr, &np, 0, "create")) < 0)
+			goto done;
+		guard_umask(gr);
+		/*
+		 * Made and remembered as made at once: a request that finds
+		 * the directory finds it made.
+		 */
+		pthread_mutex_lock(&gr->g->mu);
+		rc = mkdirat(np.parent, np.name, (mode_t)a[at + 1] &
+		    ~(mode_t)GUARD_SETID) == -1 ? -errno : 0;
+		if (rc == 0 && fstatat(np.parent, np.name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0)
+			guard_made_add(gr->g, &st);
+		pthread_mutex_unlock(&gr->g->mu);
+		if (rc == 0)
+			guard_created(gr, &np, 0);
+	} else if (nr == SCMP_SYS(mknod) || nr == SCMP_SYS(mknodat)) {
+		at = nr == SCMP_SYS(mknodat);
+		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
+		    a[at], &np)) < 0 ||
+		    (rc = guard_check(gr, &np, 0, "create")) < 0)
+			goto done;
+		head = guard_head_before(gr, &np);
+		guard_umask(gr);
+		rc = mknodat(np.parent, np.name, (mode_t)a[at + 1] &
+		    ~(mode_t)GUARD_SETID, (dev_t)a[at + 2]) == -1 ? -errno : 0;
+		if (rc == 0)
+			guard_created(gr, &np, head);
+	} else if (nr == SCMP_SYS(symlink) || nr == SCMP_SYS(symlinkat)) {
+		at = nr == SCMP_SYS(symlinkat);
+		if ((rc = guard_read_str(gr, a[0], target,
+		    sizeof(target))) < 0)
+			goto done;
+		if ((rc = guard_at(gr, at ? (int)a[1] : AT_FDCWD,
+		    a[at ? 2 : 1], &np)) < 0 ||
+		    (rc = guard_check(gr, &np, 1, "create")) < 0)
+			goto done;
+		head = guard_head_before(gr, &np);
+		rc = symlinkat(target, np.parent, np.name) == -1 ? -errno : 0;
+		if (rc == 0)
+			guard_created(gr, &np, head);
+	} else if (nr == SCMP_SYS(rename) || nr == SCMP_SYS(renameat) ||
+	    nr == SCMP_SYS(renameat2)) {
+		unsigned int	flags = nr == SCMP_SYS(renameat2) ?
+				    (unsigned int)a[4] : 0;
+
+		at = nr != SCMP_SYS(rename);
+		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD, a[at ? 1 : 0],
+		    &op)) < 0 ||
+		    (rc = guard_at(gr, at ? (int)a[2] : AT_FDCWD,
+		    a[at ? 3 : 1], &np)) < 0)
+			goto done;
+		/* RENAME_EXCHANGE moves the target onto the source's name. */
+		if ((rc = guard_check(gr, &np, 1, "replace")) < 0 ||
+		    (rc = guard_check(gr, &op,
+		    (flags & RENAME_EXCHANGE) != 0, "move")) < 0 ||
+		    (rc = guard_glob_moved(gr, &op, &np, "move")) < 0 ||
+		    ((flags & RENAME_EXCHANGE) &&
+		    (rc = guard_glob_moved(gr, &np, &op, "move")) < 0))
+			goto done;
+		head = guard_head_before(gr, &np);
+		rc = renameat2(op.parent, op.name, np.parent, np.name,
+		    flags) == -1 ? -errno : 0;
+		if (rc == 0) {
+			guard_moved(gr, &op, &np,
+			    (flags & RENAME_EXCHANGE) != 0);
+			guard_created(gr, &np, head);
+		}
+	} else
+		rc = -ENOSYS;
+done:
+	guard_path_clear(&np);
+	guard_path_clear(&op);
+	resp->val = 0;
+	resp->error = rc < 0 ? rc : 0;
+	return 0;
+}
+
+/*
+ * One request: umask() is noted and let through; every other call is
+ * performed or refused, a rename alone, the others side by side.
+ */
+static int
+guard_handle(struct guard_req *gr, const struct seccomp_notif *req,
+    struct seccomp_notif_resp *resp)
+{
+	int	nr = req->data.nr, rc, alone;
+
+	if (nr == SCMP_SYS(umask)) {
+		guard_umask_noted(gr, (mode_t)req->data.args[0] & 0777);
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		return 0;
+	}
+	/* A bind, too: its path is walked again by the kernel (guard_bind). */
+	alone = nr == SCMP_SYS(rename) || nr == SCMP_SYS(renameat) ||
+	    nr == SCMP_SYS(renameat2) || nr == SCMP_SYS(bind);
+	if (alone)
+		pthread_rwlock_wrlock(&gr->g->order);
+	else
+		pthread_rwlock_rdlock(&gr->g->order);
+	rc = guard_request(gr, req, resp);
+	pthread_rwlock_unlock(&gr->g->order);
+	return rc;
+}
+
+/* Answer a notification (the caller may be gone: nothing to do then). */
+static int
+guard_respond(int notify_fd, struct seccomp_notif_resp *resp)
+{
+	return ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+}
+
+/*
+ * A guard thread: its own umask and cwd (guard_bind changes directory),
+ * then requests until every process of the command is gone.
+ */
+static void *
+guard_thread(void *arg)
+{
+	struct guard			*g = arg;
+	struct seccomp_notif		 req;
+	struct seccomp_notif_resp	 resp;
+	struct guard_req		 gr;
+	struct pollfd			 pfd;
+	int				 rc;
+
+	if (unshare(CLONE_FS) == -1) {
+		log_warn("guard: unshare(CLONE_FS)");
+		_exit(EXIT_SETUP);	/* the whole sandbox: fail closed */
+	}
+	gr.g = g;
+	for (;;) {
+		/* The kernel refuses a receive buffer that is not zeroed. */
+		memset(&req, 0, sizeof(req));
+		/*
+		 * ENOENT is both "the caller was interrupted before we took
+		 * its call" and "every process of the command is gone": only
+		 * the second hangs the listener up.
+		 */
+		if (ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) == -1) {
+			pfd.fd = g->notify_fd;
+			pfd.events = POLLIN;
+			if ((errno == EINTR || errno == ENOENT) &&
+			    !(poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP)))
+				continue;
+			break;
+		}
+		gr.pid = (pid_t)req.pid;
+		gr.tgid = 0;
+		gr.id = req.id;
+		memset(&resp, 0, sizeof(resp));
+		resp.id = req.id;
+		if ((rc = guard_handle(&gr, &req, &resp)) < 0) {
+			resp.error = rc;
+			resp.val = 0;
+			resp.flags = 0;
+		}
+		if (rc != 1)
+			(void)guard_respond(g->notify_fd, &resp);
+	}
+	return NULL;
+}
+
+int
+guard_start(const struct guard_conf *conf, int notify_fd)
+{
+	pthread_attr_t	 attr;
+	pthread_t	 t;
+	struct guard	*g;
+	struct stat	 st;
+	long		 ncpu;
+	int		 i, n, started = 0;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return -1;
+	g->conf = *conf;
+	g->notify_fd = notify_fd;
+	if ((g->root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    pthread_attr_init(&attr) != 0) {
+		free(g);
+		return -1;
+	}
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_rwlock_init(&g->order, NULL);
+	/* Probes: each missing feature costs speed, never correctness. */
+	g->lexical = syscall(SYS_openat2, -1, "", NULL, 0) == -1 &&
+	    errno != ENOSYS;
+	g->kcmp = syscall(SYS_kcmp, getpid(), getpid(), KCMP_FS, 0, 0) == 0;
+	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+	    SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == -1)
+		log_debug("guard: no same-CPU wake-up: %s", strerror(errno));
+	/* The private TMPDIR is the run's own: new repositories may go there. */
+	if (stat(conf->tmpdir, &st) == 0)
+		guard_made_add(g, &st);
+	/* Without the index the guarded paths are scanned (slower). */
+	if (fs_plan_index(conf->plan) == -1)
+		log_warn("guard: index");
+	/* Without it every write is refused (guard_check): said once. */
+	if ((g->work = gitwork_new(conf->plan)) == NULL)
+		log_warn("guard: out of memory; every write will be refused");
+	/* One thread per CPU: a parallel install need not queue on one. */
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	n = ncpu < 2 ? 2 : ncpu > GUARD_MAXTHREADS ? GUARD_MAXTHREADS :
+	    (int)ncpu;
+	(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t, &attr, guard_thread, g) == 0)
+			started++;
+	pthread_attr_destroy(&attr);
+	return started > 0 ? 0 : -1;
+}

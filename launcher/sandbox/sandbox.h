@@ -1,0 +1,150 @@
+/*
+ * launcher/sandbox/: the child.  sandbox_start clones it into new
+ * namespaces, where it becomes PID 1 (reaper.c): it maps its ids and
+ * brings lo up (netns.c), hands its loopback listeners to the parent,
+ * builds the mount namespace from the plan (mount.c), restricts itself
+ * with Landlock (landlock.c), starts the guard's threads, and runs the
+ * command, which loads the seccomp filter compiled at build time
+ * (seccomp.c's rules, seccomp_gen.c, seccomp_load.c) before its exec.
+ * timing.c's page is shared by all the run's processes for -v.
+ */
+#ifndef PISBX_LAUNCHER_SANDBOX_H
+#define PISBX_LAUNCHER_SANDBOX_H
+
+#include <sys/types.h>
+
+#include <signal.h>
+
+#include "launcher/fs/fs.h"
+
+/*
+ * The steps of a run, timed for -v (timing.c), in the order they happen
+ * on the way to the command and back.
+ */
+enum timing_mark {
+	TIMING_START,		/* parent: run() begins */
+	TIMING_CONFIG,		/* parent: the config is loaded */
+	TIMING_POLICY,		/* parent: policy, environment, run dir ready */
+	TIMING_CLONE,		/* reaper: in its new namespaces */
+	TIMING_NETNS,		/* reaper: ids mapped, lo up, listeners sent */
+	TIMING_MOUNTS,		/* reaper: the mount namespace is built */
+	TIMING_LOCKED,		/* Landlock, no capabilities, no_new_privs */
+	TIMING_PROXY,		/* parent: the proxy serves; "go" sent */
+	TIMING_EXEC,		/* command: seccomp filter loaded; exec */
+	TIMING_EXITED,		/* reaper: the command ended */
+	TIMING_REAPED,		/* parent: the sandbox is gone */
+	TIMING_DONE,		/* parent: cleaned up */
+	TIMING_N
+};
+struct timing;
+
+/* Everything the sandbox child needs, prepared by the parent. */
+struct sandbox {
+	char		*const *argv;	/* the command */
+	char		**envp;		/* its environment */
+	char		*cwd;
+	uid_t		 uid;
+	gid_t		 gid;
+	int		 userns;	/* create a user namespace (not root) */
+	int		 allow_all_unix;
+	int		 allow_userns;	/* allowNestedUserNamespaces */
+	struct fs_plan	 plan;
+	int		 allow_git_config;
+	const char	*config_file;	/* to name in refusals (policy_hint_file) */
+	int		 report_fd;	/* guard -> parent: repositories made,
+					   refusals (SOCK_SEQPACKET) */
+	char		*rundir;	/* private per-run dir on the host */
+	char		*tmpdir;	/* rundir/tmp: the command's TMPDIR */
+	char		*empty;		/* rundir/empty: hides denied files */
+	char		*ssh_config;	/* rundir/ssh_config, or NULL */
+	sigset_t	 sigmask;	/* the caller's, for the command */
+	int		 tty;		/* the controlling terminal, or -1 */
+	int		 tty_give;	/* the command starts in its foreground */
+	int		 tty_none;	/* ... which none of its stdio is */
+	int		 tty_hold[3];	/* reaper: masters keeping the numbers
+					   of the inherited terminals in the
+					   sandbox's devpts, or -1 (mount.c) */
+	int		 verbose;
+	struct timing	*times;		/* -v: shared with the sandbox */
+};
+
+/* A started sandbox, seen from the parent. */
+struct sandbox_run {
+	pid_t		 pid;		/* PID-namespace init (the reaper) */
+	int		 sock;		/* control socket to the reaper */
+	int		 listen_http;	/* listeners inside the sandbox's netns */
+	int		 listen_socks;
+};
+
+/* mount.c */
+/* Build the mount namespace's view (runs in the sandbox child). */
+int	 mount_apply(struct sandbox *);
+
+/* netns.c */
+int	 net_lo_up(void);
+int	 net_listen_loopback(int port);
+int	 net_send_fds(int sock, char tag, const int *fds, int nfds);
+int	 net_recv_fds(int sock, char *tag, int *fds, int maxfds);
+
+/* landlock.c */
+/* The kernel's Landlock ABI version, 0 when unavailable. */
+int	 landlock_abi(void);
+/* Restrict writes to the writable roots; scope sockets and signals. */
+int	 landlock_apply(const struct sandbox *);
+
+/* seccomp.c, seccomp_load.c */
+/*
+ * The filter comes in one variant per way Unix sockets are allowed, each
+ * with and without new user namespaces: SECCOMP_USERNS is a bit.
+ */
+enum seccomp_variant {
+	SECCOMP_UNIX_LISTED = 0,	/* default: through the guard (those
+					   bound during the run,
+					   allowUnixSockets) */
+	SECCOMP_UNIX_ALL = 1,		/* allowAllUnixSockets */
+	SECCOMP_USERNS = 2,		/* allowNestedUserNamespaces */
+	SECCOMP_NVARIANTS = 4
+};
+struct sock_filter;
+/* A BPF program compiled at build time (seccomp_gen.c). */
+struct seccomp_prog {
+	const struct sock_filter	*insns;
+	unsigned short			 len;
+};
+/* The build's programs, by variant (generated). */
+extern const struct seccomp_prog seccomp_progs[SECCOMP_NVARIANTS];
+/*
+ * The command's filter as libseccomp rules (a scmp_filter_ctx, for
+ * seccomp_gen and the tests): socket families outside an allow-list, new
+ * user namespaces, io_uring, mounts, keyrings, TIOCSTI and kernel attack
+ * surface refused; creating and writing files, bind, and umask sent to
+ * the guard.  NULL on failure.
+ */
+void	*seccomp_filter_build(enum seccomp_variant);
+/* The variant the sandbox's config asks for. */
+enum seccomp_variant seccomp_variant(const struct sandbox *);
+/*
+ * Install the compiled filter of the sandbox's variant (no_new_privs is
+ * set).  Returns the notification fd (close-on-exec), or -1.
+ */
+int	 seccomp_apply(const struct sandbox *);
+
+/* sandbox.c */
+/* Clone the sandbox; the child never returns. */
+int	 sandbox_start(struct sandbox *, struct sandbox_run *);
+/* Explain why namespaces are unavailable, with a fix. */
+const char *sandbox_ns_hint(int err);
+
+/* reaper.c */
+__attribute__((noreturn)) void reaper_main(struct sandbox *, int ctl);
+
+/* timing.c */
+/* A page shared with the processes the run starts; NULL on failure. */
+struct timing *timing_new(void);
+/* Record now as mark m (nothing when tm is NULL). */
+void	 timing_mark(struct timing *, enum timing_mark);
+/* Say what each step cost (-v), after marking TIMING_DONE. */
+void	 timing_print(const struct timing *);
+void	 timing_free(struct timing *);
+
+#endif
