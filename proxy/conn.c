@@ -924,6 +924,13 @@ conn_connect_next(struct conn *c)
 		sockaddr_format(sa, c->addr, sizeof(c->addr));
 		fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0);
+		if (fd == -1 && (errno == EMFILE || errno == ENFILE)) {
+			/* Our shortage, not the destination's: "not now". */
+			conn_deny(c, "out-of-descriptors", "the proxy is out of "
+			    "file descriptors (RLIMIT_NOFILE); try again later",
+			    CERR_BUSY);
+			return;
+		}
 		if (fd == -1) {
 			c->connect_errno = errno;
 			continue;

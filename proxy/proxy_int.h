@@ -200,8 +200,13 @@ struct proxy {
 	TAILQ_HEAD(, conn)	 conns;
 	size_t			 nconns;	/* all, refusing ones too */
 	size_t			 nrefusing;	/* held to answer "not now" */
-	unsigned long long	 dropped;	/* closed unanswered */
-	time_t			 dropped_warned;
+	unsigned long long	 dropped;	/* closed unanswered, unreported */
+	unsigned long long	 dropped_total;
+	const char		*dropped_why;	/* the limit they were over */
+	unsigned long long	 nofd;		/* 503 at EMFILE, unreported */
+	unsigned long long	 nofd_total;
+	struct event		*report_ev;	/* says the counts, once a second */
+	int			 spare_fd;	/* given up to answer at EMFILE */
 	LIST_HEAD(, client_slot) clients[CLIENT_BUCKETS];
 	uint64_t		 next_id;
 	int			 stopping;
@@ -221,6 +226,15 @@ int	 proxy_grant_covers(const struct proxy *,
 void	 listener_free(struct listener *);
 /* The connections one client may hold (proxy.maxClientConnections). */
 int	 proxy_client_limit(const struct config *);
+/*
+ * The proxy's spare descriptor (px->spare_fd): opened when it is not,
+ * so that a client can be told 503 when the others are all in use.
+ */
+void	 listener_spare(struct proxy *);
+/* Say (now, then once a second) what overload closed or refused. */
+void	 listener_report(struct proxy *);
+/* The totals of listener_report, when the proxy is freed. */
+void	 listener_report_total(struct proxy *);
 /* Give back a connection's hold on its client slot. */
 void	 client_slot_put(struct proxy *, struct client_slot *);
 /*
