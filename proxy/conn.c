@@ -95,7 +95,6 @@ conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen,
 {
 	struct proxy *px = l->px;
 	struct conn *c;
-	const struct config *conf = px->gen->conf;
 	int one = 1, ms;
 
 	(void)salen;
@@ -143,7 +142,7 @@ conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen,
 	bufferevent_setcb(c->client, conn_sniff_cb, NULL, conn_event_cb, c);
 	bufferevent_enable(c->client, EV_READ);
 	/* A client only held to be refused gets little time to ask. */
-	ms = conf->header_timeout_ms;
+	ms = conn_header_deadline(px);
 	if (c->refuse != NULL && ms > CONN_REFUSE_TIMEOUT_MS)
 		ms = CONN_REFUSE_TIMEOUT_MS;
 	conn_timer_set(c, ms);
@@ -160,6 +159,52 @@ fail:
 	client_slot_put(px, c->slot);
 	free(c->error);
 	free(c);
+}
+
+int
+conn_header_deadline(const struct proxy *px)
+{
+	const struct config *conf = px->gen->conf;
+	unsigned long long used, max, ms;
+
+	used = px->nconns - px->nrefusing;
+	max = (unsigned long long)conf->max_connections;
+	ms = (unsigned long long)conf->header_timeout_ms;
+	if (used * 2 <= max)
+		return conf->header_timeout_ms;
+	/* Half full to full: the whole timeout down to the floor. */
+	ms = used >= max ? 0 : ms * (max - used) * 2 / max;
+	if (ms < CONN_HEADER_MIN_MS)
+		ms = CONN_HEADER_MIN_MS;
+	if (ms > (unsigned long long)conf->header_timeout_ms)
+		ms = (unsigned long long)conf->header_timeout_ms;
+	return (int)ms;
+}
+
+/*
+ * Slow headers from many addresses (each under maxClientConnections)
+ * could hold every slot for the whole header timeout while a client
+ * with a complete request is refused: when full, the oldest incomplete
+ * head gives its slot up, as HAProxy and Envoy shed them.  The list is
+ * in the order of accept, so the first match is the oldest.
+ */
+int
+conn_shed_oldest(struct proxy *px)
+{
+	struct conn *c;
+
+	TAILQ_FOREACH(c, &px->conns, entry) {
+		if (c->refuse != NULL || c->slot == NULL)
+			continue;
+		if (c->state != CONN_SNIFF && c->state != CONN_READ_REQUEST)
+			continue;
+		conn_error(c, "no complete request head while the proxy was "
+		    "full (proxy.maxConnections %d): the oldest incomplete "
+		    "one gave its slot up", conn_config(c)->max_connections);
+		conn_close(c, "header-shed");
+		return 1;
+	}
+	return 0;
 }
 
 /*

@@ -425,7 +425,8 @@ listener_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 		return;
 	}
 	per_client = proxy_client_limit(conf);
-	if (px->nconns - px->nrefusing >= (size_t)conf->max_connections) {
+	if (px->nconns - px->nrefusing >= (size_t)conf->max_connections &&
+	    !conn_shed_oldest(px)) {
 		refuse = "max-connections";
 		snprintf(detail, sizeof(detail), "proxy.maxConnections (%d) "
 		    "reached; try again later", conf->max_connections);

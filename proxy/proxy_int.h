@@ -253,6 +253,19 @@ int	 proxy_own_addr(struct proxy *, const struct sockaddr *);
 void	 conn_new(struct listener *, int fd, struct sockaddr *, socklen_t,
 	    struct client_slot *slot, const char *refuse,
 	    const char *detail);
+/*
+ * The header deadline of a new connection: proxy.headerTimeoutMs while
+ * at most half the slots are used, then shorter as they fill, down to
+ * CONN_HEADER_MIN_MS when full.
+ */
+#define CONN_HEADER_MIN_MS	2000
+int	 conn_header_deadline(const struct proxy *);
+/*
+ * Full: close the oldest connection still without a complete request
+ * head or SOCKS5 handshake (end "header-shed"), so that a new client
+ * gets its slot.  1 when one was closed, 0 when there is none.
+ */
+int	 conn_shed_oldest(struct proxy *);
 /* Free everything the connection owns and write its close record. */
 void	 conn_close(struct conn *, const char *end);
 /* Write the connection's decision record. */
