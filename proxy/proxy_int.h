@@ -200,6 +200,7 @@ struct proxy {
 	TAILQ_HEAD(, conn)	 conns;
 	size_t			 nconns;	/* all, refusing ones too */
 	size_t			 nrefusing;	/* held to answer "not now" */
+	size_t			 npeak;		/* most at once since a trim */
 	unsigned long long	 dropped;	/* closed unanswered, unreported */
 	unsigned long long	 dropped_total;
 	const char		*dropped_why;	/* the limit they were over */
