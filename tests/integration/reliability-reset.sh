@@ -9,7 +9,8 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 
-ROUNDS=10
+# RELIAB_ROUNDS: more rounds (make soak).
+ROUNDS=${RELIAB_ROUNDS:-10}
 dns_start reset.test=127.0.0.1
 px_config "$T/conf.json" --allow "reset.test"
 px_start "$T/conf.json"
