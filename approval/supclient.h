@@ -25,8 +25,8 @@ struct json_t;
  * looks for it), after the worker registered again.
  */
 #define SUPERVISOR_UNKNOWN_WORKER	"unknown-worker"
-#define SUPERVISOR_LOST_DETAIL		"the supervisor no longer knew this " \
-					"worker (restarted?)"
+#define SUPERVISOR_LOST_DETAIL	\
+	"the supervisor no longer knew this worker (restarted?)"
 /* Registration and unregistration, in ms. */
 #define SUPERVISOR_TIMEOUT_DEFAULT	10000
 

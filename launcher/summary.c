@@ -43,8 +43,8 @@ struct summary {
 	size_t			 n;
 	size_t			 dropped[SUMMARY_KINDS]; /* past KEPT */
 	int			 more;		/* the guard stopped telling */
-	size_t			 lost;		/* reviews: supervisor restarted */
-	size_t			 relost;	/* ... and registering failed */
+	size_t			 lost;		/* supervisor restarted */
+	size_t			 relost;	/* ... re-register failed */
 };
 
 static struct summary_item *summary_find(struct summary *,

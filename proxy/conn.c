@@ -985,9 +985,9 @@ conn_connect_next(struct conn *c)
 		    SOCK_CLOEXEC, 0);
 		if (fd == -1 && (errno == EMFILE || errno == ENFILE)) {
 			/* Our shortage, not the destination's: "not now". */
-			conn_deny(c, "out-of-descriptors", "the proxy is out of "
-			    "file descriptors (RLIMIT_NOFILE); try again later",
-			    CERR_BUSY);
+			conn_deny(c, "out-of-descriptors", "the proxy is out "
+			    "of file descriptors (RLIMIT_NOFILE); try again "
+			    "later", CERR_BUSY);
 			return;
 		}
 		if (fd == -1) {

@@ -200,14 +200,14 @@ struct proxy {
 	TAILQ_HEAD(, conn)	 conns;
 	size_t			 nconns;	/* all, refusing ones too */
 	size_t			 nrefusing;	/* held to answer "not now" */
-	size_t			 npeak;		/* most at once since a trim */
-	unsigned long long	 dropped;	/* closed unanswered, unreported */
+	size_t			 npeak;		/* most since a trim */
+	unsigned long long	 dropped;	/* unanswered, unsaid */
 	unsigned long long	 dropped_total;
-	const char		*dropped_why;	/* the limit they were over */
-	unsigned long long	 nofd;		/* 503 at EMFILE, unreported */
+	const char		*dropped_why;	/* the limit */
+	unsigned long long	 nofd;		/* 503 at EMFILE, unsaid */
 	unsigned long long	 nofd_total;
-	struct event		*report_ev;	/* says the counts, once a second */
-	int			 spare_fd;	/* given up to answer at EMFILE */
+	struct event		*report_ev;	/* says them each second */
+	int			 spare_fd;	/* for a 503 at EMFILE */
 	LIST_HEAD(, client_slot) clients[CLIENT_BUCKETS];
 	uint64_t		 next_id;
 	int			 stopping;
