@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "policy/policy.h"
 #include "approval/approval_int.h"
+#include "approval/supclient.h"
 #include "common/secmem.h"
 
 #define ANSWERED_MAX	256	/* ids remembered to name replays */
@@ -59,6 +60,9 @@ static void	 call_drop_frame(struct supervisor_call *);
 static int	 call_answered(const char *, size_t);
 static void	 call_remember(const char *);
 static void	 socket_call_cb(enum supervisor_status, json_t *,
+		    const char *, void *);
+static void	 socket_reregister(struct review *);
+static void	 socket_register_cb(enum supervisor_status, json_t *,
 		    const char *, void *);
 
 /* Ids of replies accepted lately, to tell a replay from a stranger. */
@@ -417,6 +421,12 @@ socket_call_cb(enum supervisor_status st, json_t *reply, const char *error,
 	rv->call = NULL;
 	switch (st) {
 	case SUPERVISOR_OK:
+		if (json_is_string(json_object_get(reply, "error")) &&
+		    strcmp(json_string_value(json_object_get(reply, "error")),
+		    SUPERVISOR_UNKNOWN_WORKER) == 0) {
+			socket_reregister(rv);
+			break;
+		}
 		if (review_reply_check(reply, rv->id, 1, &res, &rv->scope,
 		    detail, sizeof(detail)) == -1)
 			review_done(rv, REVIEW_RESULT_ERROR, detail);
@@ -430,4 +440,78 @@ socket_call_cb(enum supervisor_status st, json_t *reply, const char *error,
 		review_done(rv, REVIEW_RESULT_ERROR, error);
 		break;
 	}
+}
+
+/*
+ * The supervisor answered that it does not know the worker: it was
+ * restarted since the worker registered, and every later review would
+ * be refused the same way.  Register again (the capability is the same)
+ * with the request's workerId and cwd; the review itself fails as an
+ * error either way -- it was never put to a reviewer.  Bounded by the
+ * review's own timer, cancelled with it (rv->call).
+ */
+static void
+socket_reregister(struct review *rv)
+{
+	struct reviewer	*r = rv->r;
+	const char	*worker, *cwd, *errstr;
+	char		 detail[512];
+	json_t		*req;
+
+	worker = json_string_value(json_object_get(rv->req, "workerId"));
+	cwd = json_string_value(json_object_get(rv->req, "cwd"));
+	if (worker == NULL)
+		worker = r->worker_id != NULL ? r->worker_id : "";
+	if (cwd == NULL)
+		cwd = r->cwd != NULL ? r->cwd : "";
+	req = json_pack("{s:s, s:s, s:s}", "type", "register", "workerId",
+	    worker, "cwd", cwd);
+	if (req == NULL) {
+		review_done(rv, REVIEW_RESULT_ERROR, SUPERVISOR_LOST_DETAIL
+		    "; registering again failed: out of memory");
+		return;
+	}
+	rv->call = supervisor_call(r->base, r->socket_path, r->capability,
+	    req, 0, socket_register_cb, rv, &errstr);
+	json_decref(req);
+	if (rv->call == NULL) {
+		snprintf(detail, sizeof(detail), "%s; registering again "
+		    "failed: %s", SUPERVISOR_LOST_DETAIL, errstr);
+		review_done(rv, REVIEW_RESULT_ERROR, detail);
+	}
+}
+
+static void
+socket_register_cb(enum supervisor_status st, json_t *reply,
+    const char *error, void *arg)
+{
+	struct review	*rv = arg;
+	const char	*action = NULL, *reason = NULL;
+	char		 detail[512];
+
+	rv->call = NULL;
+	if (st == SUPERVISOR_OK) {
+		action = json_string_value(json_object_get(reply, "action"));
+		reason = json_string_value(json_object_get(reply, "reason"));
+	}
+	/*
+	 * Several reviews in flight each register again: the first one
+	 * does, the others find the worker registered, which is as good.
+	 */
+	if (action != NULL && (strcmp(action, "allow") == 0 ||
+	    (reason != NULL && strcmp(reason, "workerId already registered")
+	    == 0))) {
+		snprintf(detail, sizeof(detail), "%s; registered again, later "
+		    "reviews go to it", SUPERVISOR_LOST_DETAIL);
+		log_warnx("supervisor %s: it no longer knew worker %s "
+		    "(restarted?); registered again", rv->r->socket_path,
+		    json_string_value(json_object_get(rv->req, "workerId")) ?
+		    json_string_value(json_object_get(rv->req, "workerId")) :
+		    "?");
+	} else
+		snprintf(detail, sizeof(detail), "%s; registering again "
+		    "failed: %s", SUPERVISOR_LOST_DETAIL, st != SUPERVISOR_OK ?
+		    (error != NULL ? error : "no reply") : reason != NULL ?
+		    reason : "refused");
+	review_done(rv, REVIEW_RESULT_ERROR, detail);
 }

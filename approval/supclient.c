@@ -190,12 +190,21 @@ supclient_unregister(const char *path, const char *capability,
 	json_t			*reply;
 	enum review_result	 res;
 	char			 reason[512];
+	int			 lost;
 
 	if ((reply = worker_call("unregister", path, capability, worker_id,
 	    cwd, timeout_ms, &res, reason, sizeof(reason), err, errlen)) ==
 	    NULL)
 		return -1;
+	lost = json_is_string(json_object_get(reply, "error")) &&
+	    strcmp(json_string_value(json_object_get(reply, "error")),
+	    SUPERVISOR_UNKNOWN_WORKER) == 0;
 	json_decref(reply);
+	if (lost) {
+		snprintf(err, errlen, "%s; nothing to unregister",
+		    SUPERVISOR_LOST_DETAIL);
+		return -1;
+	}
 	if (res != REVIEW_RESULT_ALLOW) {
 		snprintf(err, errlen, "unregister not acknowledged: %s",
 		    reason[0] != '\0' ? reason : "denied");

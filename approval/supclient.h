@@ -17,6 +17,16 @@ struct json_t;
 #define SUPERVISOR_SOCKET_ENV		"PISBX_SUPERVISOR_SOCKET"
 #define SUPERVISOR_CAPABILITY_ENV	"PISBX_SUPERVISOR_CAPABILITY"
 #define SUPERVISOR_TIMEOUT_ENV		"PISBX_SUPERVISOR_TIMEOUT_MS"
+/*
+ * A supervisor's reply to a request from a worker it does not know
+ * carries "error":"unknown-worker" (docs/review-protocol.md): it was
+ * restarted since the worker registered.  The review then fails with a
+ * detail that starts with SUPERVISOR_LOST_DETAIL (pisbx-run's summary
+ * looks for it), after the worker registered again.
+ */
+#define SUPERVISOR_UNKNOWN_WORKER	"unknown-worker"
+#define SUPERVISOR_LOST_DETAIL	\
+	"the supervisor no longer knew this worker (restarted?)"
 /* Registration and unregistration, in ms. */
 #define SUPERVISOR_TIMEOUT_DEFAULT	10000
 

@@ -704,8 +704,9 @@ class Bench:
                  "to the proxy (floor: wrk straight at the server)")
 
     def rows_idle(self):
-        """Memory: the proxy idle, and per idle tunnel (NIDLE of them)."""
-        per, idle = {}, {}
+        """Memory: the proxy idle, per idle tunnel (NIDLE of them), and
+        what it keeps once they are closed."""
+        per, idle, kept = {}, {}, {}
         for name, p in self.proxies.items():
             if left() < 30:
                 self.note("idle tunnels: skipped %s (time budget)" % name)
@@ -727,9 +728,16 @@ class Bench:
             time.sleep(0.5)
             per[name] = (pss_kib(p.pid) - before) / NIDLE
             stop(h)
+            # Given back once the load is gone (malloc_trim in pisbx).
+            time.sleep(1.0)
+            kept[name] = max(pss_kib(p.pid) - before, 0)
         self.row("tunnel", "memory per idle tunnel", "KiB ↓", "lo", None,
                  per, "PSS of the proxy's processes with %d idle tunnels "
                  "(pxtool idle) minus before, / %d" % (NIDLE, NIDLE))
+        self.row("tunnel", "memory kept after the tunnels closed", "KiB ↓",
+                 "lo", None, kept, "PSS of the proxy's processes 1 s "
+                 "after the %d idle tunnels closed, minus before them"
+                 % NIDLE)
         self.row("idle", "idle memory, proxy alone", "KiB ↓", "lo", None,
                  idle, "PSS of the proxy's processes as started, before "
                  "any connection (srt: see the sandbox row)")

@@ -2,7 +2,10 @@
  * The access log: one record per decision and one per closed connection,
  * as JSON lines (or readable text), each written with one write(2) so
  * that `tail -f` shows it at once and concurrent writers never interleave
- * inside a line.
+ * inside a line.  A record is written whole or not at all: one that a
+ * full disk cut short is taken back, and lost records are counted and
+ * reported once when writing fails, once when it works again, and in all
+ * when the log is closed -- never a line per record.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -27,6 +30,9 @@ struct accesslog {
 	char		*path;		/* NULL: stdout */
 	int		 fd;
 	enum log_format	 format;
+	int		 failing;	/* errno of the failure, or 0 */
+	unsigned long long lost;	/* since writing failed */
+	unsigned long long lost_total;
 };
 
 /* A JSON line being built. */
@@ -42,6 +48,9 @@ static void	 alog_add_str(struct alog_line *, const char *, const char *);
 static void	 alog_add_clean(struct alog_line *, const char *,
 		    const char *);
 static void	 alog_add_int(struct alog_line *, const char *, long long);
+static int	 alog_write_record(struct accesslog *, const char *, size_t);
+static void	 alog_lost(struct accesslog *, int);
+static const char *alog_name(const struct accesslog *);
 
 struct accesslog *
 accesslog_open(const char *path, enum log_format format)
@@ -95,6 +104,10 @@ accesslog_free(struct accesslog *al)
 {
 	if (al == NULL)
 		return;
+	if (al->lost_total > 0)
+		log_warnx("access log %s: %llu record(s) lost in all%s",
+		    alog_name(al), al->lost_total, al->failing ?
+		    " (it still cannot be written)" : "");
 	if (al->path != NULL && al->fd != -1)
 		close(al->fd);
 	free(al->path);
@@ -318,6 +331,62 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 	return l.p;
 }
 
+/* The log's name in messages. */
+static const char *
+alog_name(const struct accesslog *al)
+{
+	return al->path != NULL ? al->path : "(standard output)";
+}
+
+/*
+ * Write one record whole, or not at all: 0, or -1 with errno set and
+ * nothing of it left in the file.  A short write to a regular file (the
+ * disk filled up inside the record) is taken back by truncating the file
+ * to where the record began: with O_APPEND that is the offset the write
+ * left minus what it wrote, and only when the file still ends there --
+ * another process appending to the same file after us (on a full disk
+ * its writes fail too) would otherwise lose its record.  Anything else
+ * (a pipe, a terminal) gets the rest of the record, as a reader of a
+ * stream expects.
+ */
+static int
+alog_write_record(struct accesslog *al, const char *line, size_t len)
+{
+	struct stat st;
+	ssize_t w;
+	off_t end;
+
+	while ((w = write(al->fd, line, len)) == -1 && errno == EINTR)
+		;
+	if (w == (ssize_t)len)
+		return 0;
+	if (w == -1)
+		return -1;
+	if (fstat(al->fd, &st) == -1 || !S_ISREG(st.st_mode))
+		return io_write_all(al->fd, line + w, len - (size_t)w, 0);
+	if ((end = lseek(al->fd, 0, SEEK_CUR)) != -1 && st.st_size == end &&
+	    end >= w)
+		(void)ftruncate(al->fd, end - w);
+	errno = ENOSPC;		/* what a write of the rest would say */
+	return -1;
+}
+
+/*
+ * A record was lost (err: why).  Said once when writing starts failing;
+ * the count comes when it works again (alog_resumed) and at the close.
+ */
+static void
+alog_lost(struct accesslog *al, int err)
+{
+	al->lost++;
+	al->lost_total++;
+	if (al->failing)
+		return;
+	al->failing = err;
+	log_warnx("access log %s: %s; records are lost (and counted) until "
+	    "it can be written again", alog_name(al), strerror(err));
+}
+
 void
 accesslog_write(struct accesslog *al, const struct alog_rec *r)
 {
@@ -326,10 +395,19 @@ accesslog_write(struct accesslog *al, const struct alog_rec *r)
 	if (al == NULL || al->fd == -1)
 		return;
 	if ((line = accesslog_format(r, al->format)) == NULL) {
-		log_warnx("access log: cannot format a record");
+		alog_lost(al, ENOMEM);
 		return;
 	}
-	if (io_write_all(al->fd, line, strlen(line), 0) == -1)
-		log_warn("access log write");
+	if (alog_write_record(al, line, strlen(line)) == -1)
+		alog_lost(al, errno);
+	else if (al->failing) {
+		log_warnx("access log %s: %llu record(s) lost while %s",
+		    alog_name(al), al->lost, al->failing == ENOSPC ||
+		    al->failing == EDQUOT ? "the disk was full" :
+		    al->failing == ENOMEM ? "out of memory" :
+		    "it could not be written");
+		al->failing = 0;
+		al->lost = 0;
+	}
 	free(line);
 }

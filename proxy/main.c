@@ -293,6 +293,7 @@ main(int argc, char *argv[])
 		rc = EX_CONFIG_;
 		goto out;
 	}
+	proxy_nofile_prepare(ms.px);
 	for (i = 0; i < nlisten; i++) {
 		if (proxy_listen(ms.px, listen[i], bound, sizeof(bound)) ==
 		    -1) {

@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -112,6 +113,7 @@ proxy_new(struct event_base *base, struct config *conf,
 	if ((px = calloc(1, sizeof(*px))) == NULL)
 		goto fail;
 	px->base = base;
+	px->spare_fd = -1;
 	TAILQ_INIT(&px->listeners);
 	TAILQ_INIT(&px->conns);
 	px->log_format = opts != NULL ? opts->log_format : LOG_FORMAT_JSON;
@@ -226,6 +228,11 @@ proxy_free(struct proxy *px)
 	if (px == NULL)
 		return;
 	proxy_stop(px);
+	listener_report_total(px);
+	if (px->report_ev != NULL)
+		event_free(px->report_ev);
+	if (px->spare_fd != -1)
+		close(px->spare_fd);
 	dns_free(px->dns);
 	pgen_unref(px->gen);
 	accesslog_free(px->alog);

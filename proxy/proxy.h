@@ -63,6 +63,12 @@ int		 proxy_listen_fd(struct proxy *, int fd);
 void		 proxy_reload(struct proxy *, struct config *);
 /* Reopen the access log (SIGHUP, logrotate). */
 int		 proxy_reopen_log(struct proxy *);
+/*
+ * Raise the soft open-file limit to the hard one, and warn when
+ * proxy.maxConnections cannot be served within it (each connection holds
+ * two descriptors, a tunnel's spliced directions a pipe each).
+ */
+void		 proxy_nofile_prepare(struct proxy *);
 /* Stop accepting and close every connection, writing close records. */
 void		 proxy_stop(struct proxy *);
 void		 proxy_free(struct proxy *);

@@ -200,8 +200,14 @@ struct proxy {
 	TAILQ_HEAD(, conn)	 conns;
 	size_t			 nconns;	/* all, refusing ones too */
 	size_t			 nrefusing;	/* held to answer "not now" */
-	unsigned long long	 dropped;	/* closed unanswered */
-	time_t			 dropped_warned;
+	size_t			 npeak;		/* most since a trim */
+	unsigned long long	 dropped;	/* unanswered, unsaid */
+	unsigned long long	 dropped_total;
+	const char		*dropped_why;	/* the limit */
+	unsigned long long	 nofd;		/* 503 at EMFILE, unsaid */
+	unsigned long long	 nofd_total;
+	struct event		*report_ev;	/* says them each second */
+	int			 spare_fd;	/* for a 503 at EMFILE */
 	LIST_HEAD(, client_slot) clients[CLIENT_BUCKETS];
 	uint64_t		 next_id;
 	int			 stopping;
@@ -221,6 +227,15 @@ int	 proxy_grant_covers(const struct proxy *,
 void	 listener_free(struct listener *);
 /* The connections one client may hold (proxy.maxClientConnections). */
 int	 proxy_client_limit(const struct config *);
+/*
+ * The proxy's spare descriptor (px->spare_fd): opened when it is not,
+ * so that a client can be told 503 when the others are all in use.
+ */
+void	 listener_spare(struct proxy *);
+/* Say (now, then once a second) what overload closed or refused. */
+void	 listener_report(struct proxy *);
+/* The totals of listener_report, when the proxy is freed. */
+void	 listener_report_total(struct proxy *);
 /* Give back a connection's hold on its client slot. */
 void	 client_slot_put(struct proxy *, struct client_slot *);
 /*
@@ -239,6 +254,19 @@ int	 proxy_own_addr(struct proxy *, const struct sockaddr *);
 void	 conn_new(struct listener *, int fd, struct sockaddr *, socklen_t,
 	    struct client_slot *slot, const char *refuse,
 	    const char *detail);
+/*
+ * The header deadline of a new connection: proxy.headerTimeoutMs while
+ * at most half the slots are used, then shorter as they fill, down to
+ * CONN_HEADER_MIN_MS when full.
+ */
+#define CONN_HEADER_MIN_MS	2000
+int	 conn_header_deadline(const struct proxy *);
+/*
+ * Full: close the oldest connection still without a complete request
+ * head or SOCKS5 handshake (end "header-shed"), so that a new client
+ * gets its slot.  1 when one was closed, 0 when there is none.
+ */
+int	 conn_shed_oldest(struct proxy *);
 /* Free everything the connection owns and write its close record. */
 void	 conn_close(struct conn *, const char *end);
 /* Write the connection's decision record. */

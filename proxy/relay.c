@@ -36,10 +36,17 @@
  * anything else is refused.  The server's records are followed as they
  * are relayed, only to find that ServerHello; a reply that is not TLS
  * ends the tunnel (fail closed: its client is no longer followed).
+ *
+ * A fault ends the way it began: when one side resets (or its socket
+ * fails), every byte it sent before is still delivered to the other
+ * side, which then gets a reset too (SO_LINGER 0), not a clean end of
+ * stream it would take for a complete transfer.
  */
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <linux/sockios.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +72,7 @@ struct relay_end {
 	struct evbuffer		*buf;		/* read here, not yet at dst */
 	uint64_t		*bytes;		/* the conn's counter */
 	const char		*error;		/* close reason: fd failed */
+	const char		*reset;		/* close reason: fd was reset */
 	int			 eof;		/* fd sent EOF */
 	int			 shut;		/* our writes to fd are shut */
 	int			 paused;	/* reads off: dst is behind */
@@ -89,12 +97,20 @@ struct relay {
 	int			 settled;	/* its ServerHello came */
 	struct tls_scan		 scan;
 	int			 owned;		/* the sockets are ours */
+	struct relay_end	*fault;		/* the end that reset/failed */
+	const char		*fault_end;	/* its close reason */
+	struct event		*abort_ev;	/* polls the survivor's queue */
+	struct timeval		 abort_start;
 };
+
+/* How often, and how long, to wait for the survivor's bytes to be acked. */
+#define RELAY_ABORT_POLL_MS	5
+#define RELAY_ABORT_WAIT_MS	5000
 
 static struct relay *relay_begin(struct conn *);
 static int	 relay_end_init(struct relay *, struct relay_end *,
 		    struct relay_end *, struct bufferevent *, uint64_t *,
-		    const char *);
+		    const char *, const char *);
 static void	 relay_end_free(struct relay_end *);
 static void	 relay_readable_cb(evutil_socket_t, short, void *);
 static void	 relay_writable_cb(evutil_socket_t, short, void *);
@@ -115,6 +131,10 @@ static void	 relay_splice_on(struct relay_end *);
 static void	 relay_splice_in(struct relay_end *);
 static int	 relay_splice_out(struct relay_end *);
 static size_t	 relay_pending(struct relay_end *);
+static void	 relay_fault(struct relay_end *, int);
+static void	 relay_abort_check(struct relay *);
+static void	 relay_abort_cb(evutil_socket_t, short, void *);
+static void	 relay_abort_finish(struct relay *);
 
 void
 relay_tune(struct bufferevent *bev)
@@ -147,9 +167,11 @@ relay_begin(struct conn *c)
 	rl->client.pipe[0] = rl->client.pipe[1] = -1;
 	rl->upstream.pipe[0] = rl->upstream.pipe[1] = -1;
 	if (relay_end_init(rl, &rl->client, &rl->upstream, c->client,
-	    &c->bytes_up, "client-error") == -1 ||
+	    &c->bytes_up, "client-error", "client-reset") == -1 ||
 	    relay_end_init(rl, &rl->upstream, &rl->client, c->upstream,
-	    &c->bytes_down, "upstream-error") == -1) {
+	    &c->bytes_down, "upstream-error", "upstream-reset") == -1 ||
+	    (rl->abort_ev = evtimer_new(c->px->base, relay_abort_cb,
+	    rl)) == NULL) {
 		conn_close(c, "out-of-memory");
 		return NULL;
 	}
@@ -190,13 +212,15 @@ relay_begin(struct conn *c)
 /* One end: the socket of bev, its events, its peer. */
 static int
 relay_end_init(struct relay *rl, struct relay_end *e, struct relay_end *dst,
-    struct bufferevent *bev, uint64_t *bytes, const char *error)
+    struct bufferevent *bev, uint64_t *bytes, const char *error,
+    const char *reset)
 {
 	struct event_base *base = rl->conn->px->base;
 
 	e->dst = dst;
 	e->bytes = bytes;
 	e->error = error;
+	e->reset = reset;
 	bufferevent_disable(bev, EV_READ | EV_WRITE);
 	e->fd = bufferevent_getfd(bev);
 	if ((e->buf = evbuffer_new()) == NULL ||
@@ -237,6 +261,8 @@ relay_free(struct conn *c)
 	relay_end_free(&rl->upstream);
 	if (rl->held != NULL)
 		evbuffer_free(rl->held);
+	if (rl->abort_ev != NULL)
+		event_free(rl->abort_ev);
 	free(rl);
 	c->relay = NULL;
 }
@@ -360,7 +386,7 @@ relay_push(struct relay_end *e)
 		return 0;
 	if (!event_pending(dst->wev, EV_WRITE, NULL) &&
 	    relay_write_now(e->buf, dst->fd) == -1) {
-		conn_close(e->rl->conn, dst->error);
+		relay_fault(dst, errno);
 		return -1;
 	}
 	if (evbuffer_get_length(e->buf) > 0) {
@@ -421,7 +447,7 @@ relay_through(struct relay_end *e, const char *p, size_t n)
 	w = send(dst->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (w == -1) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-			conn_close(e->rl->conn, dst->error);
+			relay_fault(dst, errno);
 			return -1;
 		}
 		w = 0;
@@ -471,8 +497,11 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 	if (r == -1) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return;
-		conn_close(rl->conn, errno == ENOMEM ? "out-of-memory" :
-		    e->error);
+		if (errno == ENOMEM) {
+			conn_close(rl->conn, "out-of-memory");
+			return;
+		}
+		relay_fault(e, errno);
 		return;
 	}
 	if (r == 0) {
@@ -572,7 +601,7 @@ relay_splice_in(struct relay_end *e)
 				relay_pause(e);
 			return;
 		}
-		conn_close(e->rl->conn, e->error);
+		relay_fault(e, errno);
 		return;
 	}
 	e->pipelen += (size_t)n;
@@ -601,7 +630,7 @@ relay_splice_out(struct relay_end *e)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
-			conn_close(e->rl->conn, e->dst->error);
+			relay_fault(e->dst, errno);
 			return -1;
 		}
 		if (n == 0)
@@ -625,7 +654,7 @@ relay_writable_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	if (relay_write_now(src->buf, fd) == -1) {
-		conn_close(rl->conn, e->error);
+		relay_fault(e, errno);
 		return;
 	}
 	if (src->spliced && relay_splice_out(src) == -1)
@@ -637,6 +666,10 @@ relay_writable_cb(evutil_socket_t fd, short what, void *arg)
 	if (src->paused && left <= RELAY_LOW) {
 		src->paused = 0;
 		event_add(src->rev, NULL);
+	}
+	if (rl->fault != NULL) {
+		relay_abort_check(rl);
+		return;
 	}
 	if (src->eof && left == 0 && !e->shut) {
 		shutdown(fd, SHUT_WR);
@@ -667,11 +700,124 @@ relay_eof(struct relay_end *e)
 	}
 	event_del(e->rev);
 	e->eof = 1;
+	if (rl->fault != NULL) {
+		relay_abort_check(rl);
+		return;
+	}
 	if (relay_pending(e->dst) == 0 && !e->dst->shut) {
 		shutdown(e->dst->fd, SHUT_WR);
 		e->dst->shut = 1;
 	}
 	relay_maybe_done(rl);
+}
+
+/*
+ * End bad reset or failed (err: the errno that said so).  What it sent
+ * before is still delivered: its socket keeps what arrived before the
+ * reset (reads return it, then EOF), so it is read to the end and
+ * relayed as usual; what was on its way to it is dropped and its peer
+ * is read no more.  Once everything has reached the peer, the peer is
+ * reset too (relay_abort_check).  A second fault, or a client's while
+ * its bytes are still being checked (the handshake's ClientHellos,
+ * relay_check), resets at once: what is held unchecked never goes.
+ */
+static void
+relay_fault(struct relay_end *bad, int err)
+{
+	struct relay *rl = bad->rl;
+	struct relay_end *peer = bad->dst;
+
+	if (rl->fault == bad) {
+		/* Its reset, read after its last bytes: nothing more comes. */
+		event_del(bad->rev);
+		bad->eof = 1;
+		relay_abort_check(rl);
+		return;
+	}
+	if (rl->fault != NULL || (bad == &rl->client && rl->checking)) {
+		if (rl->fault == NULL)
+			rl->fault_end = err == ECONNRESET || err == EPIPE ?
+			    bad->reset : bad->error;
+		rl->fault = bad;
+		relay_abort_finish(rl);
+		return;
+	}
+	rl->fault = bad;
+	rl->fault_end = err == ECONNRESET || err == EPIPE ? bad->reset :
+	    bad->error;
+	event_base_gettimeofday_cached(rl->conn->px->base, &rl->abort_start);
+	/* Nothing more goes to the end that failed. */
+	event_del(bad->wev);
+	event_del(peer->rev);
+	peer->paused = 0;
+	evbuffer_drain(peer->buf, evbuffer_get_length(peer->buf));
+	if (peer->spliced) {
+		close(peer->pipe[0]);
+		close(peer->pipe[1]);
+		peer->pipe[0] = peer->pipe[1] = -1;
+		peer->pipelen = 0;
+		peer->spliced = 0;
+	}
+	/*
+	 * A read error comes after the bytes that arrived before it; a
+	 * write error leaves them in the socket, to be read on.
+	 */
+	if (!bad->eof && (err == ECONNRESET || err == EPIPE) &&
+	    !bad->paused)
+		event_add(bad->rev, NULL);
+	else if (!bad->eof && err != EPIPE && err != ECONNRESET) {
+		event_del(bad->rev);
+		bad->eof = 1;
+	}
+	relay_abort_check(rl);
+}
+
+/*
+ * After a fault: once the failed end has nothing more to read and all of
+ * it has been written to the survivor, wait for the survivor to
+ * acknowledge it (its unacknowledged bytes, SIOCOUTQ, reach 0) and reset
+ * it.  A reset discards what the kernel still queues, so it must not
+ * come sooner; a survivor that does not read is reset after
+ * RELAY_ABORT_WAIT_MS all the same.
+ */
+static void
+relay_abort_check(struct relay *rl)
+{
+	struct relay_end *bad = rl->fault;
+	struct timeval now, d, tv;
+	int outq = 0;
+
+	if (!bad->eof || relay_pending(bad->dst) > 0)
+		return;
+	event_base_gettimeofday_cached(rl->conn->px->base, &now);
+	timersub(&now, &rl->abort_start, &d);
+	if (ioctl(bad->dst->fd, SIOCOUTQ, &outq) == 0 && outq > 0 &&
+	    d.tv_sec * 1000 + d.tv_usec / 1000 < RELAY_ABORT_WAIT_MS) {
+		tv.tv_sec = 0;
+		tv.tv_usec = RELAY_ABORT_POLL_MS * 1000;
+		evtimer_add(rl->abort_ev, &tv);
+		return;
+	}
+	relay_abort_finish(rl);
+}
+
+static void
+relay_abort_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	relay_abort_check(arg);
+}
+
+/* Reset the survivor of a fault (and close the connection). */
+static void
+relay_abort_finish(struct relay *rl)
+{
+	struct linger lg = { 1, 0 };
+
+	setsockopt(rl->fault->dst->fd, SOL_SOCKET, SO_LINGER, &lg,
+	    sizeof(lg));
+	conn_close(rl->conn, rl->fault_end);
 }
 
 static void

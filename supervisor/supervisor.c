@@ -679,7 +679,15 @@ client_handle(struct client *c, const char *line, size_t len)
 		break;
 	}
 	if (w == NULL || w->state != WORKER_RUNNING) {
-		client_reply(c, r.id, "deny", "unknown worker", NULL);
+		/*
+		 * Not a decision about the request: the worker registered
+		 * with another process (this one restarted) or is gone.
+		 * "error" tells a client that can register again; to any
+		 * other it is the deny it always was.
+		 */
+		extra = json_pack("{s:s}", "error", "unknown-worker");
+		client_reply(c, r.id, "deny", "unknown worker", extra);
+		json_decref(extra);
 		sup_log(sup->logfd, r.obj, "deny", "unknown worker");
 		goto done;
 	}

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "common/text.h"
+#include "approval/supclient.h"
 #include "proxy/proxy.h"
 #include "launcher/run/run.h"
 
@@ -42,6 +43,8 @@ struct summary {
 	size_t			 n;
 	size_t			 dropped[SUMMARY_KINDS]; /* past KEPT */
 	int			 more;		/* the guard stopped telling */
+	size_t			 lost;		/* supervisor restarted */
+	size_t			 relost;	/* ... re-register failed */
 };
 
 static struct summary_item *summary_find(struct summary *,
@@ -136,11 +139,27 @@ summary_add(struct summary *s, enum summary_kind kind, const char *what,
 	return it;
 }
 
+/*
+ * A review that failed because the supervisor had been restarted (it no
+ * longer knew this run) is no policy decision: it is counted apart and
+ * carries no hint to change the config.
+ */
 void
 summary_proxy_cb(const struct proxy_refusal *r, void *arg)
 {
-	summary_net(arg, r->unreachable ? SUMMARY_UNREACH : SUMMARY_NET,
-	    r->host, r->port, r->proto, r->reason, r->detail, r->hint);
+	struct summary	*s = arg;
+	const char	*hint = r->hint;
+
+	if (strcmp(r->reason, "review:error") == 0 && r->detail != NULL &&
+	    strncmp(r->detail, SUPERVISOR_LOST_DETAIL,
+	    strlen(SUPERVISOR_LOST_DETAIL)) == 0) {
+		s->lost++;
+		if (strstr(r->detail, "registering again failed") != NULL)
+			s->relost++;
+		hint = NULL;
+	}
+	summary_net(s, r->unreachable ? SUMMARY_UNREACH : SUMMARY_NET,
+	    r->host, r->port, r->proto, r->reason, r->detail, hint);
 }
 
 void
@@ -276,6 +295,14 @@ summary_print(const struct summary *s, FILE *f, const char *report,
 {
 	int	 refused = summary_has(s, 0);
 
+	if (s->lost > 0)
+		summary_line(f, "pisbx-run: the supervisor was restarted "
+		    "during this run and no longer knew it: %zu review(s) "
+		    "failed (review:error, not a policy decision; ask again)%s",
+		    s->lost, s->relost == s->lost ? "; registering again "
+		    "failed" : s->relost > 0 ? "; pisbx-run registered again "
+		    "(once it could)" : "; pisbx-run registered again, later "
+		    "reviews went to it");
 	/*
 	 * A command that exited 0 made do without what was refused (npm's
 	 * audit and update check): say so first, so neither the person nor
