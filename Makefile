@@ -211,7 +211,7 @@ $(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	    $(DEPFLAGS) -o $@ $< $(FUZZ_LIB) $(PKG_LIBS)
 
-tests-build: $(PROGS) $(LINKS) $(UNIT_BIN) $(HELPER_BIN)
+tests-build: $(PROGS) $(LINKS) $(UNIT_BIN) $(HELPER_BIN) $(BENCH_BIN)
 
 # What check, demo and bench drive, installed by ./bootstrap once: the
 # stamp is redone when bootstrap changes (or after make clean).
@@ -228,7 +228,7 @@ $(DEPS_STAMP)/%: bootstrap
 check: $(DEPS_STAMP)/test
 	@$(MAKE) --no-print-directory check-run
 
-check-run: $(PROGS) $(LINKS) $(UNIT_BIN) $(HELPER_BIN) $(if $(filter 1,$(SANITIZE)),,$(FUZZ_BIN))
+check-run: $(PROGS) $(LINKS) $(UNIT_BIN) $(HELPER_BIN) $(BENCH_BIN) $(if $(filter 1,$(SANITIZE)),,$(FUZZ_BIN))
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) SANITIZE=$(SANITIZE) sh tests/run.sh
 
 unit: $(UNIT_BIN)
