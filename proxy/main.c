@@ -43,6 +43,7 @@ usage(FILE *f)
 "       pisbx-proxy [--config FILE] -n | --check\n"
 "       pisbx-proxy [--config FILE] --explain HOST[:PORT]\n"
 "                   [--explain HOST[:PORT]]...\n"
+"       pisbx-proxy [--config NEW] --replay ACCESS-LOG|-\n"
 "       pisbx-proxy -h | --help | -V | --version\n"
 "\n"
 "A filtering proxy (HTTP CONNECT, HTTP forwarding, SOCKS5) that decides\n"
@@ -59,6 +60,10 @@ usage(FILE *f)
 "  -e, --explain HOST[:PORT]\n"
 "                           print the policy's decision for a target as JSON;\n"
 "                           one target each, repeatable for more\n"
+"      --replay LOG         re-decide every decision of a JSON access log\n"
+"                           (- is stdin) under the config and print what\n"
+"                           would change; exit 0 none, 1 changes, 2 when\n"
+"                           the log cannot be read whole\n"
 "  -l, --listen ADDR        127.0.0.1:3128, [::1]:0 (port 0 picks one) or a\n"
 "                           Unix-socket path; repeatable; overrides\n"
 "                           proxy.listen\n"
@@ -143,13 +148,14 @@ main(int argc, char *argv[])
 		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
+		{ "replay",	required_argument,	NULL, 'R' },
 		{ NULL,		0,			NULL, 0 }
 	};
 	struct main_state ms;
 	struct proxy_opts opts;
 	struct config *conf;
 	struct event *ev_hup, *ev_term, *ev_int;
-	const char *cli_config = NULL;
+	const char *cli_config = NULL, *replay = NULL;
 	char **explain = NULL, **listen = NULL, bound[512], cwd[4096];
 	char *conf_log = NULL;
 	size_t nexplain = 0, nlisten = 0, i;
@@ -204,6 +210,9 @@ main(int argc, char *argv[])
 		case 'V':
 			printf("pisbx-proxy %s\n", PISBX_VERSION);
 			goto out;
+		case 'R':	/* --replay: long option only */
+			replay = optarg;
+			break;
 		default:
 			usage(stderr);
 			rc = EX_USAGE_;
@@ -217,6 +226,12 @@ main(int argc, char *argv[])
 		rc = EX_USAGE_;
 		goto out;
 	}
+	if (replay != NULL && (check || nexplain > 0)) {
+		fprintf(stderr, "pisbx-proxy: --replay does not go with "
+		    "--check or --explain\n");
+		rc = EX_USAGE_;
+		goto out;
+	}
 	log_init(argv[0], verbose);
 
 	ms.config_path = config_find(cli_config);
@@ -227,6 +242,11 @@ main(int argc, char *argv[])
 	for (i = 0; i < conf->warnings.n; i++)
 		fprintf(stderr, "pisbx-proxy: warning: %s\n",
 		    conf->warnings.v[i]);
+	if (replay != NULL) {
+		rc = replay_run(conf, replay);
+		config_free(conf);
+		goto out;
+	}
 	if (check) {
 		printf("%s: configuration OK\n", conf->path);
 		fflush(stdout);
