@@ -102,6 +102,12 @@ struct pattern {
 	uint16_t	port;	/* 0: any port */
 	char		text[TARGET_TEXT_MAX + 2];	/* canonical spelling */
 	char	       *reason;	/* deny list: its deniedDomainReasons text */
+	/*
+	 * Where the entry was written, "FILE: $.network.allowedDomains[2]"
+	 * (the config loader sets it; a policy keeps its own copy), or NULL.
+	 */
+	char	       *source;
+	size_t		seq;	/* in a policy: the order entries were added */
 };
 
 /* pattern_parse flags */
@@ -147,6 +153,13 @@ int		 policy_add(struct policy *, enum policy_list,
 int		 policy_set_reason(struct policy *, const struct pattern *,
 		    const char *reason);
 size_t		 policy_count(const struct policy *, enum policy_list);
+/*
+ * Call cb for every entry of both lists in the order they were added
+ * (the order of the config file).  0, or -1 out of memory.
+ */
+int		 policy_walk(const struct policy *,
+		    void (*cb)(enum policy_list, const struct pattern *,
+		    void *), void *arg);
 /*
  * Deny list, then allow list, then review.  *matched (may be NULL) gets
  * the deciding pattern, or NULL for VERDICT_REVIEW.  HOST_LOOPBACK_NAME

@@ -33,6 +33,8 @@ static void	 usage(FILE *);
 static struct config *load_config(const char *, int);
 static void	 sighup_cb(evutil_socket_t, short, void *);
 static void	 sigterm_cb(evutil_socket_t, short, void *);
+static void	 check_entry_cb(enum policy_list, const struct pattern *,
+		    void *);
 
 static void
 usage(FILE *f)
@@ -57,6 +59,8 @@ usage(FILE *f)
 "                           ~/.srt-settings.json, else the embedded\n"
 "                           default, which allows nothing\n"
 "  -n, --check              validate the config, print \"configuration OK\"\n"
+"                           (with -v, every list entry and where it is\n"
+"                           written)\n"
 "  -e, --explain HOST[:PORT]\n"
 "                           print the policy's decision for a target as JSON;\n"
 "                           one target each, repeatable for more\n"
@@ -121,6 +125,15 @@ sighup_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	proxy_reload(ms->px, conf);
+}
+
+/* --check -v: one effective list entry and where it was written. */
+static void
+check_entry_cb(enum policy_list list, const struct pattern *pat, void *arg)
+{
+	(void)arg;
+	printf("%s %s from %s\n", list == POLICY_DENY ? "deny" : "allow",
+	    pat->text, pat->source != NULL ? pat->source : "(unknown)");
 }
 
 static void
@@ -249,6 +262,9 @@ main(int argc, char *argv[])
 	}
 	if (check) {
 		printf("%s: configuration OK\n", conf->path);
+		if (verbose && policy_walk(conf->policy, check_entry_cb,
+		    NULL) == -1)
+			err(1, "--check");
 		fflush(stdout);
 		for (i = 0; verbose && i < conf->notes.n; i++)
 			fprintf(stderr, "%s\n", conf->notes.msg[i]);
