@@ -90,14 +90,17 @@ replay_origin(const struct replay_record *r)
 
 /*
  * Copy the string member key of o into buf: 0 done, 1 absent (an error
- * when required), -1 with *errstr when it is not a string or too long.
+ * when required), -1 with *errstr when it is not a string, too long, or
+ * holds a byte outside printable ASCII (the proxy never writes one, and
+ * what is read here may be printed to a terminal).
  */
 static int
 replay_json_str(const json_t *o, const char *key, char *buf, size_t len,
     int required, const char **errstr)
 {
 	const json_t	*v;
-	size_t		 n;
+	const char	*s;
+	size_t		 n, i;
 
 	if ((v = json_object_get(o, key)) == NULL) {
 		buf[0] = '\0';
@@ -112,11 +115,18 @@ replay_json_str(const json_t *o, const char *key, char *buf, size_t len,
 		return -1;
 	}
 	n = json_string_length(v);
-	if (n >= len || memchr(json_string_value(v), '\0', n) != NULL) {
-		*errstr = "a field is too long or holds NUL";
+	s = json_string_value(v);
+	if (n >= len) {
+		*errstr = "a field is too long";
 		return -1;
 	}
-	memcpy(buf, json_string_value(v), n + 1);
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 ||
+		    (unsigned char)s[i] >= 0x7f) {
+			*errstr = "a field holds a byte outside printable ASCII";
+			return -1;
+		}
+	memcpy(buf, s, n + 1);
 	return 0;
 }
 
