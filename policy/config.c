@@ -71,7 +71,7 @@ static void	 review_command_warn(struct cfgctx *, struct config *);
 static void	 fs_missing_note(struct cfgctx *, const char *, const json_t *,
 		    const char *);
 static struct config *config_parse(const char *, size_t, const char *,
-		    struct config_errors *, int);
+		    const char *, struct config_errors *, int);
 static char	*parent_cred_read(struct cfgctx *, const char *,
 		    const char *, size_t *);
 static void	 parse_filesystem(struct cfgctx *, const json_t *,
@@ -1027,9 +1027,17 @@ parse_patterns(struct cfgctx *ctx, const char *base, const json_t *obj,
 		}
 		if (!deny)
 			pattern_warn(ctx, ip, got, &pat, warn);
+		/* Where it was written: --check -v and --explain say it. */
+		if (asprintf(&pat.source, "%s: %s", ctx->source != NULL ?
+		    ctx->source : ctx->name, ip) == -1) {
+			pat.source = NULL;
+			cfg_nomem(ctx, ip);
+			continue;
+		}
 		if (pol != NULL && policy_add(pol, deny ? POLICY_DENY :
 		    POLICY_ALLOW, &pat) == -1)
 			cfg_nomem(ctx, ip);
+		free(pat.source);
 	}
 }
 
@@ -1643,7 +1651,7 @@ struct config *
 config_load_buffer(const char *buf, size_t len, const char *name,
     struct config_errors *errs)
 {
-	return config_parse(buf, len, name, errs, 0);
+	return config_parse(buf, len, name, NULL, errs, 0);
 }
 
 /*
@@ -1652,10 +1660,10 @@ config_load_buffer(const char *buf, size_t len, const char *name,
  */
 static struct config *
 config_parse(const char *buf, size_t len, const char *name,
-    struct config_errors *errs, int paths)
+    const char *source, struct config_errors *errs, int paths)
 {
 	struct cfgctx ctx = { name != NULL ? name : CONFIG_BUFFER_NAME, errs,
-	    0, NULL, paths };
+	    0, NULL, paths, source };
 	struct config *conf = NULL;
 	json_t *root = NULL, *v;
 	size_t slen;
@@ -1772,7 +1780,7 @@ fail:
 struct config *
 config_load(const char *path, struct config_errors *errs)
 {
-	struct cfgctx ctx = { path, errs, 0, NULL, 0 };
+	struct cfgctx ctx = { path, errs, 0, NULL, 0, NULL };
 	struct config *conf;
 	char *buf, *abs, cwd[PATH_MAX], real[PATH_MAX];
 	size_t len;
@@ -1787,26 +1795,31 @@ config_load(const char *path, struct config_errors *errs)
 		    strlen(pisbx_default_config), CONFIG_DEFAULT_NAME, errs);
 	if ((buf = file_read(&ctx, path, &len)) == NULL)
 		return NULL;
-	conf = config_parse(buf, len, path, errs, 1);
-	free(buf);
 	/*
-	 * Messages name the file as given; the config names itself
-	 * absolutely, for hints read later from another directory.
+	 * Messages name the file as given; the config (and the source of
+	 * each list entry) names it absolutely, for hints read later from
+	 * another directory.
 	 */
-	if (conf != NULL && path[0] != '/' &&
-	    getcwd(cwd, sizeof(cwd)) != NULL) {
+	abs = NULL;
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL) {
 		if (realpath(path, real) != NULL)
 			abs = strdup(real);
 		else if (asprintf(&abs, "%s/%s", cwd, path) == -1)
 			abs = NULL;
 		if (abs == NULL) {
+			free(buf);
 			cfg_nomem(&ctx, NULL);
-			config_free(conf);
 			return NULL;
 		}
+	}
+	conf = config_parse(buf, len, path, abs, errs, 1);
+	free(buf);
+	if (conf != NULL && abs != NULL) {
 		free(conf->path);
 		conf->path = abs;
+		abs = NULL;
 	}
+	free(abs);
 	return conf;
 }
 
@@ -1815,7 +1828,7 @@ config_network_policy(const char *json, size_t len, const char *name,
     struct config_errors *errs)
 {
 	struct cfgctx ctx = { name != NULL ? name : CONFIG_BUFFER_NAME, errs,
-	    0, NULL, 0 };
+	    0, NULL, 0, NULL };
 	struct policy *pol = NULL;
 	json_t *root;
 

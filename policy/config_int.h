@@ -30,6 +30,9 @@ struct cfgctx {
 	struct config_errors	*notes;	/* the config's, once it exists */
 	int			 paths;	/* a file: note allow entries that
 					   name nothing (fs_missing_note) */
+	const char		*source;	/* the file named absolutely, for
+						   list entries' sources; NULL:
+						   name */
 };
 
 /*

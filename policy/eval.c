@@ -49,6 +49,7 @@ struct policy_table {
 
 struct policy {
 	struct policy_table	 list[2];	/* POLICY_DENY, POLICY_ALLOW */
+	size_t			 nadded;	/* patterns added, for seq */
 	int			 short_suffix;	/* a "*.tld" entry (noProxy) */
 };
 
@@ -77,6 +78,7 @@ static void	 policy_key_init(struct policy_key *, const struct policy *,
 		    const struct host *);
 static const struct pattern *policy_match(const struct policy_table *,
 		    const struct policy_key *, uint16_t);
+static int	 policy_seq_cmp(const void *, const void *);
 static const struct pattern *policy_exact(const struct policy *,
 		    const struct host *, uint16_t);
 
@@ -218,11 +220,14 @@ policy_free(struct policy *p)
 				continue;
 			for (j = 0; j < e->nport; j++) {
 				free(e->port[j]->reason);
+				free(e->port[j]->source);
 				free(e->port[j]);
 			}
 			free(e->port);
-			if (e->any != NULL)
+			if (e->any != NULL) {
 				free(e->any->reason);
+				free(e->any->source);
+			}
 			free(e->any);
 			free(e);
 		}
@@ -254,6 +259,12 @@ policy_add(struct policy *p, enum policy_list list, const struct pattern *pat)
 		return -1;
 	*copy = *pat;
 	copy->reason = NULL;
+	copy->seq = p->nadded;
+	if (pat->source != NULL &&
+	    (copy->source = strdup(pat->source)) == NULL) {
+		free(copy);
+		return -1;
+	}
 	if (pat->kind == PATTERN_WILDCARD && memchr(key, '.', keylen) == NULL)
 		p->short_suffix = 1;
 	if (pat->kind == PATTERN_ANY)
@@ -265,6 +276,7 @@ policy_add(struct policy *p, enum policy_list list, const struct pattern *pat)
 			cap = e->capport ? e->capport * 2 : 2;
 			if ((port = reallocarray(e->port, cap,
 			    sizeof(*port))) == NULL) {
+				free(copy->source);
 				free(copy);
 				return -1;
 			}
@@ -278,6 +290,7 @@ policy_add(struct policy *p, enum policy_list list, const struct pattern *pat)
 		e->nport++;
 	}
 	t->npattern++;
+	p->nadded++;
 	return 0;
 }
 
@@ -316,6 +329,50 @@ size_t
 policy_count(const struct policy *p, enum policy_list list)
 {
 	return p->list[list == POLICY_ALLOW].npattern;
+}
+
+/* One entry of a walk: the pattern and its list. */
+struct policy_walk_item {
+	const struct pattern	*pat;
+	enum policy_list	 list;
+};
+
+/* By the order the patterns were added. */
+static int
+policy_seq_cmp(const void *a, const void *b)
+{
+	const struct policy_walk_item *x = a, *y = b;
+
+	return x->pat->seq < y->pat->seq ? -1 : x->pat->seq > y->pat->seq;
+}
+
+int
+policy_walk(const struct policy *p, void (*cb)(enum policy_list,
+    const struct pattern *, void *), void *arg)
+{
+	struct policy_walk_item	*v;
+	struct policy_entry	*e;
+	size_t			 l, i, j, n = 0, total;
+
+	total = p->list[0].npattern + p->list[1].npattern;
+	if ((v = calloc(total + 1, sizeof(*v))) == NULL)
+		return -1;
+	for (l = 0; l < 2; l++)
+		for (i = 0; i < p->list[l].cap; i++) {
+			if ((e = p->list[l].slot[i].e) == NULL)
+				continue;
+			for (j = 0; j <= e->nport; j++) {
+				v[n].pat = j < e->nport ? e->port[j] : e->any;
+				v[n].list = l == 0 ? POLICY_DENY : POLICY_ALLOW;
+				if (v[n].pat != NULL)
+					n++;
+			}
+		}
+	qsort(v, n, sizeof(*v), policy_seq_cmp);
+	for (i = 0; i < n; i++)
+		cb(v[i].list, v[i].pat, arg);
+	free(v);
+	return 0;
 }
 
 /*

@@ -147,6 +147,10 @@ policy_explain(const struct config *conf, const char *target)
 		    sizeof(hint)) == 0 &&
 		    json_object_set_new(o, "hint", json_string(hint)) == -1)
 			goto fail;
+		if (m != NULL && m->source != NULL &&
+		    json_object_set_new(o, "source",
+		    json_string(m->source)) == -1)
+			goto fail;
 	}
 	out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
  fail:

@@ -102,6 +102,12 @@ struct pattern {
 	uint16_t	port;	/* 0: any port */
 	char		text[TARGET_TEXT_MAX + 2];	/* canonical spelling */
 	char	       *reason;	/* deny list: its deniedDomainReasons text */
+	/*
+	 * Where the entry was written, "FILE: $.network.allowedDomains[2]"
+	 * (the config loader sets it; a policy keeps its own copy), or NULL.
+	 */
+	char	       *source;
+	size_t		seq;	/* in a policy: the order entries were added */
 };
 
 /* pattern_parse flags */
@@ -147,6 +153,13 @@ int		 policy_add(struct policy *, enum policy_list,
 int		 policy_set_reason(struct policy *, const struct pattern *,
 		    const char *reason);
 size_t		 policy_count(const struct policy *, enum policy_list);
+/*
+ * Call cb for every entry of both lists in the order they were added
+ * (the order of the config file).  0, or -1 out of memory.
+ */
+int		 policy_walk(const struct policy *,
+		    void (*cb)(enum policy_list, const struct pattern *,
+		    void *), void *arg);
 /*
  * Deny list, then allow list, then review.  *matched (may be NULL) gets
  * the deciding pattern, or NULL for VERDICT_REVIEW.  HOST_LOOPBACK_NAME
@@ -466,6 +479,76 @@ struct policy	*config_network_policy(const char *json, size_t len,
 void		 config_free(struct config *);
 void		 config_errors_clear(struct config_errors *);
 void		 strlist_free(struct strlist *);
+
+/* replay.c */
+#define REPLAY_LINE_MAX		65536	/* octets of one access-log line */
+
+/* One decision record of an access log (docs/access-log.md). */
+struct replay_record {
+	char		 proto[16];
+	struct host	 host;
+	int		 has_host;	/* 0: an invalid-host record */
+	uint16_t	 port;
+	int		 allow;		/* decision */
+	char		 reason[TARGET_TEXT_MAX + 32];
+	char		 addr[64];	/* "" when not dialled */
+	int		 own_listener;	/* error: "... the proxy's own listener" */
+	int		 parent;	/* through an upstream proxy */
+};
+
+/* How a record's re-decision compares with the logged one. */
+enum replay_class {
+	REPLAY_UNCHANGED,
+	REPLAY_NEWLY_REFUSED,
+	REPLAY_NEWLY_ALLOWED,
+	REPLAY_NOW_REVIEWED,
+	REPLAY_NO_LONGER_REVIEWED,
+	REPLAY_OTHER_RULE,	/* same decision, another reason */
+	REPLAY_NOT_POLICY,	/* invalid-host, limits, sni-mismatch */
+	REPLAY_NCLASS
+};
+
+/* One distinct change: target, old and new outcome, how many records. */
+struct replay_change {
+	enum replay_class cls;
+	char		 target[TARGET_TEXT_MAX + 16];	/* "host:port proto" */
+	char		 from[TARGET_TEXT_MAX + 48];	/* "deny no-reviewer" */
+	char		 to[TARGET_TEXT_MAX + 48];
+	uint64_t	 count;
+};
+
+struct replay;
+
+/*
+ * Parse one access-log line (without its newline): 1 a decision record
+ * in *r, 0 a close record, -1 with *errstr for anything else (not JSON,
+ * a field missing or of the wrong type, an unknown reason, a host that
+ * is not canonical, over REPLAY_LINE_MAX octets).
+ */
+int		 replay_parse(const char *line, size_t len,
+		    struct replay_record *r, const char **errstr);
+/*
+ * Re-decide a record under conf as the proxy would, before and without
+ * DNS: the new outcome ("allow allow-list:x", "deny no-reviewer",
+ * "review (command)") into to, and how it compares with the old one.
+ */
+enum replay_class replay_decide(const struct config *,
+		    const struct replay_record *r, char *to, size_t len);
+const char	*replay_class_name(enum replay_class);
+/* A tally of changes holding at most max distinct ones. */
+struct replay	*replay_new(size_t max);
+void		 replay_free(struct replay *);
+/* Count one re-decided record: 0, or -1 out of memory. */
+int		 replay_add(struct replay *, const struct replay_record *,
+		    enum replay_class, const char *to);
+/*
+ * The distinct changes sorted by class and target (free the array, not
+ * its elements); *unlisted: changed records beyond max; counts: records
+ * per class.  NULL when out of memory.
+ */
+const struct replay_change **replay_changes(const struct replay *,
+		    size_t *n, uint64_t *unlisted,
+		    uint64_t counts[REPLAY_NCLASS]);
 
 /* env.c */
 /*

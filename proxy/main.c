@@ -33,6 +33,8 @@ static void	 usage(FILE *);
 static struct config *load_config(const char *, int);
 static void	 sighup_cb(evutil_socket_t, short, void *);
 static void	 sigterm_cb(evutil_socket_t, short, void *);
+static void	 check_entry_cb(enum policy_list, const struct pattern *,
+		    void *);
 
 static void
 usage(FILE *f)
@@ -43,6 +45,7 @@ usage(FILE *f)
 "       pisbx-proxy [--config FILE] -n | --check\n"
 "       pisbx-proxy [--config FILE] --explain HOST[:PORT]\n"
 "                   [--explain HOST[:PORT]]...\n"
+"       pisbx-proxy [--config NEW] --replay ACCESS-LOG|-\n"
 "       pisbx-proxy -h | --help | -V | --version\n"
 "\n"
 "A filtering proxy (HTTP CONNECT, HTTP forwarding, SOCKS5) that decides\n"
@@ -56,9 +59,15 @@ usage(FILE *f)
 "                           ~/.srt-settings.json, else the embedded\n"
 "                           default, which allows nothing\n"
 "  -n, --check              validate the config, print \"configuration OK\"\n"
+"                           (with -v, every list entry and where it is\n"
+"                           written)\n"
 "  -e, --explain HOST[:PORT]\n"
 "                           print the policy's decision for a target as JSON;\n"
 "                           one target each, repeatable for more\n"
+"      --replay LOG         re-decide every decision of a JSON access log\n"
+"                           (- is stdin) under the config and print what\n"
+"                           would change; exit 0 none, 1 changes, 2 when\n"
+"                           the log cannot be read whole\n"
 "  -l, --listen ADDR        127.0.0.1:3128, [::1]:0 (port 0 picks one) or a\n"
 "                           Unix-socket path; repeatable; overrides\n"
 "                           proxy.listen\n"
@@ -118,6 +127,15 @@ sighup_cb(evutil_socket_t sig, short what, void *arg)
 	proxy_reload(ms->px, conf);
 }
 
+/* --check -v: one effective list entry and where it was written. */
+static void
+check_entry_cb(enum policy_list list, const struct pattern *pat, void *arg)
+{
+	(void)arg;
+	printf("%s %s from %s\n", list == POLICY_DENY ? "deny" : "allow",
+	    pat->text, pat->source != NULL ? pat->source : "(unknown)");
+}
+
 static void
 sigterm_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -143,13 +161,14 @@ main(int argc, char *argv[])
 		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
+		{ "replay",	required_argument,	NULL, 'R' },
 		{ NULL,		0,			NULL, 0 }
 	};
 	struct main_state ms;
 	struct proxy_opts opts;
 	struct config *conf;
 	struct event *ev_hup, *ev_term, *ev_int;
-	const char *cli_config = NULL;
+	const char *cli_config = NULL, *replay = NULL;
 	char **explain = NULL, **listen = NULL, bound[512], cwd[4096];
 	char *conf_log = NULL;
 	size_t nexplain = 0, nlisten = 0, i;
@@ -204,6 +223,9 @@ main(int argc, char *argv[])
 		case 'V':
 			printf("pisbx-proxy %s\n", PISBX_VERSION);
 			goto out;
+		case 'R':	/* --replay: long option only */
+			replay = optarg;
+			break;
 		default:
 			usage(stderr);
 			rc = EX_USAGE_;
@@ -217,6 +239,12 @@ main(int argc, char *argv[])
 		rc = EX_USAGE_;
 		goto out;
 	}
+	if (replay != NULL && (check || nexplain > 0)) {
+		fprintf(stderr, "pisbx-proxy: --replay does not go with "
+		    "--check or --explain\n");
+		rc = EX_USAGE_;
+		goto out;
+	}
 	log_init(argv[0], verbose);
 
 	ms.config_path = config_find(cli_config);
@@ -227,8 +255,16 @@ main(int argc, char *argv[])
 	for (i = 0; i < conf->warnings.n; i++)
 		fprintf(stderr, "pisbx-proxy: warning: %s\n",
 		    conf->warnings.v[i]);
+	if (replay != NULL) {
+		rc = replay_run(conf, replay);
+		config_free(conf);
+		goto out;
+	}
 	if (check) {
 		printf("%s: configuration OK\n", conf->path);
+		if (verbose && policy_walk(conf->policy, check_entry_cb,
+		    NULL) == -1)
+			err(1, "--check");
 		fflush(stdout);
 		for (i = 0; verbose && i < conf->notes.n; i++)
 			fprintf(stderr, "%s\n", conf->notes.msg[i]);

@@ -46,6 +46,19 @@ struct proxy_opts {
 	void		*refused_arg;
 };
 
+/* replay.c */
+#define REPLAY_EXIT_SAME	0
+#define REPLAY_EXIT_CHANGED	1
+#define REPLAY_EXIT_TROUBLE	2
+/*
+ * --replay: re-decide every decision record of the JSON access log at
+ * path ("-": standard input) under conf and print the changes and a
+ * summary on standard output, unreadable lines on standard error.
+ * Returns 0 (no change), 1 (changes) or 2 (the log could not be read
+ * whole).
+ */
+int		 replay_run(const struct config *, const char *path);
+
 /* An event loop for a proxy (epoll changes applied once per turn). */
 struct event_base *proxy_base_new(void);
 /* A proxy on base; it takes ownership of conf. */

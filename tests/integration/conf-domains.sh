@@ -26,6 +26,7 @@ for e in c["network"]["allowedDomains"]:
 EOF
 	check "$b holds network.allowedDomains only $(cat "$T/$b.err")" \
 	    test ! -s "$T/$b.err" -a -s "$T/$b.hosts"
+	i=0
 	while read -r e; do
 		h=${e%:443}
 		if [ "$h" = "$e" ]; then
@@ -34,7 +35,8 @@ EOF
 		fi
 		out=$("$PROXY" --config "$f" --explain "$h:443")
 		eq "$b: $h:443 allowed by its entry" "$out" \
-		    "{\"host\":\"$h\",\"port\":443,\"decision\":\"allow\",\"reason\":\"allow-list:$e\"}"
+		    "{\"host\":\"$h\",\"port\":443,\"decision\":\"allow\",\"reason\":\"allow-list:$e\",\"source\":\"$f: \$.network.allowedDomains[$i]\"}"
+		i=$((i + 1))
 		out=$("$PROXY" --config "$f" --explain "$h:80")
 		contains "$b: $h:80 is not allowed" "$out" '"decision":"deny"'
 	done <"$T/$b.hosts"

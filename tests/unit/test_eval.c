@@ -378,6 +378,65 @@ test_loopback_name_any_port(void **state)
 	policy_free(pol);
 }
 
+/* policy_walk: what it was given, the list and source of each. */
+static void
+walk_cb(enum policy_list list, const struct pattern *pat, void *arg)
+{
+	char	*out = arg;
+	size_t	 len = strlen(out);
+
+	snprintf(out + len, 512 - len, "%s %s %s;",
+	    list == POLICY_DENY ? "deny" : "allow", pat->text,
+	    pat->source != NULL ? pat->source : "-");
+}
+
+static void
+test_eval_walk(void **state)
+{
+	static const struct {
+		const char	*text;
+		enum policy_list list;
+		const char	*source;
+	} add[] = {
+		{ "b.com", POLICY_ALLOW, "f: $.a[0]" },
+		{ "*:22", POLICY_DENY, "f: $.d[0]" },
+		{ "a.com:8080", POLICY_ALLOW, "f: $.a[1]" },
+		{ "B.com.", POLICY_ALLOW, "f: $.a[2]" },	/* duplicate */
+		{ "a.com", POLICY_ALLOW, NULL },
+	};
+	struct policy		*p;
+	struct pattern		 pat;
+	const struct pattern	*m;
+	struct host		 h;
+	const char		*err;
+	char			 out[512] = "", src[32];
+	size_t			 i;
+
+	(void)state;
+	assert_non_null(p = policy_new());
+	for (i = 0; i < sizeof(add) / sizeof(*add); i++) {
+		assert_int_equal(pattern_parse(add[i].text,
+		    strlen(add[i].text), add[i].list == POLICY_DENY, &pat,
+		    &err), 0);
+		/* The policy keeps its own copy of the source. */
+		pat.source = NULL;
+		if (add[i].source != NULL) {
+			snprintf(src, sizeof(src), "%s", add[i].source);
+			pat.source = src;
+		}
+		assert_int_equal(policy_add(p, add[i].list, &pat),
+		    i == 3 ? 1 : 0);
+		memset(src, 'x', sizeof(src) - 1);
+	}
+	assert_int_equal(policy_walk(p, walk_cb, out), 0);
+	assert_string_equal(out, "allow b.com f: $.a[0];deny *:22 f: $.d[0];"
+	    "allow a.com:8080 f: $.a[1];allow a.com -;");
+	assert_int_equal(host_canon("a.com", 5, &h, &err), 0);
+	assert_int_equal(policy_eval(p, &h, 8080, &m), VERDICT_ALLOW);
+	assert_string_equal(m->source, "f: $.a[1]");
+	policy_free(p);
+}
+
 int
 main(void)
 {
@@ -389,6 +448,7 @@ main(void)
 		cmocka_unit_test(test_exact_allowed),
 		cmocka_unit_test(test_eval_empty),
 		cmocka_unit_test(test_eval_many),
+		cmocka_unit_test(test_eval_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

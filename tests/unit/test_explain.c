@@ -18,6 +18,8 @@
 #include "policy/policy.h"
 
 #define CONF_NAME	"/etc/pisbx/t.json"
+#define SOURCE(l, i) \
+			",\"source\":\"" CONF_NAME ": $.network." l "[" #i "]\""
 #define HINT_ADD(e)	"\"hint\":\"to allow it, add \\\"" e "\\\" to " \
 			"network.allowedDomains in " CONF_NAME "\""
 
@@ -37,26 +39,30 @@ struct explain_case {
 static const struct explain_case explain_common[] = {
 	{ "github.com",
 	  "{\"host\":\"github.com\",\"port\":443,\"decision\":\"allow\","
-	  "\"reason\":\"allow-list:github.com\"}" },
+	  "\"reason\":\"allow-list:github.com\"" SOURCE("allowedDomains", 0)
+	  "}" },
 	{ "API.GitHub.com.:8443",
 	  "{\"host\":\"api.github.com\",\"port\":8443,\"decision\":\"allow\","
-	  "\"reason\":\"allow-list:*.github.com\"}" },
+	  "\"reason\":\"allow-list:*.github.com\""
+	  SOURCE("allowedDomains", 1) "}" },
 	{ "uploads.github.com",
 	  "{\"host\":\"uploads.github.com\",\"port\":443,\"decision\":\"deny\","
 	  "\"reason\":\"deny-list:uploads.github.com\",\"hint\":\"\\\""
 	  "uploads.github.com\\\" in network.deniedDomains of " CONF_NAME
-	  " refuses it, whatever network.allowedDomains says\"}" },
+	  " refuses it, whatever network.allowedDomains says\""
+	  SOURCE("deniedDomains", 0) "}" },
 	{ "github.com:22",
 	  "{\"host\":\"github.com\",\"port\":22,\"decision\":\"deny\","
 	  "\"reason\":\"deny-list:*:22\",\"hint\":\"\\\"*:22\\\" in "
 	  "network.deniedDomains of " CONF_NAME " refuses it, whatever "
-	  "network.allowedDomains says\"}" },
+	  "network.allowedDomains says\"" SOURCE("deniedDomains", 1) "}" },
 	{ "0x7f.1:8080",
 	  "{\"host\":\"127.0.0.1\",\"port\":8080,\"decision\":\"allow\","
-	  "\"reason\":\"allow-list:127.0.0.1:8080\"}" },
+	  "\"reason\":\"allow-list:127.0.0.1:8080\""
+	  SOURCE("allowedDomains", 3) "}" },
 	{ "[0:0::1]:80",
 	  "{\"host\":\"[::1]\",\"port\":80,\"decision\":\"allow\","
-	  "\"reason\":\"allow-list:[::1]\"}" },
+	  "\"reason\":\"allow-list:[::1]\"" SOURCE("allowedDomains", 4) "}" },
 	/* a literal non-public address without an exact entry: never asked */
 	{ "[::ffff:127.0.0.1]",
 	  "{\"host\":\"127.0.0.1\",\"port\":443,\"decision\":\"deny\","
@@ -72,14 +78,16 @@ static const struct explain_case explain_common[] = {
 	/* the loopback name: its exact entry with the port, nothing else */
 	{ "host.pisbx.internal:5173",
 	  "{\"host\":\"host.pisbx.internal\",\"port\":5173,\"decision\":"
-	  "\"allow\",\"reason\":\"allow-list:host.pisbx.internal:5173\"}" },
+	  "\"allow\",\"reason\":\"allow-list:host.pisbx.internal:5173\""
+	  SOURCE("allowedDomains", 5) "}" },
 	{ "Host.Pisbx.Internal.:5174",
 	  "{\"host\":\"host.pisbx.internal\",\"port\":5174,\"decision\":"
 	  "\"deny\",\"reason\":\"host-loopback\","
 	  HINT_ADD("host.pisbx.internal:5174") "}" },
 	{ "other.pisbx.internal",
 	  "{\"host\":\"other.pisbx.internal\",\"port\":443,\"decision\":"
-	  "\"allow\",\"reason\":\"allow-list:*.pisbx.internal\"}" },
+	  "\"allow\",\"reason\":\"allow-list:*.pisbx.internal\""
+	  SOURCE("allowedDomains", 6) "}" },
 	/* invalid targets: the raw input, deny, invalid-host, the error */
 	{ "",
 	  "{\"host\":\"\",\"port\":0,\"decision\":\"deny\","
