@@ -8,9 +8,11 @@
  * load fails once at the end (httpd's parse.y does the same), so a person
  * fixes a config in one round instead of one error per run.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <netinet/in.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
@@ -77,6 +79,9 @@ static char	*parent_cred_read(struct cfgctx *, const char *,
 static void	 parse_filesystem(struct cfgctx *, const json_t *,
 		    struct config *);
 static void	 parse_proxy(struct cfgctx *, const json_t *, struct config *);
+static void	 parse_metrics(struct cfgctx *, const json_t *,
+		    struct config *);
+static int	 metrics_loopback(const char *);
 static void	 parse_resolver(struct cfgctx *, const json_t *,
 		    struct config *);
 static void	 parse_review(struct cfgctx *, const json_t *,
@@ -151,7 +156,11 @@ const char *const config_cache_names[] = {
 };
 static const char *const keys_proxy[] = {
 	"listen", "maxConnections", "maxClientConnections", "connectTimeoutMs",
-	"idleTimeoutMs", "headerTimeoutMs", "accessLog", "accessLogFormat", NULL
+	"idleTimeoutMs", "headerTimeoutMs", "accessLog", "accessLogFormat",
+	"metrics", NULL
+};
+static const char *const keys_metrics[] = {
+	"listen", "allowNonLoopback", NULL
 };
 static const char *const keys_resolver[] = {
 	"servers", "hostsFile", "timeoutMs", NULL
@@ -1417,6 +1426,7 @@ parse_proxy(struct cfgctx *ctx, const json_t *v, struct config *conf)
 {
 	static const char jp[] = "$.proxy";
 	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	const json_t *m;
 	const char *s;
 	size_t len;
 
@@ -1449,6 +1459,79 @@ parse_proxy(struct cfgctx *ctx, const json_t *v, struct config *conf)
 			cfg_err(ctx, p, "must be \"json\" or \"text\" (%s)", q);
 		}
 	}
+	if ((m = json_object_get(v, "metrics")) != NULL)
+		parse_metrics(ctx, m, conf);
+}
+
+/* Whether "ip:port" or "[v6]:port" (as addr_port_parse writes) is loopback. */
+static int
+metrics_loopback(const char *addr)
+{
+	char ip[INET6_ADDRSTRLEN + 2];
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+	const char *end, *cls = NULL;
+
+	memset(&sin, 0, sizeof(sin));
+	memset(&sin6, 0, sizeof(sin6));
+	if ((end = strrchr(addr, ':')) == NULL ||
+	    (size_t)(end - addr) >= sizeof(ip))
+		return 0;
+	memcpy(ip, addr, (size_t)(end - addr));
+	ip[end - addr] = '\0';
+	if (ip[0] == '[' && end > addr + 1 && end[-1] == ']') {
+		ip[end - addr - 1] = '\0';
+		sin6.sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, ip + 1, &sin6.sin6_addr) == 1)
+			cls = addr_class((struct sockaddr *)&sin6);
+	} else {
+		sin.sin_family = AF_INET;
+		if (inet_pton(AF_INET, ip, &sin.sin_addr) == 1)
+			cls = addr_class((struct sockaddr *)&sin);
+	}
+	return cls != NULL && strcmp(cls, "loopback") == 0;
+}
+
+/*
+ * proxy.metrics: where the Prometheus endpoint listens.  The figures say
+ * which hosts are refused and how much traffic flows, so only a loopback
+ * address is taken unless allowNonLoopback says the exposure is meant.
+ */
+static void
+parse_metrics(struct cfgctx *ctx, const json_t *v, struct config *conf)
+{
+	static const char jp[] = "$.proxy.metrics";
+	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	char buf[INET6_ADDRSTRLEN + 16];
+	const char *s, *why;
+	size_t len;
+	int wide = 0;
+
+	if (cfg_obj_check(ctx, jp, v, keys_metrics) == -1)
+		return;
+	cfg_bool(ctx, jp, v, "allowNonLoopback", &wide);
+	cfg_jpath_key(p, sizeof(p), jp, "listen");
+	if ((s = cfg_string(ctx, jp, v, "listen", &len)) == NULL) {
+		if (len == 0)
+			cfg_err(ctx, p, "missing: the address to serve "
+			    "/metrics on, such as \"127.0.0.1:9464\"");
+		return;
+	}
+	cfg_quote(q, sizeof(q), s, len);
+	if (addr_port_parse(s, len, 1, 0, buf, sizeof(buf), &why) == -1) {
+		cfg_err(ctx, p, "invalid address %s: %s (expected IPv4:PORT "
+		    "or [IPv6]:PORT)", q, why);
+		return;
+	}
+	if (!wide && !metrics_loopback(buf)) {
+		cfg_err(ctx, p, "%s is not a loopback address: set "
+		    "$.proxy.metrics.allowNonLoopback to true to serve the "
+		    "metrics beyond this host", q);
+		return;
+	}
+	conf->metrics_non_loopback = wide;
+	if ((conf->metrics_listen = strdup(buf)) == NULL)
+		cfg_nomem(ctx, p);
 }
 
 static void
@@ -1956,6 +2039,7 @@ config_free(struct config *conf)
 		policy_free(conf->policy);
 	parent_free(conf->parent);
 	strlist_free(&conf->listen);
+	free(conf->metrics_listen);
 	strlist_free(&conf->resolver_servers);
 	free(conf->hosts_file);
 	free(conf->access_log);

@@ -379,6 +379,8 @@ struct config {
 	int		 header_timeout_ms;
 	char		*access_log;		/* absolute path, or NULL */
 	int		 access_log_text;	/* format "text" */
+	char		*metrics_listen;	/* "ip:port", or NULL */
+	int		 metrics_non_loopback;	/* allowNonLoopback */
 
 	/* resolver */
 	struct strlist	 resolver_servers;	/* "ip:port" */

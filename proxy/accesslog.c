@@ -411,3 +411,9 @@ accesslog_write(struct accesslog *al, const struct alog_rec *r)
 	}
 	free(line);
 }
+
+unsigned long long
+accesslog_lost(const struct accesslog *al)
+{
+	return al != NULL ? al->lost_total : 0;
+}

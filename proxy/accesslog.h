@@ -34,6 +34,8 @@ struct accesslog *accesslog_open(const char *path, enum log_format);
 int		 accesslog_reopen(struct accesslog *);
 void		 accesslog_free(struct accesslog *);
 void		 accesslog_write(struct accesslog *, const struct alog_rec *);
+/* Records lost since the log was opened (0 for NULL). */
+unsigned long long accesslog_lost(const struct accesslog *);
 /* Format one record into a malloc'ed line ending in "\n". */
 char		*accesslog_format(const struct alog_rec *, enum log_format);
 

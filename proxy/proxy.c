@@ -150,6 +150,8 @@ proxy_new(struct event_base *base, struct config *conf,
 		log_warnx("cannot set up the reviewer");
 		goto fail;
 	}
+	if (metrics_open(px, conf) == -1)
+		goto fail;
 	return px;
 fail:
 	if (px == NULL || px->gen == NULL)
@@ -182,6 +184,12 @@ proxy_reload(struct proxy *px, struct config *conf)
 		config_free(conf);
 		return;
 	}
+	/* The endpoint stays where it was opened: a scraper points at it. */
+	if ((px->gen->conf->metrics_listen == NULL) !=
+	    (conf->metrics_listen == NULL) || (conf->metrics_listen != NULL &&
+	    strcmp(px->gen->conf->metrics_listen, conf->metrics_listen) != 0))
+		log_warnx("reload: proxy.metrics changes take effect when the "
+		    "proxy is restarted");
 	pgen_unref(px->gen);
 	px->gen = g;
 	/*
@@ -233,6 +241,7 @@ proxy_free(struct proxy *px)
 		event_free(px->report_ev);
 	if (px->spare_fd != -1)
 		close(px->spare_fd);
+	metrics_free(px);
 	dns_free(px->dns);
 	pgen_unref(px->gen);
 	accesslog_free(px->alog);
