@@ -159,7 +159,7 @@ const char *const config_cache_names[] = {
 static const char *const keys_proxy[] = {
 	"listen", "maxConnections", "maxClientConnections", "connectTimeoutMs",
 	"idleTimeoutMs", "headerTimeoutMs", "accessLog", "accessLogFormat",
-	"metrics", "accessLogSyslog", NULL
+	"accessLogSyslog", "metrics", NULL
 };
 static const char *const keys_syslog[] = {
 	"address", "appName", "facility", "queueMax", NULL
