@@ -5,7 +5,8 @@
 # when rsyslog is stopped mid-run the records wait in the proxy's queue
 # and arrive once it is back on the same port; with a queue too small
 # for the outage, the records missing from rsyslog are exactly the ones
-# the proxy said it lost (stderr and pisbx_accesslog_lost_total).
+# the proxy said it lost (stderr and pisbx_accesslog_lost_total).  And
+# pisbx-run's records reach the collector too.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 command -v curl >/dev/null || skip "curl missing"
@@ -67,10 +68,11 @@ print("%d/%d%s" % (n, len(want), " dup%d extra%d" % (dups, extra)
       if dups or extra else ""))
 PYEOF
 }
-# wait_records WANT: until cmp_records says WANT (10 s at most).
+# wait_records WANT: until cmp_records says WANT (20 s at most: the
+# reconnect backs off up to 5 s, and rsyslogd takes a while to stop).
 wait_records() {
 	_i=0
-	while [ "$(cmp_records)" != "$1" ] && [ $_i -lt 100 ]; do
+	while [ "$(cmp_records)" != "$1" ] && [ $_i -lt 200 ]; do
 		sleep 0.1; _i=$((_i + 1))
 	done
 	[ "$(cmp_records)" = "$1" ] && return 0
@@ -160,4 +162,30 @@ px_stop
 check "the total is said at exit" \
     grep -q "access log tcp:127.0.0.1:$RPORT: 9 record(s) lost in all" "$PX_ERR"
 rs_stop
+
+# 3. pisbx-run sends its records too, from its parent on the host side.
+if [ -x "$RUN" ] && { [ "$(id -u)" -eq 0 ] || unshare -U -r -n true 2>/dev/null; }; then
+	rm -f "$T/rs.out" "$PX_LOG"
+	rs_start
+	printf '127.0.0.1 allowed.test\n' >"$T/run-hosts"
+	cat >"$T/run.json" <<EOF
+{
+ "network": { "allowedDomains": ["allowed.test"] },
+ "resolver": { "hostsFile": "$T/run-hosts", "timeoutMs": 2000 },
+ "proxy": { "accessLogSyslog": { "address": "tcp:127.0.0.1:$RPORT",
+   "appName": "pisbx-test", "facility": "local3" } }
+}
+EOF
+	mkdir -p "$T/ws"
+	(cd "$T/ws" && "$RUN" --config "$T/run.json" --access-log "$PX_LOG" \
+	    -- /bin/sh -c "curl -s -o /dev/null http://allowed.test:$WEB/r1 &&
+	    curl -s -o /dev/null http://denied.test:$WEB/r2; exit 0") \
+	    >"$T/run.out" 2>&1
+	check "pisbx-run: exit 0" [ $? -eq 0 ]
+	check "pisbx-run: its 4 records are in rsyslog ($(cmp_records))" \
+	    wait_records "4/4"
+	rs_stop
+else
+	echo "# pisbx-run part skipped: no namespaces for $(id -un)"
+fi
 px_done
