@@ -4,7 +4,8 @@
 # reviewed yes and no, a name that does not resolve, a port nobody
 # listens on), and every figure it stores equals what was sent: decisions
 # by reason class, connections, bytes (the access log's close records),
-# the review histogram, DNS and connect errors.  The exposition passes
+# the review histogram, DNS and connect errors, a 503 by its cause.  The
+# exposition passes
 # promtool; anything but GET /metrics is 404 and a stuck scraper does not
 # hold up the proxy.  Then the same config under pisbx-run: the endpoint
 # is served by the launcher's parent, in the host's network namespace.
@@ -243,6 +244,38 @@ check "the proxy is still up" px_alive
 
 kill "$PROM_PID" 2>/dev/null
 wait "$PROM_PID" 2>/dev/null
+
+# 503s by cause: a client over maxClientConnections, while its first
+# connection holds a tunnel open.
+BPORT=$(free_port)
+sed -e "s|\"listen\": \"127.0.0.1:$MPORT\"|\"listen\": \"127.0.0.1:$BPORT\"|" \
+    -e 's|"proxy": {|"proxy": { "maxClientConnections": 1,|' \
+    "$T/conf.json" >"$T/busy.json"
+MAIN_PX_PORT=$PX_PORT
+px_start "$T/busy.json"
+"$PY" - "$PX_PORT" "$WEB" "$T/busy.up" <<'EOF' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"CONNECT allowed.test:%s HTTP/1.1\r\nHost: x\r\n\r\n" % sys.argv[2].encode())
+d = b""
+while b"\r\n\r\n" not in d:
+    d += s.recv(4096)
+open(sys.argv[3], "w").write("up\n")
+time.sleep(2)
+s.close()
+EOF
+HOLD_PID=$!
+wait_file "$T/busy.up" 100
+code=$(curl -s -o /dev/null -w '%{http_code}' -x "http://127.0.0.1:$PX_PORT" "http://allowed.test:$WEB/")
+eq "a second connection from the client is 503" "$code" 503
+wait "$HOLD_PID"
+curl -s "http://127.0.0.1:$BPORT/metrics" >"$T/busy.txt"
+check "pisbx_busy_refusals_total counts it by cause" grep -qxF \
+    'pisbx_busy_refusals_total{cause="max-client-connections"} 1' "$T/busy.txt"
+check "and as a deny decision of that class" grep -qxF \
+    'pisbx_decisions_total{proto="http",decision="deny",reason="max-client-connections"} 1' \
+    "$T/busy.txt"
+PX_PORT=$MAIN_PX_PORT
 
 # The same endpoint served by pisbx-run's parent (host network namespace).
 if [ -x "$RUN" ] && { [ "$(id -u)" -eq 0 ] || unshare -U -r -n true 2>/dev/null; }; then
