@@ -4,11 +4,11 @@
 # reviewed yes and no, a name that does not resolve, a port nobody
 # listens on), and every figure it stores equals what was sent: decisions
 # by reason class, connections, bytes (the access log's close records),
-# the review histogram, DNS and connect errors, a 503 by its cause.  The
-# exposition passes
-# promtool; anything but GET /metrics is 404 and a stuck scraper does not
-# hold up the proxy.  Then the same config under pisbx-run: the endpoint
-# is served by the launcher's parent, in the host's network namespace.
+# the review histogram, DNS and connect errors (a 503 by its cause is
+# read straight from /metrics).  The exposition passes promtool; anything
+# but GET /metrics is 404 and a stuck scraper does not hold up the proxy.
+# Then the same config under pisbx-run: the endpoint is served by the
+# launcher's parent, in the host's network namespace.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 command -v curl >/dev/null || skip "curl missing"
