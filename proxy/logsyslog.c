@@ -358,8 +358,8 @@ logsyslog_write(struct logsyslog *ls, const char *json, int close_rec)
 			ls->failing = 1;
 			log_warnx("access log %s: %s; records are lost (and "
 			    "counted) until it takes them again", ls->name,
-			    json == NULL ? "out of memory" : "the queue is "
-			    "full");
+			    json == NULL ? "a record could not be made" :
+			    "the queue is full");
 		}
 		return;
 	}
@@ -371,8 +371,10 @@ logsyslog_write(struct logsyslog *ls, const char *json, int close_rec)
 	h = snprintf(head, sizeof(head), "<%d>1 %s %s %s %ld %s - ",
 	    ls->facility * 8 + LOGSYSLOG_SEVERITY_INFO, ts, ls->host, ls->app,
 	    (long)getpid(), close_rec ? "close" : "decision");
-	if (h < 0 || (size_t)h >= sizeof(head))
+	if (h < 0 || (size_t)h >= sizeof(head)) {
+		logsyslog_write(ls, NULL, close_rec);	/* counted lost */
 		return;
+	}
 	hlen = (size_t)h;
 	if (ls->type == SOCK_STREAM)
 		flen = (size_t)snprintf(frame, sizeof(frame), "%zu ",
