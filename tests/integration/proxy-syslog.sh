@@ -5,7 +5,8 @@
 # when rsyslog is stopped mid-run the records wait in the proxy's queue
 # and arrive once it is back on the same port; with a queue too small
 # for the outage, the records missing from rsyslog are exactly the ones
-# the proxy said it lost (stderr and pisbx_accesslog_lost_total).  And
+# the proxy said it lost (stderr and pisbx_accesslog_lost_total).  A
+# Unix datagram socket (as /dev/log) gets every record, unframed; and
 # pisbx-run's records reach the collector too.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
@@ -162,6 +163,45 @@ px_stop
 check "the total is said at exit" \
     grep -q "access log tcp:127.0.0.1:$RPORT: 9 record(s) lost in all" "$PX_ERR"
 rs_stop
+
+# 2b. unix:PATH, a datagram socket as /dev/log is: one message per
+# datagram, no framing.  The receiver writes each as "PRI MSGID MSG".
+rm -f "$PX_LOG"
+"$PY" - "$T/log.sock" "$T/dgram.out" <<'EOF' &
+import os, re, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(30)
+with open(sys.argv[2], "w") as out:
+    try:
+        while True:
+            d = s.recv(65536).decode()
+            m = re.match(r"<(\d+)>1 \S+ \S+ pisbx-test \d+ (\S+) - (.*)$", d, re.S)
+            out.write("%s %s %s\n" % m.groups() if m else "unparsed " + d + "\n")
+            out.flush()
+    except socket.timeout:
+        pass
+EOF
+DG_PID=$!
+_pids="$_pids $DG_PID"
+i=0
+while [ ! -S "$T/log.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+px_config "$T/conf.json" --allow allowed.test --deny denied.test \
+    --proxy "{\"accessLogSyslog\": {\"address\": \"unix:$T/log.sock\",
+    \"appName\": \"pisbx-test\", \"facility\": \"local3\"}}"
+px_start "$T/conf.json"
+traffic 2
+check "unix datagram socket: every record arrives" sh -c '
+	i=0
+	while [ $i -lt 100 ]; do
+		[ "$(wc -l <"$1")" -ge 8 ] && break
+		sleep 0.1; i=$((i + 1))
+	done' sh "$T/dgram.out"
+cp "$T/dgram.out" "$T/rs.out"		# what cmp_records reads
+eq "unix datagram socket: the records, whole ($(cmp_records))" "$(cmp_records)" "8/8"
+px_stop
+kill "$DG_PID" 2>/dev/null
+wait "$DG_PID" 2>/dev/null
 
 # 3. pisbx-run sends its records too, from its parent on the host side.
 if [ -x "$RUN" ] && { [ "$(id -u)" -eq 0 ] || unshare -U -r -n true 2>/dev/null; }; then
