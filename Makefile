@@ -292,7 +292,7 @@ DOC_SUBST = sed -e 's|](docs/\(pisbx-[a-z]*\.1\))|]($(MANDIR)/man1/\1)|g' \
 	-e 's|](\(pisbx-[a-z]*\.1\))|]($(MANDIR)/man1/\1)|g' \
 	-e 's|](docs/|](|g' -e 's|`docs/\([a-z0-9-]*\.md\)`|`\1`|g' \
 	-e 's@\(^\|[^[:alnum:]_./-]\)\(\.\./\)\?conf/logrotate/pisbx-proxy@\1$(SYSCONFDIR)/logrotate.d/pisbx-proxy@g' \
-	-e 's@\(^\|[^[:alnum:]_./-]\)\(\.\./\)\?conf/\(domains/\|[a-z]*\.json\)@\1$(DATADIR)/\3@g' \
+	-e 's@\(^\|[^[:alnum:]_./-]\)\(\.\./\)\?conf/\(domains/\|deploy/\|[a-z]*\.json\)@\1$(DATADIR)/\3@g' \
 	-e 's|/usr/local/bin/pisbx-|$(PREFIX)/bin/pisbx-|g'
 README_NOTE = > This copy was installed by `make install`: the files it names are \
 	where install put them; building, testing and the layout are about the \
@@ -300,10 +300,12 @@ README_NOTE = > This copy was installed by `make install`: the files it names ar
 UNITS      := $(wildcard conf/systemd/*.service.in)
 USER_UNITS := $(wildcard conf/systemd/user/*.service.in)
 DOMAINS    := $(wildcard conf/domains/*.json)
+DEPLOY     := $(wildcard conf/deploy/*)
 
 install: $(PROGS) $(LINKS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)/domains \
+	    $(DESTDIR)$(DATADIR)/deploy \
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) \
 	    $(DESTDIR)$(SYSCONFDIR)/pisbx $(DESTDIR)$(SYSCONFDIR)/logrotate.d
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
@@ -320,6 +322,7 @@ install: $(PROGS) $(LINKS)
 	install -m 0644 conf/example.json conf/schema.json conf/default.json \
 	    $(DESTDIR)$(DATADIR)/
 	$(if $(DOMAINS),install -m 0644 $(DOMAINS) $(DESTDIR)$(DATADIR)/domains/)
+	$(if $(DEPLOY),install -m 0644 $(DEPLOY) $(DESTDIR)$(DATADIR)/deploy/)
 	for u in $(UNITS); do f=$$(basename $$u .in); \
 	    $(INSTALL_SUBST) $$u > $(DESTDIR)$(UNITDIR)/$$f && \
 	    chmod 0644 $(DESTDIR)$(UNITDIR)/$$f || exit 1; done

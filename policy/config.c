@@ -8,9 +8,11 @@
  * load fails once at the end (httpd's parse.y does the same), so a person
  * fixes a config in one round instead of one error per run.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <netinet/in.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
@@ -77,6 +79,11 @@ static char	*parent_cred_read(struct cfgctx *, const char *,
 static void	 parse_filesystem(struct cfgctx *, const json_t *,
 		    struct config *);
 static void	 parse_proxy(struct cfgctx *, const json_t *, struct config *);
+static void	 parse_metrics(struct cfgctx *, const json_t *,
+		    struct config *);
+static int	 metrics_loopback(const char *);
+static void	 parse_syslog(struct cfgctx *, const json_t *,
+		    struct config *);
 static void	 parse_resolver(struct cfgctx *, const json_t *,
 		    struct config *);
 static void	 parse_review(struct cfgctx *, const json_t *,
@@ -151,7 +158,14 @@ const char *const config_cache_names[] = {
 };
 static const char *const keys_proxy[] = {
 	"listen", "maxConnections", "maxClientConnections", "connectTimeoutMs",
-	"idleTimeoutMs", "headerTimeoutMs", "accessLog", "accessLogFormat", NULL
+	"idleTimeoutMs", "headerTimeoutMs", "accessLog", "accessLogFormat",
+	"accessLogSyslog", "metrics", NULL
+};
+static const char *const keys_syslog[] = {
+	"address", "appName", "facility", "queueMax", NULL
+};
+static const char *const keys_metrics[] = {
+	"listen", "allowNonLoopback", NULL
 };
 static const char *const keys_resolver[] = {
 	"servers", "hostsFile", "timeoutMs", NULL
@@ -1425,6 +1439,7 @@ parse_proxy(struct cfgctx *ctx, const json_t *v, struct config *conf)
 {
 	static const char jp[] = "$.proxy";
 	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	const json_t *m;
 	const char *s;
 	size_t len;
 
@@ -1457,6 +1472,165 @@ parse_proxy(struct cfgctx *ctx, const json_t *v, struct config *conf)
 			cfg_err(ctx, p, "must be \"json\" or \"text\" (%s)", q);
 		}
 	}
+	if ((m = json_object_get(v, "metrics")) != NULL)
+		parse_metrics(ctx, m, conf);
+	if ((m = json_object_get(v, "accessLogSyslog")) != NULL)
+		parse_syslog(ctx, m, conf);
+}
+
+/*
+ * The syslog facilities by name (RFC 5424, 6.2.1), numbered from 0: a
+ * value, not a key table (tests/integration/docs-consistency.sh).
+ */
+static const char syslog_facilities[][9] = {
+	"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
+	"uucp", "cron", "authpriv", "ftp", "ntp", "audit", "alert", "clock",
+	"local0", "local1", "local2", "local3", "local4", "local5", "local6",
+	"local7", ""
+};
+
+/*
+ * proxy.accessLogSyslog: the access log's records also go to a syslog
+ * collector, "tcp:IP:PORT" (RFC 6587 octet counting) or "unix:/PATH".
+ */
+static void
+parse_syslog(struct cfgctx *ctx, const json_t *v, struct config *conf)
+{
+	static const char jp[] = "$.proxy.accessLogSyslog";
+	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	char buf[INET6_ADDRSTRLEN + 16];
+	const char *s, *why;
+	size_t len, i;
+
+	if (cfg_obj_check(ctx, jp, v, keys_syslog) == -1)
+		return;
+	conf->syslog_facility = 16;		/* local0 */
+	conf->syslog_queue_max = 10000;
+	cfg_int(ctx, jp, v, "queueMax", 1, 1000000, &conf->syslog_queue_max);
+	cfg_jpath_key(p, sizeof(p), jp, "facility");
+	if ((s = cfg_string(ctx, jp, v, "facility", &len)) != NULL) {
+		for (i = 0; syslog_facilities[i][0] != '\0'; i++)
+			if (strcmp(s, syslog_facilities[i]) == 0)
+				break;
+		if (syslog_facilities[i][0] == '\0') {
+			cfg_quote(q, sizeof(q), s, len);
+			cfg_err(ctx, p, "unknown facility %s (kern, user, "
+			    "daemon, local0 ... local7, ...)", q);
+		} else
+			conf->syslog_facility = (int)i;
+	}
+	cfg_jpath_key(p, sizeof(p), jp, "appName");
+	if ((s = cfg_string(ctx, jp, v, "appName", &len)) != NULL) {
+		/* RFC 5424 APP-NAME: 1*48PRINTUSASCII (33..126). */
+		for (i = 0; i < len; i++)
+			if (s[i] < 33 || s[i] > 126)
+				break;
+		if (len == 0 || len > 48 || i < len) {
+			cfg_quote(q, sizeof(q), s, len);
+			cfg_err(ctx, p, "must be 1 to 48 printable ASCII "
+			    "characters without spaces (%s)", q);
+		} else if ((conf->syslog_app = strdup(s)) == NULL)
+			cfg_nomem(ctx, p);
+	}
+	cfg_jpath_key(p, sizeof(p), jp, "address");
+	if ((s = cfg_string(ctx, jp, v, "address", &len)) == NULL) {
+		if (len == 0)
+			cfg_err(ctx, p, "missing: \"tcp:127.0.0.1:514\" or "
+			    "\"unix:/dev/log\"");
+		return;
+	}
+	cfg_quote(q, sizeof(q), s, len);
+	if (len > 4 && strncmp(s, "tcp:", 4) == 0) {
+		if (addr_port_parse(s + 4, len - 4, 0, 514, buf, sizeof(buf),
+		    &why) == -1) {
+			cfg_err(ctx, p, "invalid address %s: %s", q, why);
+			return;
+		}
+		conf->syslog_tcp = 1;
+		s = buf;
+	} else if (len > 5 && strncmp(s, "unix:", 5) == 0) {
+		if (cfg_abs_path(ctx, p, s + 5, len - 5,
+		    sizeof(((struct sockaddr_un *)NULL)->sun_path)) == -1)
+			return;
+		s += 5;
+	} else {
+		cfg_err(ctx, p, "invalid address %s: expected "
+		    "\"tcp:IP:PORT\" or \"unix:/PATH\"", q);
+		return;
+	}
+	if ((conf->syslog_address = strdup(s)) == NULL)
+		cfg_nomem(ctx, p);
+}
+
+/* Whether "ip:port" or "[v6]:port" (as addr_port_parse writes) is loopback. */
+static int
+metrics_loopback(const char *addr)
+{
+	char ip[INET6_ADDRSTRLEN + 2];
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+	const char *end, *cls = NULL;
+
+	memset(&sin, 0, sizeof(sin));
+	memset(&sin6, 0, sizeof(sin6));
+	if ((end = strrchr(addr, ':')) == NULL ||
+	    (size_t)(end - addr) >= sizeof(ip))
+		return 0;
+	memcpy(ip, addr, (size_t)(end - addr));
+	ip[end - addr] = '\0';
+	if (ip[0] == '[' && end > addr + 1 && end[-1] == ']') {
+		ip[end - addr - 1] = '\0';
+		sin6.sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, ip + 1, &sin6.sin6_addr) == 1)
+			cls = addr_class((struct sockaddr *)&sin6);
+	} else {
+		sin.sin_family = AF_INET;
+		if (inet_pton(AF_INET, ip, &sin.sin_addr) == 1)
+			cls = addr_class((struct sockaddr *)&sin);
+	}
+	return cls != NULL && strcmp(cls, "loopback") == 0;
+}
+
+/*
+ * proxy.metrics: where the Prometheus endpoint listens.  The figures say
+ * which hosts are refused and how much traffic flows, so only a loopback
+ * address is taken unless allowNonLoopback says the exposure is meant.
+ */
+static void
+parse_metrics(struct cfgctx *ctx, const json_t *v, struct config *conf)
+{
+	static const char jp[] = "$.proxy.metrics";
+	char p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	char buf[INET6_ADDRSTRLEN + 16];
+	const char *s, *why;
+	size_t len;
+	int wide = 0;
+
+	if (cfg_obj_check(ctx, jp, v, keys_metrics) == -1)
+		return;
+	cfg_bool(ctx, jp, v, "allowNonLoopback", &wide);
+	cfg_jpath_key(p, sizeof(p), jp, "listen");
+	if ((s = cfg_string(ctx, jp, v, "listen", &len)) == NULL) {
+		if (len == 0)
+			cfg_err(ctx, p, "missing: the address to serve "
+			    "/metrics on, such as \"127.0.0.1:9464\"");
+		return;
+	}
+	cfg_quote(q, sizeof(q), s, len);
+	if (addr_port_parse(s, len, 1, 0, buf, sizeof(buf), &why) == -1) {
+		cfg_err(ctx, p, "invalid address %s: %s (expected IPv4:PORT "
+		    "or [IPv6]:PORT)", q, why);
+		return;
+	}
+	if (!wide && !metrics_loopback(buf)) {
+		cfg_err(ctx, p, "%s is not a loopback address: set "
+		    "$.proxy.metrics.allowNonLoopback to true to serve the "
+		    "metrics beyond this host", q);
+		return;
+	}
+	conf->metrics_non_loopback = wide;
+	if ((conf->metrics_listen = strdup(buf)) == NULL)
+		cfg_nomem(ctx, p);
 }
 
 static void
@@ -1969,6 +2143,9 @@ config_free(struct config *conf)
 		policy_free(conf->policy);
 	parent_free(conf->parent);
 	strlist_free(&conf->listen);
+	free(conf->metrics_listen);
+	free(conf->syslog_address);
+	free(conf->syslog_app);
 	strlist_free(&conf->resolver_servers);
 	free(conf->hosts_file);
 	free(conf->access_log);

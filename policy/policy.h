@@ -392,6 +392,13 @@ struct config {
 	int		 header_timeout_ms;
 	char		*access_log;		/* absolute path, or NULL */
 	int		 access_log_text;	/* format "text" */
+	char		*metrics_listen;	/* "ip:port", or NULL */
+	int		 metrics_non_loopback;	/* allowNonLoopback */
+	char		*syslog_address;	/* "ip:port" or a path, or NULL */
+	int		 syslog_tcp;		/* address is "ip:port" */
+	char		*syslog_app;		/* appName, or NULL */
+	int		 syslog_facility;	/* 0..23 */
+	int		 syslog_queue_max;	/* records held while down */
 
 	/* resolver */
 	struct strlist	 resolver_servers;	/* "ip:port" */

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/text.h"
 #include "common/time.h"
+#include "policy/policy.h"
 #include "proxy/accesslog.h"
 
 struct accesslog {
@@ -33,6 +34,7 @@ struct accesslog {
 	int		 failing;	/* errno of the failure, or 0 */
 	unsigned long long lost;	/* since writing failed */
 	unsigned long long lost_total;
+	struct logsyslog *sys;		/* proxy.accessLogSyslog, or NULL */
 };
 
 /* A JSON line being built. */
@@ -51,6 +53,8 @@ static void	 alog_add_int(struct alog_line *, const char *, long long);
 static int	 alog_write_record(struct accesslog *, const char *, size_t);
 static void	 alog_lost(struct accesslog *, int);
 static const char *alog_name(const struct accesslog *);
+static void	 alog_syslog(struct accesslog *, const struct alog_rec *,
+		    const char *);
 
 struct accesslog *
 accesslog_open(const char *path, enum log_format format)
@@ -61,6 +65,8 @@ accesslog_open(const char *path, enum log_format format)
 		return NULL;
 	al->format = format;
 	al->fd = -1;
+	if (path == NULL)
+		return al;
 	if (strcmp(path, "-") == 0) {
 		al->fd = STDOUT_FILENO;
 		return al;
@@ -110,6 +116,7 @@ accesslog_free(struct accesslog *al)
 		    " (it still cannot be written)" : "");
 	if (al->path != NULL && al->fd != -1)
 		close(al->fd);
+	logsyslog_free(al->sys);
 	free(al->path);
 	free(al);
 }
@@ -387,14 +394,48 @@ alog_lost(struct accesslog *al, int err)
 	    "it can be written again", alog_name(al), strerror(err));
 }
 
+int
+accesslog_syslog(struct accesslog *al, struct event_base *base,
+    const struct config *conf)
+{
+	if (conf->syslog_address == NULL)
+		return 0;
+	if ((al->sys = logsyslog_new(base, conf)) == NULL) {
+		log_warnx("access log: cannot use syslog address %s",
+		    conf->syslog_address);
+		return -1;
+	}
+	return 0;
+}
+
+/* The record to syslog, as JSON whatever the file's format. */
+static void
+alog_syslog(struct accesslog *al, const struct alog_rec *r, const char *line)
+{
+	char *json = NULL;
+
+	if (al->sys == NULL)
+		return;
+	if (line == NULL || al->format != LOG_FORMAT_JSON)
+		line = json = accesslog_format(r, LOG_FORMAT_JSON);
+	logsyslog_write(al->sys, line, r->close);
+	free(json);
+}
+
 void
 accesslog_write(struct accesslog *al, const struct alog_rec *r)
 {
 	char *line;
 
-	if (al == NULL || al->fd == -1)
+	if (al == NULL)
 		return;
-	if ((line = accesslog_format(r, al->format)) == NULL) {
+	if (al->fd == -1) {
+		alog_syslog(al, r, NULL);
+		return;
+	}
+	line = accesslog_format(r, al->format);
+	alog_syslog(al, r, line);
+	if (line == NULL) {
 		alog_lost(al, ENOMEM);
 		return;
 	}
@@ -410,4 +451,10 @@ accesslog_write(struct accesslog *al, const struct alog_rec *r)
 		al->lost = 0;
 	}
 	free(line);
+}
+
+unsigned long long
+accesslog_lost(const struct accesslog *al)
+{
+	return al != NULL ? al->lost_total + logsyslog_lost(al->sys) : 0;
 }

@@ -10,6 +10,9 @@
 #include "proxy/proxy.h"
 
 struct accesslog;
+struct config;
+struct event_base;
+struct logsyslog;
 
 struct alog_rec {
 	int		 close;		/* 0: decision record, 1: close record */
@@ -30,10 +33,27 @@ struct alog_rec {
 	uint64_t	 ms;
 };
 
+/* path NULL: no file (the records may still go to syslog). */
 struct accesslog *accesslog_open(const char *path, enum log_format);
+/*
+ * Send the records to conf's proxy.accessLogSyslog too: 0, or -1 (out
+ * of memory, an address that cannot be used).
+ */
+int		 accesslog_syslog(struct accesslog *, struct event_base *,
+		    const struct config *);
 int		 accesslog_reopen(struct accesslog *);
 void		 accesslog_free(struct accesslog *);
 void		 accesslog_write(struct accesslog *, const struct alog_rec *);
+/* Records lost since the log was opened, file and syslog (0 for NULL). */
+unsigned long long accesslog_lost(const struct accesslog *);
+
+/* logsyslog.c: the syslog sink (RFC 5424; TCP per RFC 6587, Unix). */
+struct logsyslog *logsyslog_new(struct event_base *, const struct config *);
+void		 logsyslog_free(struct logsyslog *);
+/* Queue a JSON record (close_rec: a close record) and send what it can. */
+void		 logsyslog_write(struct logsyslog *, const char *json,
+		    int close_rec);
+unsigned long long logsyslog_lost(const struct logsyslog *);
 /* Format one record into a malloc'ed line ending in "\n". */
 char		*accesslog_format(const struct alog_rec *, enum log_format);
 

@@ -115,6 +115,7 @@ conn_new(struct listener *l, int fd, struct sockaddr *sa, socklen_t salen,
 	c->refuse = refuse;
 	c->px = px;
 	c->id = ++px->next_id;
+	metrics_accept(px);	/* metrics hook */
 	c->state = CONN_SNIFF;
 	c->connect_fd = -1;
 	event_base_gettimeofday_cached(px->base, &c->start);
@@ -419,6 +420,7 @@ conn_close(struct conn *c, const char *end)
 	r.bytes_down = c->bytes_down;
 	r.ms = (uint64_t)d.tv_sec * 1000 + (uint64_t)d.tv_usec / 1000;
 	accesslog_write(px->alog, &r);
+	metrics_close(px, c->proto, &r);	/* metrics hook */
 	log_debug("conn %llu closed: %s", (unsigned long long)c->id, end);
 
 	if (c->review != NULL)
@@ -515,6 +517,7 @@ conn_log_decision(struct conn *c)
 	c->decision_wait = 0;
 	conn_record(c, &r);
 	accesslog_write(c->px->alog, &r);
+	metrics_decision(c->px, c->proto, &r);	/* metrics hook */
 	log_info("conn %llu: %s %s:%u %s (%s)", (unsigned long long)c->id,
 	    proto_name(c->proto), c->have_target ? c->host.text : "-",
 	    c->port, c->decision ? c->decision : "-", c->reason);
@@ -670,6 +673,7 @@ conn_authorise(struct conn *c)
 		return;
 	}
 	c->state = CONN_REVIEW;
+	metrics_review_begin(c);	/* metrics hook */
 	c->review = review_start(g->rv, &req, conn_review_cb, c, &now,
 	    &detail);
 	if (c->review == NULL) {
@@ -720,6 +724,7 @@ conn_review_cb(enum review_result res, enum review_scope scope,
 	struct review_request req;
 	struct pgen *g = c->gen;
 
+	metrics_review_end(c);	/* metrics hook */
 	c->review = NULL;
 	if (c->gone_ev != NULL) {
 		event_free(c->gone_ev);

@@ -136,12 +136,15 @@ proxy_new(struct event_base *base, struct config *conf,
 	if (opts != NULL && opts->capability != NULL &&
 	    (px->capability = strdup(opts->capability)) == NULL)
 		goto fail;
-	if (px->access_log != NULL &&
+	if ((px->access_log != NULL || conf->syslog_address != NULL) &&
 	    (px->alog = accesslog_open(px->access_log, px->log_format)) ==
 	    NULL) {
-		log_warnx("cannot open access log %s", px->access_log);
+		log_warnx("cannot open access log %s", px->access_log != NULL ?
+		    px->access_log : "(syslog)");
 		goto fail;
 	}
+	if (px->alog != NULL && accesslog_syslog(px->alog, base, conf) == -1)
+		goto fail;
 	if ((px->dns = dns_new(base, conf, err, sizeof(err))) == NULL) {
 		log_warnx("resolver: %s", err);
 		goto fail;
@@ -150,6 +153,8 @@ proxy_new(struct event_base *base, struct config *conf,
 		log_warnx("cannot set up the reviewer");
 		goto fail;
 	}
+	if (metrics_open(px, conf) == -1)
+		goto fail;
 	return px;
 fail:
 	if (px == NULL || px->gen == NULL)
@@ -182,6 +187,17 @@ proxy_reload(struct proxy *px, struct config *conf)
 		config_free(conf);
 		return;
 	}
+	/* The endpoint stays where it was opened: a scraper points at it. */
+	if ((px->gen->conf->metrics_listen == NULL) !=
+	    (conf->metrics_listen == NULL) || (conf->metrics_listen != NULL &&
+	    strcmp(px->gen->conf->metrics_listen, conf->metrics_listen) != 0))
+		log_warnx("reload: proxy.metrics changes take effect when the "
+		    "proxy is restarted");
+	if ((px->gen->conf->syslog_address == NULL) !=
+	    (conf->syslog_address == NULL) || (conf->syslog_address != NULL &&
+	    strcmp(px->gen->conf->syslog_address, conf->syslog_address) != 0))
+		log_warnx("reload: proxy.accessLogSyslog changes take effect "
+		    "when the proxy is restarted");
 	pgen_unref(px->gen);
 	px->gen = g;
 	/*
@@ -233,6 +249,7 @@ proxy_free(struct proxy *px)
 		event_free(px->report_ev);
 	if (px->spare_fd != -1)
 		close(px->spare_fd);
+	metrics_free(px);
 	dns_free(px->dns);
 	pgen_unref(px->gen);
 	accesslog_free(px->alog);

@@ -174,6 +174,7 @@ struct conn {
 	uint64_t		 bytes_down;
 
 	struct relay		*relay;		/* CONNECT, SOCKS5 tunnels */
+	struct timeval		 review_t0;	/* the review was asked */
 
 	/* protocol */
 	struct http_conn	*http;
@@ -209,6 +210,7 @@ struct proxy {
 	struct event		*report_ev;	/* says them each second */
 	int			 spare_fd;	/* for a 503 at EMFILE */
 	LIST_HEAD(, client_slot) clients[CLIENT_BUCKETS];
+	struct metrics		*metrics;	/* proxy.metrics, or NULL */
 	uint64_t		 next_id;
 	int			 stopping;
 };
@@ -306,6 +308,27 @@ void	 conn_timer_set(struct conn *, int ms);
 const struct config *conn_config(const struct conn *);
 /* Map a failure to the protocol's answer (http_fail, socks5_fail). */
 void	 conn_fail(struct conn *, enum conn_err);
+
+/* ---- metrics.c ---- */
+
+struct metrics;
+
+int	 metrics_open(struct proxy *, const struct config *);
+void	 metrics_free(struct proxy *);
+const char *metrics_addr(const struct proxy *);
+/*
+ * The hooks, each a no-op without proxy.metrics: a connection accepted,
+ * a tunnel started (+1) or freed (-1), a review asked and answered, a
+ * decision record and a close record written.
+ */
+void	 metrics_accept(struct proxy *);
+void	 metrics_tunnel(struct proxy *, int);
+void	 metrics_review_begin(struct conn *);
+void	 metrics_review_end(struct conn *);
+void	 metrics_decision(struct proxy *, enum conn_proto,
+	    const struct alog_rec *);
+void	 metrics_close(struct proxy *, enum conn_proto,
+	    const struct alog_rec *);
 
 /* ---- parent.c ---- */
 

@@ -163,6 +163,7 @@ relay_begin(struct conn *c)
 	}
 	rl->conn = c;
 	c->relay = rl;
+	metrics_tunnel(c->px, 1);
 	rl->client.rl = rl->upstream.rl = rl;
 	rl->client.pipe[0] = rl->client.pipe[1] = -1;
 	rl->upstream.pipe[0] = rl->upstream.pipe[1] = -1;
@@ -265,6 +266,7 @@ relay_free(struct conn *c)
 		event_free(rl->abort_ev);
 	free(rl);
 	c->relay = NULL;
+	metrics_tunnel(c->px, -1);
 }
 
 void
