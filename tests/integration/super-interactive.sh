@@ -160,8 +160,21 @@ while [ -e "$ENVF" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 check "stopped: the file is gone" [ ! -e "$ENVF" ]
 check "... and the supervisor reported no fault" sh -c \
     "! grep -Eq 'Sanitizer|runtime error' '$T/sup.err'"
-(cd "$T/ws" && "$RUN" -- curl -sf -o /dev/null "http://alpha.test:$O/z") \
-    >/dev/null 2>"$T/z.err"
-eq "... and a command runs on the config's reviewer (no terminal: denied)" "$?" 22
+(cd "$T/ws" && "$RUN" --report "$T/z.json" -- curl -s \
+    "http://alpha.test:$O/z") >"$T/z.out" 2>"$T/z.err" </dev/null
+eq "... and a command runs on the config's reviewer (no terminal: denied)" "$?" 0
+# Without a terminal the tty reviewer asks nobody: the refusal says so
+# and names both ways out, in the 403, the summary and the report.
+way="the terminal reviewer got no answer (review.mode \"tty\" in $T/conf.json: a command without a terminal, as an agent's are, cannot be asked); to allow it, add \"alpha.test:$O\" to network.allowedDomains in $T/conf.json, or run pisbx-supervisor --interactive in a terminal of yours to be asked there"
+check "the 403 says nobody could be asked, and both ways out" \
+    grep -qF "$way" "$T/z.out"
+check "... the summary too" grep -qF "$way" "$T/z.err"
+check "... and --report" $PY -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert any(i.get("kind") == "network" and i.get("reason") == "review:error"
+           and sys.argv[2] == i.get("hint") for i in r), r' "$T/z.json" "$way"
+check "... no access log is mentioned where there is none" \
+    sh -c "! grep -q 'access log says why' '$T/z.out' '$T/z.err'"
 stop_tmux
 done_testing
