@@ -41,6 +41,7 @@ struct review_request {
 	const char	*host;		/* canonical host text */
 	uint16_t	 port;
 	const char	*protocol;	/* "connect", "http", "socks5" */
+	const char	*client;	/* who asks: its address, or NULL */
 };
 
 /*

@@ -27,6 +27,7 @@ struct review {
 	char			*host;		/* review_start only, */
 	uint16_t		 port;		/* for the tty question */
 	char			*protocol;
+	char			*client;	/* tty: who asks, or NULL */
 	review_cb		 cb;
 	void			*arg;
 	enum review_scope	 scope;		/* the answer's, before done */

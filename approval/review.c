@@ -260,7 +260,9 @@ review_begin(struct reviewer *r, json_t *o, const struct review_request *nreq,
 	}
 	if (o == NULL || (rv = calloc(1, sizeof(*rv))) == NULL ||
 	    (nreq != NULL && ((rv->host = strdup(nreq->host)) == NULL ||
-	    (rv->protocol = strdup(nreq->protocol)) == NULL)) ||
+	    (rv->protocol = strdup(nreq->protocol)) == NULL ||
+	    (nreq->client != NULL && (rv->client = strdup(nreq->client)) ==
+	    NULL))) ||
 	    (rv->timer = evtimer_new(r->base, review_timeout_cb, rv)) ==
 	    NULL) {
 		snprintf(r->detail, sizeof(r->detail), o == NULL ?
@@ -426,6 +428,7 @@ review_release(struct review *rv)
 	json_decref(rv->req);
 	free(rv->host);
 	free(rv->protocol);
+	free(rv->client);
 	free(rv);
 }
 

@@ -265,10 +265,22 @@ tty_question(const struct reviewer *r, const struct review *rv)
 		return NULL;
 	type = json_string_value(json_object_get(rv->req, "type"));
 	if (rv->host != NULL) {
-		text_clean(worker, sizeof(worker), r->worker_id, 0);
+		/*
+		 * Who wants it: the worker (a sandbox's id, the proxy's
+		 * --label), else the client's address, else this proxy.
+		 */
+		if (r->worker_id[0] != '\0')
+			text_clean(worker, sizeof(worker), r->worker_id, 0);
+		else if (rv->client != NULL && rv->client[0] != '\0') {
+			snprintf(worker, sizeof(worker), "the client at ");
+			text_clean(worker + strlen(worker), sizeof(worker) -
+			    strlen(worker), rv->client, 0);
+		} else
+			snprintf(worker, sizeof(worker), "a client of this "
+			    "proxy (pid %ld)", (long)getpid());
 		text_clean(cwd, sizeof(cwd), r->cwd, 0);
-		fprintf(f, "\r\npisbx: %s%swants a network connection\r\n",
-		    worker, worker[0] != '\0' ? " " : "");
+		fprintf(f, "\r\npisbx: %s wants a network connection\r\n",
+		    worker);
 		if (r->command[0] != '\0') {
 			if ((cmd = malloc(strlen(r->command) + 1)) != NULL)
 				text_clean(cmd, strlen(r->command) + 1,
