@@ -6,7 +6,9 @@
 # hosts at once.  The pane shows one question at a time, with the command
 # line, target, port, protocol, the other question waiting and a
 # countdown; "y" allows one, "n" denies the other, "s" allows a host for
-# every later command of the session, and the access log records each.
+# every later command of the session, no answer in time denies, and the
+# access log records each.  Stopped, the supervisor unpublishes itself
+# and a command's refusal from the config's tty reviewer says why.
 #
 # Reviewed destinations must be public to be dialled, so the scenario runs
 # in a private network namespace where 11.0.0.1 sits on lo.
@@ -176,5 +178,20 @@ assert any(i.get("kind") == "network" and i.get("reason") == "review:error"
            and sys.argv[2] == i.get("hint") for i in r), r' "$T/z.json" "$way"
 check "... no access log is mentioned where there is none" \
     sh -c "! grep -q 'access log says why' '$T/z.out' '$T/z.err'"
+stop_tmux
+
+# 4. No answer in time is a deny: the question is withdrawn.
+$TM new-session -d -x 200 -y 60 "exec '$SUPERVISOR' --interactive \
+    --review-timeout 3000 --access-log '$T/sup.log' 2>'$T/sup2.err'"
+SP=$($TM display-message -p -t 0 '#{pane_pid}')
+_pids="$_pids $SP"
+wait_file "$ENVF" 200
+run_bg f "$RUN" -- curl -sf -o /dev/null "http://eta.test:$O/f"
+until_screen 'target +eta.test'
+eq "unanswered: the command's connection is refused" "$(wait_rc f)" 22
+check "... the pane says the question was withdrawn" \
+    until_screen 'question withdrawn; not allowed' 50
+check "... the access log says review:timeout" log_has type=network \
+    hostname=eta.test decision=deny reason=review:timeout
 stop_tmux
 done_testing
