@@ -25,19 +25,23 @@ enum review_result {
 /*
  * How far an approval reaches (the reply's "scope"): this connection
  * only; the rest of this pisbx-run or pisbx-proxy process; the rest of
- * the worker (a supervisor's review: the worker is its pisbx-run).  The
- * lists are checked first, always.
+ * the worker (a supervisor's review: the worker is its pisbx-run); the
+ * rest of the supervisor's life, for every worker (a person's answer at
+ * pisbx-supervisor's terminal, never read from a reply).  The lists are
+ * checked first, always.
  */
 enum review_scope {
 	REVIEW_SCOPE_ONCE,
 	REVIEW_SCOPE_RUN,
-	REVIEW_SCOPE_WORKER
+	REVIEW_SCOPE_WORKER,
+	REVIEW_SCOPE_SESSION	/* a supervisor's life, across workers */
 };
 
 struct review_request {
 	const char	*host;		/* canonical host text */
 	uint16_t	 port;
 	const char	*protocol;	/* "connect", "http", "socks5" */
+	const char	*client;	/* who asks: its address, or NULL */
 };
 
 /*
@@ -86,7 +90,14 @@ struct reviewer_opts {
 	int			 max_inflight;	/* 0: 16 */
 	const char		*worker_id;	/* in every network request */
 	const char		*cwd;		/* in every network request */
-	const char		*command;	/* tty: the command that asks */
+	const char		*command;	/* the command that asks */
+	int			 tty_session;	/* tty: offer "s" (session) */
+	/*
+	 * tty: a question's clock starts when it is asked for, not shown (a
+	 * supervisor's worker waits from then), and the question shows the
+	 * questions waiting behind it with their time left.
+	 */
+	int			 tty_clock_at_start;
 };
 
 /*
@@ -141,7 +152,7 @@ const char	*review_result_reason(enum review_result);
  */
 int		 review_config_same(const struct config *,
 		    const struct config *);
-/* "once", "run", "worker". */
+/* "once", "run", "worker", "session". */
 const char	*review_scope_name(enum review_scope);
 
 /* Largest reply (or request) frame, in octets, newline excluded. */

@@ -27,10 +27,12 @@ struct review {
 	char			*host;		/* review_start only, */
 	uint16_t		 port;		/* for the tty question */
 	char			*protocol;
+	char			*client;	/* tty: who asks, or NULL */
 	review_cb		 cb;
 	void			*arg;
 	enum review_scope	 scope;		/* the answer's, before done */
 	struct event		*timer;
+	long long		 deadline_ms;	/* CLOCK_MONOTONIC, when armed */
 	int			 finished;	/* callback running */
 
 	struct child		*child;		/* command */
@@ -51,7 +53,9 @@ struct reviewer {
 	int			 max_inflight;
 	char			*worker_id;
 	char			*cwd;
-	char			*command;	/* tty: the command that asks */
+	char			*command;	/* the command that asks */
+	int			 tty_session;	/* offer "s" */
+	int			 tty_clock_at_start;
 
 	int			 inflight;
 	int			 in_callback;	/* review_done calling back */
@@ -84,6 +88,8 @@ struct reviewer {
 void	 review_done(struct review *, enum review_result, const char *detail);
 /* (Re)arm the review's timeout: review_timeout_ms from now. */
 int	 review_arm_timer(struct review *);
+/* Milliseconds left before the review's timeout (0 when past). */
+int	 review_left_ms(const struct review *);
 /* The request object's JSON line (with newline), malloc'ed; NULL on error. */
 char	*review_request_line(const struct review *, int with_capability,
 	    size_t *len);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 #include <jansson.h>
@@ -91,6 +92,8 @@ reviewer_new(struct event_base *base, const struct reviewer_opts *o)
 	    (r->cwd = review_strdup0(o->cwd)) == NULL ||
 	    (r->command = review_strdup0(o->command)) == NULL)
 		goto fail;
+	r->tty_session = o->tty_session;
+	r->tty_clock_at_start = o->tty_clock_at_start;
 
 	switch (r->mode) {
 	case REVIEW_COMMAND:
@@ -204,6 +207,9 @@ review_start(struct reviewer *r, const struct review_request *req,
 	    "protocol", req->protocol,
 	    "workerId", r != NULL ? r->worker_id : "",
 	    "cwd", r != NULL ? r->cwd : "");
+	/* The command line, for a reviewer that shows it to a person. */
+	if (o != NULL && r != NULL && r->command[0] != '\0')
+		json_object_set_new(o, "command", json_string(r->command));
 	rv = review_begin(r, o, req, cb, arg, now, detail);
 	json_decref(o);
 	return rv;
@@ -254,7 +260,9 @@ review_begin(struct reviewer *r, json_t *o, const struct review_request *nreq,
 	}
 	if (o == NULL || (rv = calloc(1, sizeof(*rv))) == NULL ||
 	    (nreq != NULL && ((rv->host = strdup(nreq->host)) == NULL ||
-	    (rv->protocol = strdup(nreq->protocol)) == NULL)) ||
+	    (rv->protocol = strdup(nreq->protocol)) == NULL ||
+	    (nreq->client != NULL && (rv->client = strdup(nreq->client)) ==
+	    NULL))) ||
 	    (rv->timer = evtimer_new(r->base, review_timeout_cb, rv)) ==
 	    NULL) {
 		snprintf(r->detail, sizeof(r->detail), o == NULL ?
@@ -292,8 +300,9 @@ review_begin(struct reviewer *r, json_t *o, const struct review_request *nreq,
 		snprintf(r->detail, sizeof(r->detail), "%s", err);
 		goto fail;
 	}
-	/* A tty question's clock starts when it is asked. */
-	if (r->mode != REVIEW_TTY && review_arm_timer(rv) == -1) {
+	/* A tty question's clock starts when it is shown, unless told. */
+	if ((r->mode != REVIEW_TTY || r->tty_clock_at_start) &&
+	    review_arm_timer(rv) == -1) {
 		review_abort(rv);
 		snprintf(r->detail, sizeof(r->detail), "cannot arm timer");
 		goto fail;
@@ -342,9 +351,27 @@ review_arm_timer(struct review *rv)
 {
 	struct timeval	 tv;
 
+	struct timespec	 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	rv->deadline_ms = (long long)now.tv_sec * 1000 + now.tv_nsec /
+	    1000000 + rv->r->timeout_ms;
 	tv.tv_sec = rv->r->timeout_ms / 1000;
 	tv.tv_usec = (rv->r->timeout_ms % 1000) * 1000;
 	return evtimer_add(rv->timer, &tv);
+}
+
+int
+review_left_ms(const struct review *rv)
+{
+	struct timespec	 now;
+	long long	 left;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left = rv->deadline_ms - ((long long)now.tv_sec * 1000 +
+	    now.tv_nsec / 1000000);
+	return left < 0 ? 0 : left > rv->r->timeout_ms ? rv->r->timeout_ms :
+	    (int)left;
 }
 
 /* The review's time is up: stop the transport and answer TIMEOUT. */
@@ -401,6 +428,7 @@ review_release(struct review *rv)
 	json_decref(rv->req);
 	free(rv->host);
 	free(rv->protocol);
+	free(rv->client);
 	free(rv);
 }
 
@@ -641,6 +669,8 @@ review_scope_name(enum review_scope sc)
 		return "run";
 	case REVIEW_SCOPE_WORKER:
 		return "worker";
+	case REVIEW_SCOPE_SESSION:
+		return "session";
 	case REVIEW_SCOPE_ONCE:
 		break;
 	}

@@ -18,6 +18,15 @@ struct json_t;
 #define SUPERVISOR_CAPABILITY_ENV	"PISBX_SUPERVISOR_CAPABILITY"
 #define SUPERVISOR_TIMEOUT_ENV		"PISBX_SUPERVISOR_TIMEOUT_MS"
 /*
+ * Where a running supervisor is found when the variables are unset:
+ * $XDG_RUNTIME_DIR/SUPERVISOR_ENV_FILE, mode 0600, lines NAME=VALUE for
+ * the socket and the capability (pisbx-supervisor --interactive and the
+ * user unit write it; the runtime directory is hidden from sandboxes).
+ */
+#define SUPERVISOR_DIR			"pisbx"
+#define SUPERVISOR_ENV_FILE		"pisbx/supervisor.env"
+#define SUPERVISOR_SOCKET_FILE		"pisbx/supervisor.sock"
+/*
  * A supervisor's reply to a request from a worker it does not know
  * carries "error":"unknown-worker" (docs/review-protocol.md): it was
  * restarted since the worker registered.  The review then fails with a

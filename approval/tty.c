@@ -53,6 +53,8 @@ static void	 tty_field(FILE *, const char *, const json_t *,
 static void	 tty_read_cb(evutil_socket_t, short, void *);
 static void	 tty_tick_cb(evutil_socket_t, short, void *);
 static void	 tty_countdown(struct reviewer *);
+static int	 tty_net_request(const struct review *);
+static void	 tty_waiting(const struct reviewer *, char *, size_t);
 static void	 tty_answer(struct reviewer *, enum review_result,
 		    const char *);
 static void	 tty_end(struct reviewer *, const char *note);
@@ -209,6 +211,11 @@ tty_ask(struct reviewer *r, struct review *rv, int fd, char *err,
 	tcflush(fd, TCIFLUSH);
 	sigaction(SIGTTOU, &old, NULL);
 
+	/* Its clock starts now, unless it started when it was asked for. */
+	if (!r->tty_clock_at_start && review_arm_timer(rv) == -1) {
+		snprintf(err, errlen, "cannot arm the question's timer");
+		goto fail_restore;
+	}
 	if ((q = tty_question(r, rv)) == NULL ||
 	    io_write_all(fd, q, strlen(q), TTY_STALL_MS) == -1) {
 		snprintf(err, errlen, "cannot write to the terminal");
@@ -217,14 +224,13 @@ tty_ask(struct reviewer *r, struct review *rv, int fd, char *err,
 	free(q);
 	q = NULL;
 	if ((r->tty_ev = event_new(r->base, fd, EV_READ | EV_PERSIST,
-	    tty_read_cb, r)) == NULL || event_add(r->tty_ev, NULL) == -1 ||
-	    review_arm_timer(rv) == -1) {
+	    tty_read_cb, r)) == NULL || event_add(r->tty_ev, NULL) == -1) {
 		snprintf(err, errlen, "cannot wait for the terminal");
 		goto fail_restore;
 	}
-	/* The network question counts down on the line above the prompt. */
-	if (rv->host != NULL) {
-		r->tty_left_ms = r->timeout_ms;
+	/* A network question counts down above the prompt. */
+	if (rv->host != NULL || tty_net_request(rv)) {
+		r->tty_left_ms = review_left_ms(rv);
 		if ((r->tty_tick = event_new(r->base, -1, EV_PERSIST,
 		    tty_tick_cb, r)) != NULL) {
 			struct timeval	 tv = { TTY_TICK_MS / 1000,
@@ -252,17 +258,29 @@ tty_question(const struct reviewer *r, const struct review *rv)
 {
 	FILE		*f;
 	const char	*type;
-	char		*q = NULL, *cmd, worker[256], cwd[1024];
+	char		*q = NULL, *cmd, worker[256], cwd[1024], wait[160];
 	size_t		 len;
 
 	if ((f = open_memstream(&q, &len)) == NULL)
 		return NULL;
 	type = json_string_value(json_object_get(rv->req, "type"));
 	if (rv->host != NULL) {
-		text_clean(worker, sizeof(worker), r->worker_id, 0);
+		/*
+		 * Who wants it: the worker (a sandbox's id, the proxy's
+		 * --label), else the client's address, else this proxy.
+		 */
+		if (r->worker_id[0] != '\0')
+			text_clean(worker, sizeof(worker), r->worker_id, 0);
+		else if (rv->client != NULL && rv->client[0] != '\0') {
+			snprintf(worker, sizeof(worker), "the client at ");
+			text_clean(worker + strlen(worker), sizeof(worker) -
+			    strlen(worker), rv->client, 0);
+		} else
+			snprintf(worker, sizeof(worker), "a client of this "
+			    "proxy (pid %ld)", (long)getpid());
 		text_clean(cwd, sizeof(cwd), r->cwd, 0);
-		fprintf(f, "\r\npisbx: %s%swants a network connection\r\n",
-		    worker, worker[0] != '\0' ? " " : "");
+		fprintf(f, "\r\npisbx: %s wants a network connection\r\n",
+		    worker);
 		if (r->command[0] != '\0') {
 			if ((cmd = malloc(strlen(r->command) + 1)) != NULL)
 				text_clean(cmd, strlen(r->command) + 1,
@@ -292,15 +310,27 @@ tty_question(const struct reviewer *r, const struct review *rv)
 		tty_field(f, "note", rv->req, "warning");
 		fprintf(f, "pisbx: run it on the host? [y/N] ");
 	} else {
+		/* A supervisor's worker: its command line, then the target. */
 		fprintf(f, "\r\npisbx: a sandboxed command wants a connection "
 		    "no list allows:\r\n");
+		tty_field(f, "command", rv->req, "command");
 		tty_field(f, "target", rv->req, "hostname");
 		fprintf(f, "pisbx:   %-8s %lld\r\n", "port", (long long)
 		    json_integer_value(json_object_get(rv->req, "port")));
 		tty_field(f, "protocol", rv->req, "protocol");
 		tty_field(f, "in", rv->req, "cwd");
 		tty_field(f, "worker", rv->req, "workerId");
-		fprintf(f, "pisbx: allow this one connection? [y/N] ");
+		tty_waiting(r, wait, sizeof(wait));
+		fprintf(f, "pisbx:   %-8s %s\r\n"
+		    "pisbx:   %-8s %d s to answer (no answer: no)\r\n",
+		    "waiting", wait, "time", (review_left_ms(rv) + 999) / 1000);
+		if (r->tty_session)
+			fprintf(f, "pisbx: allow it? y = once, r = for this "
+			    "command's run, s = for this session, N = no "
+			    "[y/r/s/N] ");
+		else
+			fprintf(f, "pisbx: allow it? y = once, r = for this "
+			    "command's run, N = no [y/r/N] ");
 	}
 	if (ferror(f)) {
 		fclose(f);
@@ -376,12 +406,19 @@ tty_read_cb(evutil_socket_t fd, short what, void *arg)
 	if (!r->tty_overlong &&
 	    (strcasecmp(s, "y") == 0 || strcasecmp(s, "yes") == 0))
 		tty_answer(r, REVIEW_RESULT_ALLOW, "allowed at the terminal");
-	else if (!r->tty_overlong && r->tty_active->host != NULL &&
+	else if (!r->tty_overlong && (r->tty_active->host != NULL ||
+	    tty_net_request(r->tty_active)) &&
 	    (strcasecmp(s, "r") == 0 || strcasecmp(s, "run") == 0)) {
-		/* Only the proxy's own network question offers it. */
+		/* Network questions only: a host-IPC answer is one command. */
 		r->tty_active->scope = REVIEW_SCOPE_RUN;
 		tty_answer(r, REVIEW_RESULT_ALLOW,
 		    "allowed at the terminal for this run");
+	} else if (!r->tty_overlong && r->tty_session &&
+	    tty_net_request(r->tty_active) &&
+	    (strcasecmp(s, "s") == 0 || strcasecmp(s, "session") == 0)) {
+		r->tty_active->scope = REVIEW_SCOPE_SESSION;
+		tty_answer(r, REVIEW_RESULT_ALLOW,
+		    "allowed at the terminal for this session");
 	} else
 		tty_answer(r, REVIEW_RESULT_DENY, "denied at the terminal");
 }
@@ -394,27 +431,79 @@ tty_tick_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	r->tty_left_ms -= TTY_TICK_MS;
-	if (r->tty_left_ms < 0)
-		r->tty_left_ms = 0;
+	if (r->tty_active != NULL)
+		r->tty_left_ms = review_left_ms(r->tty_active);
 	tty_countdown(r);
 }
 
 /*
- * Rewrite the line above the prompt in place: save the cursor (where the
- * person is typing), go up one line, write, come back (DECSC, CUU, EL,
- * DECRC: every terminal pisbx meets has them).
+ * Rewrite the lines above the prompt in place: save the cursor (where the
+ * person is typing), go up, write, come back (DECSC, CUU, EL, DECRC:
+ * every terminal pisbx meets has them).  The proxy's question has its
+ * time there; a supervisor's has the waiting questions, then the time.
  */
 static void
 tty_countdown(struct reviewer *r)
 {
-	char	buf[128];
+	char	buf[384], wait[160];
 
-	if (r->tty_fd == -1)
+	if (r->tty_fd == -1 || r->tty_active == NULL)
 		return;
-	snprintf(buf, sizeof(buf), "\0337\033[1A\r  time:     %d s to answer "
-	    "(no answer: no)\033[K\0338", (r->tty_left_ms + 999) / 1000);
+	if (r->tty_active->host != NULL)
+		snprintf(buf, sizeof(buf), "\0337\033[1A\r  time:     %d s to "
+		    "answer (no answer: no)\033[K\0338",
+		    (r->tty_left_ms + 999) / 1000);
+	else {
+		tty_waiting(r, wait, sizeof(wait));
+		snprintf(buf, sizeof(buf), "\0337\033[2A\rpisbx:   %-8s %s"
+		    "\033[K\r\npisbx:   %-8s %d s to answer (no answer: no)"
+		    "\033[K\0338", "waiting", wait, "time",
+		    (r->tty_left_ms + 999) / 1000);
+	}
 	tty_write(r->tty_fd, buf);
+}
+
+/* Whether a request object (a supervisor's) asks about a connection. */
+static int
+tty_net_request(const struct review *rv)
+{
+	const char	*type;
+
+	type = json_string_value(json_object_get(rv->req, "type"));
+	return rv->host == NULL && type != NULL &&
+	    strcmp(type, "network") == 0;
+}
+
+/*
+ * The questions waiting behind the one shown: how many, and the next
+ * one's target and time left -- with the supervisor's clock, each runs
+ * out while it waits, and unanswered it is a no.
+ */
+static void
+tty_waiting(const struct reviewer *r, char *buf, size_t len)
+{
+	struct review	*rv, *next;
+	const char	*host;
+	char		 h[96];
+	size_t		 n = 0;
+
+	next = TAILQ_FIRST(&r->tty_queue);
+	TAILQ_FOREACH(rv, &r->tty_queue, qentry)
+		n++;
+	if (n == 0) {
+		snprintf(buf, len, "no other question");
+		return;
+	}
+	host = json_string_value(json_object_get(next->req, "hostname"));
+	if (host == NULL)
+		host = next->host;
+	text_clean(h, sizeof(h), host != NULL ? host : "a host-IPC command",
+	    0);
+	if (r->tty_clock_at_start)
+		snprintf(buf, len, "%zu more; next: %s, %d s left", n, h,
+		    (review_left_ms(next) + 999) / 1000);
+	else
+		snprintf(buf, len, "%zu more; next: %s", n, h);
 }
 
 /* Answer the active question, then ask the next one. */

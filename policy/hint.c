@@ -328,11 +328,28 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 	}
 	if (strcmp(reason, "no-reviewer") == 0 ||
 	    strncmp(reason, "review:", 7) == 0) {
+		/*
+		 * A terminal reviewer under a command that has no terminal (an
+		 * agent's) never asks anyone: say so, and both ways out.
+		 */
+		if (strcmp(reason, "review:error") == 0 &&
+		    conf->review_mode == REVIEW_TTY) {
+			snprintf(buf, len, "the terminal reviewer got no answer "
+			    "(review.mode \"tty\" in %s: a command without a "
+			    "terminal, as an agent's are, cannot be asked); to "
+			    "allow it, add \"%s\" to network.allowedDomains in "
+			    "%s, or run pisbx-supervisor --interactive in a "
+			    "terminal of yours to be asked there", file, entry,
+			    file);
+			hint_list_append(h, port, buf, len);
+			return 0;
+		}
 		/* A reviewer that cannot run: --check warns of it too. */
 		n = 0;
 		if (strcmp(reason, "review:error") == 0 && ((n = snprintf(buf,
-		    len, "the reviewer could not answer (review in %s; the "
-		    "access log says why); ", file)) < 0 || (size_t)n >= len))
+		    len, "the reviewer could not answer (review in %s%s); ",
+		    file, conf->access_log != NULL ? "; the access log says "
+		    "why" : "")) < 0 || (size_t)n >= len))
 			n = 0;
 		snprintf(buf + n, len - (size_t)n, "to allow it, add \"%s\" to "
 		    "network.allowedDomains in %s", entry, file);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <err.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "common/shell.h"
 #include "policy/policy.h"
@@ -31,6 +33,9 @@
 static void	 usage(FILE *, int) __attribute__((noreturn));
 static void	 signal_cb(evutil_socket_t, short, void *);
 static char	*read_file(const char *, size_t *);
+static char	*runtime_path(const char *);
+static int	 envfile_write(const char *, const char *, const char *,
+		    ino_t *);
 
 static struct supervisor *sup;
 
@@ -41,6 +46,9 @@ usage(FILE *f, int status)
 "usage: pisbx-supervisor [-v] [--config FILE] --socket PATH\n"
 "                        [--access-log PATH|-] [--review-timeout MS]\n"
 "                        [--tty | --review-command /abs/reviewer [ARG...]]\n"
+"       pisbx-supervisor [-v] [--config FILE] [--socket PATH]\n"
+"                        [--access-log PATH|-] [--review-timeout MS]\n"
+"                        --interactive\n"
 "       pisbx-supervisor -h | --help | -V | --version\n"
 "\n"
 "The reference supervisor for pisbx-run's supervisor mode: it hands every\n"
@@ -59,11 +67,19 @@ usage(FILE *f, int status)
 "  --review-timeout MS    per review (default: the config's\n"
 "                         review.timeoutMs)\n"
 "  --tty                  ask the person at this terminal\n"
+"  --interactive          ask the person at this terminal, and let every\n"
+"                         pisbx-run and pisbx-sh of this user find this\n"
+"                         supervisor: the socket defaults to\n"
+"                         $XDG_RUNTIME_DIR/pisbx/supervisor.sock, and\n"
+"                         $XDG_RUNTIME_DIR/pisbx/supervisor.env (mode 0600)\n"
+"                         names it and the capability until it stops\n"
 "  --review-command ...   ask this command (the rest of the line)\n"
 "  -v                     more diagnostics on stderr (repeatable)\n"
 "  -h, --help             this text\n"
 "  -V, --version          print the version\n"
 "\n"
+"With --interactive nothing is printed to export; s at its question allows\n"
+"a target for every worker until the supervisor stops.\n"
 "Without --tty or --review-command the config's review (command or tty)\n"
 "answers; without any, every review is denied.  SIGUSR1 prints the\n"
 "worker table on stderr; SIGTERM, SIGINT and SIGHUP stop it and remove\n"
@@ -76,6 +92,7 @@ main(int argc, char *argv[])
 {
 	struct supervisor_opts	 o;
 	struct config_errors	 errs = { NULL, 0 };
+	struct stat		 st;
 	struct config		*conf;
 	struct event_base	*base;
 	struct event		*ev[4];
@@ -85,9 +102,12 @@ main(int argc, char *argv[])
 	char			 cap[CAPABILITY_BYTES * 2 + 1];
 	char			 errbuf[512];
 	char			*path, *text, *net, *q;
+	char			*envfile = NULL, *defsock = NULL;
 	char			**rargv = NULL;
 	size_t			 i, len;
+	ino_t			 envino = 0;
 	int			 verbose = 0, from_env = 0, rargv_alloc = 0;
+	int			 fd;
 
 	memset(&o, 0, sizeof(o));
 	for (i = 1; i < (size_t)argc; i++) {
@@ -107,6 +127,8 @@ main(int argc, char *argv[])
 				usage(stderr, 2);
 		} else if (strcmp(a, "--tty") == 0)
 			o.review_tty = 1;
+		else if (strcmp(a, "--interactive") == 0)
+			o.interactive = 1;
 		else if (strcmp(a, "--review-command") == 0) {
 			/* The rest of the line is the reviewer's argv. */
 			if (i + 1 >= (size_t)argc || argv[i + 1][0] != '/')
@@ -123,6 +145,28 @@ main(int argc, char *argv[])
 			return 0;
 		} else
 			usage(stderr, 2);
+	}
+	if (o.interactive) {
+		if (rargv != NULL)
+			errx(2, "--interactive and --review-command exclude "
+			    "each other");
+		/* A person answers: there has to be one. */
+		if ((fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)) ==
+		    -1)
+			errx(2, "--interactive needs a terminal to ask at: "
+			    "/dev/tty: %s", strerror(errno));
+		close(fd);
+		o.review_tty = 1;
+		if ((envfile = runtime_path(SUPERVISOR_ENV_FILE)) == NULL)
+			exit(2);
+		if (o.socket_path == NULL) {
+			if ((defsock = runtime_path(SUPERVISOR_SOCKET_FILE)) ==
+			    NULL)
+				exit(2);
+			o.socket_path = defsock;
+		}
+		if (strchr(o.socket_path, '\n') != NULL)
+			errx(2, "--socket: a newline in the path");
 	}
 	if (o.socket_path == NULL)
 		usage(stderr, 2);
@@ -185,6 +229,8 @@ main(int argc, char *argv[])
 			errx(2, "%s is too long (at most %zu characters)",
 			    SUPERVISOR_CAPABILITY_ENV, sizeof(cap) - 1);
 		snprintf(cap, sizeof(cap), "%s", env);
+		if (strchr(cap, '\n') != NULL)
+			errx(2, "%s holds a newline", SUPERVISOR_CAPABILITY_ENV);
 		from_env = 1;
 	} else {
 		if (RAND_bytes(rnd, sizeof(rnd)) != 1)
@@ -208,7 +254,17 @@ main(int argc, char *argv[])
 	if ((q = malloc(SHELL_QUOTE_SIZE(strlen(o.socket_path)))) == NULL)
 		err(1, "malloc");
 	shell_quote(q, o.socket_path);
-	if (from_env)
+	if (envfile != NULL) {
+		/* The capability goes in the file only, never on the screen. */
+		if (envfile_write(envfile, o.socket_path, cap, &envino) == -1) {
+			supervisor_free(sup);
+			exit(1);
+		}
+		printf("pisbx-supervisor: asking here for the commands that "
+		    "register on %s;\n"
+		    "pisbx-supervisor: pisbx-run and pisbx-sh find it through "
+		    "%s (^C stops)\n", o.socket_path, envfile);
+	} else if (from_env)
 		printf("export %s=%s\n", SUPERVISOR_SOCKET_ENV, q);
 	else
 		printf("export %s=%s %s=%s\n", SUPERVISOR_SOCKET_ENV, q,
@@ -223,6 +279,11 @@ main(int argc, char *argv[])
 
 	for (i = 0; i < 4; i++)
 		event_free(ev[i]);
+	/* Ours only: another supervisor may have replaced it meanwhile. */
+	if (envfile != NULL && stat(envfile, &st) == 0 && st.st_ino == envino)
+		unlink(envfile);
+	free(envfile);
+	free(defsock);
 	supervisor_free(sup);
 	event_base_free(base);
 	OPENSSL_cleanse(cap, sizeof(cap));
@@ -268,4 +329,103 @@ read_file(const char *path, size_t *len)
 	if (buf != NULL)
 		*len = strlen(buf);
 	return buf;
+}
+
+/*
+ * $XDG_RUNTIME_DIR/rel, after checking that the runtime directory is the
+ * user's own and closed to others (pisbx-run hides it from every
+ * sandbox) and making its pisbx directory (mode 0700).  NULL, said, when
+ * it cannot be used.
+ */
+static char *
+runtime_path(const char *rel)
+{
+	struct stat	 st;
+	const char	*dir = getenv("XDG_RUNTIME_DIR");
+	char		*p = NULL, *sub = NULL;
+
+	if (dir == NULL || dir[0] != '/') {
+		warnx("--interactive: XDG_RUNTIME_DIR is not set to an "
+		    "absolute path; set it to a directory of yours with mode "
+		    "0700 (a login session's /run/user/%ld)", (long)getuid());
+		return NULL;
+	}
+	if (stat(dir, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != getuid() || (st.st_mode & 077) != 0) {
+		warnx("--interactive: XDG_RUNTIME_DIR %s is not a directory "
+		    "of yours closed to others (mode 0700)", dir);
+		return NULL;
+	}
+	if (asprintf(&sub, "%s/%s", dir, SUPERVISOR_DIR) == -1 ||
+	    asprintf(&p, "%s/%s", dir, rel) == -1) {
+		warnx("out of memory");
+		goto fail;
+	}
+	if (mkdir(sub, 0700) == -1 && errno != EEXIST) {
+		warn("--interactive: %s", sub);
+		goto fail;
+	}
+	if (lstat(sub, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != getuid() || (st.st_mode & 077) != 0) {
+		warnx("--interactive: %s is not a directory of yours closed "
+		    "to others (mode 0700)", sub);
+		goto fail;
+	}
+	free(sub);
+	return p;
+fail:
+	free(sub);
+	free(p);
+	return NULL;
+}
+
+/*
+ * Write the file pisbx-run reads when its supervisor variables are unset:
+ * made mode 0600 under a temporary name, then renamed over path, so a
+ * reader never sees half of it.  Its inode in *ino; -1 when it failed.
+ */
+static int
+envfile_write(const char *path, const char *sock, const char *cap,
+    ino_t *ino)
+{
+	struct stat	 st;
+	char		*tmp = NULL, *text = NULL;
+	int		 fd = -1, n;
+
+	if (asprintf(&tmp, "%s.%ld", path, (long)getpid()) == -1 ||
+	    (n = asprintf(&text, "%s=%s\n%s=%s\n", SUPERVISOR_SOCKET_ENV,
+	    sock, SUPERVISOR_CAPABILITY_ENV, cap)) == -1) {
+		text = NULL;
+		warnx("out of memory");
+		goto fail;
+	}
+	unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1 || io_write_all(fd, text, (size_t)n,
+	    0) == -1 || fstat(fd, &st) == -1 || close(fd) == -1) {
+		warn("%s", tmp);
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) == -1) {
+		warn("%s", path);
+		goto fail;
+	}
+	*ino = st.st_ino;
+	OPENSSL_cleanse(text, (size_t)n);
+	free(text);
+	free(tmp);
+	return 0;
+fail:
+	if (fd != -1)
+		close(fd);
+	if (tmp != NULL)
+		unlink(tmp);
+	if (text != NULL) {
+		OPENSSL_cleanse(text, strlen(text));
+		free(text);
+	}
+	free(tmp);
+	return -1;
 }

@@ -81,6 +81,7 @@ struct client {
 	struct review		*review;	/* in flight, or NULL */
 	char			*id;		/* its request's id */
 	json_t			*req;		/* its request (logged) */
+	struct review_request	 target;	/* network: what it asks */
 };
 
 /*
@@ -110,6 +111,9 @@ struct supervisor {
 	struct clientq		 clients;
 	size_t			 nclients;
 	struct idset		 ids;
+	/* Answered "s" at the terminal: allowed for every worker. */
+	struct review_grant	*session;
+	size_t			 nsession;
 };
 
 static int	 client_evict(struct supervisor *);
@@ -133,6 +137,11 @@ static int	 text_ok(const char *, size_t, size_t);
 static int	 worker_id_ok(const char *);
 static void	 sup_log(int fd, json_t *req, const char *decision,
 		    const char *reason);
+static int	 session_covers(const struct supervisor *,
+		    const struct review_request *);
+static void	 session_add(struct supervisor *,
+		    const struct review_request *);
+static void	 request_target(json_t *, struct review_request *);
 
 struct supervisor *
 supervisor_new(struct event_base *base, const struct supervisor_opts *o,
@@ -185,6 +194,13 @@ supervisor_new(struct event_base *base, const struct supervisor_opts *o,
 	ro.argv = o->review_argv;
 	ro.timeout_ms = o->review_timeout_ms;
 	ro.max_inflight = REVIEWS_MAX;
+	/*
+	 * A person answering many workers: each question's clock runs from
+	 * its arrival (the worker waits from then), and "s" allows for the
+	 * supervisor's life.
+	 */
+	ro.tty_clock_at_start = o->interactive;
+	ro.tty_session = o->interactive;
 	if ((sup->rv = reviewer_new(base, &ro)) == NULL) {
 		snprintf(err, errlen, "cannot set up the reviewer");
 		goto fail;
@@ -284,6 +300,7 @@ supervisor_free(struct supervisor *sup)
 		free(w);
 	}
 	free(sup->ids.v);
+	free(sup->session);
 	if (sup->capability != NULL) {
 		OPENSSL_cleanse(sup->capability, strlen(sup->capability));
 		free(sup->capability);
@@ -711,6 +728,15 @@ client_handle(struct client *c, const char *line, size_t len)
 		goto done;
 	}
 	w->requests++;
+	if (r.kind == SUPREQ_NETWORK) {
+		request_target(r.obj, &c->target);
+		if (session_covers(sup, &c->target)) {
+			client_reply(c, r.id, "allow", "allowed at the "
+			    "terminal earlier in this session", NULL);
+			sup_log(sup->logfd, r.obj, "allow", "review:session");
+			goto done;
+		}
+	}
 	client_review(c, r.obj, r.id);
 done:
 	supervisor_request_clear(&r);
@@ -755,7 +781,15 @@ client_review_cb(enum review_result res, enum review_scope scope,
 
 	c->review = NULL;
 	sup_log(c->sup->logfd, c->req, action, review_result_reason(res));
-	/* A wider approval is the worker's to keep (docs/review-protocol.md). */
+	/*
+	 * A wider approval is the worker's to keep (docs/review-protocol.md);
+	 * one for the session is also the supervisor's, for every worker.
+	 */
+	if (res == REVIEW_RESULT_ALLOW && scope == REVIEW_SCOPE_SESSION) {
+		request_target(c->req, &c->target);
+		session_add(c->sup, &c->target);
+		scope = REVIEW_SCOPE_WORKER;
+	}
 	if (res == REVIEW_RESULT_ALLOW && scope != REVIEW_SCOPE_ONCE)
 		extra = json_pack("{s:s}", "scope", review_scope_name(scope));
 	client_reply(c, c->id, action, detail != NULL && *detail != '\0' ?
@@ -884,6 +918,57 @@ done:
 	json_decref(out);
 	json_decref(root);
 	return s;
+}
+
+/* The target of a network request object (borrowed from it). */
+static void
+request_target(json_t *req, struct review_request *t)
+{
+	json_int_t	 port;
+
+	port = json_integer_value(json_object_get(req, "port"));
+	t->host = json_string_value(json_object_get(req, "hostname"));
+	t->protocol = json_string_value(json_object_get(req, "protocol"));
+	t->port = port > 0 && port <= 65535 ? (uint16_t)port : 0;
+}
+
+/* Whether "s" at the terminal already allowed this target. */
+static int
+session_covers(const struct supervisor *sup, const struct review_request *t)
+{
+	size_t	 i;
+
+	for (i = 0; i < sup->nsession; i++)
+		if (review_grant_covers(&sup->session[i], t))
+			return 1;
+	return 0;
+}
+
+/*
+ * Remember a session approval; past SUPERVISOR_SESSION_MAX the target is
+ * asked again next time, never allowed unasked.
+ */
+static void
+session_add(struct supervisor *sup, const struct review_request *t)
+{
+	struct review_grant	*v;
+
+	if (t->host == NULL || t->protocol == NULL ||
+	    session_covers(sup, t))
+		return;
+	if (sup->nsession >= SUPERVISOR_SESSION_MAX) {
+		log_warnx("%d session approvals kept; %s:%u will be asked "
+		    "again", SUPERVISOR_SESSION_MAX, t->host, t->port);
+		return;
+	}
+	if ((v = reallocarray(sup->session, sup->nsession + 1,
+	    sizeof(*v))) == NULL)
+		return;
+	sup->session = v;
+	review_grant_set(&v[sup->nsession], t);
+	sup->nsession++;
+	log_info("allowed %s:%u (%s) for this session", t->host, t->port,
+	    t->protocol);
 }
 
 /* One access-log line for a request and what became of it. */

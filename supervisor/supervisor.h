@@ -13,6 +13,8 @@ struct json_t;
 
 /* The workers kept. */
 #define SUPERVISOR_WORKERS_MAX		4096
+/* Approvals for the session (host, port, protocol) kept. */
+#define SUPERVISOR_SESSION_MAX		1024
 
 struct supervisor;
 
@@ -22,6 +24,7 @@ struct supervisor_opts {
 	const char	*network_json;	/* {"allowedDomains":..,...} */
 	char *const	*review_argv;	/* review command, or NULL */
 	int		 review_tty;	/* else: ask at /dev/tty */
+	int		 interactive;	/* tty: clock from arrival, "s" */
 	int		 review_timeout_ms;	/* 0: 30000 */
 	const char	*access_log;	/* path, "-", or NULL */
 };

@@ -3,15 +3,22 @@
  * sets PISBX_SUPERVISOR_SOCKET and PISBX_SUPERVISOR_CAPABILITY; each run
  * registers before anything starts, takes its whole network policy from
  * the reply, sends its reviews to the same socket, and unregisters when
- * the command ends.  A run that cannot register never starts.
+ * the command ends.  A run that cannot register never starts.  Without
+ * the variables, a supervisor that published itself in the runtime
+ * directory (pisbx-supervisor --interactive, the user unit) is used.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "policy/policy.h"
@@ -21,6 +28,8 @@
 #include "common/secmem.h"
 
 static void	 secret_free(char *);
+static int	 supervise_find(char **, char **, char *, size_t);
+static int	 supervise_alive(const char *);
 static int	 supervise_unix(struct supervise *, struct config *, char *,
 		    size_t);
 
@@ -28,7 +37,8 @@ int
 supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
 {
 	const char	*sock, *cap, *t;
-	int		 rc = -1;
+	char		*fsock = NULL, *fcap = NULL;
+	int		 rc = -1, found;
 
 	memset(s, 0, sizeof(*s));
 	s->timeout_ms = SUPERVISOR_TIMEOUT_DEFAULT;
@@ -40,8 +50,16 @@ supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
 	if (cap != NULL && *cap == '\0')
 		cap = NULL;
 	if (sock == NULL && cap == NULL) {
-		rc = 0;
-		goto done;
+		/* Inside a sandbox the runtime directory is hidden anyway. */
+		if (depth > 0 || (found = supervise_find(&fsock, &fcap, err,
+		    errlen)) == 0) {
+			rc = 0;
+			goto done;
+		}
+		if (found == -1)
+			goto done;
+		sock = fsock;
+		cap = fcap;
 	}
 	if (sock == NULL || cap == NULL) {
 		snprintf(err, errlen, "%s is set but %s is not; supervisor "
@@ -80,9 +98,118 @@ supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
 done:
 	unsetenv(SUPERVISOR_SOCKET_ENV);
 	unsetenv(SUPERVISOR_TIMEOUT_ENV);
+	free(fsock);
+	secret_free(fcap);
 	if (rc != 1)
 		supervise_clear(s);
 	return rc;
+}
+
+/*
+ * The supervisor published in $XDG_RUNTIME_DIR/pisbx/supervisor.env: 1
+ * with its socket and capability (malloc'ed), 0 when there is none or it
+ * no longer listens (said), -1 with err set when the file is there but
+ * not one to trust (not a regular file of ours closed to others) or
+ * unreadable: a supervisor was meant, so nothing runs.
+ */
+static int
+supervise_find(char **sock, char **cap, char *err, size_t errlen)
+{
+	struct stat	 st;
+	const char	*dir = getenv("XDG_RUNTIME_DIR");
+	char		 buf[1024], *path = NULL, *line, *next, *v;
+	ssize_t		 n;
+	int		 fd = -1, rc = -1;
+
+	*sock = *cap = NULL;
+	if (dir == NULL || dir[0] != '/')
+		return 0;
+	if (asprintf(&path, "%s/%s", dir, SUPERVISOR_ENV_FILE) == -1) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK))
+	    == -1) {
+		if (errno == ENOENT || errno == ENOTDIR) {
+			free(path);
+			return 0;
+		}
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != getuid() || (st.st_mode & 077) != 0) {
+		snprintf(err, errlen, "%s names a supervisor but is not a "
+		    "regular file of yours closed to others (mode 0600); "
+		    "remove it or fix its mode", path);
+		goto fail;
+	}
+	if ((n = read(fd, buf, sizeof(buf) - 1)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	buf[n] = '\0';
+	for (line = buf; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if ((v = strchr(line, '=')) == NULL)
+			continue;
+		*v++ = '\0';
+		if (strcmp(line, SUPERVISOR_SOCKET_ENV) == 0 && *v != '\0') {
+			free(*sock);
+			*sock = strdup(v);
+		} else if (strcmp(line, SUPERVISOR_CAPABILITY_ENV) == 0 &&
+		    *v != '\0') {
+			secret_free(*cap);
+			*cap = strdup(v);
+		}
+	}
+	secmem_wipe(buf, sizeof(buf));
+	if (*sock == NULL || *cap == NULL) {
+		snprintf(err, errlen, "%s names no %s and %s; remove it or "
+		    "restart the supervisor that wrote it", path,
+		    SUPERVISOR_SOCKET_ENV, SUPERVISOR_CAPABILITY_ENV);
+		goto fail;
+	}
+	/* Left behind by a supervisor that was killed: not one to wait for. */
+	if (!supervise_alive(*sock)) {
+		fprintf(stderr, "pisbx: note: %s names %s, where no "
+		    "supervisor listens; running on the config's policy\n",
+		    path, *sock);
+		rc = 0;
+		goto fail;
+	}
+	close(fd);
+	free(path);
+	return 1;
+fail:
+	if (fd != -1)
+		close(fd);
+	free(path);
+	free(*sock);
+	secret_free(*cap);
+	*sock = *cap = NULL;
+	return rc;
+}
+
+/* Whether something accepts connections on the Unix socket at path. */
+static int
+supervise_alive(const char *path)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, ok;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return 1;	/* registering will say what is wrong */
+	memcpy(sun.sun_path, path, strlen(path));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return 1;
+	ok = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 ||
+	    (errno != ECONNREFUSED && errno != ENOENT);
+	close(fd);
+	return ok;
 }
 
 int

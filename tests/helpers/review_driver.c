@@ -2,7 +2,7 @@
  * review_driver: run reviews through approval/ on a libevent loop and
  * print each answer, for tests that do not need the proxy.
  *
- *   review_driver [-n N] [-M max] [-t ms] [-w worker] [-d cwd]
+ *   review_driver [-n N] [-M max] [-t ms] [-w worker] [-c client] [-d cwd]
  *       [-k capability] [-e env] [-x cancel-ms] [-g] [-s] [-F]
  *       MODE HOST PORT PROTO [ARGV...]
  *
@@ -73,6 +73,7 @@ main(int argc, char *argv[])
 	enum review_result	 now;
 	const char		*detail, *mode, *worker = "test-worker";
 	const char		*cwd = "/work/test", *capability = NULL;
+	const char		*client = NULL;
 	const char		*errstr;
 	int			 ch, n = 1, i, cancel_ms = -1, fg = 0, tfd = -1;
 	int			 stop = 0;
@@ -83,7 +84,7 @@ main(int argc, char *argv[])
 	conf.review_timeout_ms = 30000;
 	conf.review_max_inflight = 16;
 	conf.review_capability_env = (char *)"PISBX_CAPABILITY";
-	while ((ch = getopt(argc, argv, "+n:M:t:w:d:k:e:x:gsF")) != -1) {
+	while ((ch = getopt(argc, argv, "+n:M:t:w:c:d:k:e:x:gsF")) != -1) {
 		switch (ch) {
 		case 'n':
 			n = atoi(optarg);
@@ -96,6 +97,9 @@ main(int argc, char *argv[])
 			break;
 		case 'w':
 			worker = optarg;
+			break;
+		case 'c':
+			client = optarg;
 			break;
 		case 'd':
 			cwd = optarg;
@@ -146,6 +150,7 @@ main(int argc, char *argv[])
 		usage();
 	req.port = (uint16_t)l;
 	req.protocol = argv[3];
+	req.client = client;
 	(void)errstr;
 
 	log_init("review_driver", 0);
@@ -236,7 +241,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: review_driver [-n N] [-M max] [-t ms] "
-	    "[-w worker] [-d cwd] [-k cap] [-e env] [-x cancel-ms] [-g] [-s] [-F] "
+	    "[-w worker] [-c client] [-d cwd] [-k cap] [-e env] [-x cancel-ms] [-g] [-s] [-F] "
 	    "none|command|socket:PATH|tty HOST PORT PROTO [ARGV...]\n");
 	exit(2);
 }

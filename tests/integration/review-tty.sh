@@ -22,6 +22,15 @@ check "yes: ... the protocol" has_line "$T/yes.out" '^  protocol: http$'
 check "yes: ... the cwd" has_line "$T/yes.out" '^  cwd:      /home/u/proj$'
 check "yes: ... the worker" has_line "$T/yes.out" '^pisbx: sbx-3 wants a network connection$'
 
+# No worker (a standalone pisbx-proxy without --label): the question
+# names the client's address, else this proxy.
+pty anon y -- -t 20000 -w '' -c 127.0.0.1:40123 tty $H
+check "no worker: the question names the client's address" has_line \
+    "$T/anon.out" '^pisbx: the client at 127\.0\.0\.1:40123 wants a network connection$'
+pty anon2 y -- -t 20000 -w '' tty $H
+check "no worker, no address: it names this proxy" has_line \
+    "$T/anon2.out" '^pisbx: a client of this proxy \(pid [0-9]+\) wants a network connection$'
+
 pty no n -- -t 20000 tty $H
 check_case no review:deny 'denied at the terminal$'
 

@@ -44,7 +44,9 @@ check "n at the terminal denies" [ "$(act "$T/r2")" = "r2 deny denied at the ter
 check "the network question shows target, port, protocol, directory" $PY -c '
 import sys
 t = open(sys.argv[1]).read()
-for s in ("target   yes.example", "port     443", "protocol connect", "in       /work/p", "worker   w1", "allow this one connection? [y/N]"):
+for s in ("target   yes.example", "port     443", "protocol connect", "in       /work/p", "worker   w1", "waiting  no other question",
+          "time     60 s to answer (no answer: no)",
+          "allow it? y = once, r = for this command\x27s run, N = no [y/r/N]"):
     assert s in t, s
 ' "$T/tty.out"
 check "the host-IPC question warns it runs outside the sandbox" $PY -c '
@@ -62,7 +64,7 @@ t = open(sys.argv[1]).read().replace("\r", "")
 blocks = t.split("pisbx: a sandboxed command wants a connection no list allows:")[1:]
 assert len(blocks) == 3, len(blocks)
 for b in blocks[1:]:
-    head = b.split("[y/N]")[0]
+    head = b.split("[y/r/N]")[0]
     # each question is whole: one target, one port, one prompt
     assert head.count("target ") == 1 and head.count("port ") == 1, head
 hosts = [b.split("target")[1].split()[0] for b in blocks[1:]]
