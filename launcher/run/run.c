@@ -38,6 +38,7 @@ extern char **environ;
 
 
 struct run_state {
+	const struct run_opts	*o;
 	struct event_base	*base;
 	struct sandbox_run	 run;
 	int			 status;	/* our exit status, once known */
@@ -48,6 +49,38 @@ struct run_state {
 	struct guard_report	*report;	/* from the creation guard */
 	struct event		*repev;
 	struct jobs		*jobs;		/* the terminal's job control */
+
+	/* What run_prepare builds, and run_finish frees. */
+	struct sandbox		 sb;
+	struct config		*conf;		/* the proxy's once started */
+	const struct config	*hconf;		/* borrowed for host-IPC */
+	struct proxy_opts	 popts;
+	struct proxy		*proxy;
+	struct event		*sigev, *tmev;
+	struct agent_files	 af;
+	struct summary		*sum;
+	char			*config_path, *home, *access_log, *git_proxy;
+	char			*report_path, *cmdline, *login_rc, **shargv;
+	char			 config_file[PATH_MAX + 128];
+	char			 cwd[PATH_MAX], exe[PATH_MAX];
+	char			 exe_dir[PATH_MAX];
+	char			 label[64];
+	int			 depth, sfd, report_fd;
+	int			 report_sock[2]; /* the guard's records */
+	enum log_format		 fmt;
+	/* Supervisor mode and the host-IPC fallback (supervise.h). */
+	struct supervise	 sup;
+	int			 supervised;
+	struct hostipc_tee	*tee;
+	long long		 timeout_ms, started_ms;
+};
+
+/* Where a step of run_command leaves the run. */
+enum run_step {
+	RUN_NEXT,	/* on to the next step */
+	RUN_FAIL,	/* the sandbox could not be built: kill, then finish */
+	RUN_DONE,	/* finish with rs->status */
+	RUN_RETURN	/* return rs->status, nothing to finish */
 };
 
 static void	run_signal_cb(evutil_socket_t, short, void *);
@@ -61,6 +94,12 @@ static char	**run_shell_argv(const struct run_opts *, const char *);
 static int	run_agent_files(struct sandbox *, const struct run_opts *,
 		    struct agent_files *);
 static int	run_access_log(const char *, const char *, const char *);
+static int	run_config(struct run_state *);
+static enum run_step run_paths(struct run_state *);
+static enum run_step run_prepare(struct run_state *);
+static enum run_step run_start(struct run_state *);
+static enum run_step run_serve(struct run_state *);
+static void	run_finish(struct run_state *);
 
 /* --report: every refusal as JSON, through the descriptor opened first. */
 static void
@@ -304,70 +343,80 @@ int
 run_command(const struct run_opts *o)
 {
 	struct run_state	 rs;
-	struct sandbox		 sb;
-	struct proxy_opts	 popts;
-	struct config_errors	 errs = { NULL, 0 };
-	struct config		*conf = NULL;
-	struct proxy		*proxy = NULL;
-	struct event		*sigev = NULL, *tmev = NULL;
-	struct agent_files	 af;
-	struct fs_inputs	 fin;
-	struct env_inputs	 ein;
-	struct summary		*sum = NULL;
-	const char		*env;
-	char			*config_path = NULL, *home = NULL;
-	char			*access_log = NULL, *git_proxy = NULL;
-	char			*report_path = NULL, *cmdline = NULL;
-	char			*login_rc = NULL;
-	char			 config_file[PATH_MAX + 128];
-	char			 cwd[PATH_MAX], exe[PATH_MAX], exe_dir[PATH_MAX];
-	char			 label[64], **shargv = NULL, *end;
-	sigset_t		 mask;
-	struct timeval		 tv;
-	size_t			 i;
-	int			 ch, depth = 0, sfd = -1;
-	int			 report[2] = { -1, -1 }, report_fd = -1;
-	enum log_format		 fmt = o->fmt;
-	/* Supervisor mode and the host-IPC fallback (supervise.h). */
-	struct supervise	 sup;
-	struct hostipc_tee	*tee = NULL;
-	struct hostipc_outcome	 outcome;
-	const struct config	*hconf = NULL;
-	long long		 timeout_ms, started_ms = 0;
-	char			 serr[512], why[PATH_MAX + 256];
-	int			 supervised;
+	enum run_step		 step;
+	int			 status;
 
 	memset(&rs, 0, sizeof(rs));
-	memset(&sb, 0, sizeof(sb));
-	memset(&af, 0, sizeof(af));
+	rs.o = o;
 	rs.status = EXIT_SETUP;
 	rs.timeout = o->timeout;
+	rs.fmt = o->fmt;
 	rs.run.pid = -1;
 	rs.run.sock = rs.run.listen_http = rs.run.listen_socks = -1;
-	sb.report_fd = sb.tty = -1;
-	sb.tty_hold[0] = sb.tty_hold[1] = sb.tty_hold[2] = -1;
+	rs.sfd = rs.report_fd = -1;
+	rs.report_sock[0] = rs.report_sock[1] = -1;
+	rs.sb.report_fd = rs.sb.tty = -1;
+	rs.sb.tty_hold[0] = rs.sb.tty_hold[1] = rs.sb.tty_hold[2] = -1;
 	log_init(NULL, o->verbose);
 	if (o->verbose)
-		sb.times = timing_new();
+		rs.sb.times = timing_new();
+
+	if ((status = run_config(&rs)) != -1)
+		return status;
+	step = run_paths(&rs);
+	if (step == RUN_NEXT)
+		step = run_prepare(&rs);
+	if (step == RUN_NEXT)
+		step = run_start(&rs);
+	if (step == RUN_NEXT)
+		step = run_serve(&rs);
+	if (step == RUN_RETURN)
+		return rs.status;
+	if (step == RUN_FAIL) {
+		rs.status = EXIT_SETUP;
+		if (rs.run.pid > 0) {
+			kill(rs.run.pid, SIGKILL);
+			while (waitpid(rs.run.pid, NULL, 0) == -1 &&
+			    errno == EINTR)
+				;
+		}
+	}
+	run_finish(&rs);
+	return rs.status;
+}
+
+/*
+ * 1. Before anything starts: not inside a sandbox already, supervisor
+ * mode, the trusted config.  -1 to go on, else the exit status (nothing
+ * was made that needs undoing).
+ */
+static int
+run_config(struct run_state *rs)
+{
+	const struct run_opts	*o = rs->o;
+	struct config_errors	 errs = { NULL, 0 };
+	const char		*env;
+	char			 serr[512];
+	size_t			 i;
 
 	/*
 	 * Inside a sandbox there is no way out but the outer proxy, and the
 	 * seccomp filter refuses the mounts a nested sandbox would need.
 	 */
 	if ((env = getenv("PISBX_DEPTH")) != NULL)
-		depth = atoi(env);
+		rs->depth = atoi(env);
 	/* The supervisor's variables leave the environment here. */
-	if ((supervised = supervise_init(&sup, depth, serr, sizeof(serr))) ==
-	    -1) {
+	if ((rs->supervised = supervise_init(&rs->sup, rs->depth, serr,
+	    sizeof(serr))) == -1) {
 		log_warnx("%s; nothing was run", serr);
 		return 1;
 	}
-	timeout_ms = (long long)(rs.timeout * 1000);
-	if (depth > 0 || ((env = getenv("PISBX_SANDBOX")) != NULL &&
+	rs->timeout_ms = (long long)(rs->timeout * 1000);
+	if (rs->depth > 0 || ((env = getenv("PISBX_SANDBOX")) != NULL &&
 	    strcmp(env, "1") == 0)) {
 		log_warnx("already inside a pisbx sandbox (PISBX_DEPTH=%d): "
 		    "nested sandboxes are not supported; run the command "
-		    "directly, it is sandboxed already", depth);
+		    "directly, it is sandboxed already", rs->depth);
 		return EXIT_SETUP;
 	}
 
@@ -383,41 +432,58 @@ run_command(const struct run_opts *o)
 		    "one is looked up in each run's working directory, which "
 		    "sandboxed commands can write; set it to an absolute path "
 		    "(nothing was run)", env);
-		supervise_clear(&sup);
+		supervise_clear(&rs->sup);
 		return EXIT_CONFIG;
 	}
-	config_path = config_find(o->cli_config);
-	if ((conf = config_load(config_path, &errs)) == NULL) {
+	rs->config_path = config_find(o->cli_config);
+	if ((rs->conf = config_load(rs->config_path, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
 			log_warnx("%s", errs.msg[i]);
 		if (errs.n == 0)
 			log_warnx("%s: cannot load the config",
-			    config_path != NULL ? config_path : "(default)");
+			    rs->config_path != NULL ? rs->config_path :
+			    "(default)");
 		log_warnx("%zu error%s in the config; nothing was run",
 		    errs.n, errs.n == 1 ? "" : "s");
 		config_errors_clear(&errs);
-		free(config_path);
+		free(rs->config_path);
 		return EXIT_CONFIG;
 	}
-	timing_mark(sb.times, TIMING_CONFIG);
-	for (i = 0; i < conf->notes.n; i++)
-		log_info("%s", conf->notes.msg[i]);
+	timing_mark(rs->sb.times, TIMING_CONFIG);
+	for (i = 0; i < rs->conf->notes.n; i++)
+		log_info("%s", rs->conf->notes.msg[i]);
 	/*
 	 * The upstream proxy's password left the environment as the config
 	 * was read; the review socket's capability leaves it now, before the
 	 * sandbox's processes are forked: nothing this run starts inherits
 	 * either, or can read them in /proc/PID/environ.
 	 */
-	(void)review_capability(conf);
+	(void)review_capability(rs->conf);
 
 	/* Valid but unable to do what they seem to: with -v. */
-	for (i = 0; o->verbose && i < conf->warnings.n; i++)
-		log_warnx("warning: %s", conf->warnings.v[i]);
+	for (i = 0; o->verbose && i < rs->conf->warnings.n; i++)
+		log_warnx("warning: %s", rs->conf->warnings.v[i]);
+	return -1;
+}
+
+/*
+ * 2. The sandbox's description, first where things are: the working
+ * directory, the access log, the report and the config as absolute
+ * paths; our own executable; the supervisor's registration and the
+ * host-IPC preflight, both of which may end the run here.
+ */
+static enum run_step
+run_paths(struct run_state *rs)
+{
+	const struct run_opts	*o = rs->o;
+	char			*end, serr[512];
+	int			 ch;
 
 	/* 2. The sandbox's description. */
-	if (getcwd(exe, sizeof(exe)) == NULL || realpath(exe, cwd) == NULL) {
+	if (getcwd(rs->exe, sizeof(rs->exe)) == NULL ||
+	    realpath(rs->exe, rs->cwd) == NULL) {
 		log_warn("getcwd");
-		goto fail;
+		return RUN_FAIL;
 	}
 	/*
 	 * The access log: the command line's, else the config's (absolute:
@@ -426,21 +492,21 @@ run_command(const struct run_opts *o)
 	if (o->access_log != NULL) {
 		if (strcmp(o->access_log, "-") == 0 ||
 		    o->access_log[0] == '/')
-			access_log = strdup(o->access_log);
-		else if (asprintf(&access_log, "%s/%s", cwd,
+			rs->access_log = strdup(o->access_log);
+		else if (asprintf(&rs->access_log, "%s/%s", rs->cwd,
 		    o->access_log) == -1)
-			access_log = NULL;
-		if (access_log == NULL) {
+			rs->access_log = NULL;
+		if (rs->access_log == NULL) {
 			log_warn("--access-log");
-			goto fail;
+			return RUN_FAIL;
 		}
-	} else if (conf->access_log != NULL) {
-		if ((access_log = strdup(conf->access_log)) == NULL) {
+	} else if (rs->conf->access_log != NULL) {
+		if ((rs->access_log = strdup(rs->conf->access_log)) == NULL) {
 			log_warn("proxy.accessLog");
-			goto fail;
+			return RUN_FAIL;
 		}
 		if (!o->fmt_set)
-			fmt = conf->access_log_text ? LOG_FORMAT_TEXT :
+			rs->fmt = rs->conf->access_log_text ? LOG_FORMAT_TEXT :
 			    LOG_FORMAT_JSON;
 	}
 	/*
@@ -450,60 +516,79 @@ run_command(const struct run_opts *o)
 	 * paths absolutely.
 	 */
 	if (o->report != NULL && (o->report[0] == '/' ?
-	    (report_path = strdup(o->report)) == NULL :
-	    asprintf(&report_path, "%s/%s", cwd, o->report) == -1)) {
-		report_path = NULL;
+	    (rs->report_path = strdup(o->report)) == NULL :
+	    asprintf(&rs->report_path, "%s/%s", rs->cwd, o->report) == -1)) {
+		rs->report_path = NULL;
 		log_warn("--report");
-		goto fail;
+		return RUN_FAIL;
 	}
-	if (config_path != NULL && config_path[0] != '/') {
-		if (asprintf(&end, "%s/%s", cwd, config_path) == -1) {
+	if (rs->config_path != NULL && rs->config_path[0] != '/') {
+		if (asprintf(&end, "%s/%s", rs->cwd, rs->config_path) == -1) {
 			log_warn("--config");
-			goto fail;
+			return RUN_FAIL;
 		}
-		free(config_path);
-		config_path = end;
+		free(rs->config_path);
+		rs->config_path = end;
 	}
 	if (chdir("/") == -1) {
 		log_warn("chdir /");
-		goto fail;
+		return RUN_FAIL;
 	}
-	if (realpath("/proc/self/exe", exe) == NULL) {
+	if (realpath("/proc/self/exe", rs->exe) == NULL) {
 		log_warn("/proc/self/exe");
-		goto fail;
+		return RUN_FAIL;
 	}
 	/* Registered before anything starts; refused: nothing runs. */
-	if (supervised && supervise_register(&sup, conf, cwd, serr,
-	    sizeof(serr)) == -1) {
-		log_warnx("supervisor %s: %s; nothing was run", sup.socket,
+	if (rs->supervised && supervise_register(&rs->sup, rs->conf,
+	    rs->cwd, serr, sizeof(serr)) == -1) {
+		log_warnx("supervisor %s: %s; nothing was run", rs->sup.socket,
 		    serr);
-		config_free(conf);
-		free(config_path);
-		supervise_clear(&sup);
-		return 1;
+		config_free(rs->conf);
+		free(rs->config_path);
+		supervise_clear(&rs->sup);
+		rs->status = 1;
+		return RUN_RETURN;
 	}
-	ch = hostipc_preflight(conf, &sup, o->argv, o->line, cwd, timeout_ms);
+	ch = hostipc_preflight(rs->conf, &rs->sup, o->argv, o->line, rs->cwd,
+	    rs->timeout_ms);
 	if (ch != -1) {
-		rs.status = ch;
-		goto done;
+		rs->status = ch;
+		return RUN_DONE;
 	}
-	snprintf(exe_dir, sizeof(exe_dir), "%s", exe);
-	if ((end = strrchr(exe_dir, '/')) != NULL)
-		end[end == exe_dir ? 1 : 0] = '\0';
-	home = run_home();
-	sb.cwd = cwd;
-	sb.uid = getuid();
-	sb.gid = getgid();
-	sb.userns = geteuid() != 0;
-	sb.allow_all_unix = conf->allow_all_unix_sockets;
-	sb.allow_userns = conf->allow_nested_userns;
-	sb.allow_git_config = conf->allow_git_config;
-	policy_hint_file(conf, config_file, sizeof(config_file));
-	sb.config_file = config_file;
-	sb.verbose = o->verbose;
-	if (rundir_create(&sb) == -1) {
+	return RUN_NEXT;
+}
+
+/*
+ * 2, continued: the run directory, the shell's arguments, the access
+ * log and the report opened, the filesystem plan, the environment.
+ */
+static enum run_step
+run_prepare(struct run_state *rs)
+{
+	const struct run_opts	*o = rs->o;
+	struct fs_inputs	 fin;
+	struct env_inputs	 ein;
+	char			*end, why[PATH_MAX + 256];
+	size_t			 i;
+	int			 ch;
+
+	snprintf(rs->exe_dir, sizeof(rs->exe_dir), "%s", rs->exe);
+	if ((end = strrchr(rs->exe_dir, '/')) != NULL)
+		end[end == rs->exe_dir ? 1 : 0] = '\0';
+	rs->home = run_home();
+	rs->sb.cwd = rs->cwd;
+	rs->sb.uid = getuid();
+	rs->sb.gid = getgid();
+	rs->sb.userns = geteuid() != 0;
+	rs->sb.allow_all_unix = rs->conf->allow_all_unix_sockets;
+	rs->sb.allow_userns = rs->conf->allow_nested_userns;
+	rs->sb.allow_git_config = rs->conf->allow_git_config;
+	policy_hint_file(rs->conf, rs->config_file, sizeof(rs->config_file));
+	rs->sb.config_file = rs->config_file;
+	rs->sb.verbose = o->verbose;
+	if (rundir_create(&rs->sb) == -1) {
 		log_warn("cannot create the private run directory");
-		goto fail;
+		return RUN_FAIL;
 	}
 	/*
 	 * pisbx-sh -l: the profile resets PATH and the user's own, which
@@ -511,101 +596,115 @@ run_command(const struct run_opts *o)
 	 * caller's back (rundir_login).  bash only: sh has no such hook.
 	 */
 	if (o->line != NULL && o->login && !o->noprofile &&
-	    strcmp(run_bash(), "/bin/sh") != 0 && (login_rc =
-	    rundir_login(&sb, getenv("PATH"), getenv("BASH_ENV"))) == NULL) {
-		log_warn("cannot create %s/login", sb.rundir);
-		goto fail;
+	    strcmp(run_bash(), "/bin/sh") != 0 && (rs->login_rc =
+	    rundir_login(&rs->sb, getenv("PATH"), getenv("BASH_ENV"))) ==
+	    NULL) {
+		log_warn("cannot create %s/login", rs->sb.rundir);
+		return RUN_FAIL;
 	}
 	if (o->line != NULL) {
-		if ((shargv = run_shell_argv(o, login_rc)) == NULL) {
+		if ((rs->shargv = run_shell_argv(o, rs->login_rc)) == NULL) {
 			log_warn("shell arguments");
-			goto fail;
+			return RUN_FAIL;
 		}
-		sb.argv = shargv;
+		rs->sb.argv = rs->shargv;
 	} else
-		sb.argv = o->argv;
+		rs->sb.argv = o->argv;
 	/*
 	 * The access log exists before the policy is built, so the sandbox
 	 * sees it bound read-only: it can neither write nor remove it.
 	 */
-	if (access_log != NULL && strcmp(access_log, "-") != 0 &&
-	    run_access_log(access_log, o->access_log != NULL ?
-	    "--access-log" : "proxy.accessLog", config_file) == -1)
-		goto fail;
+	if (rs->access_log != NULL && strcmp(rs->access_log, "-") != 0 &&
+	    run_access_log(rs->access_log, o->access_log != NULL ?
+	    "--access-log" : "proxy.accessLog", rs->config_file) == -1)
+		return RUN_FAIL;
 	/*
 	 * The report too, and it is written through this descriptor: a
 	 * name the command could replace later (a link to ~/.bashrc) is
 	 * never opened again, and what an earlier command left at the path
 	 * (a link, in the file's name or a directory's, a FIFO) is refused.
 	 */
-	if (report_path != NULL && (report_fd = io_open_write(report_path,
-	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644, 0, why,
-	    sizeof(why))) == -1) {
+	if (rs->report_path != NULL && (rs->report_fd =
+	    io_open_write(rs->report_path, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0644, 0, why, sizeof(why))) == -1) {
 		log_warnx("--report: %s; nothing was run", why);
-		goto fail;
+		return RUN_FAIL;
 	}
-	if ((sum = summary_new()) == NULL) {
+	if ((rs->sum = summary_new()) == NULL) {
 		log_warn("summary");
-		goto fail;
+		return RUN_FAIL;
 	}
 	memset(&fin, 0, sizeof(fin));
-	fin.cwd = cwd;
-	fin.report = report_path;
-	fin.home = home;
-	fin.tmpdir = sb.tmpdir;
-	fin.rundir = sb.rundir;
-	fin.exe_dir = exe_dir;
-	fin.config_path = config_path;
-	fin.access_log = access_log;
-	fin.supervisor_socket = sup.socket;
+	fin.cwd = rs->cwd;
+	fin.report = rs->report_path;
+	fin.home = rs->home;
+	fin.tmpdir = rs->sb.tmpdir;
+	fin.rundir = rs->sb.rundir;
+	fin.exe_dir = rs->exe_dir;
+	fin.config_path = rs->config_path;
+	fin.access_log = rs->access_log;
+	fin.supervisor_socket = rs->sup.socket;
 	fin.path = getenv("PATH");
-	if ((ch = fs_plan_build(&sb.plan, conf, &fin)) != 0) {
+	if ((ch = fs_plan_build(&rs->sb.plan, rs->conf, &fin)) != 0) {
 		if (ch > 0) {
-			rs.status = ch;
-			goto done;
+			rs->status = ch;
+			return RUN_DONE;
 		}
 		log_warnx("cannot resolve the filesystem policy");
-		goto fail;
+		return RUN_FAIL;
 	}
-	if (run_agent_files(&sb, o, &af) == -1) {
+	if (run_agent_files(&rs->sb, o, &rs->af) == -1) {
 		log_warn("the agent's files");
-		goto fail;
+		return RUN_FAIL;
 	}
 	if (o->verbose)
-		fs_plan_dump(&sb.plan);
-	for (i = 0; i < sb.plan.nrules; i++) {
-		if (sb.plan.rules[i].action == FS_HIDE &&
-		    !sb.plan.rules[i].is_dir) {
-			if (rundir_empty(&sb) == -1) {
-				log_warn("cannot create %s", sb.empty);
-				goto fail;
+		fs_plan_dump(&rs->sb.plan);
+	for (i = 0; i < rs->sb.plan.nrules; i++) {
+		if (rs->sb.plan.rules[i].action == FS_HIDE &&
+		    !rs->sb.plan.rules[i].is_dir) {
+			if (rundir_empty(&rs->sb) == -1) {
+				log_warn("cannot create %s", rs->sb.empty);
+				return RUN_FAIL;
 			}
 			break;
 		}
 	}
 	memset(&ein, 0, sizeof(ein));
-	ein.tmpdir = sb.tmpdir;
-	ein.self_exe = exe;
-	ein.capability_env = conf->review_capability_env;
-	ein.cache_dir = sb.plan.cache_dir;
-	ein.caches = conf->fs_caches;
-	ein.depth = depth;
-	ein.bash_env = login_rc;
-	ein.java_quiet = sb.plan.njava > 0;
-	if ((git_proxy = rundir_git_proxy(&sb, exe)) == NULL) {
-		log_warn("cannot create %s/git-proxy", sb.rundir);
-		goto fail;
+	ein.tmpdir = rs->sb.tmpdir;
+	ein.self_exe = rs->exe;
+	ein.capability_env = rs->conf->review_capability_env;
+	ein.cache_dir = rs->sb.plan.cache_dir;
+	ein.caches = rs->conf->fs_caches;
+	ein.depth = rs->depth;
+	ein.bash_env = rs->login_rc;
+	ein.java_quiet = rs->sb.plan.njava > 0;
+	if ((rs->git_proxy = rundir_git_proxy(&rs->sb, rs->exe)) == NULL) {
+		log_warn("cannot create %s/git-proxy", rs->sb.rundir);
+		return RUN_FAIL;
 	}
-	ein.git_proxy = git_proxy;
-	if ((sb.ssh_config = rundir_ssh_config(&sb, exe)) == NULL &&
+	ein.git_proxy = rs->git_proxy;
+	if ((rs->sb.ssh_config = rundir_ssh_config(&rs->sb, rs->exe)) == NULL &&
 	    errno != ENOENT) {
-		log_warn("cannot create %s/ssh_config", sb.rundir);
-		goto fail;
+		log_warn("cannot create %s/ssh_config", rs->sb.rundir);
+		return RUN_FAIL;
 	}
-	if ((sb.envp = env_build(environ, &ein)) == NULL) {
+	if ((rs->sb.envp = env_build(environ, &ein)) == NULL) {
 		log_warn("environment");
-		goto fail;
+		return RUN_FAIL;
 	}
+	return RUN_NEXT;
+}
+
+/*
+ * 3 and 4: the proxy's options, then the sandbox, the proxy on its
+ * listeners, and the "go".
+ */
+static enum run_step
+run_start(struct run_state *rs)
+{
+	const struct run_opts	*o = rs->o;
+	sigset_t		 mask;
+	int			 ch;
 
 	/*
 	 * 3. The proxy's options (it owns the config once started).  The
@@ -614,33 +713,33 @@ run_command(const struct run_opts *o)
 	 * signalfd, the guard's report pipe, the stderr copy's read end
 	 * (hostipc.c dups fd 2, never registered) and the proxy's own.
 	 */
-	if ((rs.base = proxy_base_new()) == NULL) {
+	if ((rs->base = proxy_base_new()) == NULL) {
 		log_warnx("cannot create the event loop");
-		goto fail;
+		return RUN_FAIL;
 	}
-	snprintf(label, sizeof(label), "pisbx-run-%ld", (long)getpid());
-	memset(&popts, 0, sizeof(popts));
-	popts.access_log = access_log;
-	popts.log_format = fmt;
-	popts.label = label;
-	popts.cwd = cwd;
-	popts.refused = summary_proxy_cb;
-	popts.refused_arg = sum;
-	if ((cmdline = run_cmdline(o)) == NULL) {
+	snprintf(rs->label, sizeof(rs->label), "pisbx-run-%ld", (long)getpid());
+	memset(&rs->popts, 0, sizeof(rs->popts));
+	rs->popts.access_log = rs->access_log;
+	rs->popts.log_format = rs->fmt;
+	rs->popts.label = rs->label;
+	rs->popts.cwd = rs->cwd;
+	rs->popts.refused = summary_proxy_cb;
+	rs->popts.refused_arg = rs->sum;
+	if ((rs->cmdline = run_cmdline(o)) == NULL) {
 		log_warn("command line");
-		goto fail;
+		return RUN_FAIL;
 	}
-	popts.command = cmdline;
-	if (sup.registered) {
-		popts.label = sup.worker_id;
-		popts.capability = sup.capability;
+	rs->popts.command = rs->cmdline;
+	if (rs->sup.registered) {
+		rs->popts.label = rs->sup.worker_id;
+		rs->popts.capability = rs->sup.capability;
 	}
 	/* Borrowed for the host-IPC retry; the proxy frees it. */
-	hconf = conf;
-	if (conf->hostipc_mode == HOSTIPC_ASK && conf->hostipc_retry &&
-	    (tee = hostipc_tee_begin()) == NULL) {
+	rs->hconf = rs->conf;
+	if (rs->conf->hostipc_mode == HOSTIPC_ASK && rs->conf->hostipc_retry &&
+	    (rs->tee = hostipc_tee_begin()) == NULL) {
 		log_warn("cannot watch the command's stderr");
-		goto fail;
+		return RUN_FAIL;
 	}
 
 	/*
@@ -660,15 +759,15 @@ run_command(const struct run_opts *o)
 	 * group holds it (tostop), and take it back (tcsetpgrp).
 	 */
 	sigaddset(&mask, SIGTTOU);
-	sigprocmask(SIG_BLOCK, &mask, &sb.sigmask);
+	sigprocmask(SIG_BLOCK, &mask, &rs->sb.sigmask);
 	sigdelset(&mask, SIGTTOU);
-	if ((sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
+	if ((rs->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
 		log_warn("signalfd");
-		goto fail;
+		return RUN_FAIL;
 	}
-	if ((rs.jobs = jobs_new(&sb, rs.base)) == NULL) {
+	if ((rs->jobs = jobs_new(&rs->sb, rs->base)) == NULL) {
 		log_warn("job control");
-		goto fail;
+		return RUN_FAIL;
 	}
 	/*
 	 * The guard's reports of repositories made during the run: one
@@ -676,163 +775,182 @@ run_command(const struct run_opts *o)
 	 * writing through /proc/PID/fd).
 	 */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
-	    report) == -1 || fcntl(report[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    shutdown(report[0], SHUT_WR) == -1 ||
-	    (rs.report = guard_report_new()) == NULL) {
+	    rs->report_sock) == -1 ||
+	    fcntl(rs->report_sock[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    shutdown(rs->report_sock[0], SHUT_WR) == -1 ||
+	    (rs->report = guard_report_new()) == NULL) {
 		log_warn("socketpair");
-		goto fail;
+		return RUN_FAIL;
 	}
-	sb.report_fd = report[1];
-	started_ms = hostipc_clock_ms();
-	timing_mark(sb.times, TIMING_POLICY);
-	ch = sandbox_start(&sb, &rs.run);
-	close(report[1]);
-	sb.report_fd = report[1] = -1;
+	rs->sb.report_fd = rs->report_sock[1];
+	rs->started_ms = hostipc_clock_ms();
+	timing_mark(rs->sb.times, TIMING_POLICY);
+	ch = sandbox_start(&rs->sb, &rs->run);
+	close(rs->report_sock[1]);
+	rs->sb.report_fd = rs->report_sock[1] = -1;
 	if (ch == -1)
-		goto fail;
-	if (jobs_start(rs.jobs, rs.run.pid, rs.run.sock) == -1) {
+		return RUN_FAIL;
+	if (jobs_start(rs->jobs, rs->run.pid, rs->run.sock) == -1) {
 		log_warnx("cannot watch the command's job control");
-		goto fail;
+		return RUN_FAIL;
 	}
-	proxy = proxy_new(rs.base, conf, &popts);
-	conf = NULL;
-	if (proxy == NULL) {
+	rs->proxy = proxy_new(rs->base, rs->conf, &rs->popts);
+	rs->conf = NULL;
+	if (rs->proxy == NULL) {
 		log_warnx("cannot start the proxy");
-		goto fail;
+		return RUN_FAIL;
 	}
-	if (tee != NULL && hostipc_tee_start(tee, rs.base) == -1) {
+	if (rs->tee != NULL && hostipc_tee_start(rs->tee, rs->base) == -1) {
 		log_warn("cannot copy the command's stderr");
-		goto fail;
+		return RUN_FAIL;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (proxy_listen_fd(proxy, rs.run.listen_http) == -1 ||
-	    proxy_listen_fd(proxy, rs.run.listen_socks) == -1) {
+	if (proxy_listen_fd(rs->proxy, rs->run.listen_http) == -1 ||
+	    proxy_listen_fd(rs->proxy, rs->run.listen_socks) == -1) {
 		log_warnx("the proxy cannot serve the sandbox's listeners");
-		goto fail;
+		return RUN_FAIL;
 	}
-	rs.run.listen_http = rs.run.listen_socks = -1;	/* the proxy's now */
+	/* The proxy's now. */
+	rs->run.listen_http = rs->run.listen_socks = -1;
 	/* EPIPE: the sandbox died already and said why; collect its status. */
-	if (net_send_fds(rs.run.sock, CTL_GO, NULL, 0) == -1 && errno != EPIPE) {
+	if (net_send_fds(rs->run.sock, CTL_GO, NULL, 0) == -1 &&
+	    errno != EPIPE) {
 		log_warn("cannot start the command");
-		goto fail;
+		return RUN_FAIL;
 	}
-	timing_mark(sb.times, TIMING_PROXY);
+	timing_mark(rs->sb.times, TIMING_PROXY);
+	return RUN_NEXT;
+}
+
+/*
+ * The loop, until the sandbox's PID 1 is reaped (or the timeout killed
+ * it); then what the host-IPC fallback makes of the status.
+ */
+static enum run_step
+run_serve(struct run_state *rs)
+{
+	const struct run_opts	*o = rs->o;
+	struct hostipc_outcome	 outcome;
+	struct timeval		 tv;
 
 	/* Stale run directories of killed runs: while the command runs. */
 	rundir_sweep();
 
-	sigev = event_new(rs.base, sfd, EV_READ | EV_PERSIST, run_signal_cb,
-	    &rs);
-	if (sigev == NULL || event_add(sigev, NULL) == -1)
-		goto fail;
-	rs.repev = event_new(rs.base, report[0], EV_READ | EV_PERSIST,
-	    run_report_cb, &rs);
-	if (rs.repev == NULL || event_add(rs.repev, NULL) == -1)
-		goto fail;
-	if (rs.timeout > 0) {
-		tv.tv_sec = (time_t)rs.timeout;
-		tv.tv_usec = (suseconds_t)((rs.timeout - (double)tv.tv_sec) *
+	rs->sigev = event_new(rs->base, rs->sfd, EV_READ | EV_PERSIST,
+	    run_signal_cb, rs);
+	if (rs->sigev == NULL || event_add(rs->sigev, NULL) == -1)
+		return RUN_FAIL;
+	rs->repev = event_new(rs->base, rs->report_sock[0],
+	    EV_READ | EV_PERSIST, run_report_cb, rs);
+	if (rs->repev == NULL || event_add(rs->repev, NULL) == -1)
+		return RUN_FAIL;
+	if (rs->timeout > 0) {
+		tv.tv_sec = (time_t)rs->timeout;
+		tv.tv_usec = (suseconds_t)((rs->timeout - (double)tv.tv_sec) *
 		    1e6);
-		tmev = evtimer_new(rs.base, run_timeout_cb, &rs);
-		if (tmev == NULL || evtimer_add(tmev, &tv) == -1)
-			goto fail;
+		rs->tmev = evtimer_new(rs->base, run_timeout_cb, rs);
+		if (rs->tmev == NULL || evtimer_add(rs->tmev, &tv) == -1)
+			return RUN_FAIL;
 	}
 	/* A SIGCHLD that came before the event was added. */
-	run_signal_cb(sfd, EV_READ, &rs);
-	if (!rs.done)
-		event_base_dispatch(rs.base);
-	timing_mark(sb.times, TIMING_REAPED);
-	if (tee != NULL) {
-		hostipc_tee_end(tee);
+	run_signal_cb(rs->sfd, EV_READ, rs);
+	if (!rs->done)
+		event_base_dispatch(rs->base);
+	timing_mark(rs->sb.times, TIMING_REAPED);
+	if (rs->tee != NULL) {
+		hostipc_tee_end(rs->tee);
 		/* 125: the sandbox itself failed; that is never retried. */
-		outcome.exited = rs.status < 128 && rs.status != EXIT_SETUP;
-		outcome.status = rs.status;
-		outcome.timed_out = rs.timed_out;
-		outcome.aborted = rs.aborted;
-		rs.status = hostipc_after(hconf, &sup, &outcome, tee,
-		    o->argv, o->line, cwd, timeout_ms,
-		    hostipc_clock_ms() - started_ms, rs.status);
-	} else if (!rs.timed_out && !rs.aborted)
-		hostipc_hint(hconf, o->argv, o->line, rs.status);
-	goto done;
-fail:
-	rs.status = EXIT_SETUP;
-	if (rs.run.pid > 0) {
-		kill(rs.run.pid, SIGKILL);
-		while (waitpid(rs.run.pid, NULL, 0) == -1 && errno == EINTR)
-			;
-	}
-done:
+		outcome.exited = rs->status < 128 && rs->status != EXIT_SETUP;
+		outcome.status = rs->status;
+		outcome.timed_out = rs->timed_out;
+		outcome.aborted = rs->aborted;
+		rs->status = hostipc_after(rs->hconf, &rs->sup, &outcome,
+		    rs->tee, o->argv, o->line, rs->cwd, rs->timeout_ms,
+		    hostipc_clock_ms() - rs->started_ms, rs->status);
+	} else if (!rs->timed_out && !rs->aborted)
+		hostipc_hint(rs->hconf, o->argv, o->line, rs->status);
+	return RUN_DONE;
+}
+
+/*
+ * Everything the run made, undone in order: the terminal, the proxy
+ * (close records written), the loop, the run directory; then the
+ * guard's records and the refusal summary.
+ */
+static void
+run_finish(struct run_state *rs)
+{
+	const struct run_opts	*o = rs->o;
+
 	/* The terminal back to our group before anything more is said. */
-	jobs_free(rs.jobs);
-	rs.jobs = NULL;
-	hostipc_tee_free(tee);
+	jobs_free(rs->jobs);
+	rs->jobs = NULL;
+	hostipc_tee_free(rs->tee);
 	/* Stop the proxy: close records written, the access log flushed. */
-	if (proxy != NULL) {
-		proxy_stop(proxy);
-		proxy_free(proxy);
+	if (rs->proxy != NULL) {
+		proxy_stop(rs->proxy);
+		proxy_free(rs->proxy);
 	}
-	if (rs.run.listen_http != -1)
-		close(rs.run.listen_http);
-	if (rs.run.listen_socks != -1)
-		close(rs.run.listen_socks);
-	if (rs.run.sock != -1)
-		close(rs.run.sock);
-	if (sigev != NULL)
-		event_free(sigev);
-	if (rs.repev != NULL)
-		event_free(rs.repev);
-	if (tmev != NULL)
-		event_free(tmev);
-	if (rs.base != NULL)
-		event_base_free(rs.base);
-	if (sfd != -1)
-		close(sfd);
-	rundir_remove(sb.rundir);
+	if (rs->run.listen_http != -1)
+		close(rs->run.listen_http);
+	if (rs->run.listen_socks != -1)
+		close(rs->run.listen_socks);
+	if (rs->run.sock != -1)
+		close(rs->run.sock);
+	if (rs->sigev != NULL)
+		event_free(rs->sigev);
+	if (rs->repev != NULL)
+		event_free(rs->repev);
+	if (rs->tmev != NULL)
+		event_free(rs->tmev);
+	if (rs->base != NULL)
+		event_base_free(rs->base);
+	if (rs->sfd != -1)
+		close(rs->sfd);
+	rundir_remove(rs->sb.rundir);
 	/* After the private TMPDIR went: repositories there are gone too. */
-	if (report[0] != -1) {
+	if (rs->report_sock[0] != -1) {
 		/* Every writer went with the sandbox: the rest is there. */
-		if (rs.report != NULL) {
-			(void)guard_report_read(rs.report, report[0]);
-			guard_report_warn(rs.report, sum);
+		if (rs->report != NULL) {
+			(void)guard_report_read(rs->report, rs->report_sock[0]);
+			guard_report_warn(rs->report, rs->sum);
 		}
-		close(report[0]);
+		close(rs->report_sock[0]);
 	}
-	if (report[1] != -1)
-		close(report[1]);
-	guard_report_free(rs.report);
+	if (rs->report_sock[1] != -1)
+		close(rs->report_sock[1]);
+	guard_report_free(rs->report);
 	/*
 	 * What was refused and what would allow it: the command has exited,
 	 * the proxy has stopped and the guard has said all, and our stderr
 	 * is the command's, so an agent hands this to its model with the
 	 * command's output.
 	 */
-	if (sum != NULL && !o->quiet)
-		summary_print(sum, stderr, report_path, rs.status);
-	if (sum != NULL && report_fd != -1)
-		run_report_write(sum, report_fd, report_path);
-	if (report_fd != -1)
-		close(report_fd);
-	summary_free(sum);
-	free(report_path);
-	free(cmdline);
-	free(git_proxy);
-	free(login_rc);
-	free(sb.ssh_config);
-	config_free(conf);
-	fs_plan_free(&sb.plan);
-	env_free(sb.envp);
-	free(sb.rundir);
-	free(sb.tmpdir);
-	free(sb.empty);
-	free(home);
-	free(config_path);
-	free(access_log);
-	free(shargv);
-	agent_files_done(&af);
-	supervise_unregister(&sup);
-	supervise_clear(&sup);
-	timing_print(sb.times);
-	timing_free(sb.times);
-	return rs.status;
+	if (rs->sum != NULL && !o->quiet)
+		summary_print(rs->sum, stderr, rs->report_path, rs->status);
+	if (rs->sum != NULL && rs->report_fd != -1)
+		run_report_write(rs->sum, rs->report_fd, rs->report_path);
+	if (rs->report_fd != -1)
+		close(rs->report_fd);
+	summary_free(rs->sum);
+	free(rs->report_path);
+	free(rs->cmdline);
+	free(rs->git_proxy);
+	free(rs->login_rc);
+	free(rs->sb.ssh_config);
+	config_free(rs->conf);
+	fs_plan_free(&rs->sb.plan);
+	env_free(rs->sb.envp);
+	free(rs->sb.rundir);
+	free(rs->sb.tmpdir);
+	free(rs->sb.empty);
+	free(rs->home);
+	free(rs->config_path);
+	free(rs->access_log);
+	free(rs->shargv);
+	agent_files_done(&rs->af);
+	supervise_unregister(&rs->sup);
+	supervise_clear(&rs->sup);
+	timing_print(rs->sb.times);
+	timing_free(rs->sb.times);
 }
