@@ -1,7 +1,7 @@
 /*
  * launcher/guard/'s own header, not for the reaper (guard.h is): the
  * guard's state (struct guard), a request, a resolved path and the
- * functions its files share -- guard.c (threads, dispatch), unix.c -- and
+ * functions its files share -- guard.c (threads, dispatch), unix.c, bind.c -- and
  * what they ask of gitwork.c, the cache of the git work trees' hooks.
  */
 #ifndef PISBX_LAUNCHER_GUARD_INT_H
@@ -138,6 +138,9 @@ void	 guard_path_init(struct guard_path *);
 void	 guard_path_clear(struct guard_path *);
 int	 guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
 	    size_t len);
+pid_t	 guard_tgid(struct guard_req *);
+int	 guard_at_keep(struct guard_req *, int dfd, const char *raw,
+	    struct guard_path *, int keep);
 int	 guard_at_str(struct guard_req *, int dfd, const char *raw,
 	    struct guard_path *);
 int	 guard_final(struct guard_req *, struct guard_path *,
@@ -145,8 +148,12 @@ int	 guard_final(struct guard_req *, struct guard_path *,
 void	 guard_refuse(struct guard_req *, const char *path,
 	    const char *verb, const char *fmt, ...)
 	    __attribute__((format(printf, 4, 5)));
+int	 guard_check(struct guard_req *, const struct guard_path *,
+	    int ancestors_too, const char *verb);
+void	 guard_created(struct guard_req *, const struct guard_path *,
+	    int head_before);
+void	 guard_umask(struct guard_req *);
 int	 guard_getfd(struct guard_req *, int fd);
-int	 guard_sock_ours(const struct guard *, int fd);
 int	 guard_respond(int notify_fd, struct seccomp_notif_resp *);
 
 /* unix.c */
@@ -158,6 +165,11 @@ int	 guard_sendmsg(struct guard_req *, const __u64 *,
 	    struct seccomp_notif_resp *);
 int	 guard_sendmmsg(struct guard_req *, const __u64 *,
 	    struct seccomp_notif_resp *);
+
+/* bind.c */
+int	 guard_sock_ours(const struct guard *, int fd);
+int	 guard_bind(struct guard_req *, int sockfd, uint64_t addr,
+	    int len);
 
 /* gitwork.c */
 /* The hooks of the git work tree around a path, for the guard. */
