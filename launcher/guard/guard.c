@@ -15,26 +15,6 @@
  * and, unless network.allowAllUnixSockets, for every connect and send
  * that names an address (see "Unix sockets named by address" in unix.c).
  *
- * To be free of time-of-check/time-of-use races, the guard never lets
- * the kernel re-read the command's arguments: it reads each path once
- * (process_vm_readv, then checks that the caller still waits, so the
- * memory read was the caller's), resolves the parent directory to an fd,
- * checks the resulting path, and performs the operation itself on that
- * fd (the opened file is installed in the command with
- * SECCOMP_IOCTL_NOTIF_ADDFD; a socket to bind is borrowed with
- * pidfd_getfd).  What it reads of the caller -- the path, its cwd, a
- * dirfd -- it reads once, and acts from what it checked, never from a
- * second read another thread could have changed (a chdir between the
- * two made a bind land elsewhere): a bind, which takes no directory fd,
- * is made from the very cwd it was checked against, and where the
- * socket landed is verified (guard_bound).  A check that cannot be made
- * is a refusal.  It runs with the command's uid, no capabilities, the
- * same Landlock domain and the same mount namespace, so it can do
- * nothing the command could not -- except create or write a protected
- * name.  Renames, links and symlinks onto a directory on the way to a
- * protected name are refused too, so a prepared tree cannot be moved
- * into place.
- *
  * Names are resolved as the caller's kernel would, never in the guard's
  * own context: there "/proc/self" (and /dev/fd, a link to it) is the
  * guard, and /proc/<pid>/fd/N opens what the guard may open.  So the
@@ -116,8 +96,6 @@
 #include "launcher/guard/guard.h"
 #include "launcher/guard/guard_int.h"
 
-static int	guard_read_str(struct guard_req *, uint64_t addr, char *buf,
-		    size_t size);
 static int	guard_valid(struct guard_req *);
 static int	guard_unreadable(struct guard_req *);
 static int	guard_base(struct guard_req *, int dfd);
@@ -130,10 +108,6 @@ static int	guard_lexical(const char *base, const char *dir, char *out,
 		    size_t size);
 static int	guard_resolve(struct guard_req *, int base, int own,
 		    const char *basepath, const char *path, struct guard_path *);
-static int	guard_at(struct guard_req *, int dfd, uint64_t addr,
-		    struct guard_path *);
-static int	guard_magic(struct guard_req *, struct guard_path *,
-		    int follow);
 static int	guard_made_has(const struct guard *, const struct stat *);
 static int	guard_made_known(struct guard *, const struct stat *);
 static int	guard_made_cb(void *, const struct stat *);
@@ -161,7 +135,6 @@ static void	guard_state_moved(struct guard *, const char *from,
 		    const char *to, int exchange);
 static void	guard_moved(struct guard_req *, const struct guard_path *op,
 		    const struct guard_path *np, int exchange);
-static int	guard_head_before(struct guard_req *, const struct guard_path *);
 static int	guard_alive(int pidfd);
 static struct guard_caller *guard_caller_find(struct guard *, pid_t);
 static void	guard_caller_drop(struct guard *, struct guard_caller *);
@@ -173,17 +146,6 @@ static mode_t	guard_status_umask(pid_t);
 static mode_t	guard_caller_umask(struct guard_req *);
 static void	guard_umask_noted(struct guard_req *, mode_t);
 static int	guard_ttynr(pid_t, pid_t *session, unsigned long *tty);
-static int	guard_tty(struct guard_req *, int flags, mode_t mode);
-struct guard_op;
-static int	guard_open(struct guard_req *, int dfd, uint64_t path,
-		    int flags, mode_t mode);
-static int	guard_truncate(struct guard_req *, uint64_t path, off_t len);
-static int	guard_link(struct guard_req *, const __u64 *a, int at);
-static int	guard_install(struct guard_req *, int parent,
-		    const char *name, int flags, mode_t mode, int follow,
-		    const struct stat *);
-static int	guard_install_now(struct guard_req *, int parent,
-		    const char *name, int flags, mode_t mode);
 static int	guard_request(struct guard_req *,
 		    const struct seccomp_notif *, struct seccomp_notif_resp *);
 static int	guard_handle(struct guard_req *, const struct seccomp_notif *,
@@ -270,7 +232,7 @@ guard_read_mem(struct guard_req *gr, uint64_t addr, void *buf, size_t len)
  * time (the next page may not be mapped).  The caller checks the request
  * is still valid before trusting it (guard_at_str does).
  */
-static int
+int
 guard_read_str(struct guard_req *gr, uint64_t addr, char *buf, size_t size)
 {
 	struct iovec	local, remote;
@@ -767,7 +729,7 @@ guard_at_str(struct guard_req *gr, int dfd, const char *raw,
 }
 
 /* Resolve a (dirfd, path pointer) pair of the command. */
-static int
+int
 guard_at(struct guard_req *gr, int dfd, uint64_t addr, struct guard_path *gp)
 {
 	char	raw[PATH_MAX];
@@ -790,7 +752,7 @@ guard_at(struct guard_req *gr, int dfd, uint64_t addr, struct guard_path *gp)
  * pipe, a socket or a deleted file has no name to protect; a procfs file
  * is itself (gp->proc), when it is the caller's.
  */
-static int
+int
 guard_magic(struct guard_req *gr, struct guard_path *gp, int follow)
 {
 	struct stat	st;
@@ -1470,7 +1432,7 @@ done:
  * Whether gp's directory was a git directory before HEAD was created in
  * it (then it is no new repository), when gp is a "HEAD".
  */
-static int
+int
 guard_head_before(struct guard_req *gr, const struct guard_path *gp)
 {
 	struct stat	st;
@@ -1804,7 +1766,7 @@ guard_ttynr(pid_t pid, pid_t *session, unsigned long *tty)
  * pty the command made (the sandbox's devpts numbers its ptys like the
  * host's, so only the session tells them apart).
  */
-static int
+int
 guard_tty(struct guard_req *gr, int flags, mode_t mode)
 {
 	unsigned long	 theirs;
@@ -1827,151 +1789,6 @@ guard_tty(struct guard_req *gr, int flags, mode_t mode)
 }
 
 /*
- * Open, and install the file in the command, close-on-exec only if it
- * asked so (the guard's own copy always is): 1 (answered) or -errno.
- */
-static int
-guard_install_now(struct guard_req *gr, int parent, const char *name,
-    int flags, mode_t mode)
-{
-	struct seccomp_notif_addfd	add;
-	int				fd, rc;
-
-	if ((fd = openat(parent, name, flags | O_CLOEXEC, mode)) == -1)
-		return -errno;
-	memset(&add, 0, sizeof(add));
-	add.id = gr->id;
-	add.flags = SECCOMP_ADDFD_FLAG_SEND;
-	add.srcfd = (uint32_t)fd;
-	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-	rc = ioctl(gr->g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
-	close(fd);
-	/* Answered, or the command is gone: nothing more to send. */
-	return rc >= 0 || errno == ENOENT ? 1 : -errno;
-}
-
-/*
- * A FIFO's writer waits for a reader, and the reader may first need a
- * creation of its own (`cat fifo >out`): opened in a child, so the guard
- * goes on answering.  st: what name is, when known already (not
- * followed), or NULL.
- */
-static int
-guard_install(struct guard_req *gr, int parent, const char *name, int flags,
-    mode_t mode, int follow, const struct stat *st)
-{
-	struct seccomp_notif_resp	resp;
-	struct stat			sb;
-	pid_t				pid;
-	int				rc;
-
-	if (st == NULL && !(flags & O_NONBLOCK) && fstatat(parent, name, &sb,
-	    follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0)
-		st = &sb;
-	if ((flags & O_NONBLOCK) || st == NULL || !S_ISFIFO(st->st_mode))
-		return guard_install_now(gr, parent, name, flags, mode);
-	if ((pid = fork()) == -1)
-		return -errno;
-	if (pid == 0) {
-		if ((rc = guard_install_now(gr, parent, name, flags,
-		    mode)) < 0) {
-			memset(&resp, 0, sizeof(resp));
-			resp.id = gr->id;
-			resp.error = rc;
-			(void)guard_respond(gr->g->notify_fd, &resp);
-		}
-		_exit(0);
-	}
-	return 1;
-}
-
-/*
- * open(2) that can create, write or truncate.  The file is opened by the
- * guard on the checked directory fd, with O_NOFOLLOW: a symlink planted
- * since the check is not followed.
- */
-static int
-guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
-    mode_t mode)
-{
-	struct guard_path	 gp;
-	char			 link[64];
-	int			 rc, head, excl;
-
-	guard_path_init(&gp);
-	flags |= O_NOCTTY;
-	mode &= ~(mode_t)GUARD_SETID;
-	excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
-	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0 ||
-	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)),
-	    !excl)) < 0)
-		goto done;
-	if ((rc = guard_check(gr, &gp, 0, excl ? NULL : (flags & O_CREAT) &&
-	    (gp.parent == -1 || !gp.exists) ? "create" : "write")) < 0)
-		goto done;
-	if (gp.magic != -1) {
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", gp.magic);
-		rc = guard_install(gr, AT_FDCWD, link, flags, mode, 1, NULL);
-		goto done;
-	}
-	if (gp.exists && S_ISCHR(gp.st.st_mode) &&
-	    gp.st.st_rdev == makedev(GUARD_TTY_MAJOR, 0)) {
-		rc = guard_tty(gr, flags, mode);
-		goto done;
-	}
-	head = (flags & O_CREAT) && guard_head_before(gr, &gp);
-	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
-		guard_umask(gr);
-	rc = guard_install(gr, gp.parent, gp.name, flags | O_NOFOLLOW, mode,
-	    0, &gp.st);
-	if (rc == 1 && (flags & O_CREAT))
-		guard_created(gr, &gp, head);
-done:
-	guard_path_clear(&gp);
-	return rc;
-}
-
-/* truncate(2) by name: checked like an open for writing. */
-static int
-guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
-{
-	struct guard_path	 gp;
-	struct stat		 st;
-	char			 link[64];
-	int			 fd = -1, w, rc;
-
-	guard_path_init(&gp);
-	if ((rc = guard_at(gr, AT_FDCWD, addr, &gp)) < 0 ||
-	    (rc = guard_final(gr, &gp, 1, 1)) < 0 ||
-	    (rc = guard_check(gr, &gp, 0, "truncate")) < 0)
-		goto done;
-	if (gp.magic != -1)
-		fd = fcntl(gp.magic, F_DUPFD_CLOEXEC, 3);
-	else
-		fd = openat(gp.parent, gp.name, O_PATH | O_CLOEXEC |
-		    O_NOFOLLOW);
-	if (fd == -1 || fstat(fd, &st) == -1) {
-		rc = -errno;
-		goto done;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		goto done;
-	}
-	/* Reopened for writing through the very file checked. */
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	w = open(link, O_WRONLY | O_CLOEXEC);
-	close(fd);
-	if ((fd = w) == -1 || ftruncate(fd, len) == -1)
-		rc = -errno;
-done:
-	if (fd != -1)
-		close(fd);
-	guard_path_clear(&gp);
-	return rc;
-}
-
-/*
  * A copy of the command's descriptor fd: the calling thread's own table
  * (PIDFD_THREAD, Linux 6.9), else its process's.
  */
@@ -1989,52 +1806,6 @@ guard_getfd(struct guard_req *gr, int fd)
 	err = errno;
 	close(pidfd);
 	return copy == -1 ? -err : copy;
-}
-
-/*
- * link(2), linkat(2): the new name is checked like a creation, and the
- * file linked like a write (a second name for a protected file would be
- * a writable one).
- */
-static int
-guard_link(struct guard_req *gr, const __u64 *a, int at)
-{
-	struct guard_path	 np, op;
-	char			 src[PATH_MAX], link[64];
-	int			 flags = at ? (int)a[4] : 0, rc;
-
-	guard_path_init(&np);
-	guard_path_init(&op);
-	if ((rc = guard_at(gr, at ? (int)a[2] : AT_FDCWD, a[at ? 3 : 1],
-	    &np)) < 0 || (rc = guard_check(gr, &np, 1, "create")) < 0 ||
-	    (rc = guard_read_str(gr, a[at ? 1 : 0], src, sizeof(src))) < 0)
-		goto done;
-	if (src[0] == '\0' && (flags & AT_EMPTY_PATH)) {
-		/* An O_TMPFILE (or any) fd of the command. */
-		snprintf(src, sizeof(src), "/proc/%ld/fd/%d", (long)gr->pid,
-		    (int)a[0]);
-		if ((rc = guard_at_str(gr, AT_FDCWD, src, &op)) < 0 ||
-		    (rc = guard_magic(gr, &op, 1)) < 0)
-			goto done;
-	} else if ((rc = guard_at_str(gr, at ? (int)a[0] : AT_FDCWD, src,
-	    &op)) < 0 || (rc = guard_final(gr, &op,
-	    (flags & AT_SYMLINK_FOLLOW) != 0, 1)) < 0)
-		goto done;
-	if ((rc = guard_check(gr, &op, 0, "link")) < 0)
-		goto done;
-	if (op.magic != -1) {
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", op.magic);
-		rc = linkat(AT_FDCWD, link, np.parent, np.name,
-		    AT_SYMLINK_FOLLOW) == -1 ? -errno : 0;
-	} else
-		rc = linkat(op.parent, op.name, np.parent, np.name, 0) == -1 ?
-		    -errno : 0;
-	if (rc == 0)
-		guard_created(gr, &np, 0);
-done:
-	guard_path_clear(&np);
-	guard_path_clear(&op);
-	return rc;
 }
 
 static int
