@@ -1,7 +1,7 @@
 /*
  * launcher/guard/'s own header, not for the reaper (guard.h is): the
  * guard's state (struct guard), a request, a resolved path and the
- * functions its files share -- guard.c (threads, dispatch), unix.c, bind.c, fileops.c -- and
+ * functions its files share -- guard.c (threads, dispatch), unix.c, bind.c, fileops.c, caller.c -- and
  * what they ask of gitwork.c, the cache of the git work trees' hooks.
  */
 #ifndef PISBX_LAUNCHER_GUARD_INT_H
@@ -136,11 +136,6 @@ struct guard_req {
 /* guard.c */
 void	 guard_path_init(struct guard_path *);
 void	 guard_path_clear(struct guard_path *);
-int	 guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
-	    size_t len);
-int	 guard_read_str(struct guard_req *, uint64_t addr, char *buf,
-	    size_t size);
-pid_t	 guard_tgid(struct guard_req *);
 int	 guard_at_keep(struct guard_req *, int dfd, const char *raw,
 	    struct guard_path *, int keep);
 int	 guard_at_str(struct guard_req *, int dfd, const char *raw,
@@ -159,9 +154,6 @@ int	 guard_check(struct guard_req *, const struct guard_path *,
 void	 guard_created(struct guard_req *, const struct guard_path *,
 	    int head_before);
 int	 guard_head_before(struct guard_req *, const struct guard_path *);
-void	 guard_umask(struct guard_req *);
-int	 guard_tty(struct guard_req *, int flags, mode_t mode);
-int	 guard_getfd(struct guard_req *, int fd);
 int	 guard_respond(int notify_fd, struct seccomp_notif_resp *);
 
 /* unix.c */
@@ -188,6 +180,19 @@ int	 guard_link(struct guard_req *, const __u64 *a, int at);
 int	 guard_install(struct guard_req *, int parent,
 	    const char *name, int flags, mode_t mode, int follow,
 	    const struct stat *);
+
+/* caller.c */
+int	 guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
+	    size_t len);
+int	 guard_read_str(struct guard_req *, uint64_t addr, char *buf,
+	    size_t size);
+int	 guard_valid(struct guard_req *);
+int	 guard_base(struct guard_req *, int dfd);
+pid_t	 guard_tgid(struct guard_req *);
+void	 guard_umask_noted(struct guard_req *, mode_t);
+void	 guard_umask(struct guard_req *);
+int	 guard_tty(struct guard_req *, int flags, mode_t mode);
+int	 guard_getfd(struct guard_req *, int fd);
 
 /* gitwork.c */
 /* The hooks of the git work tree around a path, for the guard. */
