@@ -1,7 +1,7 @@
 /*
  * launcher/guard/'s own header, not for the reaper (guard.h is): the
  * guard's state (struct guard), a request, a resolved path and the
- * functions its files share -- guard.c (threads, dispatch), unix.c, bind.c, fileops.c, caller.c -- and
+ * functions its files share -- guard.c (threads, dispatch), unix.c, bind.c, fileops.c, caller.c, made.c -- and
  * what they ask of gitwork.c, the cache of the git work trees' hooks.
  */
 #ifndef PISBX_LAUNCHER_GUARD_INT_H
@@ -151,9 +151,8 @@ void	 guard_refuse(struct guard_req *, const char *path,
 	    __attribute__((format(printf, 4, 5)));
 int	 guard_check(struct guard_req *, const struct guard_path *,
 	    int ancestors_too, const char *verb);
-void	 guard_created(struct guard_req *, const struct guard_path *,
-	    int head_before);
-int	 guard_head_before(struct guard_req *, const struct guard_path *);
+void	 guard_state_moved(struct guard *, const char *from,
+	    const char *to, int exchange);
 int	 guard_respond(int notify_fd, struct seccomp_notif_resp *);
 
 /* unix.c */
@@ -193,6 +192,18 @@ void	 guard_umask_noted(struct guard_req *, mode_t);
 void	 guard_umask(struct guard_req *);
 int	 guard_tty(struct guard_req *, int flags, mode_t mode);
 int	 guard_getfd(struct guard_req *, int fd);
+
+/* made.c */
+int	 guard_made_known(struct guard *, const struct stat *);
+int	 guard_made_cb(void *, const struct stat *);
+void	 guard_made_add(struct guard *, const struct stat *);
+void	 guard_send(struct guard *, char tag, const char *a,
+	    const char *b, const char *c);
+void	 guard_created(struct guard_req *, const struct guard_path *,
+	    int head_before);
+void	 guard_moved(struct guard_req *, const struct guard_path *op,
+	    const struct guard_path *np, int exchange);
+int	 guard_head_before(struct guard_req *, const struct guard_path *);
 
 /* gitwork.c */
 /* The hooks of the git work tree around a path, for the guard. */
