@@ -1,7 +1,7 @@
 /*
  * launcher/guard/'s own header, not for the reaper (guard.h is): the
  * guard's state (struct guard), a request, a resolved path and the
- * functions its files share -- guard.c (threads, dispatch), unix.c, bind.c, fileops.c, caller.c, made.c -- and
+ * functions its files share -- guard.c (threads, dispatch), unix.c, bind.c, fileops.c, caller.c, made.c, check.c -- and
  * what they ask of gitwork.c, the cache of the git work trees' hooks.
  */
 #ifndef PISBX_LAUNCHER_GUARD_INT_H
@@ -146,13 +146,6 @@ int	 guard_magic(struct guard_req *, struct guard_path *,
 	    int follow);
 int	 guard_final(struct guard_req *, struct guard_path *,
 	    int follow, int look);
-void	 guard_refuse(struct guard_req *, const char *path,
-	    const char *verb, const char *fmt, ...)
-	    __attribute__((format(printf, 4, 5)));
-int	 guard_check(struct guard_req *, const struct guard_path *,
-	    int ancestors_too, const char *verb);
-void	 guard_state_moved(struct guard *, const char *from,
-	    const char *to, int exchange);
 int	 guard_respond(int notify_fd, struct seccomp_notif_resp *);
 
 /* unix.c */
@@ -204,6 +197,17 @@ void	 guard_created(struct guard_req *, const struct guard_path *,
 void	 guard_moved(struct guard_req *, const struct guard_path *op,
 	    const struct guard_path *np, int exchange);
 int	 guard_head_before(struct guard_req *, const struct guard_path *);
+
+/* check.c */
+void	 guard_refuse(struct guard_req *, const char *path,
+	    const char *verb, const char *fmt, ...)
+	    __attribute__((format(printf, 4, 5)));
+int	 guard_glob_moved(struct guard_req *, const struct guard_path *,
+	    const struct guard_path *, const char *verb);
+int	 guard_check(struct guard_req *, const struct guard_path *,
+	    int ancestors_too, const char *verb);
+void	 guard_state_moved(struct guard *, const char *from,
+	    const char *to, int exchange);
 
 /* gitwork.c */
 /* The hooks of the git work tree around a path, for the guard. */
