@@ -1,7 +1,7 @@
 /*
  * launcher/guard/'s own header, not for the reaper (guard.h is): the
  * guard's state (struct guard), a request, a resolved path and the
- * functions its files share -- guard.c (threads, dispatch), unix.c, bind.c, fileops.c, caller.c, made.c, check.c -- and
+ * functions its files share -- guard.c (threads, dispatch), unix.c, bind.c, fileops.c, caller.c, made.c, check.c, walk.c -- and
  * what they ask of gitwork.c, the cache of the git work trees' hooks.
  */
 #ifndef PISBX_LAUNCHER_GUARD_INT_H
@@ -134,18 +134,6 @@ struct guard_req {
 };
 
 /* guard.c */
-void	 guard_path_init(struct guard_path *);
-void	 guard_path_clear(struct guard_path *);
-int	 guard_at_keep(struct guard_req *, int dfd, const char *raw,
-	    struct guard_path *, int keep);
-int	 guard_at_str(struct guard_req *, int dfd, const char *raw,
-	    struct guard_path *);
-int	 guard_at(struct guard_req *, int dfd, uint64_t addr,
-	    struct guard_path *);
-int	 guard_magic(struct guard_req *, struct guard_path *,
-	    int follow);
-int	 guard_final(struct guard_req *, struct guard_path *,
-	    int follow, int look);
 int	 guard_respond(int notify_fd, struct seccomp_notif_resp *);
 
 /* unix.c */
@@ -208,6 +196,20 @@ int	 guard_check(struct guard_req *, const struct guard_path *,
 	    int ancestors_too, const char *verb);
 void	 guard_state_moved(struct guard *, const char *from,
 	    const char *to, int exchange);
+
+/* walk.c */
+void	 guard_path_init(struct guard_path *);
+void	 guard_path_clear(struct guard_path *);
+int	 guard_at_keep(struct guard_req *, int dfd, const char *raw,
+	    struct guard_path *, int keep);
+int	 guard_at_str(struct guard_req *, int dfd, const char *raw,
+	    struct guard_path *);
+int	 guard_at(struct guard_req *, int dfd, uint64_t addr,
+	    struct guard_path *);
+int	 guard_magic(struct guard_req *, struct guard_path *,
+	    int follow);
+int	 guard_final(struct guard_req *, struct guard_path *,
+	    int follow, int look);
 
 /* gitwork.c */
 /* The hooks of the git work tree around a path, for the guard. */
