@@ -1,8 +1,10 @@
 /*
  * launcher/guard/'s own header, not for the reaper (guard.h is): the
  * guard's state (struct guard), a request, a resolved path and the
- * functions its files share -- guard.c (threads, dispatch), unix.c, bind.c, fileops.c, caller.c, made.c, check.c, walk.c -- and
- * what they ask of gitwork.c, the cache of the git work trees' hooks.
+ * functions its files share, grouped by file -- guard.c (threads,
+ * dispatch), unix.c, bind.c, fileops.c, caller.c, made.c, check.c,
+ * walk.c -- and what they ask of gitwork.c, the cache of the git work
+ * trees' hooks.
  */
 #ifndef PISBX_LAUNCHER_GUARD_INT_H
 #define PISBX_LAUNCHER_GUARD_INT_H
@@ -198,6 +200,10 @@ void	 guard_state_moved(struct guard *, const char *from,
 	    const char *to, int exchange);
 
 /* walk.c */
+int	 guard_last(const char *name, char *last, size_t size,
+	    int *dots);
+int	 guard_lexical(const char *base, const char *dir, char *out,
+	    size_t size);
 void	 guard_path_init(struct guard_path *);
 void	 guard_path_clear(struct guard_path *);
 int	 guard_at_keep(struct guard_req *, int dfd, const char *raw,

@@ -59,8 +59,6 @@ static int	guard_proc_where(struct guard_req *, int fd, char *buf,
 		    size_t size);
 static int	guard_proc_refuse(struct guard_req *, const char *path);
 static int	guard_walk(struct guard_req *, int base, const char *dir);
-static int	guard_lexical(const char *base, const char *dir, char *out,
-		    size_t size);
 static int	guard_resolve(struct guard_req *, int base, int own,
 		    const char *basepath, const char *path, struct guard_path *);
 
@@ -286,7 +284,7 @@ fail:
  * is a symlink (then ".." is the parent of what came before, also across
  * a mount).  0, or -ENAMETOOLONG.
  */
-static int
+int
 guard_lexical(const char *base, const char *dir, char *out, size_t size)
 {
 	const char	*p = dir, *e;
@@ -338,7 +336,7 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
     const char *path, struct guard_path *gp)
 {
 	struct open_how	 how;
-	char		 dir[PATH_MAX], clean[PATH_MAX], real[PATH_MAX];
+	char		 dir[PATH_MAX], real[PATH_MAX];
 	char		 link[64];
 	const char	*slash, *d;
 	size_t		 len, end;
@@ -446,21 +444,32 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 			return -ENAMETOOLONG;
 		real[n] = '\0';
 	}
-	/*
-	 * The name without its trailing slashes (".git/" and ".git//" are
-	 * ".git" to the kernel), once, here: every check that looks at the
-	 * last component reads gp->last.
-	 */
-	snprintf(clean, sizeof(clean), "%s", gp->name);
-	while (strlen(clean) > 1 && clean[strlen(clean) - 1] == '/')
-		clean[strlen(clean) - 1] = '\0';
-	if (strlen(clean) >= sizeof(gp->last))
+	/* Once, here: every check that looks at the last component. */
+	if (guard_last(gp->name, gp->last, sizeof(gp->last), &gp->dots) < 0)
 		return -ENAMETOOLONG;
-	memcpy(gp->last, clean, strlen(clean) + 1);
-	gp->dots = strcmp(clean, ".") == 0 || strcmp(clean, "..") == 0;
 	if ((size_t)snprintf(gp->full, sizeof(gp->full), "%s%s%s", real,
-	    strcmp(real, "/") == 0 ? "" : "/", clean) >= sizeof(gp->full))
+	    strcmp(real, "/") == 0 ? "" : "/", gp->last) >= sizeof(gp->full))
 		return -ENAMETOOLONG;
+	return 0;
+}
+
+/*
+ * The last component without its trailing slashes (".git/" and ".git//"
+ * are ".git" to the kernel) into last, of size bytes; *dots: it is "."
+ * or "..", which creates nothing.  0, or -ENAMETOOLONG.
+ */
+int
+guard_last(const char *name, char *last, size_t size, int *dots)
+{
+	size_t	len = strlen(name);
+
+	while (len > 1 && name[len - 1] == '/')
+		len--;
+	if (len >= size)
+		return -ENAMETOOLONG;
+	memcpy(last, name, len);
+	last[len] = '\0';
+	*dots = strcmp(last, ".") == 0 || strcmp(last, "..") == 0;
 	return 0;
 }
 
