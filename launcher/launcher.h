@@ -9,7 +9,7 @@
  *
  * This header holds only what crosses between them -- exit statuses,
  * control messages, the loopback ports, the job signal bits -- and the
- * entry point of connect.c; each subfolder has its own header.
+ * entry points of connect.c and sh.c; each subfolder has its own header.
  */
 #ifndef PISBX_LAUNCHER_H
 #define PISBX_LAUNCHER_H
@@ -45,5 +45,9 @@
 /* --connect-proxy HOST PORT: relay stdio through an HTTP CONNECT tunnel. */
 int	 connect_proxy_main(const char *proxy, const char *host,
 	    const char *port);
+
+/* sh.c */
+/* pisbx-sh: bash's options and a line or a program, run sandboxed. */
+int	 sh_main(int, char *[]);
 
 #endif

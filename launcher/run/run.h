@@ -1,11 +1,11 @@
 /*
  * launcher/run/: the parent, on the host, around the libevent loop that
- * serves the proxy: supervisor mode (supervise.c) and the host-IPC
- * fallback (hostipc.c) before the sandbox starts and after it ended, the
- * per-run directory (rundir.c), the command's environment (env.c), the
- * command as a job of the caller's terminal (jobs.c), the reader of the
- * guard's records (guard_report.c), and the summary of what was refused
- * (summary.c).  None of it runs inside the sandbox.
+ * serves the proxy: the run itself, from config to exit status (run.c),
+ * supervisor mode (supervise.c) and the host-IPC fallback (hostipc.c)
+ * before the sandbox starts and after it ended, the per-run directory
+ * (rundir.c), the command's environment (env.c), the command as a job
+ * of the caller's terminal (jobs.c), the reader of the guard's records
+ * (guard_report.c), and the summary of what was refused (summary.c).  None of it runs inside the sandbox.
  */
 #ifndef PISBX_LAUNCHER_RUN_H
 #define PISBX_LAUNCHER_RUN_H
@@ -17,10 +17,35 @@
 
 #include "policy/policy.h"
 #include "approval/approval.h"
+#include "proxy/proxy.h"
 
 struct event;
 struct event_base;
 struct sandbox;
+
+/* run.c */
+/* What to run and how: from pisbx-run's options, or pisbx-sh's. */
+struct run_opts {
+	const char	*cli_config;
+	const char	*access_log;	/* NULL: the config's */
+	enum log_format	 fmt;
+	int		 fmt_set;	/* --log-format given */
+	double		 timeout;
+	int		 verbose;
+	char		*const *argv;	/* the command, or NULL with line */
+	const char	*line;		/* a command line for bash -c */
+	char		*const *line_args; /* bash's $0, $1... after line */
+	char		**shopts;	/* bash's own options (-e, -o pipefail) */
+	int		 login;		/* bash -l, the caller's PATH kept */
+	int		 interactive;	/* bash -i */
+	int		 noprofile;	/* bash --noprofile */
+	int		 agent;		/* pisbx-sh: an agent's bookkeeping */
+	int		 quiet;		/* no refusal summary at exit */
+	const char	*report;	/* --report FILE, or NULL */
+};
+
+/* One command in a sandbox; returns pisbx-run's exit status. */
+int	 run_command(const struct run_opts *);
 
 /* supervise.c */
 struct supervise {
