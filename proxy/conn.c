@@ -593,6 +593,7 @@ conn_review_request(const struct conn *c, struct review_request *req)
 	req->host = c->host.text;
 	req->port = c->port;
 	req->protocol = proto_name(c->proto);
+	req->client = c->client_name[0] != '\0' ? c->client_name : NULL;
 }
 
 /*
