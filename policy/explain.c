@@ -18,7 +18,6 @@
 static json_t	*explain_raw_string(const char *);
 static enum verdict explain_decide(const struct config *, const struct host *,
 		    uint16_t, char *, size_t, const struct pattern **);
-static const char *explain_reviewer(enum review_mode);
 
 /*
  * The raw target as a JSON string: as written when it is valid UTF-8,
@@ -86,8 +85,9 @@ explain_decide(const struct config *conf, const struct host *h,
 	return VERDICT_REVIEW;
 }
 
-static const char *
-explain_reviewer(enum review_mode m)
+/* A review mode's name: command, socket, tty or none. */
+const char *
+policy_review_mode_name(enum review_mode m)
 {
 	switch (m) {
 	case REVIEW_COMMAND:
@@ -140,7 +140,7 @@ policy_explain(const struct config *conf, const char *target)
 		    json_string(m->reason)) == -1)
 			goto fail;
 		if (v == VERDICT_REVIEW && json_object_set_new(o, "reviewer",
-		    json_string(explain_reviewer(conf->review_mode))) == -1)
+		    json_string(policy_review_mode_name(conf->review_mode))) == -1)
 			goto fail;
 		if (v != VERDICT_ALLOW && policy_hint(conf, &h, port,
 		    v == VERDICT_REVIEW ? "review:deny" : reason, hint,

@@ -354,6 +354,8 @@ enum review_mode {
 	REVIEW_SOCKET,
 	REVIEW_TTY
 };
+/* A review mode's name: command, socket, tty or none. */
+const char	*policy_review_mode_name(enum review_mode);
 
 enum hostipc_mode {
 	HOSTIPC_OFF,

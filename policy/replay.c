@@ -43,7 +43,6 @@ struct replay {
 static enum replay_origin replay_origin(const struct replay_record *);
 static int	 replay_json_str(const json_t *, const char *, char *, size_t,
 		    int, const char **);
-static const char *replay_reviewer(enum review_mode);
 static int	 replay_addr_refused(const struct config *,
 		    const struct replay_record *);
 static uint64_t	 replay_hash(const char *, const char *, const char *);
@@ -236,21 +235,6 @@ replay_parse(const char *line, size_t len, struct replay_record *r,
 	return rc;
 }
 
-static const char *
-replay_reviewer(enum review_mode m)
-{
-	switch (m) {
-	case REVIEW_COMMAND:
-		return "command";
-	case REVIEW_SOCKET:
-		return "socket";
-	case REVIEW_TTY:
-		return "tty";
-	case REVIEW_NONE:
-		break;
-	}
-	return "none";
-}
 
 /*
  * Whether the address rule refuses the record's target under conf: a
@@ -329,7 +313,7 @@ replay_decide(const struct config *conf, const struct replay_record *r,
 		snprintf(to, len, "deny no-reviewer");
 	} else {
 		snprintf(to, len, "review (%s)",
-		    replay_reviewer(conf->review_mode));
+		    policy_review_mode_name(conf->review_mode));
 		/*
 		 * A failure after the policy does not say whether a list or a
 		 * reviewer let the name by: asked again, a reviewer that

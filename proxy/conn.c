@@ -69,11 +69,11 @@ static void	 conn_connect_cb(evutil_socket_t, short, void *);
 static void	 conn_connect_done(struct conn *, int, int);
 static int	 conn_peer_check(struct conn *, int);
 static void	 conn_dial_parent(struct conn *);
-static const char *proto_name(enum conn_proto);
 static void	 conn_record(struct conn *, struct alog_rec *);
 
-static const char *
-proto_name(enum conn_proto p)
+/* The protocol's name, as logged and shown to reviewers. */
+const char *
+conn_proto_name(enum conn_proto p)
 {
 	switch (p) {
 	case PROTO_CONNECT:
@@ -466,7 +466,7 @@ conn_record(struct conn *c, struct alog_rec *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->conn = c->id;
-	r->proto = proto_name(c->proto);
+	r->proto = conn_proto_name(c->proto);
 	r->client = c->client_name;
 	r->user = c->user;
 	if (c->have_target) {
@@ -519,7 +519,7 @@ conn_log_decision(struct conn *c)
 	accesslog_write(c->px->alog, &r);
 	metrics_decision(c->px, c->proto, &r);	/* metrics hook */
 	log_info("conn %llu: %s %s:%u %s (%s)", (unsigned long long)c->id,
-	    proto_name(c->proto), c->have_target ? c->host.text : "-",
+	    conn_proto_name(c->proto), c->have_target ? c->host.text : "-",
 	    c->port, c->decision ? c->decision : "-", c->reason);
 }
 
@@ -575,7 +575,7 @@ conn_deny(struct conn *c, const char *reason, const char *detail,
 	    "parent-auth") == 0) && c->px->refused != NULL && c->have_target) {
 		r.host = c->host.text;
 		r.port = c->port;
-		r.proto = proto_name(c->proto);
+		r.proto = conn_proto_name(c->proto);
 		r.reason = c->reason;
 		r.detail = c->error;
 		if (conn_hint(c, hint, sizeof(hint)) == 0)
@@ -592,7 +592,7 @@ conn_review_request(const struct conn *c, struct review_request *req)
 	memset(req, 0, sizeof(*req));
 	req->host = c->host.text;
 	req->port = c->port;
-	req->protocol = proto_name(c->proto);
+	req->protocol = conn_proto_name(c->proto);
 	req->client = c->client_name[0] != '\0' ? c->client_name : NULL;
 }
 

@@ -73,7 +73,6 @@ struct metrics {
 static void	 metrics_class(const char *, char *, size_t);
 static void	 metrics_request_cb(struct evhttp_request *, void *);
 static void	 metrics_render(struct metrics *, struct evbuffer *);
-static const char *metrics_proto(enum conn_proto);
 
 /*
  * Serve /metrics on conf's proxy.metrics.listen, if set: 0, or -1 when
@@ -291,21 +290,6 @@ metrics_close(struct proxy *px, enum conn_proto proto,
 	m->bytes_down += r->bytes_down;
 }
 
-static const char *
-metrics_proto(enum conn_proto p)
-{
-	switch (p) {
-	case PROTO_CONNECT:
-		return "connect";
-	case PROTO_HTTP:
-		return "http";
-	case PROTO_SOCKS5:
-		return "socks5";
-	case PROTO_NONE:
-		break;
-	}
-	return "none";
-}
 
 /* The exposition, format 0.0.4. */
 static void
@@ -323,7 +307,7 @@ metrics_render(struct metrics *m, struct evbuffer *b)
 	for (i = 0; i < m->ndec; i++)
 		evbuffer_add_printf(b, "pisbx_decisions_total{proto=\"%s\","
 		    "decision=\"%s\",reason=\"%s\"} %llu\n",
-		    metrics_proto(m->dec[i].proto),
+		    conn_proto_name(m->dec[i].proto),
 		    m->dec[i].allow ? "allow" : "deny", m->dec[i].class,
 		    (unsigned long long)m->dec[i].n);
 	if (m->dec_other > 0)
@@ -341,7 +325,7 @@ metrics_render(struct metrics *m, struct evbuffer *b)
 	    (unsigned long long)m->accepted);
 	for (p = PROTO_NONE; p <= PROTO_SOCKS5; p++)
 		evbuffer_add_printf(b, "pisbx_connections_closed_total"
-		    "{proto=\"%s\"} %llu\n", metrics_proto((enum conn_proto)p),
+		    "{proto=\"%s\"} %llu\n", conn_proto_name((enum conn_proto)p),
 		    (unsigned long long)m->closed[p]);
 	evbuffer_add_printf(b,
 	    "# HELP pisbx_connections_open Client connections open now.\n"

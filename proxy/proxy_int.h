@@ -271,6 +271,8 @@ int	 conn_header_deadline(const struct proxy *);
 int	 conn_shed_oldest(struct proxy *);
 /* Free everything the connection owns and write its close record. */
 void	 conn_close(struct conn *, const char *end);
+/* The protocol's name, as logged and shown to reviewers. */
+const char *conn_proto_name(enum conn_proto);
 /* Write the connection's decision record. */
 void	 conn_log_decision(struct conn *);
 /*
