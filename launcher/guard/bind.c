@@ -207,7 +207,9 @@ guard_bound(struct guard_req *gr, int sock, const struct guard_path *gp,
 	if ((rc = guard_sock_vfs(sock, &dev, &ino)) < 0) {
 		guard_refuse(gr, gp->full, "bind", "where the socket was bound "
 		    "cannot be verified (sock_diag: %s), and a bind that "
-		    "cannot be verified is refused", strerror(-rc));
+		    "cannot be verified is refused; the kernel's unix_diag "
+		    "answers it (as root on the host: modprobe unix_diag)",
+		    strerror(-rc));
 		return -EACCES;
 	}
 	if (gp->parent == -1 || guard_sock_id(gp->parent, gp->name,
