@@ -209,7 +209,7 @@ proxy_reload(struct proxy *px, struct config *conf)
 	px->ngrants = 0;
 	TAILQ_FOREACH(c, &px->conns, entry)
 		memset(&c->grant, 0, sizeof(c->grant));
-	log_info("configuration reloaded from %s",
+	log_notice("configuration reloaded from %s",
 	    conf->path != NULL ? conf->path : "(embedded default)");
 }
 

@@ -927,7 +927,8 @@ run_finish(struct run_state *rs)
 	 * command's output.
 	 */
 	if (rs->sum != NULL && !o->quiet)
-		summary_print(rs->sum, stderr, rs->report_path, rs->status);
+		summary_print(rs->sum, stderr, rs->report_path, rs->status,
+		    o->agent);
 	if (rs->sum != NULL && rs->report_fd != -1)
 		run_report_write(rs->sum, rs->report_fd, rs->report_path);
 	if (rs->report_fd != -1)

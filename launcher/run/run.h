@@ -263,10 +263,12 @@ size_t	 summary_count(const struct summary *);
  * The stderr summary, deduplicated and capped, every line masked for
  * the terminal; nothing when nothing was refused or failed.  report: the
  * --report file to point at, or NULL; status: the command's exit status
- * (0 says that what was refused did not fail it).
+ * (0 says that what was refused did not fail it); agent: pisbx-sh's
+ * reader is a model, which has no --quiet or --report to pass.  The
+ * lines are signed with the program's name (log_getname).
  */
 void	 summary_print(const struct summary *, FILE *, const char *report,
-	    int status);
+	    int status, int agent);
 /* Every item as a JSON array, one object per line.  0 or -1. */
 int	 summary_json(const struct summary *, FILE *);
 
