@@ -178,6 +178,11 @@ ssize_t	 fs_git_rule(const char *path, int ancestors_too, int allow_config,
 size_t	 fs_git_states(const char *path, int *lvl, size_t max);
 /* Whether path is root or lies below it (both absolute, clean). */
 int	 fs_under(const char *path, const char *root);
+/*
+ * The host's shared temporary directory ("/tmp", "/var/tmp") that a
+ * resolved path is or lies in, or NULL.
+ */
+const char *fs_shared_tmp_of(const char *path);
 /* The writable root of the plan that path (resolved) lies in, or NULL. */
 const char *fs_root_of(const struct fs_plan *, const char *path);
 /* The same, ignoring ASCII case (for protected names). */

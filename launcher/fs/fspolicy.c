@@ -827,6 +827,17 @@ fs_id_hash(dev_t dev, ino_t ino)
 	return (size_t)(h >> 17);
 }
 
+const char *
+fs_shared_tmp_of(const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(fs_shared_tmp) / sizeof(*fs_shared_tmp); i++)
+		if (fs_under(path, fs_shared_tmp[i]))
+			return fs_shared_tmp[i];
+	return NULL;
+}
+
 int
 fs_under(const char *path, const char *root)
 {

@@ -169,6 +169,30 @@ guard_refuse(struct guard_req *gr, const char *path, const char *verb,
 }
 
 /*
+ * A creation or write the kernel refused (rc -EROFS) in the host's /tmp
+ * or /var/tmp, read-only in the sandbox: the program ignores TMPDIR, and
+ * a bare "Read-only file system" says nothing of where it could write.
+ * Said as a refusal, with the command's TMPDIR and the config line that
+ * would make the directory writable.  The result stays the kernel's.
+ */
+void
+guard_readonly(struct guard_req *gr, const struct guard_path *gp,
+    const char *verb, int rc)
+{
+	const struct guard_conf	*c = &gr->g->conf;
+	const char		*tmp;
+
+	if (rc != -EROFS || gp->full[0] != '/' ||
+	    (tmp = fs_shared_tmp_of(gp->full)) == NULL)
+		return;
+	guard_refuse(gr, gp->full, verb, "%s is read-only in the sandbox; "
+	    "write under $TMPDIR (%s), the command's own, or add \"%s\" to "
+	    "filesystem.allowWrite in %s", tmp, c->tmpdir != NULL ?
+	    c->tmpdir : "?", tmp, c->config_file != NULL ? c->config_file :
+	    "the config");
+}
+
+/*
  * Whether this refusal was said on stderr already (noted if not): the
  * same refusal again (git retries a lock file, a build loops) is counted
  * in the summary at exit, not said again (newuser C8).  The mutex held.

@@ -165,6 +165,8 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 	    0, &gp.st);
 	if (rc == 1 && (flags & O_CREAT))
 		guard_created(gr, &gp, head);
+	guard_readonly(gr, &gp, (flags & O_CREAT) && !gp.exists ? "create" :
+	    "write", rc);
 done:
 	guard_path_clear(&gp);
 	return rc;
@@ -203,6 +205,7 @@ guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
 	close(fd);
 	if ((fd = w) == -1 || ftruncate(fd, len) == -1)
 		rc = -errno;
+	guard_readonly(gr, &gp, "truncate", rc);
 done:
 	if (fd != -1)
 		close(fd);
@@ -250,6 +253,7 @@ guard_link(struct guard_req *gr, const __u64 *a, int at)
 		    -errno : 0;
 	if (rc == 0)
 		guard_created(gr, &np, 0);
+	guard_readonly(gr, &np, "create", rc);
 done:
 	guard_path_clear(&np);
 	guard_path_clear(&op);

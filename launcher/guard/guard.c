@@ -167,6 +167,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		pthread_mutex_unlock(&gr->g->mu);
 		if (rc == 0)
 			guard_created(gr, &np, 0);
+		guard_readonly(gr, &np, "create", rc);
 	} else if (nr == SCMP_SYS(mknod) || nr == SCMP_SYS(mknodat)) {
 		at = nr == SCMP_SYS(mknodat);
 		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
@@ -179,6 +180,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		    ~(mode_t)GUARD_SETID, (dev_t)a[at + 2]) == -1 ? -errno : 0;
 		if (rc == 0)
 			guard_created(gr, &np, head);
+		guard_readonly(gr, &np, "create", rc);
 	} else if (nr == SCMP_SYS(symlink) || nr == SCMP_SYS(symlinkat)) {
 		at = nr == SCMP_SYS(symlinkat);
 		if ((rc = guard_read_str(gr, a[0], target,
@@ -192,6 +194,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		rc = symlinkat(target, np.parent, np.name) == -1 ? -errno : 0;
 		if (rc == 0)
 			guard_created(gr, &np, head);
+		guard_readonly(gr, &np, "create", rc);
 	} else if (nr == SCMP_SYS(rename) || nr == SCMP_SYS(renameat) ||
 	    nr == SCMP_SYS(renameat2)) {
 		unsigned int	flags = nr == SCMP_SYS(renameat2) ?
@@ -219,6 +222,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 			    (flags & RENAME_EXCHANGE) != 0);
 			guard_created(gr, &np, head);
 		}
+		guard_readonly(gr, &np, "replace", rc);
 	} else
 		rc = -ENOSYS;
 done:

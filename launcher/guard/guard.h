@@ -46,6 +46,9 @@ int	 guard_shape(int dirfd);
 #define REPORT_REFUSED_MORE 'Y'	/* past GUARD_MAXREFUSED */
 #define REPORT_STATE	'S'	/* a git operation's state directory */
 #define REPORT_STATE_LOST 'L'	/* past GUARD_MAXSTATESENT */
+#define REPORT_LOOPBACK	'H'	/* address, port: a TCP connect to the
+				   sandbox's loopback that nothing there
+				   answered (once per port) */
 
 /* The guard's bounds on what it tells, which bound the reader too. */
 #define GUARD_MAXREPOS	256		/* repositories followed */

@@ -107,6 +107,8 @@ struct guard {
 	size_t			 ntold;
 	struct guard_sock	*socks;		/* Unix sockets bound */
 	size_t			 nsocks;
+	uint8_t			 loopback_told[65536 / 8]; /* ports, a bit
+						   each (REPORT_LOOPBACK) */
 };
 
 struct guard_path {
@@ -192,6 +194,8 @@ int	 guard_head_before(struct guard_req *, const struct guard_path *);
 void	 guard_refuse(struct guard_req *, const char *path,
 	    const char *verb, const char *fmt, ...)
 	    __attribute__((format(printf, 4, 5)));
+void	 guard_readonly(struct guard_req *, const struct guard_path *,
+	    const char *verb, int rc);
 int	 guard_glob_moved(struct guard_req *, const struct guard_path *,
 	    const struct guard_path *, const char *verb);
 int	 guard_check(struct guard_req *, const struct guard_path *,

@@ -71,6 +71,7 @@ guard_report_valid(const char *m, size_t len)
 		want = 1;
 		break;
 	case REPORT_MOVED:
+	case REPORT_LOOPBACK:
 		want = 2;
 		break;
 	case REPORT_REFUSED:
@@ -82,8 +83,12 @@ guard_report_valid(const char *m, size_t len)
 	for (i = 0; i < want; i++) {
 		if ((z = memchr(p, '\0', (size_t)(end - p))) == NULL)
 			return 0;
-		/* Every path is absolute: a refusal's second field. */
-		if ((m[0] != REPORT_REFUSED || i == 1) && p[0] != '/')
+		/*
+		 * Every path is absolute: a refusal's second field.  A
+		 * loopback record holds an address and a port, no path.
+		 */
+		if (m[0] != REPORT_LOOPBACK && (m[0] != REPORT_REFUSED ||
+		    i == 1) && p[0] != '/')
 			return 0;
 		p = z + 1;
 	}
@@ -204,6 +209,8 @@ guard_report_warn(struct guard_report *r, struct summary *sum)
 				summary_file(sum, a, b, c);
 			continue;
 		}
+		if (tag == REPORT_LOOPBACK)
+			continue;	/* guard_report_loopback's */
 		al = strlen(a);
 		for (i = 0; i < n; i++) {
 			if (strncmp(repos[i], a, al) != 0 || (repos[i][al] !=
@@ -312,6 +319,53 @@ guard_report_states(char **states, size_t n, int lost)
 		    "\"git status\" in each repository it could write, and at "
 		    "the todo list of any operation in progress, before you "
 		    "continue one outside the sandbox");
+}
+
+void
+guard_report_loopback(const struct guard_report *r, struct summary *sum,
+    const struct config *conf)
+{
+	const char	*p = r->buf, *end = r->buf + r->len, *a, *b, *z;
+	char		*e;
+	unsigned long	 port;
+	int		 i, n;
+
+	while (p < end) {
+		char tag = *p++;
+
+		switch (tag) {
+		case REPORT_FULL:
+		case REPORT_REFUSED_MORE:
+		case REPORT_STATE_LOST:
+			n = 0;
+			break;
+		case REPORT_REPO:
+		case REPORT_STATE:
+			n = 1;
+			break;
+		case REPORT_MOVED:
+		case REPORT_LOOPBACK:
+			n = 2;
+			break;
+		default:
+			n = 3;
+			break;
+		}
+		a = b = p;
+		for (i = 0; i < n; i++) {
+			if ((z = memchr(p, '\0', (size_t)(end - p))) == NULL)
+				return;
+			if (i == 1)
+				b = p;
+			p = z + 1;
+		}
+		if (tag != REPORT_LOOPBACK)
+			continue;
+		port = strtoul(b, &e, 10);
+		if (*e != '\0' || port == 0 || port > 65535)
+			continue;
+		summary_loopback(sum, a, (unsigned int)port, conf);
+	}
 }
 
 void

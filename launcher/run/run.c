@@ -678,6 +678,10 @@ run_prepare(struct run_state *rs)
 	ein.depth = rs->depth;
 	ein.bash_env = rs->login_rc;
 	ein.java_quiet = rs->sb.plan.njava > 0;
+	/* A host tmux reachable, or run there by host-IPC: the caller's. */
+	ein.tmux_private = !rs->conf->allow_all_unix_sockets &&
+	    rs->conf->allow_unix_sockets.n == 0 &&
+	    rs->conf->hostipc_mode != HOSTIPC_ASK;
 	if ((rs->git_proxy = rundir_git_proxy(&rs->sb, rs->exe)) == NULL) {
 		log_warn("cannot create %s/git-proxy", rs->sb.rundir);
 		return RUN_FAIL;
@@ -886,6 +890,16 @@ run_finish(struct run_state *rs)
 	jobs_free(rs->jobs);
 	rs->jobs = NULL;
 	hostipc_tee_free(rs->tee);
+	/*
+	 * The guard's loopback records need the config, which goes with
+	 * the proxy: read them first (the command is gone, so they are all
+	 * there, and the other records stay for guard_report_warn).
+	 */
+	if (rs->report != NULL && rs->report_sock[0] != -1) {
+		(void)guard_report_read(rs->report, rs->report_sock[0]);
+		guard_report_loopback(rs->report, rs->sum, rs->proxy != NULL ?
+		    rs->hconf : rs->conf);
+	}
 	/* Stop the proxy: close records written, the access log flushed. */
 	if (rs->proxy != NULL) {
 		proxy_stop(rs->proxy);

@@ -255,6 +255,13 @@ void	 summary_net(struct summary *, enum summary_kind, const char *host,
 /* A refused creation or write: verb ("create"), path, who reads it. */
 void	 summary_file(struct summary *, const char *verb, const char *path,
 	    const char *why);
+/*
+ * A TCP connect to the sandbox's own loopback (addr, "127.0.0.1" or
+ * "[::1]") that nothing there answered: an item that names
+ * host.pisbx.internal:port and what conf says of it.
+ */
+void	 summary_loopback(struct summary *, const char *addr,
+	    unsigned int port, const struct config *conf);
 /* Some refusals were not reported (the guard's bound). */
 void	 summary_more(struct summary *);
 /* Distinct refusals and failures (those past the bound too). */
@@ -284,6 +291,9 @@ struct env_inputs {
 	const char	*bash_env;	/* BASH_ENV over the caller's, or NULL */
 	int		 java_quiet;	/* JDKs have the proxy in net.properties:
 					 * no JAVA_TOOL_OPTIONS of ours */
+	int		 tmux_private;	/* TMUX_TMPDIR is TMPDIR: no host
+					   Unix socket is reachable, and
+					   host-IPC is off */
 };
 /*
  * The command's environment: the caller's minus capabilities, plus the
@@ -336,6 +346,13 @@ struct summary;
 struct guard_report *guard_report_new(void);
 int	 guard_report_read(struct guard_report *, int fd);
 void	 guard_report_warn(struct guard_report *, struct summary *);
+/*
+ * Hand the guard's loopback records (REPORT_LOOPBACK) to the summary,
+ * with what conf says of host.pisbx.internal on each port; while the
+ * config is still there (the proxy's).
+ */
+void	 guard_report_loopback(const struct guard_report *, struct summary *,
+	    const struct config *);
 void	 guard_report_free(struct guard_report *);
 
 #endif

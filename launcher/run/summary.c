@@ -183,6 +183,43 @@ summary_net(struct summary *s, enum summary_kind kind, const char *host,
 }
 
 void
+summary_loopback(struct summary *s, const char *addr, unsigned int port,
+    const struct config *conf)
+{
+	const struct pattern	*m = NULL;
+	struct host		 h;
+	const char		*errstr;
+	char			 detail[512], hint[2048], file[1024];
+	char			 reason[600];
+	enum verdict		 v = VERDICT_DENY;
+
+	snprintf(detail, sizeof(detail), "nothing listens on port %u inside "
+	    "the sandbox, whose loopback is its own; a server on this "
+	    "machine is %s:%u inside", port, HOST_LOOPBACK_NAME, port);
+	hint[0] = '\0';
+	if (conf != NULL && host_canon(HOST_LOOPBACK_NAME,
+	    strlen(HOST_LOOPBACK_NAME), &h, &errstr) == 0) {
+		v = policy_eval(conf->policy, &h, (uint16_t)port, &m);
+		if (v == VERDICT_ALLOW && conf->policy_from == NULL) {
+			policy_hint_file(conf, file, sizeof(file));
+			snprintf(hint, sizeof(hint), "%s:%u is allowed in %s: "
+			    "use that name", HOST_LOOPBACK_NAME, port, file);
+		} else if (v == VERDICT_ALLOW)
+			snprintf(hint, sizeof(hint), "%s:%u is allowed: use "
+			    "that name", HOST_LOOPBACK_NAME, port);
+		else {
+			snprintf(reason, sizeof(reason), "%s%s", m != NULL ?
+			    "deny-list:" : "host-loopback", m != NULL ?
+			    m->text : "");
+			(void)policy_hint(conf, &h, (uint16_t)port, reason,
+			    hint, sizeof(hint));
+		}
+	}
+	summary_net(s, SUMMARY_UNREACH, addr, port, "tcp", "sandbox-loopback",
+	    detail, hint[0] != '\0' ? hint : NULL);
+}
+
+void
 summary_file(struct summary *s, const char *verb, const char *path,
     const char *why)
 {

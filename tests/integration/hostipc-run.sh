@@ -351,7 +351,7 @@ allowed"
 	TMUX_TMPDIR=$T/tmuxdir run "$T/plain.json" -c 'tmux -L pisbx-test ls' \
 	    >/dev/null 2>"$T/x2.err"
 	check "without hostIPC, a failed tmux names the setting" grep -qF \
-	    'pisbx: tmux works through its server'"'"'s Unix socket on the host, which the sandbox refuses; to run it on the host after a review, set "hostIPC": {"mode": "ask", "preflightCommandPrefixes": ["tmux"], "retryOnUnixSocketError": true} and a reviewer in '"$T/plain.json" "$T/x2.err"
+	    'pisbx: tmux works through its server'"'"'s Unix socket on the host, which the sandbox refuses (a tmux started inside runs a server of its own, in $TMUX_TMPDIR, which is the run'"'"'s TMPDIR, and ends with the run); to run it on the host after a review, set "hostIPC": {"mode": "ask", "preflightCommandPrefixes": ["tmux"], "retryOnUnixSocketError": true} and a reviewer in '"$T/plain.json" "$T/x2.err"
 	TMUX_TMPDIR=$T/tmuxdir run "$T/plain.json" -c 'echo tmux' \
 	    >/dev/null 2>"$T/x3.err"
 	check "not after a success" sh -c "! grep -q 'pisbx: tmux' '$T/x3.err'"
