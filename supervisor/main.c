@@ -102,7 +102,7 @@ main(int argc, char *argv[])
 	char			 cap[CAPABILITY_BYTES * 2 + 1];
 	char			 errbuf[512];
 	char			*path, *text, *net, *q;
-	char			*envfile = NULL, *defsock = NULL;
+	char			*envfile = NULL, *defsock = NULL, *policy_file = NULL;
 	char			**rargv = NULL;
 	size_t			 i, len;
 	ino_t			 envino = 0;
@@ -192,6 +192,16 @@ main(int argc, char *argv[])
 		    path != NULL ? path : "(embedded default)");
 	free(text);
 	o.network_json = net;
+	/*
+	 * The file a person edits to change the workers' policy: the
+	 * config read, else the per-user one the embedded default stands
+	 * in for.  pisbx-run's refusals name it.
+	 */
+	if (path != NULL)
+		policy_file = strdup(conf->path);
+	else
+		policy_file = config_user_path();
+	o.policy_file = policy_file;
 
 	/* The command line's reviewer wins over the config's. */
 	if (rargv == NULL && !o.review_tty) {
@@ -284,6 +294,7 @@ main(int argc, char *argv[])
 		unlink(envfile);
 	free(envfile);
 	free(defsock);
+	free(policy_file);
 	supervisor_free(sup);
 	event_base_free(base);
 	OPENSSL_cleanse(cap, sizeof(cap));

@@ -217,7 +217,7 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
     char *err, size_t errlen)
 {
 	struct policy	*pol = NULL;
-	char		*path;
+	char		*path, *file = NULL;
 	int		 fallback;
 
 	free(s->cwd);
@@ -226,7 +226,7 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 		return -1;
 	}
 	if (supclient_register(s->socket, s->capability, s->worker_id,
-	    s->cwd, s->timeout_ms, &pol, &fallback, err, errlen) == -1)
+	    s->cwd, s->timeout_ms, &pol, &file, &fallback, err, errlen) == -1)
 		return -1;
 	s->registered = 1;
 	if (fallback)
@@ -234,14 +234,18 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 	err[0] = '\0';
 	if ((path = strdup(s->socket)) == NULL) {
 		policy_free(pol);
+		free(file);
 		snprintf(err, errlen, "out of memory");
 		supervise_unregister(s);
 		return -1;
 	}
 	/*
 	 * The supervisor's policy is the whole network policy; its socket
-	 * the only reviewer.
+	 * the only reviewer; refusals name the file it is written in when
+	 * the supervisor said (policyFile).
 	 */
+	free(conf->policy_file);
+	conf->policy_file = file;
 	free(conf->policy_from);
 	if (asprintf(&conf->policy_from, "the supervisor at %s",
 	    s->socket) == -1) {
