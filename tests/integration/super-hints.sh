@@ -5,7 +5,8 @@
 # summary name it, with the entry and the note that the supervisor reads
 # it when it starts.  A supervisor that sends no policyFile, or one that
 # is not an absolute path of printable characters (said in a warning),
-# is named by its socket as before.
+# is named by its socket as before.  The review request it gets warns
+# that a name the hosts file makes non-public stays refused.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -58,6 +59,15 @@ supervised "$T/sup.sock" "$CAP" "http://other.test:$WEB/" \
 contains "without policyFile: the socket is named" "$(cat "$T/r2.err")" \
     "the network policy comes from the supervisor at $T/sup.sock: only it can allow this"
 check "... and no warning" sh -c "! grep -q policyFile '$T/r2.err'"
+# The review request the supervisor gets says, before anyone answers,
+# that other.test (127.0.0.1 in the hosts file) stays refused.
+"$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("type") == "network" and r.get("hostname") == "other.test":
+        print(r.get("warning"))' "$T/sup.rec" >"$T/warn.out"
+eq "the review request warns of the non-public address" "$(cat "$T/warn.out")" \
+    "other.test is 127.0.0.1 (loopback) in $T/hosts: refused even when allowed here (non-public-address); the network policy comes from the supervisor at $T/sup.sock: only it can allow this"
 
 # A policyFile that is not an absolute path of printable characters.
 for bad in '"relative/agents.json"' '"/tmp/a\u001b[31mb.json"' '42'; do
