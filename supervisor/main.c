@@ -102,7 +102,8 @@ main(int argc, char *argv[])
 	char			 cap[CAPABILITY_BYTES * 2 + 1];
 	char			 errbuf[512];
 	char			*path, *text, *net, *q;
-	char			*envfile = NULL, *defsock = NULL, *policy_file = NULL;
+	char			*envfile = NULL, *defsock = NULL;
+	char			*policy_file = NULL;
 	char			**rargv = NULL;
 	size_t			 i, len;
 	ino_t			 envino = 0;

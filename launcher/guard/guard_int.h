@@ -107,8 +107,8 @@ struct guard {
 	size_t			 ntold;
 	struct guard_sock	*socks;		/* Unix sockets bound */
 	size_t			 nsocks;
-	uint8_t			 loopback_told[65536 / 8]; /* ports, a bit
-						   each (REPORT_LOOPBACK) */
+	/* Ports told the parent (REPORT_LOOPBACK), a bit each. */
+	uint8_t			 loopback_told[65536 / 8];
 };
 
 struct guard_path {

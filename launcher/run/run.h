@@ -291,9 +291,8 @@ struct env_inputs {
 	const char	*bash_env;	/* BASH_ENV over the caller's, or NULL */
 	int		 java_quiet;	/* JDKs have the proxy in net.properties:
 					 * no JAVA_TOOL_OPTIONS of ours */
-	int		 tmux_private;	/* TMUX_TMPDIR is TMPDIR: no host
-					   Unix socket is reachable, and
-					   host-IPC is off */
+	/* TMUX_TMPDIR is TMPDIR: no host socket reachable, no host-IPC. */
+	int		 tmux_private;
 };
 /*
  * The command's environment: the caller's minus capabilities, plus the
@@ -351,8 +350,8 @@ void	 guard_report_warn(struct guard_report *, struct summary *);
  * with what conf says of host.pisbx.internal on each port; while the
  * config is still there (the proxy's).
  */
-void	 guard_report_loopback(const struct guard_report *, struct summary *,
-	    const struct config *);
+void	 guard_report_loopback(const struct guard_report *,
+	    struct summary *, const struct config *);
 void	 guard_report_free(struct guard_report *);
 
 #endif
