@@ -5,7 +5,8 @@
  * home, git discovery, the plan, its index; fsglob.c: the config's
  * patterns; fsfilter.c: the filtered copies of settings files); the
  * sandbox child mounts it and Landlock restricts to it; the guard asks
- * it on every creation (fs_plan_guarded, fs_git_rule, fs_glob_denied).
+ * it on every creation (fs_plan_guarded, fs_glob_denied; and
+ * gitrule_check of launcher/git/).
  */
 #ifndef PISBX_LAUNCHER_FS_H
 #define PISBX_LAUNCHER_FS_H
@@ -103,32 +104,6 @@ struct fs_inputs {
 	const char	*path;		/* the command's $PATH, or NULL */
 };
 
-/*
- * The questions fs_git_rule leaves to the guard, about a directory "up"
- * levels above the path's last component (0: the path itself).  A "yes"
- * to any makes the path protected.
- */
-enum fs_git_ask {
-	/*
-	 * The path is a ".git" entry: yes when it exists and was not made
-	 * during the run, or does not exist and its directory was not made
-	 * during the run (a new repository would take over git there).
-	 */
-	FS_GIT_DOTGIT,
-	/* That ".git" directory was not made during the run. */
-	FS_GIT_BELOW,
-	/*
-	 * That directory was not made during the run and is a git
-	 * directory: HEAD, and objects/ and refs/ or a commondir file.
-	 */
-	FS_GIT_SHAPE
-};
-
-struct fs_git_q {
-	enum fs_git_ask	ask;
-	int		up;
-};
-
 /* fspolicy.c */
 /*
  * Absolute, symlink-free form of a configured path: "~" from home, a
@@ -162,20 +137,6 @@ const char *fs_plan_guarded(const struct fs_plan *, const char *path,
  * lookups (the creation guard asks on every creation).  0, or -1.
  */
 int	 fs_plan_index(struct fs_plan *);
-/*
- * The git part of the protected-name decision, on a resolved path alone:
- * fills q with the questions (at most max) that decide it; 0: not a git
- * path; -1: more than max (protected).
- */
-ssize_t	 fs_git_rule(const char *path, int ancestors_too, int allow_config,
-	    struct fs_git_q *q, size_t max);
-/*
- * Where a resolved path may lie in a git operation's state directory
- * (rebase-merge, rebase-apply, sequencer): for each component so named,
- * deepest first (at most max), in lvl how many components follow it.
- * The count.
- */
-size_t	 fs_git_states(const char *path, int *lvl, size_t max);
 /* Whether path is root or lies below it (both absolute, clean). */
 int	 fs_under(const char *path, const char *root);
 /* The writable root of the plan that path (resolved) lies in, or NULL. */
@@ -199,12 +160,6 @@ void	 fs_plan_dump(const struct fs_plan *);
  * filesystem.allowGitConfig lifts.
  */
 extern const char fs_why_git_config[];
-/*
- * Why the git rules refuse path (fs_git_rule said so), and what to do
- * instead, for the refusal line; config: the file to name.
- */
-void	 fs_git_why(const char *path, const char *config, char *buf,
-	    size_t len);
 
 /* fsglob.c */
 /* Compile the patterns of the lists, anchored at dir ("~": home). */

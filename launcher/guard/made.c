@@ -4,7 +4,7 @@
  * and operation states that appeared (guard_repo, guard_created,
  * guard_moved), sent as records on the report channel (guard_send).
  *
- * Git (fs_git_rule): the configuration and hooks of every repository
+ * Git (gitrule_check): the configuration and hooks of every repository
  * that existed when the run started, at any depth, are protected; a
  * repository the command makes during the run (git clone) stays usable.
  * "Made during the run" is known exactly: the guard performs every
