@@ -1,15 +1,15 @@
 /*
- * The launcher's filesystem plan (launcher/fs/fspolicy.c): defaults, "~" and
- * relative paths, symlinks resolved, precedence at one path, rules only
- * for existing paths and sorted shallow-first, the mandatory set in every
- * writable root and at a writable home (allowGitConfig), git worktrees
- * and hooks (core.hooksPath), the files the config names, $PATH, the
- * working directories no sound policy exists for, the workspace (git
- * top, PISBX_WORKSPACE), single writable files, path patterns (what
- * they cover at start, anchored at the project, and fs_glob_denied /
- * fs_glob_moved for the guard), nested hidden directories, and the
- * guard's two questions: fs_plan_guarded and gitrule_check, as tables.
- * Real files in a temporary directory.
+ * The launcher's filesystem plan (launcher/fs/, launcher/git/gitrule.c):
+ * defaults, "~" and relative paths, symlinks resolved, precedence at one
+ * path, rules only for existing paths and sorted shallow-first, the
+ * mandatory set in every writable root and at a writable home
+ * (allowGitConfig), git worktrees and hooks (core.hooksPath), the files
+ * the config names, $PATH, the working directories no sound policy
+ * exists for, the workspace (git top, PISBX_WORKSPACE), single writable
+ * files, path patterns (what they cover at start, anchored at the
+ * project, and fs_glob_denied / fs_glob_moved for the guard), nested
+ * hidden directories, and the guard's two questions: fs_plan_guarded and
+ * gitrule_check, as tables.  Real files in a temporary directory.
  */
 #include <sys/stat.h>
 
