@@ -256,6 +256,7 @@ conn_watch_gone(struct conn *c)
 	}
 }
 
+/* The client closed while its review was pending. */
 static void
 conn_gone_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -266,6 +267,7 @@ conn_gone_cb(evutil_socket_t fd, short what, void *arg)
 	conn_close(c, "client-gone");
 }
 
+/* The reviewer's answer: allow (with its grant) or deny; late, re-decided. */
 static void
 conn_review_cb(enum review_result res, enum review_scope scope,
     const char *detail, void *arg)

@@ -282,6 +282,7 @@ conn_timer_set(struct conn *c, int ms)
 	evtimer_add(c->timer, &tv);
 }
 
+/* The connection timer: header, idle or flush timeout, by state. */
 static void
 conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -338,6 +339,7 @@ conn_flush_cb(struct bufferevent *bev, void *arg)
 		conn_close(c, c->closing_end);
 }
 
+/* The client went away while its last reply was flushed. */
 static void
 conn_flush_event_cb(struct bufferevent *bev, short what, void *arg)
 {

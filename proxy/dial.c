@@ -196,6 +196,7 @@ conn_loopback_addrs(struct conn *c, char *why, size_t whylen)
 	return c->naddrs;
 }
 
+/* DNS answered: keep the addresses that may be dialled (or the parent's). */
 static void
 conn_dns_cb(const struct sockaddr_storage *addrs, size_t n, const char *err,
     void *arg)
@@ -357,6 +358,7 @@ conn_connect_next(struct conn *c)
 	conn_deny(c, "connect-error", detail, err);
 }
 
+/* A non-blocking connect finished, or timed out. */
 static void
 conn_connect_cb(evutil_socket_t fd, short what, void *arg)
 {

@@ -88,6 +88,7 @@ struct fs_gindex {
 	size_t		 root;	/* a guarded "/", or SIZE_MAX */
 };
 
+/* FNV-1a of len octets of s, ASCII case folded. */
 static size_t
 fs_fold_hash(const char *s, size_t len)
 {

@@ -65,6 +65,7 @@ fs_listing_clear(struct fs_listing *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* Two names of a listing, for qsort and bsearch. */
 static int
 fs_name_cmp(const void *a, const void *b)
 {

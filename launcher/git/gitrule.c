@@ -93,6 +93,7 @@ gitrule_tail(char *const *v, size_t n, int ancestors_too, int allow_config)
 	return 0;
 }
 
+/* Add one question to q (n of max so far): 0, or -1 when q is full. */
 static int
 gitrule_ask(struct gitrule_q *q, size_t max, size_t *n, enum gitrule_ask ask,
     int up)
