@@ -27,7 +27,8 @@ usage(FILE *f, int code)
 {
 	fprintf(f,
 "usage: pisbx-run [--config FILE] [--timeout SECONDS] [--access-log PATH]\n"
-"                 [--log-format json|text] [--quiet] [--report FILE] [-v]\n"
+"                 [--log-format json|text] [--quiet] [--report FILE]\n"
+"                 [--control-fd N] [-v]\n"
 "                 -- COMMAND [ARG...]\n"
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
@@ -48,6 +49,8 @@ usage(FILE *f, int code)
 "  --log-format FMT     json (default) or text\n"
 "  --quiet, -q          no summary of what was refused at exit\n"
 "  --report FILE        every refusal of the run as JSON, written at exit\n"
+"  --control-fd N       read policy updates from descriptor N while the\n"
+"                       command runs: one JSON config a line (srt's format)\n"
 "  -c STRING            run STRING with bash -c (sh where there is no bash)\n"
 "  -v                   more diagnostics (twice: debug)\n"
 "  --connect-proxy H P  relay stdin/stdout to H:P through the sandbox's\n"
@@ -91,6 +94,7 @@ main(int argc, char *argv[])
 		{ "quiet",		no_argument,	   NULL, 'q' },
 		{ "report",		required_argument, NULL, 'r' },
 		{ "hook",		required_argument, NULL, 'H' },
+		{ "control-fd",		required_argument, NULL, 'F' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -98,6 +102,7 @@ main(int argc, char *argv[])
 	struct run_opts	 o;
 	const char	*name, *hook = NULL;
 	char		*end, dir[PATH_MAX];
+	long		 lfd;
 	int		 ch, connect_mode = 0;
 
 	name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
@@ -107,6 +112,7 @@ main(int argc, char *argv[])
 
 	memset(&o, 0, sizeof(o));
 	o.fmt = LOG_FORMAT_JSON;
+	o.control_fd = -1;
 	log_init("pisbx-run", 0);
 	while ((ch = getopt_long(argc, argv, "+c:qvhV", longopts,
 	    NULL)) != -1) {
@@ -141,6 +147,19 @@ main(int argc, char *argv[])
 			break;
 		case 'P':
 			connect_mode = 1;
+			break;
+		case 'F':
+			/* Digits only: not "0x10", " 5", "3e0". */
+			errno = 0;
+			lfd = strtol(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 ||
+			    *end != '\0' || lfd < 3 || lfd > INT_MAX) {
+				log_warnx("--control-fd: an integer file "
+				    "descriptor >= 3 (0-2 are stdin, stdout "
+				    "and stderr), not %s", optarg);
+				return EXIT_USAGE;
+			}
+			o.control_fd = (int)lfd;
 			break;
 		case 'q':
 			o.quiet = 1;

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <sys/queue.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,10 @@
 #include "proxy/proxy_int.h"
 
 static struct pgen *pgen_new(struct proxy *, struct config *);
+static const char *proxy_recheck_why(const struct conn *,
+		    const struct config *, const struct config *, char *,
+		    size_t);
+static void	 proxy_recheck(struct proxy *, const struct config *);
 
 /*
  * With epoll's changelist, the event changes made during one loop turn
@@ -163,10 +168,10 @@ fail:
 	return NULL;
 }
 
-void
+int
 proxy_reload(struct proxy *px, struct config *conf)
 {
-	struct pgen *g;
+	struct pgen *g, *old;
 	struct dns *d;
 	struct conn *c;
 	char err[256];
@@ -176,7 +181,7 @@ proxy_reload(struct proxy *px, struct config *conf)
 			log_warnx("reload: resolver: %s; keeping the old "
 			    "config", err);
 			config_free(conf);
-			return;
+			return -1;
 		}
 		dns_free(px->dns);	/* lookups in flight fail: dns-error */
 		px->dns = d;
@@ -185,7 +190,7 @@ proxy_reload(struct proxy *px, struct config *conf)
 		log_warnx("reload: cannot set up the reviewer; keeping the "
 		    "old config");
 		config_free(conf);
-		return;
+		return -1;
 	}
 	/* The endpoint stays where it was opened: a scraper points at it. */
 	if ((px->gen->conf->metrics_listen == NULL) !=
@@ -198,7 +203,7 @@ proxy_reload(struct proxy *px, struct config *conf)
 	    strcmp(px->gen->conf->syslog_address, conf->syslog_address) != 0))
 		log_warnx("reload: proxy.accessLogSyslog changes take effect "
 		    "when the proxy is restarted");
-	pgen_unref(px->gen);
+	old = px->gen;
 	px->gen = g;
 	/*
 	 * A new config: what a reviewer approved for the old one ends -- the
@@ -209,8 +214,110 @@ proxy_reload(struct proxy *px, struct config *conf)
 	px->ngrants = 0;
 	TAILQ_FOREACH(c, &px->conns, entry)
 		memset(&c->grant, 0, sizeof(c->grant));
+	proxy_recheck(px, old->conf);
+	pgen_unref(old);
 	log_info("configuration reloaded from %s",
 	    conf->path != NULL ? conf->path : "(embedded default)");
+	return 0;
+}
+
+const struct config *
+proxy_config(const struct proxy *px)
+{
+	return px->gen->conf;
+}
+
+/*
+ * Why the new config (conf) refuses a connection that the old one (old)
+ * allowed, or NULL when it still allows it: its lists first (a deny
+ * entry, the loopback name without its exact entry); an allow entry
+ * still needs an exact one for a non-public address already dialled;
+ * a reviewer's approval stands only while the same reviewer is
+ * configured and no list decides otherwise.
+ */
+static const char *
+proxy_recheck_why(const struct conn *c, const struct config *old,
+    const struct config *conf, char *buf, size_t len)
+{
+	const struct pattern	*pat = NULL;
+	struct host		 a;
+	uint16_t		 port;
+	const char		*err, *cls = NULL;
+
+	switch (policy_eval(conf->policy, &c->host, c->port, &pat)) {
+	case VERDICT_DENY:
+		if (pat == NULL)
+			return "host-loopback";
+		snprintf(buf, len, "deny-list:%s", pat->text);
+		return buf;
+	case VERDICT_REVIEW:
+		if (strcmp(c->reason, review_result_reason(
+		    REVIEW_RESULT_ALLOW)) != 0)
+			return conf->review_mode == REVIEW_NONE ?
+			    "no-reviewer" : "policy-changed";
+		if (!review_config_same(old, conf))
+			return "review:dropped";
+		return NULL;
+	case VERDICT_ALLOW:
+		break;
+	}
+	/* Through the upstream proxy, addr is the upstream's address. */
+	if (c->addr[0] == '\0' || parent_conn_via(c) != NULL ||
+	    target_parse(c->addr, strlen(c->addr), 0, &a, &port, &err) == -1)
+		return NULL;
+	if (a.kind == HOST_IPV4)
+		cls = addr_class_v4(&a.v4);
+	else if (a.kind == HOST_IPV6)
+		cls = addr_class_v6(&a.v6);
+	if (cls != NULL && !policy_exact_allowed(conf->policy, &c->host,
+	    c->port))
+		return "non-public-address";
+	return NULL;
+}
+
+/*
+ * After a reload, every connection the old config allowed is decided
+ * again under the new one: a tunnel or a response it refuses is closed
+ * (end "policy-changed", the new reason in its error); one still being
+ * resolved or dialled gets a deny record with the new reason and is
+ * closed the same way.  Nothing a
+ * new config refuses goes on because it started before.
+ */
+static void
+proxy_recheck(struct proxy *px, const struct config *old)
+{
+	struct conn	*c, *next;
+	const char	*why;
+	char		 buf[TARGET_TEXT_MAX + 32];
+
+	for (c = TAILQ_FIRST(&px->conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (!c->have_target || c->decision == NULL ||
+		    strcmp(c->decision, "allow") != 0 ||
+		    (c->state != CONN_RESOLVE && c->state != CONN_CONNECT &&
+		    c->state != CONN_RELAY))
+			continue;
+		if ((why = proxy_recheck_why(c, old, px->gen->conf, buf,
+		    sizeof(buf))) == NULL)
+			continue;
+		/*
+		 * Not connected yet: its allow was not logged (that waits for
+		 * the address); the refusal is, and the client is closed on
+		 * -- a lookup or dial in flight ends with the connection.
+		 */
+		if (c->state != CONN_RELAY) {
+			conn_decide(c, 0, why, "the policy changed before the "
+			    "connection was made");
+			conn_log_decision(c);
+			conn_close(c, "policy-changed");
+			continue;
+		}
+		conn_error(c, "refused by the new policy: %s", why);
+		log_info("conn %llu: %s:%u closed: refused by the new "
+		    "policy (%s)", (unsigned long long)c->id, c->host.text,
+		    c->port, why);
+		conn_close(c, "policy-changed");
+	}
 }
 
 int

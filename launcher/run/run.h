@@ -42,10 +42,30 @@ struct run_opts {
 	int		 agent;		/* pisbx-sh: an agent's bookkeeping */
 	int		 quiet;		/* no refusal summary at exit */
 	const char	*report;	/* --report FILE, or NULL */
+	int		 control_fd;	/* --control-fd N, or -1 */
 };
 
 /* One command in a sandbox; returns pisbx-run's exit status. */
 int	 run_command(const struct run_opts *);
+
+/* control.c: --control-fd, policy updates while the command runs */
+#define CONTROL_LINE_MAX	(1024 * 1024)	/* octets of one line */
+struct control;
+/*
+ * Whether fd can be the control descriptor: open, readable, a pipe or a
+ * socket; made close-on-exec.  0, or -1 with err set.
+ */
+int	 control_check_fd(int fd, char *err, size_t errlen);
+/* Apply each line read from fd on base to px's config from now on. */
+struct control *control_start(struct event_base *, int fd, struct proxy *);
+void	 control_free(struct control *);
+/*
+ * How many keys line (a new config) changes that the running command
+ * fixed at start (run: the config in force); each is said on stderr,
+ * prefixed with name.
+ */
+int	 control_fixed(const struct config *run, const struct config *line,
+	    const char *name);
 
 /* supervise.c */
 struct supervise {
