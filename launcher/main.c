@@ -33,6 +33,7 @@ usage(FILE *f, int code)
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
 "       pisbx-run --hook claude-code|codex\n"
+"       pisbx-run --explain HOST[:PORT] --run PID\n"
 "       pisbx-run -h | --help | -V | --version\n"
 "\n"
 "Runs COMMAND in fresh network, mount, PID and IPC namespaces whose only\n"
@@ -57,6 +58,10 @@ usage(FILE *f, int code)
 "                       proxy (an ssh ProxyCommand; set in GIT_SSH_COMMAND)\n"
 "  --hook AGENT         answer the agent's PreToolUse hook (JSON on stdin)\n"
 "                       with its Bash command wrapped in pisbx-sh\n"
+"  --explain HOST[:PORT] --run PID\n"
+"                       what the running pisbx-run PID decides for a\n"
+"                       target now: its policy in force and the approvals\n"
+"                       given for the rest of that run, as one JSON line\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n"
@@ -95,12 +100,14 @@ main(int argc, char *argv[])
 		{ "report",		required_argument, NULL, 'r' },
 		{ "hook",		required_argument, NULL, 'H' },
 		{ "control-fd",		required_argument, NULL, 'F' },
+		{ "explain",		required_argument, NULL, 'E' },
+		{ "run",		required_argument, NULL, 'R' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts	 o;
-	const char	*name, *hook = NULL;
+	const char	*name, *hook = NULL, *explain = NULL, *run = NULL;
 	char		*end, dir[PATH_MAX];
 	long		 lfd;
 	int		 ch, connect_mode = 0;
@@ -170,6 +177,12 @@ main(int argc, char *argv[])
 		case 'H':
 			hook = optarg;
 			break;
+		case 'E':
+			explain = optarg;
+			break;
+		case 'R':
+			run = optarg;
+			break;
 		case 'c':
 			o.line = optarg;
 			break;
@@ -193,6 +206,16 @@ main(int argc, char *argv[])
 		if (argc != 2)
 			usage(stderr, EXIT_USAGE);
 		return connect_proxy_main("127.0.0.1:3128", argv[0], argv[1]);
+	}
+	/* A running run's answer; its own function (run/explain.c). */
+	if (explain != NULL || run != NULL) {
+		if (explain == NULL || run == NULL || argc != 0 ||
+		    o.line != NULL) {
+			log_warnx("--explain HOST[:PORT] --run PID: both, and "
+			    "nothing else");
+			usage(stderr, EXIT_USAGE);
+		}
+		return explain_running(run, explain);
 	}
 	if (hook != NULL) {
 		if (argc != 0 || o.line != NULL)

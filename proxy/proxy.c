@@ -74,9 +74,11 @@ pgen_new(struct proxy *px, struct config *conf)
  * rest are not kept: they are asked again, never allowed unasked.
  */
 void
-proxy_grant_add(struct proxy *px, const struct review_request *req)
+proxy_grant_add(struct proxy *px, const struct review_request *req,
+    enum review_scope scope)
 {
 	struct review_grant	*nv;
+	enum review_scope	*ns;
 
 	if (proxy_grant_covers(px, req) || px->ngrants >= PROXY_GRANTS)
 		return;
@@ -84,7 +86,39 @@ proxy_grant_add(struct proxy *px, const struct review_request *req)
 	    sizeof(*nv))) == NULL)
 		return;
 	px->grants = nv;
+	if ((ns = reallocarray(px->grant_scope, px->ngrants + 1,
+	    sizeof(*ns))) == NULL)
+		return;
+	px->grant_scope = ns;
+	ns[px->ngrants] = scope;
 	review_grant_set(&px->grants[px->ngrants++], req);
+}
+
+int
+proxy_grants_json(const struct proxy *px, const char *host, uint16_t port,
+    char *buf, size_t len)
+{
+	size_t	 i, off = 0;
+	int	 n = 0, r;
+
+	if (len == 0)
+		return -1;
+	buf[0] = '\0';
+	for (i = 0; i < px->ngrants; i++) {
+		if (px->grants[i].port != port ||
+		    strcmp(px->grants[i].host, host) != 0)
+			continue;
+		/* Canonical hosts and protocol names: nothing to escape. */
+		r = snprintf(buf + off, len - off, "%s{\"protocol\":\"%s\","
+		    "\"scope\":\"%s\"}", n > 0 ? "," : "",
+		    px->grants[i].protocol,
+		    review_scope_name(px->grant_scope[i]));
+		if (r < 0 || (size_t)r >= len - off)
+			return -1;
+		off += (size_t)r;
+		n++;
+	}
+	return n;
 }
 
 int
@@ -210,7 +244,9 @@ proxy_reload(struct proxy *px, struct config *conf)
 	 * process's approvals and each kept-alive connection's own.
 	 */
 	free(px->grants);
+	free(px->grant_scope);
 	px->grants = NULL;
+	px->grant_scope = NULL;
 	px->ngrants = 0;
 	TAILQ_FOREACH(c, &px->conns, entry)
 		memset(&c->grant, 0, sizeof(c->grant));
@@ -366,5 +402,6 @@ proxy_free(struct proxy *px)
 	free(px->capability);
 	free(px->command);
 	free(px->grants);
+	free(px->grant_scope);
 	free(px);
 }

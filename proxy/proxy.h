@@ -7,6 +7,9 @@
 #ifndef PISBX_PROXY_H
 #define PISBX_PROXY_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct event_base;
 struct config;
 struct proxy;
@@ -82,6 +85,14 @@ int		 proxy_listen_fd(struct proxy *, int fd);
 int		 proxy_reload(struct proxy *, struct config *);
 /* The config in force (the proxy owns it; valid until the next reload). */
 const struct config *proxy_config(const struct proxy *);
+/*
+ * The approvals in force for host:port (canonical) that a reviewer gave
+ * beyond one connection, as JSON objects separated by commas into buf:
+ * {"protocol":"connect","scope":"run"}.  Their number, or -1 when buf
+ * is too small.
+ */
+int		 proxy_grants_json(const struct proxy *, const char *host,
+		    uint16_t port, char *buf, size_t len);
 /* Reopen the access log (SIGHUP, logrotate). */
 int		 proxy_reopen_log(struct proxy *);
 /*

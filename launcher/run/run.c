@@ -50,6 +50,7 @@ struct run_state {
 	struct event		*repev;
 	struct jobs		*jobs;		/* the terminal's job control */
 	struct control		*control;	/* --control-fd, or NULL */
+	struct explain_srv	*explain;	/* --explain --run answers */
 
 	/* What run_prepare builds, and run_finish frees. */
 	struct sandbox		 sb;
@@ -835,6 +836,7 @@ run_start(struct run_state *rs)
 		log_warnx("--control-fd %d: cannot watch it", o->control_fd);
 		return RUN_FAIL;
 	}
+	rs->explain = explain_listen(rs->base, rs->sb.rundir, rs->proxy);
 	/* EPIPE: the sandbox died already and said why; collect its status. */
 	if (net_send_fds(rs->run.sock, CTL_GO, NULL, 0) == -1 &&
 	    errno != EPIPE) {
@@ -912,6 +914,7 @@ run_finish(struct run_state *rs)
 	rs->jobs = NULL;
 	hostipc_tee_free(rs->tee);
 	control_free(rs->control);
+	explain_free(rs->explain);
 	/* Stop the proxy: close records written, the access log flushed. */
 	if (rs->proxy != NULL) {
 		proxy_stop(rs->proxy);

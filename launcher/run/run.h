@@ -67,6 +67,18 @@ void	 control_free(struct control *);
 int	 control_fixed(const struct config *run, const struct config *line,
 	    const char *name);
 
+/* explain.c: --explain HOST[:PORT] --run PID, asked of a running run */
+struct explain_srv;
+/*
+ * Answer --explain questions about px's policy and approvals on a socket
+ * at rundir + ".sock".  NULL when it cannot be made (the run goes on).
+ */
+struct explain_srv *explain_listen(struct event_base *, const char *rundir,
+	    struct proxy *);
+void	 explain_free(struct explain_srv *);
+/* The client: print the answer of the run with that pid.  0, 1 or 2. */
+int	 explain_running(const char *pid, const char *target);
+
 /* supervise.c */
 struct supervise {
 	char		*socket;	/* PISBX_SUPERVISOR_SOCKET */
@@ -338,6 +350,11 @@ char	*rundir_ssh_config(const struct sandbox *, const char *self_exe);
  */
 char	*rundir_login(const struct sandbox *, const char *path,
 	    const char *bash_env);
+/*
+ * The --explain socket of the pisbx-run with pid (explain.c), in our
+ * base directory: its path in buf, or -1 when there is none.
+ */
+int	 rundir_socket_find(pid_t pid, char *buf, size_t len);
 /* Remove it and everything the command left in it. */
 void	 rundir_remove(const char *);
 /* Remove per-run dirs of pisbx-run processes that no longer exist. */

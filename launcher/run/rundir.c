@@ -385,6 +385,37 @@ rundir_remove(const char *dir)
 	close(fd);
 }
 
+int
+rundir_socket_find(pid_t pid, char *buf, size_t len)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 base[PATH_MAX], prefix[64];
+	size_t		 n;
+	int		 fd, rc = -1;
+
+	if ((fd = rundir_base(base, sizeof(base))) == -1)
+		return -1;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	n = (size_t)snprintf(prefix, sizeof(prefix), "%s%ld.", RUNDIR_PREFIX,
+	    (long)pid);
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, n) != 0 ||
+		    strlen(de->d_name) < n + 5 || strcmp(de->d_name +
+		    strlen(de->d_name) - 5, ".sock") != 0)
+			continue;
+		if ((size_t)snprintf(buf, len, "%s/%s", base, de->d_name) <
+		    len)
+			rc = 0;
+		break;
+	}
+	closedir(d);
+	return rc;
+}
+
 void
 rundir_sweep(void)
 {
