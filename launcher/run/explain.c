@@ -1,6 +1,6 @@
 /*
- * pisbx-run --explain HOST[:PORT] --run PID: what a running pisbx-run
- * decides for a target now -- the policy in force (after any
+ * The run's socket.  pisbx-run --explain HOST[:PORT] --run PID asks it
+ * what a running pisbx-run decides for a target now -- the policy in force (after any
  * --control-fd line) and the approvals a reviewer or the person at the
  * terminal gave for the rest of that run ("run", "session").  The
  * running parent answers on a Unix socket next to its run directory,
@@ -9,6 +9,8 @@
  * question a connection: the target on one line, the answer one JSON
  * line (policy_explain's, plus "granted"), from the loop that decides
  * connections, so the answer is never older than the last decision.
+ * A line that is a JSON object is a policy the supervisor pushes
+ * (pisbx-supervisor --push), checked in supervise_push.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -23,20 +25,26 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 
 #include "common/log.h"
+#include "common/runsock.h"
+#include "common/secmem.h"
 #include "policy/policy.h"
+#include "approval/approval.h"
 #include "proxy/proxy.h"
 #include "launcher/launcher.h"
 #include "launcher/run/run.h"
 
-#define EXPLAIN_REQ_MAX		512	/* octets of a question */
+#define EXPLAIN_REQ_MAX		(REVIEW_FRAME_MAX + 2)	/* a line */
 #define EXPLAIN_CLIENTS		8	/* questions answered at once */
 #define EXPLAIN_TIMEOUT_S	2	/* to send the question */
 #define EXPLAIN_GRANTS_MAX	4096
 
 struct explain_srv {
 	struct proxy	*px;
+	struct supervise *sup;		/* a pushed policy's checks */
+	const char	*config_path;	/* the trusted config, or NULL */
 	struct event	*ev;
 	int		 fd;
 	int		 nclients;
@@ -54,6 +62,7 @@ struct explain_client {
 static void	 explain_accept_cb(evutil_socket_t, short, void *);
 static void	 explain_read_cb(evutil_socket_t, short, void *);
 static void	 explain_answer(struct explain_client *);
+static void	 explain_push(struct explain_client *);
 static void	 explain_client_free(struct explain_client *);
 static int	 explain_addr(struct sockaddr_un *, const char *);
 
@@ -75,7 +84,8 @@ explain_addr(struct sockaddr_un *sun, const char *path)
  * run goes on, --explain --run then finds no run.
  */
 struct explain_srv *
-explain_listen(struct event_base *base, const char *rundir, struct proxy *px)
+explain_listen(struct event_base *base, const char *rundir, struct proxy *px,
+    struct supervise *sup, const char *config_path)
 {
 	struct explain_srv	*es;
 	struct sockaddr_un	 sun;
@@ -83,6 +93,8 @@ explain_listen(struct event_base *base, const char *rundir, struct proxy *px)
 	if ((es = calloc(1, sizeof(*es))) == NULL)
 		return NULL;
 	es->px = px;
+	es->sup = sup;
+	es->config_path = config_path;
 	es->fd = -1;
 	if (asprintf(&es->path, "%s.sock", rundir) == -1) {
 		es->path = NULL;
@@ -183,7 +195,9 @@ explain_read_cb(evutil_socket_t fd, short what, void *arg)
 		    ec->len < EXPLAIN_REQ_MAX)
 			return;
 	}
-	if (r >= 0)
+	if (r >= 0 && ec->buf[0] == '{')
+		explain_push(ec);
+	else if (r >= 0)
 		explain_answer(ec);
 done:
 	ec->srv->nclients--;
@@ -234,6 +248,41 @@ explain_answer(struct explain_client *ec)
 }
 
 /*
+ * A policy the supervisor pushed (a JSON object line): applied or
+ * refused by supervise_push, answered {"action":"allow"} or
+ * {"action":"deny","reason":...}, and said on our stderr when refused.
+ */
+static void
+explain_push(struct explain_client *ec)
+{
+	char	 err[512], *out;
+	json_t	*o;
+	char	*nl;
+
+	ec->buf[ec->len] = '\0';
+	if ((nl = memchr(ec->buf, '\n', ec->len)) != NULL)
+		*nl = '\0';
+	if (supervise_push(ec->srv->sup, ec->srv->config_path, ec->srv->px,
+	    ec->buf, strlen(ec->buf), err, sizeof(err)) == 0) {
+		log_info("supervisor: a new network policy applied");
+		o = json_pack("{s:s}", "action", "allow");
+	} else {
+		log_warnx("supervisor: a pushed policy refused: %s; the "
+		    "policy in force is unchanged", err);
+		o = json_pack("{s:s,s:s}", "action", "deny", "reason", err);
+	}
+	secmem_wipe(ec->buf, ec->len);
+	if (o == NULL || (out = json_dumps(o, JSON_COMPACT)) == NULL) {
+		json_decref(o);
+		return;
+	}
+	(void)send(ec->fd, out, strlen(out), MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)send(ec->fd, "\n", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	free(out);
+	json_decref(o);
+}
+
+/*
  * The client: ask the pisbx-run with pid (ours, on this machine) about
  * target and print its answer.  0 answered, 1 no such run or no answer
  * (said on stderr).
@@ -257,7 +306,7 @@ explain_running(const char *pidtext, const char *target)
 		log_warnx("--run: a process id, not %s", pidtext);
 		return EXIT_USAGE;
 	}
-	if (rundir_socket_find((pid_t)pid, path, sizeof(path)) == -1 ||
+	if (runsock_find(pid, path, sizeof(path)) == -1 ||
 	    explain_addr(&sun, path) == -1) {
 		log_warnx("--run %ld: no pisbx-run of yours with that pid is "
 		    "running here (its socket is looked for next to its run "

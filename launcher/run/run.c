@@ -836,7 +836,8 @@ run_start(struct run_state *rs)
 		log_warnx("--control-fd %d: cannot watch it", o->control_fd);
 		return RUN_FAIL;
 	}
-	rs->explain = explain_listen(rs->base, rs->sb.rundir, rs->proxy);
+	rs->explain = explain_listen(rs->base, rs->sb.rundir, rs->proxy,
+	    &rs->sup, rs->config_path);
 	/* EPIPE: the sandbox died already and said why; collect its status. */
 	if (net_send_fds(rs->run.sock, CTL_GO, NULL, 0) == -1 &&
 	    errno != EPIPE) {

@@ -70,11 +70,14 @@ int	 control_fixed(const struct config *run, const struct config *line,
 /* explain.c: --explain HOST[:PORT] --run PID, asked of a running run */
 struct explain_srv;
 /*
- * Answer --explain questions about px's policy and approvals on a socket
- * at rundir + ".sock".  NULL when it cannot be made (the run goes on).
+ * The run's socket, at rundir + ".sock": --explain questions about px's
+ * policy and approvals, and (in supervisor mode, sup registered) the
+ * supervisor's pushed policies (supervise_push).  NULL when it cannot be
+ * made (the run goes on).
  */
+struct supervise;
 struct explain_srv *explain_listen(struct event_base *, const char *rundir,
-	    struct proxy *);
+	    struct proxy *, struct supervise *, const char *config_path);
 void	 explain_free(struct explain_srv *);
 /* The client: print the answer of the run with that pid.  0, 1 or 2. */
 int	 explain_running(const char *pid, const char *target);
@@ -107,6 +110,16 @@ int	 supervise_init(struct supervise *, int depth, char *err,
  */
 int	 supervise_register(struct supervise *, struct config *,
 	    const char *cwd, char *err, size_t errlen);
+/*
+ * A policy the supervisor pushed to this run on its socket (one JSON
+ * line: type "policy", the capability, a network object): checked like
+ * the registration's, put into the trusted config loaded again
+ * (config_path), held to the keys fixed at start against px's config in
+ * force, then px's config.  0, or -1 with err set (nothing changed).
+ */
+int	 supervise_push(struct supervise *, const char *config_path,
+	    struct proxy *px, const char *line, size_t len, char *err,
+	    size_t errlen);
 /* Unregister once (a no-op unless registered); warns on failure. */
 void	 supervise_unregister(struct supervise *);
 void	 supervise_clear(struct supervise *);
@@ -350,11 +363,6 @@ char	*rundir_ssh_config(const struct sandbox *, const char *self_exe);
  */
 char	*rundir_login(const struct sandbox *, const char *path,
 	    const char *bash_env);
-/*
- * The --explain socket of the pisbx-run with pid (explain.c), in our
- * base directory: its path in buf, or -1 when there is none.
- */
-int	 rundir_socket_find(pid_t pid, char *buf, size_t len);
 /* Remove it and everything the command left in it. */
 void	 rundir_remove(const char *);
 /* Remove per-run dirs of pisbx-run processes that no longer exist. */

@@ -25,12 +25,13 @@
 
 #include "common/io.h"
 #include "common/log.h"
+#include "common/runsock.h"
 #include "common/shell.h"
 #include "launcher/launcher.h"
 #include "launcher/sandbox/sandbox.h"
 #include "launcher/run/run.h"
 
-#define RUNDIR_PREFIX	"pisbx-run."
+#define RUNDIR_PREFIX	RUNSOCK_PREFIX
 #define RUNDIR_DEPTH_MAX	128	/* deeper is left to the next sweep */
 
 #define RUNDIR_SSH_CONFIG_MAX	(256 * 1024)
@@ -50,15 +51,10 @@ static void	 rundir_rm(int, const char *, dev_t, int);
 static int
 rundir_base(char *path, size_t len)
 {
-	const char	*t = getenv("TMPDIR");
 	struct stat	 st;
 	int		 fd;
 
-	if (t == NULL || t[0] != '/' || stat(t, &st) == -1 ||
-	    !S_ISDIR(st.st_mode))
-		t = "/tmp";
-	if ((size_t)snprintf(path, len, "%s/pisbx-%lu", t,
-	    (unsigned long)geteuid()) >= len) {
+	if (runsock_base(path, len) == -1) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -383,37 +379,6 @@ rundir_remove(const char *dir)
 	if (fstat(fd, &st) == 0)
 		rundir_rm(fd, name + 1, st.st_dev, 0);
 	close(fd);
-}
-
-int
-rundir_socket_find(pid_t pid, char *buf, size_t len)
-{
-	struct dirent	*de;
-	DIR		*d;
-	char		 base[PATH_MAX], prefix[64];
-	size_t		 n;
-	int		 fd, rc = -1;
-
-	if ((fd = rundir_base(base, sizeof(base))) == -1)
-		return -1;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	n = (size_t)snprintf(prefix, sizeof(prefix), "%s%ld.", RUNDIR_PREFIX,
-	    (long)pid);
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, prefix, n) != 0 ||
-		    strlen(de->d_name) < n + 5 || strcmp(de->d_name +
-		    strlen(de->d_name) - 5, ".sock") != 0)
-			continue;
-		if ((size_t)snprintf(buf, len, "%s/%s", base, de->d_name) <
-		    len)
-			rc = 0;
-		break;
-	}
-	closedir(d);
-	return rc;
 }
 
 void
