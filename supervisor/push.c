@@ -162,10 +162,9 @@ supervisor_push_main(const char *file, const char *socket,
 	ok = json_is_string(v = json_object_get(rep, "action")) &&
 	    strcmp(json_string_value(v), "allow") == 0;
 	v = json_object_get(rep, "reason");
-	printf("pisbx-supervisor: --push %s: %s%s%s\n", file,
-	    ok ? "applied" : "not applied everywhere",
-	    json_is_string(v) ? ": " : "", json_is_string(v) ?
-	    json_string_value(v) : "");
+	printf("pisbx-supervisor: --push %s: %s%s\n", file,
+	    ok ? "" : "not applied everywhere: ", json_is_string(v) ?
+	    json_string_value(v) : "(no reason given)");
 	json_decref(rep);
 	return ok ? 0 : 1;
 }
