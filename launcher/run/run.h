@@ -5,7 +5,9 @@
  * before the sandbox starts and after it ended, the per-run directory
  * (rundir.c), the command's environment (env.c), the command as a job
  * of the caller's terminal (jobs.c), the reader of the guard's records
- * (guard_report.c), and the summary of what was refused (summary.c).  None of it runs inside the sandbox.
+ * (guard_report.c), the summary of what was refused (summary.c), policy
+ * updates while the command runs (control.c) and the run's socket
+ * (explain.c).  None of it runs inside the sandbox.
  */
 #ifndef PISBX_LAUNCHER_RUN_H
 #define PISBX_LAUNCHER_RUN_H
