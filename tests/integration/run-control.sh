@@ -157,9 +157,13 @@ check_log "b.test allowed by the line's entry" event=decision host=b.test \
     decision=allow reason=allow-list:b.test
 check_log "a.test refused by the line's deny entry" event=decision \
     host=a.test port="$WEB" decision=deny reason=deny-list:a.test
-exec 4>&-
 wait "$RUN_PID"
 eq "pisbx-run exits with the command's status" "$?" 0
+
+# The command never holds the descriptor that carries its policy.
+out=$(sbx --control-fd 3 -- /bin/sh -c \
+    'if [ -e /proc/$$/fd/3 ]; then echo open; else echo closed; fi' 3<&4)
+eq "the command does not get the control descriptor" "$out" closed
 
 # A descriptor that cannot be read: refused before anything runs.
 for bad in "1" "x3" "0x10"; do
@@ -179,5 +183,6 @@ contains "a regular file: says what to give instead" "$(cat "$T/bad.err")" \
 sbx --control-fd 7 -- touch "$WS/ran" 7>"$T/regular" 2>"$T/bad.err"
 eq "--control-fd open for writing only: refused" "$?" 2
 check "none of the refused runs ran the command" test ! -e "$WS/ran"
+exec 4>&-
 
 done_testing
