@@ -23,7 +23,8 @@ static struct pgen *pgen_new(struct proxy *, struct config *);
 static const char *proxy_recheck_why(const struct conn *,
 		    const struct config *, const struct config *, char *,
 		    size_t);
-static void	 proxy_recheck(struct proxy *, const struct config *);
+static size_t	 proxy_recheck(struct proxy *, const struct config *,
+		    size_t *);
 
 /*
  * With epoll's changelist, the event changes made during one loop turn
@@ -209,6 +210,7 @@ proxy_reload(struct proxy *px, struct config *conf)
 	struct dns *d;
 	struct conn *c;
 	char err[256];
+	size_t nkept, nclosed;
 
 	if (dns_differs(px->dns, conf)) {
 		if ((d = dns_new(px->base, conf, err, sizeof(err))) == NULL) {
@@ -250,10 +252,12 @@ proxy_reload(struct proxy *px, struct config *conf)
 	px->ngrants = 0;
 	TAILQ_FOREACH(c, &px->conns, entry)
 		memset(&c->grant, 0, sizeof(c->grant));
-	proxy_recheck(px, old->conf);
+	nclosed = proxy_recheck(px, old->conf, &nkept);
 	pgen_unref(old);
-	log_info("configuration reloaded from %s",
-	    conf->path != NULL ? conf->path : "(embedded default)");
+	log_info("configuration reloaded from %s: %zu open connection%s "
+	    "decided again, %zu closed", conf->path != NULL ? conf->path :
+	    "(embedded default)", nkept + nclosed, nkept + nclosed == 1 ? "" :
+	    "s", nclosed);
 	return 0;
 }
 
@@ -316,16 +320,19 @@ proxy_recheck_why(const struct conn *c, const struct config *old,
  * again under the new one: a tunnel or a response it refuses is closed
  * (end "policy-changed", the new reason in its error); one still being
  * resolved or dialled gets a deny record with the new reason and is
- * closed the same way.  Nothing a
+ * closed the same way.  Returns how many were closed; *kept: how many
+ * stay.  Nothing a
  * new config refuses goes on because it started before.
  */
-static void
-proxy_recheck(struct proxy *px, const struct config *old)
+static size_t
+proxy_recheck(struct proxy *px, const struct config *old, size_t *kept)
 {
 	struct conn	*c, *next;
 	const char	*why;
 	char		 buf[TARGET_TEXT_MAX + 32];
+	size_t		 closed = 0;
 
+	*kept = 0;
 	for (c = TAILQ_FIRST(&px->conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
 		if (!c->have_target || c->decision == NULL ||
@@ -334,8 +341,11 @@ proxy_recheck(struct proxy *px, const struct config *old)
 		    c->state != CONN_RELAY))
 			continue;
 		if ((why = proxy_recheck_why(c, old, px->gen->conf, buf,
-		    sizeof(buf))) == NULL)
+		    sizeof(buf))) == NULL) {
+			(*kept)++;
 			continue;
+		}
+		closed++;
 		/*
 		 * Not connected yet: its allow was not logged (that waits for
 		 * the address); the refusal is, and the client is closed on
@@ -354,6 +364,7 @@ proxy_recheck(struct proxy *px, const struct config *old)
 		    c->port, why);
 		conn_close(c, "policy-changed");
 	}
+	return closed;
 }
 
 int
