@@ -2,9 +2,13 @@
  * Where a running pisbx-run's socket is (common/runsock.h): one lookup
  * for pisbx-run --explain --run and for pisbx-supervisor's push.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,4 +57,51 @@ runsock_find(long pid, char *buf, size_t len)
 	}
 	closedir(d);
 	return rc;
+}
+
+int
+runsock_ask(long pid, const char *line, char *ans, size_t anslen, int *none,
+    char *err, size_t errlen)
+{
+	struct sockaddr_un	 sun;
+	struct timeval		 tv = { RUNSOCK_TIMEOUT_S, 0 };
+	char			 path[4096];
+	size_t			 len = 0;
+	ssize_t			 r;
+	int			 s;
+
+	*none = 0;
+	if (anslen == 0)
+		return -1;
+	ans[0] = '\0';
+	if (runsock_find(pid, path, sizeof(path)) == -1 ||
+	    strlen(path) >= sizeof(sun.sun_path)) {
+		*none = 1;
+		snprintf(err, errlen, "no pisbx-run with pid %ld of this user "
+		    "runs here", pid);
+		return -1;
+	}
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
+	    setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1 ||
+	    connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    dprintf(s, "%s\n", line) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (s != -1)
+			close(s);
+		return -1;
+	}
+	while (len < anslen - 1 && (r = read(s, ans + len,
+	    anslen - 1 - len)) > 0)
+		len += (size_t)r;
+	close(s);
+	ans[len] = '\0';
+	if (len == 0 || ans[len - 1] != '\n') {
+		snprintf(err, errlen, "no answer from pisbx-run pid %ld", pid);
+		return -1;
+	}
+	return 0;
 }

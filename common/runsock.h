@@ -18,5 +18,14 @@
 int	runsock_base(char *buf, size_t len);
 /* The socket of the run with pid into buf: 0, or -1 when there is none. */
 int	runsock_find(long pid, char *buf, size_t len);
+/*
+ * One exchange with the run with pid: line (a newline is added) sent,
+ * the answer read to its end into ans (NUL-terminated), each way within
+ * RUNSOCK_TIMEOUT_S.  0, or -1 with err set: there is no such run (1 in
+ * *none), or it could not be asked.
+ */
+#define RUNSOCK_TIMEOUT_S	5
+int	runsock_ask(long pid, const char *line, char *ans, size_t anslen,
+	    int *none, char *err, size_t errlen);
 
 #endif

@@ -9,11 +9,7 @@
  * docs/supervisor.md ("A new policy for running workers").
  */
 #include <sys/types.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +25,6 @@
 #include "approval/supclient.h"
 #include "supervisor/supervisor.h"
 
-#define PUSH_TIMEOUT_S		5	/* a worker's answer */
 #define PUSH_ANSWER_MAX		2048
 
 static int	 push_read_file(const char *, char **, size_t *);
@@ -38,60 +33,33 @@ int
 supervisor_push_worker(long pid, const char *capability, const char *network,
     char *err, size_t errlen)
 {
-	struct sockaddr_un	 sun;
-	struct timeval		 tv = { PUSH_TIMEOUT_S, 0 };
-	json_t			*o = NULL, *a;
-	char			 path[4096], ans[PUSH_ANSWER_MAX], *msg = NULL;
-	size_t			 len = 0;
-	ssize_t			 r;
-	int			 s = -1, rc = -1;
+	json_t	*o, *a;
+	char	 ans[PUSH_ANSWER_MAX], *msg;
+	int	 none, rc = -1;
 
-	if (runsock_find(pid, path, sizeof(path)) == -1 ||
-	    strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "no socket of pisbx-run pid %ld here",
-		    pid);
-		return -1;
-	}
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, path, strlen(path) + 1);
 	if ((o = json_pack("{s:s,s:s,s:o}", "type", "policy", "capability",
 	    capability, "network", json_loads(network, 0, NULL))) == NULL ||
 	    (msg = json_dumps(o, JSON_COMPACT)) == NULL) {
+		json_decref(o);
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		return -1;
 	}
-	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
-	    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
-	    setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1 ||
-	    connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    dprintf(s, "%s\n", msg) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	while (len < sizeof(ans) - 1 && (r = read(s, ans + len,
-	    sizeof(ans) - 1 - len)) > 0)
-		len += (size_t)r;
-	ans[len] = '\0';
 	json_decref(o);
+	rc = runsock_ask(pid, msg, ans, sizeof(ans), &none, err, errlen);
+	OPENSSL_cleanse(msg, strlen(msg));
+	free(msg);
+	if (rc == -1)
+		return -1;
+	rc = -1;
 	if ((o = json_loads(ans, 0, NULL)) == NULL ||
-	    !json_is_string(a = json_object_get(o, "action"))) {
+	    !json_is_string(a = json_object_get(o, "action")))
 		snprintf(err, errlen, "no answer from pisbx-run pid %ld", pid);
-		goto out;
-	}
-	if (strcmp(json_string_value(a), "allow") == 0)
+	else if (strcmp(json_string_value(a), "allow") == 0)
 		rc = 0;
 	else
 		snprintf(err, errlen, "%s", json_is_string(json_object_get(o,
 		    "reason")) ? json_string_value(json_object_get(o,
 		    "reason")) : "refused");
-out:
-	if (msg != NULL) {
-		OPENSSL_cleanse(msg, strlen(msg));
-		free(msg);
-	}
-	if (s != -1)
-		close(s);
 	json_decref(o);
 	return rc;
 }

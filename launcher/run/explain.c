@@ -18,7 +18,6 @@
 #include <sys/un.h>
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,14 +289,10 @@ explain_push(struct explain_client *ec)
 int
 explain_running(const char *pidtext, const char *target)
 {
-	struct sockaddr_un	 sun;
-	struct timeval		 tv = { 5, 0 };
-	char			 path[PATH_MAX], buf[65536];
-	size_t			 len = 0;
-	ssize_t			 r;
-	char			*end;
-	long			 pid;
-	int			 s;
+	char	 buf[65536], err[512];
+	char	*end;
+	long	 pid;
+	int	 none;
 
 	errno = 0;
 	pid = strtol(pidtext, &end, 10);
@@ -306,30 +301,21 @@ explain_running(const char *pidtext, const char *target)
 		log_warnx("--run: a process id, not %s", pidtext);
 		return EXIT_USAGE;
 	}
-	if (runsock_find(pid, path, sizeof(path)) == -1 ||
-	    explain_addr(&sun, path) == -1) {
-		log_warnx("--run %ld: no pisbx-run of yours with that pid is "
-		    "running here (its socket is looked for next to its run "
-		    "directory, under $TMPDIR or /tmp)", pid);
+	if (strchr(target, '\n') != NULL || target[0] == '{') {
+		log_warnx("--explain: not a target: %s", target);
+		return EXIT_USAGE;
+	}
+	if (runsock_ask(pid, target, buf, sizeof(buf), &none, err,
+	    sizeof(err)) == -1) {
+		if (none)
+			log_warnx("--run %ld: no pisbx-run of yours with that "
+			    "pid is running here (its socket is looked for "
+			    "next to its run directory, under $TMPDIR or "
+			    "/tmp)", pid);
+		else
+			log_warnx("--run %ld: %s", pid, err);
 		return 1;
 	}
-	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
-	    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
-	    connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    dprintf(s, "%s\n", target) < 0) {
-		log_warn("--run %ld: %s", pid, path);
-		if (s != -1)
-			close(s);
-		return 1;
-	}
-	while (len < sizeof(buf) - 1 && (r = read(s, buf + len,
-	    sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)r;
-	close(s);
-	if (len == 0 || buf[len - 1] != '\n') {
-		log_warnx("--run %ld: no answer from that pisbx-run", pid);
-		return 1;
-	}
-	fwrite(buf, 1, len, stdout);
+	fputs(buf, stdout);
 	return 0;
 }
