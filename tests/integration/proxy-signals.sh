@@ -38,7 +38,7 @@ fi
 px_connect "a.test:$E"; eq "after a good reload: a.test denied" "$STATUS" 403
 # Without -v, a reload that took is still said, once.
 eq "a good reload is said in one line on stderr (no -v)" \
-    "$(grep -c "^pisbx-proxy: configuration reloaded from $T/conf.json\$" "$PX_ERR")" 1
+    "$(grep -c "^pisbx-proxy: configuration reloaded from $T/conf.json: [0-9]* open connections\{0,1\} decided again, [0-9]* closed\$" "$PX_ERR")" 1
 
 # A bad new config: the old policy stays, stderr says why.
 echo '{"network": {"allowedDomains": ["a.test"]}, "bogusKey": 1}' >"$T/conf.json"
