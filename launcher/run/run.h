@@ -42,6 +42,7 @@ struct run_opts {
 	int		 agent;		/* pisbx-sh: an agent's bookkeeping */
 	int		 quiet;		/* no refusal summary at exit */
 	const char	*report;	/* --report FILE, or NULL */
+	int		 require_ns;	/* --require-namespaces */
 };
 
 /* One command in a sandbox; returns pisbx-run's exit status. */
