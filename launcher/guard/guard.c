@@ -133,6 +133,12 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 	/* Without namespaces only (nons.c). */
 	if (nr == SCMP_SYS(listen))
 		return guard_listen(gr, (int)a[0], (int)a[1]);
+	if (nr == SCMP_SYS(unlink))
+		return guard_nons_unlink(gr, AT_FDCWD, a[0], 0);
+	if (nr == SCMP_SYS(rmdir))
+		return guard_nons_unlink(gr, AT_FDCWD, a[0], AT_REMOVEDIR);
+	if (nr == SCMP_SYS(unlinkat))
+		return guard_nons_unlink(gr, (int)a[0], a[1], (int)a[2]);
 
 	if (nr == SCMP_SYS(truncate))
 		rc = guard_truncate(gr, a[0], (off_t)a[1]);

@@ -22,6 +22,10 @@
  * options set on the socket before the connect are lost, nothing else.
  * A send that names an address, a bind and a listen need the command's
  * own socket: there they are refused, and said (guard_nons_nofd).
+ *
+ * And removals: without a mount namespace nothing binds a protected name
+ * read-only, so unlink, unlinkat and rmdir come here too
+ * (guard_nons_unlink).
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -286,5 +290,37 @@ done:
 		close(sock);
 	if (target != -1)
 		close(target);
+	return rc;
+}
+
+/*
+ * unlink(2), unlinkat(2), rmdir(2) without a mount namespace: a protected
+ * name (the mandatory set, denyWrite, git's) is a read-only bind with
+ * namespaces, which nothing removes; Landlock grants removal per
+ * directory, so the guard checks the name and removes it itself, from
+ * the very directory it checked.  0, or -errno.
+ */
+int
+guard_nons_unlink(struct guard_req *gr, int dfd, uint64_t addr, int flags)
+{
+	struct guard_path	gp;
+	int			rc;
+
+	guard_path_init(&gp);
+	if ((flags & ~AT_REMOVEDIR) != 0) {
+		rc = -EINVAL;
+		goto done;
+	}
+	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0 ||
+	    (rc = guard_final(gr, &gp, 0, 1)) < 0 ||
+	    (rc = guard_check(gr, &gp, 0, "remove")) < 0)
+		goto done;
+	if (gp.parent == -1) {
+		rc = gp.magic != -1 ? -EPERM : -ENOENT;
+		goto done;
+	}
+	rc = unlinkat(gp.parent, gp.name, flags) == -1 ? -errno : 0;
+done:
+	guard_path_clear(&gp);
 	return rc;
 }

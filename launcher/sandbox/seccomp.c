@@ -71,7 +71,7 @@
  *
  * Without namespaces (SECCOMP_NONS, a container that refuses them): see
  * seccomp_nons -- only TCP and Unix sockets, every connect and send with
- * an address and every listen to the guard.
+ * an address, every listen and every removal to the guard.
  *
  * Sent to the creation guard (guard.c), which reads the arguments once,
  * decides on the resolved path and performs the call itself: every open
@@ -288,7 +288,18 @@ seccomp_nons(scmp_filter_ctx ctx)
 		    sizeof(*protocols), &fam) != 0)
 			return -1;
 	}
-	return seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), 0);
+	if (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), 0) != 0)
+		return -1;
+	/*
+	 * Removals: without a mount namespace no read-only bind keeps a
+	 * protected name, and Landlock grants removal per directory; the
+	 * guard checks the name (guard/nons.c).
+	 */
+	if (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(unlink), 0) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(unlinkat),
+	    0) != 0)
+		return -1;
+	return seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(rmdir), 0);
 }
 
 static int

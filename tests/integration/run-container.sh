@@ -10,8 +10,8 @@
 # 0.0.0.0, an IPv4-mapped address, TCP fast open), UDP, raw, packet and
 # netlink sockets, a TCP bind or listen, the host's abstract and
 # filesystem Unix sockets, signals and ptrace to a process outside, its
-# /proc/PID/environ and /proc/PID/root, hidden files and writes outside
-# the workspace are refused; processes left behind are killed; a socket
+# /proc/PID/environ and /proc/PID/root, hidden files, writes outside
+# the workspace and removing a protected name are refused; processes left behind are killed; a socket
 # inherited from the caller does not get in; --require-namespaces and
 # requireNamespaces refuse to run.  Outside the helper, -v says the
 # namespaces were made.
@@ -207,6 +207,14 @@ check "the hidden key is not shown" sh -c "! grep -q 'PRIVATE KEY' '$T/out'"
 csbx -- /bin/sh -c 'echo inside >made && cat made' >"$T/out" 2>/dev/null
 eq "the workspace is writable" "$(cat "$T/out")" inside
 check "... and the file is there" test -s "$WS/made"
+# A protected name cannot be removed (no read-only bind keeps it here).
+echo "original rc" >"$WS/.bashrc"
+chmod 666 "$WS/.bashrc"
+csbx -- /bin/sh -c 'rm -f .bashrc; echo x >t && rm t && mkdir d && rmdir d && echo removed' >"$T/out" 2>&1
+eq ".bashrc is still there" "$(cat "$WS/.bashrc")" "original rc"
+contains "... and its removal was refused" "$(cat "$T/out")" "refused to remove"
+contains "what the command made it removes" "$(cat "$T/out")" "removed"
+check "... and it is gone" test ! -e "$WS/t" -a ! -e "$WS/d"
 check "socketpair(AF_UNIX) works" \
     csbx -- "$PY" -c "import socket; a, b = socket.socketpair(); a.send(b'x'); assert b.recv(1) == b'x'"
 
