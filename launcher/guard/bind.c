@@ -306,7 +306,8 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 		return -EFAULT;
 	if ((sock = guard_getfd(gr, sockfd)) < 0)
 		return sock == -EPERM && gr->g->conf.nons ?
-		    guard_nons_nofd(gr, sockfd, "bind") : sock;
+		    guard_nons_nobind(gr, sockfd, &ss, (socklen_t)len) :
+		    sock;
 	if (gr->g->conf.nons && (rc = guard_nons_local(gr, sock,
 	    "bind")) < 0)
 		goto done;

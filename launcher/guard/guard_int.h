@@ -157,6 +157,8 @@ int	 guard_listen(struct guard_req *, int sockfd, int backlog);
 int	 guard_nons_connect(struct guard_req *, int sockfd,
 	    const struct sockaddr_storage *, socklen_t);
 int	 guard_nons_nofd(struct guard_req *, int sockfd, const char *verb);
+int	 guard_nons_nobind(struct guard_req *, int sockfd,
+	    const struct sockaddr_storage *, socklen_t);
 int	 guard_nons_unlink(struct guard_req *, int dfd, uint64_t addr,
 	    int flags);
 

@@ -165,6 +165,35 @@ guard_nons_nofd(struct guard_req *gr, int sockfd, const char *verb)
 }
 
 /*
+ * bind(2) without the command's socket: a protected path is refused as
+ * a creation (EACCES, with its reason), any other bind as guard_nons_nofd
+ * says.  -errno.
+ */
+int
+guard_nons_nobind(struct guard_req *gr, int sockfd,
+    const struct sockaddr_storage *ss, socklen_t len)
+{
+	const struct sockaddr_un	*sun = (const struct sockaddr_un *)ss;
+	struct guard_path		 gp;
+	char				 path[sizeof(sun->sun_path) + 1];
+	size_t				 off = offsetof(struct sockaddr_un,
+					    sun_path);
+	int				 rc;
+
+	if (ss->ss_family != AF_UNIX || len <= off ||
+	    sun->sun_path[0] == '\0')
+		return guard_nons_nofd(gr, sockfd, "bind");
+	memcpy(path, sun->sun_path, len - off);
+	path[len - off] = '\0';
+	guard_path_init(&gp);
+	if ((rc = guard_at_keep(gr, AT_FDCWD, path, &gp, 0)) == 0 &&
+	    (rc = guard_check(gr, &gp, 0, "create")) == 0)
+		rc = guard_nons_nofd(gr, sockfd, "bind");
+	guard_path_clear(&gp);
+	return rc;
+}
+
+/*
  * The type of the command's Unix socket sockfd (SOCK_STREAM...), by its
  * inode in the command's /proc/net/unix; -errno when it is not a Unix
  * socket (or not found).
