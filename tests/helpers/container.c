@@ -7,10 +7,14 @@
  * it, to prove the mode pisbx-run falls back to where namespaces cannot
  * be made.
  *
- *   container --check | COMMAND [ARG...]
+ *   container [--ptrace-calls] --check | COMMAND [ARG...]
  *
  * --check prints what the confinement refuses (unshare, clone with
- * namespace flags, mount, setns) and exits 0 when all of it is refused.
+ * namespace flags, mount, setns, pidfd_getfd) and exits 0 when all of it
+ * is refused.  --ptrace-calls adds the profile's entry for a container
+ * granted CAP_SYS_PTRACE (pidfd_getfd, kcmp, ptrace...), the capability
+ * itself still dropped: a profile that lets pisbx-run's guard borrow the
+ * command's sockets.
  *
  * The rules are moby's profiles/seccomp/default.json as it applies to a
  * container granted no capability, written out by hand from that file
@@ -130,6 +134,12 @@ static const char *const allowed[] = {
 #endif
 };
 
+/* The profile's entry for a container granted CAP_SYS_PTRACE. */
+static const char *const allowed_ptrace[] = {
+	"kcmp", "pidfd_getfd", "process_madvise", "process_vm_readv",
+	"process_vm_writev", "ptrace",
+};
+
 /* personality(2) values the profile allows. */
 static const unsigned long personalities[] = {
 	0, 8, 131072, 131080, 4294967295UL,
@@ -139,8 +149,8 @@ static const unsigned long personalities[] = {
 #define AF_VSOCK_NR	40
 
 static int	container_caps(void);
-static int	container_seccomp(void);
-static int	container_check(void);
+static int	container_seccomp(int ptrace_calls);
+static int	container_check(int ptrace_calls);
 
 /* Drop every capability: bounding set, ambient, then the three sets. */
 static int
@@ -167,7 +177,7 @@ container_caps(void)
 
 /* Docker's default profile for a container without capabilities. */
 static int
-container_seccomp(void)
+container_seccomp(int ptrace_calls)
 {
 	scmp_filter_ctx	ctx;
 	size_t		i;
@@ -175,6 +185,11 @@ container_seccomp(void)
 
 	if ((ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM))) == NULL)
 		return -1;
+	for (i = 0; ptrace_calls && i < sizeof(allowed_ptrace) /
+	    sizeof(*allowed_ptrace); i++)
+		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+		    seccomp_syscall_resolve_name(allowed_ptrace[i]), 0) != 0)
+			goto done;
 	for (i = 0; i < sizeof(allowed) / sizeof(*allowed); i++) {
 		if ((nr = seccomp_syscall_resolve_name(allowed[i])) ==
 		    __NR_SCMP_ERROR)
@@ -203,7 +218,7 @@ done:
 
 /* Say what the confinement refuses; 0 when all of it is. */
 static int
-container_check(void)
+container_check(int ptrace_calls)
 {
 	long	r;
 	int	bad = 0;
@@ -231,7 +246,7 @@ container_check(void)
 	r = syscall(SYS_pidfd_getfd, 0, 0, 0);
 	printf("pidfd_getfd %s\n", r == -1 && errno == EPERM ?
 	    strerror(errno) : "not refused");
-	bad += !(r == -1 && errno == EPERM);
+	bad += !ptrace_calls && !(r == -1 && errno == EPERM);
 	printf("no_new_privs %d\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
 	return bad == 0 ? 0 : 1;
 }
@@ -239,10 +254,16 @@ container_check(void)
 int
 main(int argc, char *argv[])
 {
-	int	check = argc > 1 && strcmp(argv[1], "--check") == 0;
+	int	check, ptrace_calls = 0;
 
+	if (argc > 1 && strcmp(argv[1], "--ptrace-calls") == 0) {
+		ptrace_calls = 1;
+		argc--;
+		argv++;
+	}
+	check = argc > 1 && strcmp(argv[1], "--check") == 0;
 	if (argc < 2) {
-		fprintf(stderr, "usage: container --check | COMMAND [ARG...]\n");
+		fprintf(stderr, "usage: container [--ptrace-calls] --check | COMMAND [ARG...]\n");
 		return 2;
 	}
 	if (container_caps() == -1) {
@@ -250,13 +271,13 @@ main(int argc, char *argv[])
 		return 125;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
-	    container_seccomp() != 0) {
+	    container_seccomp(ptrace_calls) != 0) {
 		fprintf(stderr, "container: cannot load the seccomp profile\n");
 		return 125;
 	}
 	if (check) {
 		fflush(stdout);
-		return container_check();
+		return container_check(ptrace_calls);
 	}
 	execvp(argv[1], argv + 1);
 	fprintf(stderr, "container: %s: %s\n", argv[1], strerror(errno));

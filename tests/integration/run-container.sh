@@ -25,9 +25,14 @@ CONTAINER=$PISBX_BUILD/tests/helpers/container
     skip "the container helper's confinement does not hold here: $(tr '\n' ' ' <"$T/check")"
 ok "the helper refuses what a container refuses ($(tr '\n' ' ' <"$T/check" | head -c 120))"
 
-# csbx [options] -- CMD: pisbx-run under the helper, as sbx.
+# csbx [options] -- CMD: pisbx-run under the helper, as sbx; with
+# CONTAINER_OPTS=--ptrace-calls, the profile of a container granted
+# CAP_SYS_PTRACE (the guard can borrow the command's sockets).
+CONTAINER_OPTS=
 csbx() {
-	(cd "$WS" && "$CONTAINER" "$RUN" --config "$CONF" --access-log "$PX_LOG" "$@")
+	# shellcheck disable=SC2086
+	(cd "$WS" && "$CONTAINER" $CONTAINER_OPTS "$RUN" --config "$CONF" \
+	    --access-log "$PX_LOG" "$@")
 }
 
 srv_start http web
@@ -124,22 +129,24 @@ print('ESCAPED'); sys.exit(1)" >"$T/probe.out" 2>&1
 	fi
 }
 
-probe "direct TCP to host 127.0.0.1" \
-"    socket.create_connection(('127.0.0.1', $TCP4), 2)"
-probe "direct TCP to 0.0.0.0" \
-"    socket.create_connection(('0.0.0.0', $TCPANY), 2)"
-probe "direct TCP to 127.0.0.2" \
-"    socket.create_connection(('127.0.0.2', $TCPANY), 2)"
-probe "direct TCP to ::1" \
-"    socket.create_connection(('::1', $TCP6), 2)"
-probe "direct TCP to ::ffff:127.0.0.1" \
-"    s = socket.socket(socket.AF_INET6); s.connect(('::ffff:127.0.0.1', $TCP4))"
-probe "the proxy's port on ::ffff:127.0.0.1" \
-"    s = socket.socket(socket.AF_INET6); s.connect(('::ffff:127.0.0.1', 3128))"
-probe "the proxy's port on 127.0.0.2" \
-"    socket.create_connection(('127.0.0.2', 3128), 2)"
-probe "every listening TCP port of the host (the proxy's real ones too)" \
-"    ports = set()
+# net_walls: the network refusals, under the current profile.
+net_walls() {
+	probe "direct TCP to host 127.0.0.1" \
+	"    socket.create_connection(('127.0.0.1', $TCP4), 2)"
+	probe "direct TCP to 0.0.0.0" \
+	"    socket.create_connection(('0.0.0.0', $TCPANY), 2)"
+	probe "direct TCP to 127.0.0.2" \
+	"    socket.create_connection(('127.0.0.2', $TCPANY), 2)"
+	probe "direct TCP to ::1" \
+	"    socket.create_connection(('::1', $TCP6), 2)"
+	probe "direct TCP to ::ffff:127.0.0.1" \
+	"    s = socket.socket(socket.AF_INET6); s.connect(('::ffff:127.0.0.1', $TCP4))"
+	probe "the proxy's port on ::ffff:127.0.0.1" \
+	"    s = socket.socket(socket.AF_INET6); s.connect(('::ffff:127.0.0.1', 3128))"
+	probe "the proxy's port on 127.0.0.2" \
+	"    socket.create_connection(('127.0.0.2', 3128), 2)"
+	probe "every listening TCP port of the host (the proxy's real ones too)" \
+	"    ports = set()
     for tab in ('/proc/net/tcp', '/proc/net/tcp6'):
         for line in open(tab).read().splitlines()[1:]:
             f = line.split()
@@ -154,29 +161,31 @@ probe "every listening TCP port of the host (the proxy's real ones too)" \
             if e.errno != errno.EPERM: ok.append((p, e.errno))
     if ok: print('reached', ok); sys.exit(1)
     raise OSError(errno.EPERM, 'all %d refused' % len(ports))"
-probe "TCP fast open to the host (sendto MSG_FASTOPEN)" \
-"    s = socket.socket()
+	probe "TCP fast open to the host (sendto MSG_FASTOPEN)" \
+	"    s = socket.socket()
     s.sendto(b'GET / HTTP/1.0\r\n\r\n', socket.MSG_FASTOPEN, ('127.0.0.1', $TCP4))"
-probe "UDP socket" \
-"    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
-probe "UDP6 socket" \
-"    socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)"
-probe "raw ICMP socket" \
-"    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)"
-probe "SCTP stream socket (connects by setsockopt)" \
-"    socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132)"
-probe "packet socket" \
-"    socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)"
-probe "netlink socket" \
-"    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)"
-probe "TCP bind on the host's loopback" \
-"    s = socket.socket(); s.bind(('127.0.0.1', 0))"
-probe "TCP listen (an unbound socket binds a port)" \
-"    s = socket.socket(); s.listen(1)"
-probe "abstract Unix socket of a host process" \
-"    s = socket.socket(socket.AF_UNIX); s.connect('\0$ABSTRACT')"
-probe "filesystem Unix socket outside the policy" \
-"    s = socket.socket(socket.AF_UNIX); s.connect('$T/host.sock')"
+	probe "UDP socket" \
+	"    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+	probe "UDP6 socket" \
+	"    socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)"
+	probe "raw ICMP socket" \
+	"    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)"
+	probe "SCTP stream socket (connects by setsockopt)" \
+	"    socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132)"
+	probe "packet socket" \
+	"    socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)"
+	probe "netlink socket" \
+	"    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)"
+	probe "TCP bind on the host's loopback" \
+	"    s = socket.socket(); s.bind(('127.0.0.1', 0))"
+	probe "TCP listen (an unbound socket binds a port)" \
+	"    s = socket.socket(); s.listen(1)"
+	probe "abstract Unix socket of a host process" \
+	"    s = socket.socket(socket.AF_UNIX); s.connect('\0$ABSTRACT')"
+	probe "filesystem Unix socket outside the policy" \
+	"    s = socket.socket(socket.AF_UNIX); s.connect('$T/host.sock')"
+}
+net_walls
 probe "kill a process of the same user outside" \
 "    os.kill($OUTSIDE, 15)"
 probe "kill the sandbox's reaper" \
@@ -252,6 +261,35 @@ eq "--timeout ends the run (124)" "$?" 124
 bg=$(cat "$WS/bg2" 2>/dev/null)
 if [ -n "$bg" ] && wait_gone "$bg"; then ok "... and kills what the command started"
 else not_ok "... and kills what the command started (pid $bg)"; fi
+
+# A profile that lets the guard borrow the command's sockets: the same
+# walls, performed on the command's own socket; and what Docker's
+# default profile refuses works here (a Unix server of the command's,
+# descriptor passing, a datagram by address).
+CONTAINER_OPTS=--ptrace-calls
+: >"$HITS"
+body=$(csbx -- curl -s -m 10 "http://allowed.test:$WEB/ptrace" 2>/dev/null)
+contains "ptrace calls: allowed host through the proxy" "$body" '"path": "/ptrace"'
+code=$(csbx -- curl -s -o /dev/null -w '%{http_code}' -m 10 "http://denied.test:$WEB/" 2>/dev/null)
+eq "ptrace calls: denied host gets 403" "$code" 403
+net_walls
+csbx -- "$PY" -c "
+import os, socket, array
+p = os.path.join(os.getcwd(), 'own.sock')
+srv = socket.socket(socket.AF_UNIX); srv.bind(p); srv.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(p); a, _ = srv.accept()
+r, w = os.pipe()
+c.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [r]))])
+msg, anc, _, _ = a.recvmsg(1, socket.CMSG_SPACE(4))
+d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); d.bind(p + '.d')
+e = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); e.sendto(b'dg', p + '.d')
+print('own', msg.decode(), len(anc), d.recv(2).decode())
+" >"$T/out" 2>&1
+contains "ptrace calls: a Unix server, SCM_RIGHTS and a datagram of the command's" \
+    "$(cat "$T/out")" "own x 1 dg"
+sleep 0.3
+eq "ptrace calls: no host listener was reached" "$(sort -u "$HITS" | tr '\n' ' ')" ""
+CONTAINER_OPTS=
 
 # Refuse instead: the option and the config key.
 csbx --require-namespaces -- /bin/sh -c "touch '$WS/ran1'" >"$T/out" 2>&1
