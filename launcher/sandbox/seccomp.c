@@ -182,6 +182,7 @@ static int	seccomp_only32(scmp_filter_ctx, uint32_t action, int nr,
 		    unsigned int arg, const uint32_t *allowed, size_t n,
 		    const struct scmp_arg_cmp *also);
 static int	seccomp_nons(scmp_filter_ctx);
+static int	seccomp_sockets(scmp_filter_ctx, enum seccomp_variant);
 static int	seccomp_rules(scmp_filter_ctx, enum seccomp_variant);
 
 /* The native number of a system call, or -1 when this architecture lacks it. */
@@ -302,8 +303,9 @@ seccomp_nons(scmp_filter_ctx ctx)
 	return seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(rmdir), 0);
 }
 
+/* socket(2) and socketpair(2): the families and protocols allowed. */
 static int
-seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
+seccomp_sockets(scmp_filter_ctx ctx, enum seccomp_variant v)
 {
 	static const uint32_t	families[] = {
 		AF_INET, AF_INET6, AF_NETLINK, AF_UNIX
@@ -311,8 +313,6 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	static const uint32_t	pair_families[] = { AF_UNIX };
 	static const uint32_t	netlink_protocols[] = { NETLINK_ROUTE };
 	struct scmp_arg_cmp	netlink;
-	size_t			i;
-	int			nr;
 
 	/*
 	 * socket(int domain, int type, int protocol): an allow-list on the
@@ -337,6 +337,17 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	/* socketpair(int domain, ...): the same allow-list, AF_UNIX only. */
 	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 0,
 	    pair_families, 1, NULL) != 0)
+		return -1;
+	return 0;
+}
+
+static int
+seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
+{
+	size_t			i;
+	int			nr;
+
+	if (seccomp_sockets(ctx, v) != 0)
 		return -1;
 
 	/*
