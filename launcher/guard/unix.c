@@ -326,20 +326,22 @@ guard_sigpipe(const struct guard_op *op, int err)
 	(void)syscall(SYS_tgkill, tgid, (long)op->tid, SIGPIPE);
 }
 
-/* Write a sendmmsg's msg_len into the command's memory. */
+/*
+ * Write a sendmmsg's msg_len into the command's memory: process_vm_writev
+ * (ptrace access, as the reads), which needs no file of /proc -- where
+ * Landlock grants no write to /proc (a sandbox without namespaces).
+ */
 static int
 guard_op_lenout(const struct guard_op *op, unsigned int n)
 {
-	char	p[64];
-	int	fd, rc;
+	struct iovec	local, remote;
 
-	snprintf(p, sizeof(p), "/proc/%ld/mem", (long)op->tid);
-	if ((fd = open(p, O_WRONLY | O_CLOEXEC)) == -1)
-		return -1;
-	rc = pwrite(fd, &n, sizeof(n), (off_t)op->lenaddr) == sizeof(n) ?
-	    0 : -1;
-	close(fd);
-	return rc;
+	local.iov_base = &n;
+	local.iov_len = sizeof(n);
+	remote.iov_base = (void *)(uintptr_t)op->lenaddr;
+	remote.iov_len = sizeof(n);
+	return process_vm_writev(op->tid, &local, 1, &remote, 1, 0) ==
+	    (ssize_t)sizeof(n) ? 0 : -1;
 }
 
 /*
