@@ -317,6 +317,11 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 		    -errno : 0;
 		goto done;
 	}
+	/* Longer than a sockaddr_un: EINVAL, as the kernel says. */
+	if ((size_t)len > sizeof(*sun)) {
+		rc = -EINVAL;
+		goto done;
+	}
 	memcpy(path, sun->sun_path, (size_t)len - off);
 	path[(size_t)len - off] = '\0';
 	if ((rc = guard_at_keep(gr, AT_FDCWD, path, &gp, 1)) < 0 ||

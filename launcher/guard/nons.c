@@ -183,6 +183,8 @@ guard_nons_nobind(struct guard_req *gr, int sockfd,
 	if (ss->ss_family != AF_UNIX || len <= off ||
 	    sun->sun_path[0] == '\0')
 		return guard_nons_nofd(gr, sockfd, "bind");
+	if (len > sizeof(*sun))
+		return -EINVAL;	/* as the kernel says */
 	memcpy(path, sun->sun_path, len - off);
 	path[len - off] = '\0';
 	guard_path_init(&gp);
@@ -275,6 +277,8 @@ guard_nons_connect(struct guard_req *gr, int sockfd,
 	int				 target = -1, rc;
 
 	memcpy(&to, ss, len);
+	if (ss->ss_family == AF_UNIX && len > sizeof(*from))
+		return -EINVAL;	/* as the kernel says */
 	if (ss->ss_family == AF_UNIX && len > off &&
 	    from->sun_path[0] != '\0') {
 		if ((type = guard_nons_unix_type(gr, sockfd)) < 0)

@@ -266,6 +266,9 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 	 */
 	if (op->domain != AF_UNIX || len <= off || sun->sun_family != AF_UNIX)
 		return 0;
+	/* Longer than a sockaddr_un: EINVAL, as the kernel says. */
+	if (len > sizeof(*sun))
+		return -EINVAL;
 	/* An abstract name: the sandbox's network namespace's own. */
 	if (sun->sun_path[0] == '\0')
 		return 0;
