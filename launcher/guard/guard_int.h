@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <linux/types.h>
 
 #include <limits.h>
@@ -169,6 +170,8 @@ int	 guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
 int	 guard_read_str(struct guard_req *, uint64_t addr, char *buf,
 	    size_t size);
 int	 guard_valid(struct guard_req *);
+int	 guard_peek(struct guard_req *, const struct iovec *local, size_t nl,
+	    const struct iovec *remote, size_t nr);
 int	 guard_base(struct guard_req *, int dfd);
 pid_t	 guard_tgid(struct guard_req *);
 void	 guard_umask_noted(struct guard_req *, mode_t);
