@@ -39,6 +39,9 @@ struct fs_plan;
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
 #endif
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE	71
+#endif
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
@@ -86,6 +89,7 @@ struct guard {
 	int			 root;		/* O_PATH "/", every process's */
 	int			 lexical;	/* openat2 RESOLVE_NO_SYMLINKS */
 	int			 kcmp;		/* kcmp(KCMP_FS) answers */
+	uint64_t		 netns;		/* the sandbox's netns cookie */
 	/* Shared by every request; held alone by a rename. */
 	pthread_rwlock_t	 order;
 	/* The tables below, the reports and the diagnostics. */

@@ -74,6 +74,8 @@ static int	guard_op_new(struct guard_req *, int sockfd,
 static int	guard_op_stream(struct guard_op *);
 static int	guard_unix_target(struct guard_req *, const char *path,
 		    const char *verb);
+static int	guard_op_netns(struct guard_req *, struct guard_op *,
+		    const char *verb);
 static int	guard_op_name(struct guard_req *, struct guard_op *,
 		    const void *name, socklen_t, const char *verb);
 static ssize_t	guard_op_send(struct guard_op *, int extra);
@@ -248,6 +250,32 @@ done:
 }
 
 /*
+ * An address used as given reaches the socket's own network namespace:
+ * the sandbox's, whose only interface is its loopback -- unless the
+ * socket came from outside (a descriptor the command inherited, or one
+ * a listed Unix socket handed it with SCM_RIGHTS), whose namespace may
+ * be the host's.  The guard acts only on a socket of the sandbox's
+ * namespace (its cookie, which the kernel gives without privilege); on
+ * any other, or when the cookie cannot be read, the call is refused.
+ * 0, or -EPERM.
+ */
+static int
+guard_op_netns(struct guard_req *gr, struct guard_op *op, const char *verb)
+{
+	uint64_t	cookie = 0;
+	socklen_t	sl = sizeof(cookie);
+
+	if (gr->g->netns != 0 && getsockopt(op->sock, SOL_SOCKET,
+	    SO_NETNS_COOKIE, &cookie, &sl) == 0 && cookie == gr->g->netns)
+		return 0;
+	guard_refuse(gr, "a socket from outside the sandbox", verb,
+	    "an address through a socket of another network namespace (one "
+	    "the command inherited or was handed): only its own peer, with "
+	    "no address, is reachable through it");
+	return -EPERM;
+}
+
+/*
  * The address of a connect or send, as the command wrote it (len bytes at
  * name): a Unix socket path becomes the allowed socket's own file, any
  * other address is kept.  0, or -errno.
@@ -279,11 +307,11 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 	 */
 	if (len <= off || sun->sun_family != AF_UNIX ||
 	    sun->sun_path[0] == '\0')
-		return 0;
+		return guard_op_netns(gr, op, verb);
 	if (getsockopt(op->sock, SOL_SOCKET, SO_DOMAIN, &domain, &sl) == -1)
 		return -errno;
 	if (domain != AF_UNIX)
-		return 0;
+		return guard_op_netns(gr, op, verb);
 	memcpy(path, sun->sun_path, len - off);
 	path[len - off] = '\0';
 	if ((fd = guard_unix_target(gr, path, verb)) < 0)
