@@ -16,9 +16,20 @@
  *   (hostIPC's retry knows it), and said on stderr;
  *
  *   any other address (TCP to the proxy, a UDP send, a netlink request,
- *   an abstract Unix name) is used as given: the socket is the
- *   command's, in the sandbox's own network namespace, where abstract
- *   names are the sandbox's own (and Landlock ABI 6 scopes them too).
+ *   an abstract Unix name) is used as given on a socket of the sandbox's
+ *   own network namespace, whose only interface is its loopback and
+ *   whose abstract names are its own (Landlock ABI 6 scopes them too);
+ *   on a socket of another namespace (inherited, or handed over
+ *   SCM_RIGHTS) it is refused (guard_op_netns).
+ *
+ * Why sendmsg comes here even without an address, and connect always:
+ * both name where the data goes in memory (msg_name, the sockaddr) that
+ * another thread can rewrite, on a descriptor number another thread can
+ * dup2() a different socket onto, between any check and the kernel's
+ * own reading; only the guard performing the call on what it read is
+ * race-free.  A send whose address is a register (sendto with NULL) is
+ * the filter's to let through (seccomp.c).  docs/performance.md,
+ * "Socket calls", weighs the other ways.
  *
  * A call that would block (a blocking socket, a full buffer or backlog)
  * is finished by a worker thread, which answers the notification itself,

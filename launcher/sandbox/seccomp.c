@@ -275,7 +275,13 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	 * path: a socket bound during the run, or one of allowUnixSockets).
 	 * sendto(int, void *, size_t, int, struct sockaddr *addr, int): a
 	 * pointer, NULL exactly when all 64 bits are 0, as the kernel reads
-	 * it; send(2) is sendto with NULL.
+	 * it; send(2) is sendto with NULL.  With no address a socket sends
+	 * only to the peer a connect (the guard's) gave it, or fails:
+	 * EDESTADDRREQ/ENOTCONN unconnected, EINVAL for TCP fast open
+	 * (MSG_FASTOPEN with no address), whatever socket another thread
+	 * swaps onto the number -- so this holds with or without a network
+	 * namespace (run-sendfast.sh tries each).  sendmsg and sendmmsg
+	 * carry their address in memory: always the guard's.
 	 */
 	if ((v & SECCOMP_UNIX_ALL) == 0 &&
 	    (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect),
