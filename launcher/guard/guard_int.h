@@ -144,6 +144,7 @@ struct guard_req {
 int	 guard_respond(int notify_fd, struct seccomp_notif_resp *);
 
 /* unix.c */
+int	 guard_netns(struct guard_req *, int sock, const char *verb);
 int	 guard_connect(struct guard_req *, int sockfd, uint64_t addr,
 	    int len);
 int	 guard_sendto(struct guard_req *, const __u64 *,

@@ -20,7 +20,7 @@
  *   own network namespace, whose only interface is its loopback and
  *   whose abstract names are its own (Landlock ABI 6 scopes them too);
  *   on a socket of another namespace (inherited, or handed over
- *   SCM_RIGHTS) it is refused (guard_op_netns).
+ *   SCM_RIGHTS) it is refused (guard_netns; bind.c too).
  *
  * Why sendmsg comes here even without an address, and connect always:
  * both name where the data goes in memory (msg_name, the sockaddr) that
@@ -84,8 +84,6 @@ static int	guard_op_new(struct guard_req *, int sockfd,
 		    struct guard_op **);
 static int	guard_op_stream(struct guard_op *);
 static int	guard_unix_target(struct guard_req *, const char *path,
-		    const char *verb);
-static int	guard_op_netns(struct guard_req *, struct guard_op *,
 		    const char *verb);
 static int	guard_op_name(struct guard_req *, struct guard_op *,
 		    const void *name, socklen_t, const char *verb);
@@ -261,22 +259,22 @@ done:
 }
 
 /*
- * An address used as given reaches the socket's own network namespace:
- * the sandbox's, whose only interface is its loopback -- unless the
- * socket came from outside (a descriptor the command inherited, or one
- * a listed Unix socket handed it with SCM_RIGHTS), whose namespace may
- * be the host's.  The guard acts only on a socket of the sandbox's
- * namespace (its cookie, which the kernel gives without privilege); on
- * any other, or when the cookie cannot be read, the call is refused.
- * 0, or -EPERM.
+ * An address used as given (connect, send, bind) reaches the socket's
+ * own network namespace: the sandbox's, whose only interface is its
+ * loopback -- unless the socket came from outside (a descriptor the
+ * command inherited, or one a listed Unix socket handed it with
+ * SCM_RIGHTS), whose namespace may be the host's.  The guard acts only
+ * on a socket of the sandbox's namespace (its cookie, which the kernel
+ * gives without privilege); on any other, or when the cookie cannot be
+ * read, the call is refused.  0, or -EPERM.
  */
-static int
-guard_op_netns(struct guard_req *gr, struct guard_op *op, const char *verb)
+int
+guard_netns(struct guard_req *gr, int sock, const char *verb)
 {
 	uint64_t	cookie = 0;
 	socklen_t	sl = sizeof(cookie);
 
-	if (gr->g->netns != 0 && getsockopt(op->sock, SOL_SOCKET,
+	if (gr->g->netns != 0 && getsockopt(sock, SOL_SOCKET,
 	    SO_NETNS_COOKIE, &cookie, &sl) == 0 && cookie == gr->g->netns)
 		return 0;
 	guard_refuse(gr, "a socket from outside the sandbox", verb,
@@ -318,11 +316,11 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 	 */
 	if (len <= off || sun->sun_family != AF_UNIX ||
 	    sun->sun_path[0] == '\0')
-		return guard_op_netns(gr, op, verb);
+		return guard_netns(gr, op->sock, verb);
 	if (getsockopt(op->sock, SOL_SOCKET, SO_DOMAIN, &domain, &sl) == -1)
 		return -errno;
 	if (domain != AF_UNIX)
-		return guard_op_netns(gr, op, verb);
+		return guard_netns(gr, op->sock, verb);
 	memcpy(path, sun->sun_path, len - off);
 	path[len - off] = '\0';
 	if ((fd = guard_unix_target(gr, path, verb)) < 0)

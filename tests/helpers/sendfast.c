@@ -29,7 +29,8 @@
  *	Receives descriptors over SCM_RIGHTS from the allowed socket
  *	UNIXSTREAM (a host process hands over its unconnected UDP and TCP
  *	sockets) and sends on each with no address, and with MSG_FASTOPEN,
- *	to 127.0.0.1:PORT's peer.  Prints each result.
+ *	to 127.0.0.1:PORT's peer; then binds the TCP one to 127.0.0.1 and
+ *	listens.  Prints each result.
  *   sendfast inherited PORT
  *	The same sends on descriptor 0, a socket the caller inherited.
  *
@@ -233,6 +234,7 @@ static int
 sf_rights(const char *path, int port)
 {
 	struct sockaddr_un	 sun;
+	struct sockaddr_in	 sin;
 	struct msghdr		 m;
 	struct cmsghdr		*c;
 	char			 b[8], cbuf[CMSG_SPACE(2 * sizeof(int))];
@@ -259,6 +261,11 @@ sf_rights(const char *path, int port)
 	memcpy(fds, CMSG_DATA(c), sizeof(fds));
 	sf_sends("rights-udp", fds[0], port);
 	sf_sends("rights-tcp", fds[1], port);
+	/* Bound on the host, it would listen on the host's network. */
+	sf_in(&sin, 0);
+	printf("rights-tcp bind %s\n", sf_res(bind(fds[1],
+	    (struct sockaddr *)&sin, sizeof(sin))));
+	printf("rights-tcp listen %s\n", sf_res(listen(fds[1], 1)));
 	return 0;
 }
 

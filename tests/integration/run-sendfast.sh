@@ -8,7 +8,8 @@
 # swap descriptors and rewrite addresses between the check and the call,
 # tries TCP fast open with and without an address, sends on unconnected
 # UDP and on a datagram socket connected to a host path, and sends on
-# host sockets it inherited or was handed over SCM_RIGHTS.
+# host sockets it inherited or was handed over SCM_RIGHTS (nor bind
+# them to listen on the host's network).
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -86,7 +87,7 @@ nothing "datagram path: nothing reached the host's datagram socket"
 
 # 5. Host sockets handed over SCM_RIGHTS by a listed socket: with no
 #    address they have no peer; an address is refused (another network
-#    namespace), fast open too.
+#    namespace), fast open and bind too.
 sbx -- "$SF" rights "$S/rights.sock" "$PORT" >"$T/out" 2>"$T/err"
 eq "handed UDP socket, no address" "$(result "rights-udp send")" EDESTADDRREQ
 eq "handed UDP socket, an address: refused" \
@@ -99,6 +100,8 @@ eq "handed TCP socket, fast open to the host's port: refused" \
     "$(result "rights-tcp fastopen-addr")" EPERM
 eq "handed TCP socket, sendmsg fast open: refused" \
     "$(result "rights-tcp fastopen-msg")" EPERM
+eq "handed TCP socket, bound to the host's 127.0.0.1: refused" \
+    "$(result "rights-tcp bind")" EPERM
 contains "the refusal says why" "$(cat "$T/err")" \
     "through a socket of another network namespace"
 nothing "handed sockets: nothing reached the host"
