@@ -632,10 +632,10 @@ guard_op_control(struct guard_req *gr, struct guard_op *op)
  * A send of the command's: um as it wrote it, except that um->msg_iov is
  * the guard's copy of its iovec array (the buffers are still the
  * command's).  The data (at most GUARD_SEND_MAX bytes: a stream takes
- * what fits, a larger datagram is EMSGSIZE) is read once, all its
- * pieces in one read; the address and the ancillary data in another,
- * when there are any.  The request is checked valid once, after the
- * last read and before the guard acts.
+ * what fits, a larger datagram is EMSGSIZE), the address and the
+ * ancillary data are read once, in one read when their pieces fit in
+ * one (UIO_MAXIOV); the request is checked valid once, after the last
+ * read and before the guard acts.
  */
 static int
 guard_op_msg(struct guard_req *gr, int sockfd, const struct msghdr *um,
@@ -643,9 +643,9 @@ guard_op_msg(struct guard_req *gr, int sockfd, const struct msghdr *um,
 {
 	struct sockaddr_storage	 ss;
 	struct guard_op		*op;
-	struct iovec		*remote = NULL, local[2], rv[2];
+	struct iovec		*remote = NULL, local[3];
 	socklen_t		 nl = 0;
-	size_t			 i, total = 0, nr = 0, nx = 0;
+	size_t			 i, total = 0, nr = 0, nx = 1, split;
 	int			 rc;
 
 	*out = NULL;
@@ -666,50 +666,51 @@ guard_op_msg(struct guard_req *gr, int sockfd, const struct msghdr *um,
 		}
 		total = GUARD_SEND_MAX;
 	}
+	if (um->msg_control != NULL && um->msg_controllen > GUARD_CONTROL_MAX) {
+		rc = -ENOBUFS;
+		goto fail;
+	}
 	if ((op->data = malloc(total > 0 ? total : 1)) == NULL ||
-	    (remote = calloc(um->msg_iovlen > 0 ? um->msg_iovlen : 1,
-	    sizeof(*remote))) == NULL) {
+	    (remote = calloc(um->msg_iovlen + 2, sizeof(*remote))) == NULL) {
 		rc = -ENOMEM;
 		goto fail;
 	}
+	/* The data's pieces, as many as fill total; then the others. */
 	for (i = 0; i < um->msg_iovlen && op->len < total; i++) {
 		remote[nr] = um->msg_iov[i];
 		if (remote[nr].iov_len > total - op->len)
 			remote[nr].iov_len = total - op->len;
 		op->len += remote[nr++].iov_len;
 	}
+	split = nr;
 	local[0].iov_base = op->data;
 	local[0].iov_len = op->len;
-	if (guard_peek(gr, local, 1, remote, nr) < 0) {
-		rc = -EFAULT;
-		goto fail;
-	}
-
 	if (um->msg_name != NULL && um->msg_namelen > 0) {
 		nl = um->msg_namelen > sizeof(ss) ? sizeof(ss) :
 		    um->msg_namelen;	/* as the kernel does */
 		memset(&ss, 0, sizeof(ss));
 		local[nx].iov_base = &ss;
-		local[nx].iov_len = nl;
-		rv[nx].iov_base = um->msg_name;
-		rv[nx++].iov_len = nl;
+		local[nx++].iov_len = nl;
+		remote[nr].iov_base = um->msg_name;
+		remote[nr++].iov_len = nl;
 	}
 	if (um->msg_control != NULL && um->msg_controllen > 0) {
-		if (um->msg_controllen > GUARD_CONTROL_MAX) {
-			rc = -ENOBUFS;
-			goto fail;
-		}
 		op->controllen = um->msg_controllen;
 		if ((op->control = malloc(op->controllen)) == NULL) {
 			rc = -ENOMEM;
 			goto fail;
 		}
 		local[nx].iov_base = op->control;
-		local[nx].iov_len = op->controllen;
-		rv[nx].iov_base = um->msg_control;
-		rv[nx++].iov_len = op->controllen;
+		local[nx++].iov_len = op->controllen;
+		remote[nr].iov_base = um->msg_control;
+		remote[nr++].iov_len = op->controllen;
 	}
-	if (nx > 0 && guard_peek(gr, local, nx, rv, nx) < 0) {
+	if (nr <= UIO_MAXIOV)
+		rc = guard_peek(gr, local, nx, remote, nr);
+	else if ((rc = guard_peek(gr, local, 1, remote, split)) == 0)
+		rc = guard_peek(gr, local + 1, nx - 1, remote + split,
+		    nr - split);
+	if (rc < 0) {
 		rc = -EFAULT;
 		goto fail;
 	}
