@@ -120,17 +120,19 @@ eq "inherited UDP socket, an address: refused" \
 nothing "inherited socket: nothing reached the host"
 
 # 7. The sandbox's own loopback still works through the guard: a TCP
-#    connect and a UDP send of its own.
+#    connect, a send on the socket accept() gave (its peer came with
+#    it, no guard involved), and a UDP send of its own.
 sbx -- /usr/bin/python3 -c '
 import socket
 l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
 c = socket.create_connection(l.getsockname()); a, _ = l.accept()
 c.sendmsg([b"ping"]); assert a.recv(4) == b"ping"
+a.send(b"back"); assert c.recv(4) == b"back"
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
 socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"pong", u.getsockname())
 assert u.recv(4) == b"pong"
 print("own loopback ok")' >"$T/out" 2>&1
-check "the sandbox's own TCP connect, sendmsg and UDP sendto work" \
+check "the sandbox's own TCP connect, sendmsg, send on an accepted socket and UDP sendto work" \
     grep -qx "own loopback ok" "$T/out"
 
 done_testing
