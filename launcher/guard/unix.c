@@ -85,7 +85,7 @@ static int	guard_op_msg(struct guard_req *, int sockfd,
 		    const struct msghdr *, int flags, struct guard_op **);
 static int	guard_read_msghdr(struct guard_req *, uint64_t addr,
 		    struct msghdr *, struct iovec **);
-static int	guard_loopback_port(const struct guard_op *, char *, size_t);
+static int	guard_loopback_port(struct guard_op *, char *, size_t);
 static void	guard_loopback_refused(struct guard_op *, int rc);
 
 #define GUARD_SEND_MAX		(1U << 20)	/* bytes per send */
@@ -566,27 +566,26 @@ done:
 
 /*
  * The port of a TCP connect to a loopback address (127.0.0.0/8, ::1,
- * ::ffff:127.0.0.0/104), its address as text in buf; else 0.
+ * ::ffff:127.0.0.0/104), its address as text in buf; else 0.  The
+ * kernel took the address, so its family is the socket's; the type is
+ * asked last, for a loopback address only.
  */
 static int
-guard_loopback_port(const struct guard_op *op, char *buf, size_t len)
+guard_loopback_port(struct guard_op *op, char *buf, size_t len)
 {
 	const struct sockaddr_in	*sin = (const void *)&op->addr;
 	const struct sockaddr_in6	*sin6 = (const void *)&op->addr;
 	const uint8_t			*b = sin6->sin6_addr.s6_addr;
 	char				 a[INET6_ADDRSTRLEN];
 
-	if (!op->stream)
-		return 0;
-	if (op->domain == AF_INET && op->alen >= sizeof(*sin) &&
-	    sin->sin_family == AF_INET &&
+	if (op->alen >= sizeof(*sin) && sin->sin_family == AF_INET &&
 	    (ntohl(sin->sin_addr.s_addr) >> 24) == 127) {
-		if (inet_ntop(AF_INET, &sin->sin_addr, buf, len) == NULL)
+		if (inet_ntop(AF_INET, &sin->sin_addr, buf, len) == NULL ||
+		    !guard_op_stream(op))
 			return 0;
 		return ntohs(sin->sin_port);
 	}
-	if (op->domain != AF_INET6 || op->alen < sizeof(*sin6) ||
-	    sin6->sin6_family != AF_INET6)
+	if (op->alen < sizeof(*sin6) || sin6->sin6_family != AF_INET6)
 		return 0;
 	if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr) && b[12] == 127) {
 		if (inet_ntop(AF_INET, b + 12, buf, len) == NULL)
@@ -597,7 +596,7 @@ guard_loopback_port(const struct guard_op *op, char *buf, size_t len)
 			return 0;
 	} else
 		return 0;
-	return ntohs(sin6->sin6_port);
+	return guard_op_stream(op) ? ntohs(sin6->sin6_port) : 0;
 }
 
 /*
