@@ -107,6 +107,8 @@ struct guard {
 	size_t			 ntold;
 	struct guard_sock	*socks;		/* Unix sockets bound */
 	size_t			 nsocks;
+	int			 init_ok;	/* a .git may be made at */
+	struct stat		 init_top;	/* the project directory */
 };
 
 struct guard_path {

@@ -73,6 +73,7 @@ struct run_state {
 	int			 supervised;
 	struct hostipc_tee	*tee;
 	long long		 timeout_ms, started_ms;
+	struct gitinit		 gitinit;	/* a git init at the project */
 };
 
 /* Where a step of run_command leaves the run. */
@@ -784,6 +785,7 @@ run_start(struct run_state *rs)
 	}
 	rs->sb.report_fd = rs->report_sock[1];
 	rs->started_ms = hostipc_clock_ms();
+	gitinit_start(&rs->sb.plan, &rs->gitinit);
 	timing_mark(rs->sb.times, TIMING_POLICY);
 	ch = sandbox_start(&rs->sb, &rs->run);
 	close(rs->report_sock[1]);
@@ -908,6 +910,8 @@ run_finish(struct run_state *rs)
 	if (rs->sfd != -1)
 		close(rs->sfd);
 	rundir_remove(rs->sb.rundir);
+	/* Before the warnings: a repository held aside is not named twice. */
+	gitinit_finish(&rs->gitinit);
 	/* After the private TMPDIR went: repositories there are gone too. */
 	if (rs->report_sock[0] != -1) {
 		/* Every writer went with the sandbox: the rest is there. */
