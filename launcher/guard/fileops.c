@@ -156,6 +156,9 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 	if ((rc = guard_check(gr, &gp, 0, excl ? NULL : (flags & O_CREAT) &&
 	    (gp.parent == -1 || !gp.exists) ? "create" : "write")) < 0)
 		goto done;
+	if ((flags & O_CREAT) && !gp.exists && gp.magic == -1 &&
+	    (rc = guard_wtadd(gr, &gp)) < 0)
+		goto done;
 	if (gp.magic != -1) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", gp.magic);
 		rc = guard_install(gr, AT_FDCWD, link, flags, mode, 1, NULL);

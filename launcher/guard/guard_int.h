@@ -194,6 +194,14 @@ int	 guard_head_before(struct guard_req *, const struct guard_path *);
 void	 guard_refuse(struct guard_req *, const char *path,
 	    const char *verb, const char *fmt, ...)
 	    __attribute__((format(printf, 4, 5)));
+
+/* wtadd.c */
+/*
+ * Refuse the branch lock git branch takes for a git worktree add whose
+ * path cannot be made (outside the writable directories, or there and
+ * not empty): -EACCES (said), or 0.
+ */
+int	 guard_wtadd(struct guard_req *, const struct guard_path *);
 int	 guard_glob_moved(struct guard_req *, const struct guard_path *,
 	    const struct guard_path *, const char *verb);
 int	 guard_check(struct guard_req *, const struct guard_path *,
