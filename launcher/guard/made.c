@@ -9,7 +9,8 @@
  * repository the command makes during the run (git clone) stays usable.
  * "Made during the run" is known exactly: the guard performs every
  * mkdir, so it keeps the (device, inode) of each directory it made.  A
- * new ".git" may appear only in such a directory, and the parent is told
+ * new ".git" may appear only in such a directory, or at the project
+ * directory when it had none (guard_init_top), and the parent is told
  * about each one, to warn at exit.
  */
 #include <sys/ioctl.h>
