@@ -277,16 +277,18 @@ guard_verb(const struct guard_path *gp, const char *verb)
 /*
  * Whether path lies in the .git the command made at the project
  * directory (guard_init_top): the mandatory set's git names there
- * (.git/hooks, .git/config) are then those of a repository made during
- * the run, which git's rules allow and the parent checks at exit.
+ * (.git/hooks, .git/config; the caller asks only for those) are then
+ * those of a repository made during the run, which git's rules allow
+ * and the parent checks at exit.  A denyWrite path still refuses.
  */
 static int
 guard_init_inside(struct guard *g, const char *path)
 {
-	const char	*top = g->conf.plan->project;
-	struct stat	 st;
-	char		 dotgit[PATH_MAX];
-	size_t		 len;
+	const struct fs_plan	*plan = g->conf.plan;
+	const char		*top = plan->project;
+	struct stat		 st;
+	char			 dotgit[PATH_MAX];
+	size_t			 len, i;
 
 	if (!g->init_ok || top == NULL)
 		return 0;
@@ -294,6 +296,11 @@ guard_init_inside(struct guard *g, const char *path)
 	if (strncmp(path, top, len) != 0 || strncasecmp(path + len, "/.git/",
 	    6) != 0)
 		return 0;
+	/* A denyWrite entry of the config there still stands. */
+	for (i = 0; i < plan->nguarded; i++)
+		if (strcmp(plan->guarded_why[i], "filesystem.denyWrite") == 0 &&
+		    fs_under_ci(path, plan->guarded[i]))
+			return 0;
 	if (stat(top, &st) == -1 || st.st_dev != g->init_top.st_dev ||
 	    st.st_ino != g->init_top.st_ino)
 		return 0;
@@ -321,7 +328,8 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
 		return 0;
 	why = fs_plan_guarded(gr->g->conf.plan, gp->full, ancestors_too);
-	if (why != NULL && guard_init_inside(gr->g, gp->full))
+	if (why != NULL && (why == fs_why_git_config ||
+	    strcmp(why, "git") == 0) && guard_init_inside(gr->g, gp->full))
 		why = NULL;
 	git = why == NULL && guard_git(gr, gp, ancestors_too);
 	if (why == fs_why_git_config || (git &&
