@@ -202,6 +202,13 @@ void	 guard_refuse(struct guard_req *, const char *path,
  * not empty): -EACCES (said), or 0.
  */
 int	 guard_wtadd(struct guard_req *, const struct guard_path *);
+/*
+ * The PATH of "git [-C DIR] [-c K=V] worktree add [options] PATH", the
+ * -C directories appended to dir; NULL for any other command line, or
+ * one with what it does not read (an unknown option, --force).
+ */
+const char *guard_wtadd_path(char **argv, int argc, char *dir,
+	    size_t dirlen);
 int	 guard_glob_moved(struct guard_req *, const struct guard_path *,
 	    const struct guard_path *, const char *verb);
 int	 guard_check(struct guard_req *, const struct guard_path *,

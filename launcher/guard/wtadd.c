@@ -33,8 +33,6 @@
 
 static pid_t	wtadd_ppid(pid_t);
 static int	wtadd_argv(pid_t, char *buf, size_t len, char **argv);
-static const char *wtadd_path(char **argv, int argc, char *dir,
-		    size_t dirlen);
 static int	wtadd_resolve(const char *path, char *out, size_t len);
 static int	wtadd_empty(const char *dir);
 
@@ -88,8 +86,8 @@ wtadd_argv(pid_t pid, char *buf, size_t len, char **argv)
  * that, or has what this does not read (--force: git may then reuse the
  * path).
  */
-static const char *
-wtadd_path(char **argv, int argc, char *dir, size_t dirlen)
+const char *
+guard_wtadd_path(char **argv, int argc, char *dir, size_t dirlen)
 {
 	static const char *const	 flags[] = { "-d", "--detach",
 		"--checkout", "--no-checkout", "--lock", "--orphan", "--track",
@@ -230,7 +228,7 @@ guard_wtadd(struct guard_req *gr, const struct guard_path *gp)
 	if ((n = readlink(p, dir, sizeof(dir) - 1)) <= 0)
 		return 0;
 	dir[n] = '\0';
-	if ((path = wtadd_path(argv, argc, dir, sizeof(dir))) == NULL ||
+	if ((path = guard_wtadd_path(argv, argc, dir, sizeof(dir))) == NULL ||
 	    path[0] == '\0')
 		return 0;
 	if (path[0] == '/')
