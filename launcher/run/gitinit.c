@@ -68,12 +68,13 @@ gitinit_hold(int topfd, char *name, size_t len)
 }
 
 /*
- * After the sandbox is gone (nothing of the command runs any more): read
- * the repository at the project directory, if the command made one, and
- * hold it aside when git would run anything of it.
+ * After the sandbox is gone (nothing of the command runs any more), and
+ * before anything runs on the host in its place (host-IPC): read the
+ * repository at the project directory, if the command made one, and
+ * hold it aside when git would run anything of it.  Once.
  */
 void
-gitinit_finish(const struct gitinit *gi)
+gitinit_finish(struct gitinit *gi)
 {
 	struct gitnew_found	 f;
 	struct stat		 st;
@@ -82,6 +83,7 @@ gitinit_finish(const struct gitinit *gi)
 
 	if (!gi->ok || gi->path == NULL)
 		return;
+	gi->ok = 0;
 	if ((fd = open(gi->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1)
 		return;

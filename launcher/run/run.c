@@ -859,6 +859,12 @@ run_serve(struct run_state *rs)
 	if (!rs->done)
 		event_base_dispatch(rs->base);
 	timing_mark(rs->sb.times, TIMING_REAPED);
+	/*
+	 * The sandbox is gone: read the project's new repository now, before
+	 * host-IPC may run the command again on the host, whose own git init
+	 * is the user's.
+	 */
+	gitinit_finish(&rs->gitinit);
 	if (rs->tee != NULL) {
 		hostipc_tee_end(rs->tee);
 		/* 125: the sandbox itself failed; that is never retried. */
@@ -910,7 +916,7 @@ run_finish(struct run_state *rs)
 	if (rs->sfd != -1)
 		close(rs->sfd);
 	rundir_remove(rs->sb.rundir);
-	/* Before the warnings: a repository held aside is not named twice. */
+	/* When the run failed before run_serve read it (else a no-op). */
 	gitinit_finish(&rs->gitinit);
 	/* After the private TMPDIR went: repositories there are gone too. */
 	if (rs->report_sock[0] != -1) {

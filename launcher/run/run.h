@@ -349,9 +349,10 @@ struct gitinit {
 };
 void	 gitinit_start(const struct fs_plan *, struct gitinit *);
 /*
- * After the run: a repository made there that git would run more of
- * than git init makes is moved aside (.git.pisbx-held-XXXXXX), said.
+ * Once the sandbox is gone: a repository made there that git would run
+ * more of than git init makes is moved aside (.git.pisbx-held-XXXXXX),
+ * said.  Once: a second call does nothing.
  */
-void	 gitinit_finish(const struct gitinit *);
+void	 gitinit_finish(struct gitinit *);
 
 #endif
