@@ -21,6 +21,8 @@
 
 static void	usage(FILE *, int) __attribute__((noreturn));
 static int	self_dir(char *, size_t);
+static int	check_main(const struct run_opts *, int, char *const *,
+		    size_t);
 
 static void
 usage(FILE *f, int code)
@@ -30,6 +32,8 @@ usage(FILE *f, int code)
 "                 [--log-format json|text] [--quiet] [--report FILE] [-v]\n"
 "                 -- COMMAND [ARG...]\n"
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
+"       pisbx-run [--config FILE] --check [-v]\n"
+"       pisbx-run [--config FILE] --explain HOST[:PORT]...\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
 "       pisbx-run --hook claude-code|codex\n"
 "       pisbx-run -h | --help | -V | --version\n"
@@ -43,6 +47,13 @@ usage(FILE *f, int code)
 "                       (~/.config/pisbx/config.json when XDG_CONFIG_HOME is\n"
 "                       unset), else srt's ~/.srt-settings.json, else the\n"
 "                       built-in default, which allows nothing\n"
+"                       (always under the managed file " MANAGED_PATH ")\n"
+"  --check              validate the merged policy and print it (-v: every\n"
+"                       entry with its source and layer); start nothing\n"
+"  --explain HOST[:PORT]\n"
+"                       what the policy would do with a target, which\n"
+"                       entry of which file and layer decides, as JSON;\n"
+"                       repeatable\n"
 "  --timeout SECONDS    kill the whole sandbox after SECONDS (exit 124)\n"
 "  --access-log PATH    one record per proxy decision and close ('-': stdout)\n"
 "  --log-format FMT     json (default) or text\n"
@@ -78,6 +89,40 @@ self_dir(char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * --check, --explain: the config a run would use (the same trust order,
+ * the same layer, the managed file over it), then the proxy's own
+ * printing (proxy/check.c).  0, EXIT_CONFIG when the config is refused.
+ */
+static int
+check_main(const struct run_opts *o, int check, char *const *explain,
+    size_t nexplain)
+{
+	struct config	*conf;
+	const char	*env;
+	char		*path;
+	int		 rc = 0;
+
+	if (o->cli_config == NULL && (env = getenv("PISBX_CONFIG")) != NULL &&
+	    env[0] != '\0' && env[0] != '/') {
+		log_warnx("PISBX_CONFIG=%s: not an absolute path; set it to "
+		    "an absolute path", env);
+		return EXIT_CONFIG;
+	}
+	path = config_find(o->cli_config);
+	conf = check_load(path, o->cli_config != NULL ? LAYER_RUN :
+	    LAYER_USER);
+	free(path);
+	if (conf == NULL)
+		return EXIT_CONFIG;
+	if ((check && check_print(conf, o->verbose) == -1) ||
+	    check_explain(conf, explain, nexplain) == -1) {
+		log_warn("--check");
+		rc = EXIT_SETUP;
+	}
+	config_free(conf);
+	return rc;
+}
 
 int
 main(int argc, char *argv[])
@@ -91,14 +136,17 @@ main(int argc, char *argv[])
 		{ "quiet",		no_argument,	   NULL, 'q' },
 		{ "report",		required_argument, NULL, 'r' },
 		{ "hook",		required_argument, NULL, 'H' },
+		{ "check",		no_argument,	   NULL, 'n' },
+		{ "explain",		required_argument, NULL, 'e' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts	 o;
 	const char	*name, *hook = NULL;
-	char		*end, dir[PATH_MAX];
-	int		 ch, connect_mode = 0;
+	char		*end, dir[PATH_MAX], **explain;
+	size_t		 nexplain = 0;
+	int		 ch, connect_mode = 0, check = 0;
 
 	name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
 	    argv[0];
@@ -107,6 +155,10 @@ main(int argc, char *argv[])
 
 	memset(&o, 0, sizeof(o));
 	o.fmt = LOG_FORMAT_JSON;
+	if ((explain = calloc((size_t)argc + 1, sizeof(*explain))) == NULL) {
+		log_warn("calloc");
+		return EXIT_SETUP;
+	}
 	log_init("pisbx-run", 0);
 	while ((ch = getopt_long(argc, argv, "+c:qvhV", longopts,
 	    NULL)) != -1) {
@@ -151,6 +203,12 @@ main(int argc, char *argv[])
 		case 'H':
 			hook = optarg;
 			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'e':
+			explain[nexplain++] = optarg;
+			break;
 		case 'c':
 			o.line = optarg;
 			break;
@@ -170,6 +228,18 @@ main(int argc, char *argv[])
 	argv += optind;
 	log_init("pisbx-run", o.verbose);
 
+	if (check || nexplain > 0) {
+		if (argc != 0 || o.line != NULL || connect_mode ||
+		    hook != NULL) {
+			log_warnx("--check and --explain run nothing: no "
+			    "command, -c, --connect-proxy or --hook with them");
+			usage(stderr, EXIT_USAGE);
+		}
+		ch = check_main(&o, check, explain, nexplain);
+		free(explain);
+		return ch;
+	}
+	free(explain);
 	if (connect_mode) {
 		if (argc != 2)
 			usage(stderr, EXIT_USAGE);

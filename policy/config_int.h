@@ -33,6 +33,7 @@ struct cfgctx {
 	const char		*source;	/* the file named absolutely, for
 						   list entries' sources; NULL:
 						   name */
+	const char		*layer;		/* list entries' layer, or NULL */
 };
 
 /*
@@ -72,6 +73,30 @@ char		*cfg_item_path(struct cfgctx *, const char *, const char *,
 int		 cfg_abs_path(struct cfgctx *, const char *, const char *,
 		    size_t, size_t);
 extern const struct item_check cfg_check_path;
+void		 cfg_patterns(struct cfgctx *, const char *, const json_t *,
+		    const char *, int, struct policy *, struct strlist *);
+char		*cfg_file_read(struct cfgctx *, int fd, size_t *);
+json_t		*cfg_json_parse(struct cfgctx *, const char *, size_t);
+void		 cfg_finish(struct cfgctx *);
+const char	*cfg_home(void);
+
+/* managed.c */
+/*
+ * Read MANAGED_PATH: 0 with *out NULL when there is no such file, 0 with
+ * *out set, or -1 after errors (an untrusted path, a bad file).
+ */
+int		 managed_load(struct config_errors *, struct managed **out);
+void		 managed_free(struct managed *);
+/* Before a layer's own keys: the managed deny entries into pol. */
+void		 managed_seed(struct cfgctx *, const struct managed *,
+		    struct policy *);
+/*
+ * After them: every loosening of the managed rules by the layer (root
+ * is its JSON, conf NULL for a supervisor's "network" object) is an
+ * error; the ceiling goes on pol, the denied paths and limits on conf.
+ */
+void		 managed_check(struct cfgctx *, struct managed *,
+		    const json_t *root, struct config *, struct policy *);
 
 /* compat.c */
 void		 compat_top(struct cfgctx *, const json_t *, struct config *);

@@ -65,11 +65,7 @@ explain_decide(const struct config *conf, const struct host *h,
 	v = policy_eval(conf->policy, h, port, &m);
 	*mp = m;
 	if (v != VERDICT_REVIEW) {
-		if (m == NULL)
-			snprintf(reason, len, "host-loopback");
-		else
-			snprintf(reason, len, "%s:%s", v == VERDICT_DENY ?
-			    "deny-list" : "allow-list", m->text);
+		policy_reason(v, m, reason, len);
 		return v;
 	}
 	if (h->kind != HOST_NAME && (h->kind == HOST_IPV4 ?
@@ -150,6 +146,10 @@ policy_explain(const struct config *conf, const char *target)
 		if (m != NULL && m->source != NULL &&
 		    json_object_set_new(o, "source",
 		    json_string(m->source)) == -1)
+			goto fail;
+		if (m != NULL && m->source != NULL && m->layer != NULL &&
+		    json_object_set_new(o, "layer",
+		    json_string(m->layer)) == -1)
 			goto fail;
 	}
 	out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);

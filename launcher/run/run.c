@@ -436,7 +436,8 @@ run_config(struct run_state *rs)
 		return EXIT_CONFIG;
 	}
 	rs->config_path = config_find(o->cli_config);
-	if ((rs->conf = config_load(rs->config_path, &errs)) == NULL) {
+	if ((rs->conf = config_load_layer(rs->config_path,
+	    o->cli_config != NULL ? LAYER_RUN : LAYER_USER, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
 			log_warnx("%s", errs.msg[i]);
 		if (errs.n == 0)
@@ -568,6 +569,7 @@ run_prepare(struct run_state *rs)
 	const struct run_opts	*o = rs->o;
 	struct fs_inputs	 fin;
 	struct env_inputs	 ein;
+	struct config_errors	 errs = { NULL, 0 };
 	char			*end, why[PATH_MAX + 256];
 	size_t			 i;
 	int			 ch;
@@ -652,6 +654,17 @@ run_prepare(struct run_state *rs)
 		}
 		log_warnx("cannot resolve the filesystem policy");
 		return RUN_FAIL;
+	}
+	/* Entries relative to the project: now it is known. */
+	if (config_managed_paths(rs->conf, rs->sb.plan.project,
+	    rs->sb.plan.home, &errs) == -1) {
+		for (i = 0; i < errs.n; i++)
+			log_warnx("%s", errs.msg[i]);
+		log_warnx("the config loosens the managed file %s; nothing "
+		    "was run", MANAGED_PATH);
+		config_errors_clear(&errs);
+		rs->status = EXIT_CONFIG;
+		return RUN_DONE;
 	}
 	if (run_agent_files(&rs->sb, o, &rs->af) == -1) {
 		log_warn("the agent's files");
