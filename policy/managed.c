@@ -10,7 +10,8 @@
  * cannot be trusted or read refuses everything (fail closed).
  *
  * The path is compiled in: no variable or option names another, so a
- * user cannot swap it.  It is trusted only when it and every directory
+ * user cannot swap it.  The denied paths are managed_fs.c's; --check's
+ * listing of the merged policy is explain.c's.  It is trusted only when it and every directory
  * above it belong to root and no one else can write them; the walk goes
  * descriptor by descriptor, symbolic links refused, so what is checked
  * is what is read.
@@ -19,8 +20,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,56 +30,6 @@
 
 #include "policy/policy.h"
 #include "policy/config_int.h"
-
-#define MANAGED_NAME	"the managed file " MANAGED_PATH
-
-/* A limit the managed file caps: its key and where it is in a config. */
-struct managed_limit {
-	const char	*section;	/* "proxy", "review" */
-	const char	*key;
-	size_t		 off;		/* of the int in struct config */
-	int		 zero_unset;	/* 0 in the config: "the default" */
-};
-
-static const struct managed_limit managed_limits[] = {
-	{ "proxy", "maxConnections",
-	    offsetof(struct config, max_connections), 0 },
-	{ "proxy", "maxClientConnections",
-	    offsetof(struct config, max_client_connections), 1 },
-	{ "proxy", "connectTimeoutMs",
-	    offsetof(struct config, connect_timeout_ms), 0 },
-	{ "proxy", "idleTimeoutMs",
-	    offsetof(struct config, idle_timeout_ms), 0 },
-	{ "proxy", "headerTimeoutMs",
-	    offsetof(struct config, header_timeout_ms), 0 },
-	{ "review", "timeoutMs",
-	    offsetof(struct config, review_timeout_ms), 0 },
-	{ "review", "maxInFlight",
-	    offsetof(struct config, review_max_inflight), 0 },
-};
-#define MANAGED_NLIMITS	(sizeof(managed_limits) / sizeof(*managed_limits))
-
-/* Review transports by name; "supervisor" is supervisor mode's socket. */
-static const char *const managed_modes[] = {
-	"command", "socket", "tty", "supervisor", NULL
-};
-
-struct managed {
-	struct policy	*deny;		/* deniedDomains (its deny list) */
-	struct policy	*ceiling;	/* allowedDomainsCeiling, or NULL */
-	struct strlist	 deny_read;	/* absolute or "~" */
-	struct strlist	 deny_write;
-	int		 limit[MANAGED_NLIMITS];	/* 0: none */
-	unsigned int	 modes;		/* 1 << managed_modes[i]; 0: any */
-	int		 no_all_unix;	/* network.allowAllUnixSockets false */
-	int		 no_git_config;	/* filesystem.allowGitConfig false */
-	int		 no_nested_userns; /* allowNestedUserNamespaces false */
-	int		 no_hostipc;	/* hostIPC.mode "off" */
-	/* What managed_check put in the config (for config_walk). */
-	size_t		 nread;		/* conf->deny_read's first entries */
-	size_t		 nwrite;	/* conf->deny_write's */
-	int		 home_added;	/* "~" for the default denyRead */
-};
 
 static const char *const keys_top[] = {
 	"$schema", "network", "filesystem", "review", "proxy", "hostIPC",
@@ -100,6 +49,28 @@ static const char *const keys_proxy[] = {
 	"idleTimeoutMs", "headerTimeoutMs", NULL
 };
 static const char *const keys_hostipc[] = { "mode", NULL };
+
+const struct managed_limit managed_limits[MANAGED_NLIMITS] = {
+	{ "proxy", "maxConnections",
+	    offsetof(struct config, max_connections), 0 },
+	{ "proxy", "maxClientConnections",
+	    offsetof(struct config, max_client_connections), 1 },
+	{ "proxy", "connectTimeoutMs",
+	    offsetof(struct config, connect_timeout_ms), 0 },
+	{ "proxy", "idleTimeoutMs",
+	    offsetof(struct config, idle_timeout_ms), 0 },
+	{ "proxy", "headerTimeoutMs",
+	    offsetof(struct config, header_timeout_ms), 0 },
+	{ "review", "timeoutMs",
+	    offsetof(struct config, review_timeout_ms), 0 },
+	{ "review", "maxInFlight",
+	    offsetof(struct config, review_max_inflight), 0 },
+};
+
+/* Review transports by name; "supervisor" is supervisor mode's socket. */
+const char *const managed_modes[] = {
+	"command", "socket", "tty", "supervisor", NULL
+};
 
 static int	 managed_open(struct cfgctx *);
 static int	 managed_trusted(struct cfgctx *, int, const char *, int);
@@ -121,32 +92,13 @@ static void	 managed_copy_cb(enum policy_list, const struct pattern *,
 		    void *);
 static void	 managed_allow_cb(enum policy_list, const struct pattern *,
 		    void *);
-static void	 managed_fs_apply(struct cfgctx *, struct managed *,
-		    struct config *);
-static int	 managed_fs_prepend(struct strlist *, const struct strlist *);
 static void	 managed_limits_apply(struct cfgctx *, const struct managed *,
 		    const json_t *, struct config *);
-static int	 managed_path_meets(const char *, const char *, const char *,
-		    const char *);
-static char	*managed_expand(const char *, const char *, const char *);
-static void	 managed_paths_list(struct cfgctx *, const struct managed *,
-		    const struct strlist *, const char *, int, const char *,
-		    const char *);
-static void	 managed_normalise(char *);
 static int	 managed_collect(const struct policy *, enum policy_list,
 		    const struct pattern ***, size_t *);
 static void	 managed_collect_cb(enum policy_list, const struct pattern *,
 		    void *);
 static const char *managed_jpath(const char *);
-struct managed_walk;
-static void	 managed_walk_list(struct managed_walk *,
-		    const struct config *, const struct strlist *,
-		    const char *, size_t, int);
-static void	 managed_line(struct managed_walk *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
-static void	 managed_walk_cb(enum policy_list, const struct pattern *,
-		    void *);
-static int	 managed_under(const char *, const char *);
 static void	 managed_switches(struct cfgctx *, const struct managed *,
 		    struct config *);
 static const struct item_check managed_check_path = { managed_item_path, 1 };
@@ -720,261 +672,6 @@ managed_limits_apply(struct cfgctx *ctx, const struct managed *m,
 	}
 }
 
-/* Put from's entries (copies) before l's. */
-static int
-managed_fs_prepend(struct strlist *l, const struct strlist *from)
-{
-	char	**v;
-	size_t	  i;
-
-	if (from->n == 0)
-		return 0;
-	if ((v = calloc(l->n + from->n + 1, sizeof(*v))) == NULL)
-		return -1;
-	for (i = 0; i < from->n; i++)
-		if ((v[i] = strdup(from->v[i])) == NULL) {
-			while (i-- > 0)
-				free(v[i]);
-			free(v);
-			return -1;
-		}
-	if (l->n > 0)
-		memcpy(v + from->n, l->v, l->n * sizeof(*v));
-	free(l->v);
-	l->v = v;
-	l->n += from->n;
-	l->v[l->n] = NULL;
-	return 0;
-}
-
-/*
- * The denied paths: a lower allow entry that would open one is an error
- * (entries relative to the project are checked by pisbx-run, which
- * knows it: config_managed_paths); then the managed entries go first in
- * the layer's lists.  Without a denyRead of its own the layer keeps its
- * default, the home directory hidden, besides them.
- */
-static void
-managed_fs_apply(struct cfgctx *ctx, struct managed *m, struct config *conf)
-{
-	const char	*home = cfg_home();
-
-	managed_paths_list(ctx, m, &conf->allow_read, "allowRead", 0, NULL,
-	    home);
-	managed_paths_list(ctx, m, &conf->allow_write, "allowWrite", 1, NULL,
-	    home);
-	if (m->deny_read.n > 0 && !conf->fs_deny_read_set) {
-		char *h;
-
-		conf->fs_deny_read_set = 1;
-		if (home != NULL && strcmp(home, "/") != 0) {
-			if ((h = strdup("~")) == NULL ||
-			    cfg_strlist_add(&conf->deny_read, h) == -1) {
-				free(h);
-				cfg_nomem(ctx, "$.filesystem.denyRead");
-			}
-			m->home_added = 1;
-		}
-	}
-	if (managed_fs_prepend(&conf->deny_read, &m->deny_read) == -1 ||
-	    managed_fs_prepend(&conf->deny_write, &m->deny_write) == -1)
-		cfg_nomem(ctx, "$.filesystem");
-	m->nread = m->deny_read.n;
-	m->nwrite = m->deny_write.n;
-}
-
-/* Lexically: no "//", "/./", "/x/../", trailing "/" (p absolute). */
-static void
-managed_normalise(char *p)
-{
-	char	*out = p, *in = p, *slash;
-	size_t	 n;
-
-	while (*in != '\0') {
-		while (*in == '/')
-			in++;
-		if (*in == '\0')
-			break;
-		n = strcspn(in, "/");
-		if (n == 1 && in[0] == '.') {
-			in += n;
-			continue;
-		}
-		if (n == 2 && in[0] == '.' && in[1] == '.') {
-			*out = '\0';
-			if ((slash = strrchr(p, '/')) != NULL)
-				out = slash;
-			in += n;
-			continue;
-		}
-		*out++ = '/';
-		memmove(out, in, n);
-		out += n;
-		in += n;
-	}
-	if (out == p)
-		*out++ = '/';
-	*out = '\0';
-}
-
-/*
- * An entry as an absolute path: "~" from home, relative from proj (NULL
- * when it cannot be placed), normalised, and with symbolic links
- * resolved where it exists.  malloc'ed.
- */
-static char *
-managed_expand(const char *e, const char *proj, const char *home)
-{
-	char	*p, real[PATH_MAX];
-	int	 r;
-
-	if (e[0] == '~' && (e[1] == '\0' || e[1] == '/'))
-		r = home != NULL ? asprintf(&p, "%s/%s", home, e + 1) : -1;
-	else if (e[0] == '/')
-		r = asprintf(&p, "%s", e);
-	else
-		r = proj != NULL ? asprintf(&p, "%s/%s", proj, e) : -1;
-	if (r == -1)
-		return NULL;
-	managed_normalise(p);
-	if (!glob_is_pattern(p) && realpath(p, real) != NULL) {
-		free(p);
-		p = strdup(real);
-	}
-	return p;
-}
-
-/* Whether path is dir or lies below it. */
-static int
-managed_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return 1;
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' ||
-	    path[n] == '/');
-}
-
-/*
- * Whether the allow entry e (expanded) opens something of the denied
- * d (expanded): e at or below d; for patterns, what they can match.
- * Two patterns meet when either's literal base lies in the other's.
- */
-static int
-managed_path_meets(const char *e, const char *d, const char *proj,
-    const char *home)
-{
-	struct glob	*ge = NULL, *gd = NULL;
-	const char	*why;
-	char		*a, *slash;
-	int		 hit = 0;
-
-	if (!glob_is_pattern(e) && !glob_is_pattern(d))
-		return managed_under(e, d);
-	if (glob_is_pattern(e) &&
-	    (ge = glob_compile(e, proj != NULL ? proj : "/", home, &why))
-	    == NULL)
-		return 1;	/* cannot be checked: refused */
-	if (glob_is_pattern(d) &&
-	    (gd = glob_compile(d, "/", home, &why)) == NULL) {
-		glob_free(ge);
-		return 1;
-	}
-	if (ge != NULL && gd != NULL)
-		hit = managed_under(glob_base(ge), glob_base(gd)) ||
-		    managed_under(glob_base(gd), glob_base(ge));
-	else if (ge != NULL)
-		hit = glob_match(ge, d, 0) || glob_match(ge, d, 1) ||
-		    glob_match_below(ge, d);
-	else if ((a = strdup(e)) == NULL)
-		hit = 1;
-	else {
-		/* e, or a directory above it, matched by the pattern d. */
-		for (;;) {
-			if (glob_match(gd, a, 0) || glob_match(gd, a, 1)) {
-				hit = 1;
-				break;
-			}
-			if ((slash = strrchr(a, '/')) == NULL || slash == a)
-				break;
-			*slash = '\0';
-		}
-		free(a);
-	}
-	glob_free(ge);
-	glob_free(gd);
-	return hit;
-}
-
-/*
- * Each entry of a layer's allowRead or allowWrite (write) that would
- * open a managed denyRead (or, for writes, denyWrite) path: one error
- * naming both.  proj NULL: entries relative to the project are left.
- */
-static void
-managed_paths_list(struct cfgctx *ctx, const struct managed *m,
-    const struct strlist *l, const char *key, int write, const char *proj,
-    const char *home)
-{
-	const struct strlist	*deny;
-	char			 jp[64], q[CONFIG_QUOTE_MAX], *e, *d;
-	size_t			 i, j, k;
-	int			 hit;
-
-	snprintf(jp, sizeof(jp), "$.filesystem.%s", key);
-	for (i = 0; i < l->n; i++) {
-		if (l->v[i][0] != '/' && l->v[i][0] != '~' && proj == NULL)
-			continue;
-		if ((e = managed_expand(l->v[i], proj, home)) == NULL)
-			continue;	/* "~" without a home: names nothing */
-		for (k = 0, hit = 0; k < 2 && !hit; k++) {
-			deny = k == 0 ? &m->deny_read : &m->deny_write;
-			if (k == 1 && !write)
-				break;
-			for (j = 0; j < deny->n && !hit; j++) {
-				if ((d = managed_expand(deny->v[j], NULL,
-				    home)) == NULL)
-					continue;
-				hit = managed_path_meets(e, d, proj, home);
-				free(d);
-				if (!hit)
-					continue;
-				cfg_quote(q, sizeof(q), l->v[i],
-				    strlen(l->v[i]));
-				cfg_err(ctx, jp, "%s would open \"%s\" of "
-				    "$.filesystem.%s in %s (managed layer), "
-				    "which always applies: remove the entry",
-				    q, deny->v[j], k == 0 ? "denyRead" :
-				    "denyWrite", MANAGED_NAME);
-			}
-		}
-		free(e);
-	}
-}
-
-int
-config_managed_paths(const struct config *conf, const char *proj,
-    const char *home, struct config_errors *errs)
-{
-	struct cfgctx	 ctx = { conf->path, errs, 0, NULL, 0, NULL, NULL };
-	struct strlist	 read = { NULL, 0 }, write = { NULL, 0 };
-
-	if (conf->managed == NULL)
-		return 0;
-	/* The layer's own entries: what follows the managed ones. */
-	read = conf->allow_read;
-	write = conf->allow_write;
-	managed_paths_list(&ctx, conf->managed, &read, "allowRead", 0, proj,
-	    home);
-	managed_paths_list(&ctx, conf->managed, &write, "allowWrite", 1, proj,
-	    home);
-	if (ctx.nerr == 0)
-		return 0;
-	cfg_finish(&ctx);
-	return -1;
-}
-
 int
 config_managed_review(const struct config *conf, const char *mode, char *err,
     size_t errlen)
@@ -991,120 +688,4 @@ config_managed_review(const struct config *conf, const char *mode, char *err,
 	snprintf(err, errlen, "reviews by %s are not allowed by $.review.modes "
 	    "of %s (managed layer)", mode, MANAGED_NAME);
 	return -1;
-}
-
-/* config_walk's state: the callback, and a failure to report. */
-struct managed_walk {
-	void		(*cb)(const char *, void *);
-	void		 *arg;
-	const char	 *what;		/* "allow", "deny", "ceiling" */
-	int		  nomem;
-};
-
-/* One line through the callback (printf-like); nomem on failure. */
-static void
-managed_line(struct managed_walk *w, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*line;
-	int	 r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&line, fmt, ap);
-	va_end(ap);
-	if (r == -1) {
-		w->nomem = 1;
-		return;
-	}
-	w->cb(line, w->arg);
-	free(line);
-}
-
-static void
-managed_walk_cb(enum policy_list list, const struct pattern *pat, void *arg)
-{
-	struct managed_walk *w = arg;
-
-	managed_line(w, "%s %s from %s (%s)", w->what != NULL ? w->what :
-	    list == POLICY_DENY ? "deny" : "allow", pat->text,
-	    pat->source != NULL ? pat->source : "(unknown)",
-	    pat->layer != NULL ? pat->layer : "user");
-}
-
-/*
- * Entries [from, to) of a filesystem list: managed ones (before
- * nmanaged) named by the managed file, the others by the layer's.
- */
-static void
-managed_walk_list(struct managed_walk *w, const struct config *conf,
-    const struct strlist *l, const char *key, size_t nmanaged, int home)
-{
-	size_t	 i;
-
-	for (i = 0; i < l->n; i++) {
-		if (i < nmanaged)
-			managed_line(w, "%s %s from %s: $.filesystem.%s "
-			    "(managed)", key, l->v[i], MANAGED_PATH, key);
-		else if (home && i == nmanaged)
-			managed_line(w, "%s %s from the default (the home "
-			    "directory, hidden without a denyRead of %s's "
-			    "own; %s)", key, l->v[i], conf->path,
-			    config_layer_name(conf->layer));
-		else
-			managed_line(w, "%s %s from %s: $.filesystem.%s (%s)",
-			    key, l->v[i], conf->path, key,
-			    config_layer_name(conf->layer));
-	}
-}
-
-int
-config_walk(const struct config *conf, void (*cb)(const char *, void *),
-    void *arg)
-{
-	const struct managed	*m = conf->managed;
-	struct managed_walk	 w = { cb, arg, NULL, 0 };
-	size_t			 i, k, o = 0;
-	char			 modes[64];
-
-	if (policy_walk(conf->policy, managed_walk_cb, &w) == -1)
-		return -1;
-	w.what = "ceiling";
-	if (m != NULL && m->ceiling != NULL &&
-	    policy_walk(m->ceiling, managed_walk_cb, &w) == -1)
-		return -1;
-	managed_walk_list(&w, conf, &conf->deny_read, "denyRead",
-	    m != NULL ? m->nread : 0, m != NULL && m->home_added);
-	managed_walk_list(&w, conf, &conf->allow_read, "allowRead", 0, 0);
-	managed_walk_list(&w, conf, &conf->allow_write, "allowWrite", 0, 0);
-	managed_walk_list(&w, conf, &conf->deny_write, "denyWrite",
-	    m != NULL ? m->nwrite : 0, 0);
-	for (i = 0; m != NULL && i < MANAGED_NLIMITS; i++)
-		if (m->limit[i] != 0)
-			managed_line(&w, "limit %s.%s at most %d from %s: "
-			    "$.%s.%s (managed)", managed_limits[i].section,
-			    managed_limits[i].key, m->limit[i], MANAGED_PATH,
-			    managed_limits[i].section, managed_limits[i].key);
-	if (m != NULL && m->modes != 0) {
-		modes[0] = '\0';
-		for (k = 0; managed_modes[k] != NULL && o < sizeof(modes); k++)
-			if (m->modes & (1U << k))
-				o += (size_t)snprintf(modes + o,
-				    sizeof(modes) - o, "%s%s", o > 0 ? "," : "",
-				    managed_modes[k]);
-		managed_line(&w, "review.modes %s from %s: $.review.modes "
-		    "(managed)", o > 0 ? modes : "none", MANAGED_PATH);
-	}
-	if (m != NULL && m->no_all_unix)
-		managed_line(&w, "forbid network.allowAllUnixSockets from %s: "
-		    "$.network.allowAllUnixSockets (managed)", MANAGED_PATH);
-	if (m != NULL && m->no_git_config)
-		managed_line(&w, "forbid filesystem.allowGitConfig from %s: "
-		    "$.filesystem.allowGitConfig (managed)", MANAGED_PATH);
-	if (m != NULL && m->no_nested_userns)
-		managed_line(&w, "forbid allowNestedUserNamespaces from %s: "
-		    "$.allowNestedUserNamespaces (managed)", MANAGED_PATH);
-	if (m != NULL && m->no_hostipc)
-		managed_line(&w, "forbid hostIPC.mode ask from %s: "
-		    "$.hostIPC.mode (managed)", MANAGED_PATH);
-	return w.nomem ? -1 : 0;
 }
