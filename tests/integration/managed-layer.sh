@@ -46,6 +46,7 @@ ip link set lo up || exit 1
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
 . "$PISBX_TOP/tests/lib/review.sh"
+. "$PISBX_TOP/tests/lib/super.sh"
 
 MF=/etc/pisbx/managed.json
 mkdir -m 755 /etc/pisbx
@@ -188,6 +189,38 @@ eq "supervisor mode, review.modes without supervisor: exit 1" "$?" 1
 check "... and the command did not run" test ! -e "$WS/ran"
 contains "... says why" "$(cat "$T/s.err")" \
     "reviews by supervisor are not allowed by \$.review.modes of the managed file $MF"
+
+# --- A supervisor's policy is the run layer, under the managed file. --
+managed "$(echo "$M_BASE" | sed 's/"modes": \["command"\]/"modes": ["command", "supervisor"]/')"
+ssrun() {
+	(cd "$WS" && PISBX_SUPERVISOR_SOCKET=$T/sup.sock \
+	    PISBX_SUPERVISOR_CAPABILITY=$CAP PISBX_SUPERVISOR_TIMEOUT_MS=3000 \
+	    "$RUN" --config "$CONF" --access-log "$PX_LOG" "$@")
+}
+tsup --network "{\"allowedDomains\":[\"ok.corp.test:$P\",\"*.app.corp.test\"],\"deniedDomains\":[]}"
+: >"$PX_LOG"
+ssrun -- /bin/sh -c '
+for u in http://ok.corp.test:'"$P"'/ http://secret.app.corp.test:'"$P"'/; do
+	curl -s -o /dev/null -w "%{http_code}\n" --max-time 20 "$u"
+done' >"$T/sv.out" 2>"$T/sv.err"
+eq "supervisor's policy: ok 200, the managed deny 403" \
+    "$(tr '\n' ' ' <"$T/sv.out")" "200 403 "
+check_log "... the supervisor's entry is the run layer" event=decision \
+    host=ok.corp.test "source=supervisor registration reply: \$.network.allowedDomains[0]" \
+    layer=run
+check_log "... the managed deny holds over it" event=decision \
+    host=secret.app.corp.test "source=$MF: \$.network.deniedDomains[0]" \
+    layer=managed
+tsup --network "{\"allowedDomains\":[\"ok.corp.test:$P\",\"example.org\"],\"deniedDomains\":[]}"
+: >"$PX_LOG"
+ssrun -- curl -s -o /dev/null -w "%{http_code}" --max-time 20 \
+    "http://ok.corp.test:$P/" >"$T/sv.out" 2>"$T/sv.err"
+eq "a supervisor's policy beyond the ceiling: every destination denied" \
+    "$(cat "$T/sv.out")" 403
+contains "... and said, naming the managed file" "$(cat "$T/sv.err")" \
+    "\"example.org\" is outside \$.network.allowedDomainsCeiling of the managed file $MF"
+stop_tsup
+managed "$M_BASE"
 
 # --- Reload (SIGHUP): the managed file is read again, and holds. ------
 hosts_file "$T/hosts" "127.0.0.1 ok.corp.test" \
