@@ -155,6 +155,12 @@ eq "the reviewer was asked about allow.corp.test only" \
     "$(sed -n 's/.*"hostname":"\([^"]*\)".*/\1/p' "$T/rv/requests")" \
     allow.corp.test
 
+"$PROXY" --config "$CONF" --replay "$PX_LOG" --replay-format json \
+    >"$T/rp.out" 2>"$T/rp.err"
+eq "the run's log replayed under the same layers: exit 0" "$?" 0
+contains "... every record readable (managed-ceiling, source, layer)" \
+    "$(tail -n 1 "$T/rp.out")" '"changed":0,"not_itemised":0,"close_records":4,"unreadable":0}'
+
 # --- --check -v and --explain of pisbx-run. ----------------------------
 out=$("$RUN" --config "$CONF" --check -v 2>/dev/null); rc=$?
 eq "pisbx-run --check -v: exit 0" "$rc" 0
