@@ -282,3 +282,29 @@ config_managed_paths(const struct config *conf, const char *proj,
 	cfg_finish(&ctx);
 	return -1;
 }
+
+int
+config_managed_denied(const struct config *conf, const char *path,
+    const char *home, int write)
+{
+	const struct managed	*m = conf->managed;
+	const struct strlist	*deny;
+	char			*d;
+	size_t			 j, k;
+	int			 hit = 0;
+
+	if (m == NULL)
+		return 0;
+	for (k = 0; k < 2 && !hit; k++) {
+		if (k == 1 && !write)
+			break;
+		deny = k == 0 ? &m->deny_read : &m->deny_write;
+		for (j = 0; j < deny->n && !hit; j++) {
+			if ((d = managed_expand(deny->v[j], NULL, home)) == NULL)
+				continue;
+			hit = managed_path_meets(path, d, NULL, home);
+			free(d);
+		}
+	}
+	return hit;
+}

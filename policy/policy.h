@@ -561,6 +561,13 @@ void		 config_free(struct config *);
 int		 config_managed_paths(const struct config *, const char *proj,
 		    const char *home, struct config_errors *);
 /*
+ * Whether an absolute path lies at or below a managed denyRead path (or,
+ * with write, a denyWrite one too): what pisbx-run re-exposes on its own
+ * (toolchains, caches) is left alone there.
+ */
+int		 config_managed_denied(const struct config *, const char *path,
+		    const char *home, int write);
+/*
  * Whether the managed file lets reviews go to mode ("command", "socket",
  * "tty", "supervisor"): 0, or -1 with why in err, naming the file.
  */

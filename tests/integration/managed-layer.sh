@@ -161,6 +161,19 @@ eq "the run's log replayed under the same layers: exit 0" "$?" 0
 contains "... every record readable (managed-ceiling, source, layer)" \
     "$(tail -n 1 "$T/rp.out")" '"changed":0,"not_itemised":0,"close_records":4,"unreadable":0}'
 
+# --- A toolchain pisbx-run would re-expose stays under a managed deny. --
+mkdir -p "$FAKEHOME/.cargo/bin"
+echo TOOL >"$FAKEHOME/.cargo/bin/tool"
+chmod -R a+rX "$FAKEHOME/.cargo"
+managed "$(echo "$M_BASE" | sed 's|"denyRead": \["~/.ssh"\]|"denyRead": ["~/.ssh", "~/.cargo"]|')"
+sbx -- cat "$FAKEHOME/.cargo/bin/tool" >"$T/tc.out" 2>/dev/null
+check "managed denyRead ~/.cargo: the cargo toolchain is not re-exposed" \
+    test "$(cat "$T/tc.out")" != TOOL
+managed "$M_BASE"
+sbx -- cat "$FAKEHOME/.cargo/bin/tool" >"$T/tc.out" 2>/dev/null
+eq "... without that entry it is (the toolchain default)" \
+    "$(cat "$T/tc.out")" TOOL
+
 # --- --check -v and --explain of pisbx-run. ----------------------------
 out=$("$RUN" --config "$CONF" --check -v 2>/dev/null); rc=$?
 eq "pisbx-run --check -v: exit 0" "$rc" 0
