@@ -655,7 +655,11 @@ run_prepare(struct run_state *rs)
 		log_warnx("cannot resolve the filesystem policy");
 		return RUN_FAIL;
 	}
-	/* Entries relative to the project: now it is known. */
+	/*
+	 * Entries relative to the project: now it is known.  The working
+	 * directory is always readable and the workspace writable: neither
+	 * may lie in what the managed file denies.
+	 */
 	if (config_managed_paths(rs->conf, rs->sb.plan.project,
 	    rs->sb.plan.home, &errs) == -1) {
 		for (i = 0; i < errs.n; i++)
@@ -663,6 +667,15 @@ run_prepare(struct run_state *rs)
 		log_warnx("the config loosens the managed file %s; nothing "
 		    "was run", MANAGED_PATH);
 		config_errors_clear(&errs);
+		rs->status = EXIT_CONFIG;
+		return RUN_DONE;
+	}
+	if (config_managed_denied(rs->conf, rs->cwd, rs->sb.plan.home, 0) ||
+	    (rs->sb.plan.workspace != NULL && config_managed_denied(rs->conf,
+	    rs->sb.plan.workspace, rs->sb.plan.home, 1))) {
+		log_warnx("the working directory %s (or its workspace) lies "
+		    "in a path the managed file %s denies, which a run would "
+		    "open; nothing was run", rs->cwd, MANAGED_PATH);
 		rs->status = EXIT_CONFIG;
 		return RUN_DONE;
 	}

@@ -161,6 +161,21 @@ eq "the run's log replayed under the same layers: exit 0" "$?" 0
 contains "... every record readable (managed-ceiling, source, layer)" \
     "$(tail -n 1 "$T/rp.out")" '"changed":0,"not_itemised":0,"close_records":4,"unreadable":0}'
 
+# --- A working directory in a managed denied path: nothing runs. ------
+mkdir -p "$WS/locked/proj" "$FAKEHOME/.ssh/proj"
+cp "$CONF" "$T/conf.keep"
+run_config
+(cd "$WS/locked/proj" && "$RUN" --config "$CONF" -- touch ran) \
+    >/dev/null 2>"$T/wd.err"
+eq "cwd in a managed denyWrite path (the workspace would be writable): exit 78" "$?" 78
+check "... nothing written" test ! -e "$WS/locked/proj/ran"
+contains "... says why" "$(cat "$T/wd.err")" \
+    "the working directory $WS/locked/proj (or its workspace) lies in a path the managed file $MF denies"
+(cd "$FAKEHOME/.ssh/proj" && "$RUN" --config "$CONF" -- true) \
+    >/dev/null 2>"$T/wd.err"
+eq "cwd in a managed denyRead path (always readable): exit 78" "$?" 78
+cp "$T/conf.keep" "$CONF"
+
 # --- A toolchain pisbx-run would re-expose stays under a managed deny. --
 mkdir -p "$FAKEHOME/.cargo/bin"
 echo TOOL >"$FAKEHOME/.cargo/bin/tool"
