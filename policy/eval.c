@@ -478,6 +478,7 @@ policy_eval(const struct policy *p, const struct host *h, uint16_t port,
 	return v;
 }
 
+/* The managed ceiling on a policy, and the deny it gives (policy.h). */
 int
 policy_set_ceiling(struct policy *p, struct policy *ceiling,
     const char *source)
@@ -498,6 +499,7 @@ policy_set_ceiling(struct policy *p, struct policy *ceiling,
 	return 0;
 }
 
+/* The access-log reason of a list verdict (policy.h). */
 void
 policy_reason(enum verdict v, const struct pattern *m, char *buf,
     size_t len)

@@ -198,6 +198,7 @@ managed_line(struct managed_walk *w, const char *fmt, ...)
 	free(line);
 }
 
+/* One list entry: "allow|deny|ceiling TEXT from SOURCE (LAYER)". */
 static void
 managed_walk_cb(enum policy_list list, const struct pattern *pat, void *arg)
 {
@@ -235,6 +236,11 @@ managed_walk_list(struct managed_walk *w, const struct config *conf,
 	}
 }
 
+/*
+ * The merged policy, a line per entry: the lists (in the order they were
+ * added: the managed deny entries first), the ceiling, the filesystem
+ * lists, the managed limits and refusals.
+ */
 int
 config_walk(const struct config *conf, void (*cb)(const char *, void *),
     void *arg)

@@ -10,11 +10,11 @@
  * cannot be trusted or read refuses everything (fail closed).
  *
  * The path is compiled in: no variable or option names another, so a
- * user cannot swap it.  The denied paths are managed_fs.c's; --check's
- * listing of the merged policy is explain.c's.  It is trusted only when it and every directory
+ * user cannot swap it.  It is trusted only when it and every directory
  * above it belong to root and no one else can write them; the walk goes
  * descriptor by descriptor, symbolic links refused, so what is checked
- * is what is read.
+ * is what is read.  The denied paths are managed_fs.c's; --check's
+ * listing of the merged policy is explain.c's.
  */
 #include <sys/stat.h>
 
@@ -103,6 +103,7 @@ static void	 managed_switches(struct cfgctx *, const struct managed *,
 		    struct config *);
 static const struct item_check managed_check_path = { managed_item_path, 1 };
 
+/* A layer's name, as --check -v, --explain and the access log show it. */
 const char *
 config_layer_name(enum config_layer l)
 {
@@ -219,6 +220,7 @@ managed_trusted(struct cfgctx *ctx, int fd, const char *what, int dir)
 	return 0;
 }
 
+/* MANAGED_PATH, when it is there, read and checked (config_int.h). */
 int
 managed_load(struct config_errors *errs, struct managed **out)
 {
@@ -424,6 +426,7 @@ managed_forbid(struct cfgctx *ctx, const json_t *root, struct managed *m)
 	}
 }
 
+/* Free the managed rules (NULL is fine). */
 void
 managed_free(struct managed *m)
 {
@@ -452,6 +455,7 @@ managed_copy_cb(enum policy_list list, const struct pattern *pat, void *arg)
 		cfg_nomem(c->ctx, NULL);
 }
 
+/* The managed deny entries first in a layer's policy. */
 void
 managed_seed(struct cfgctx *ctx, const struct managed *m, struct policy *pol)
 {
@@ -554,6 +558,11 @@ managed_allow_cb(enum policy_list list, const struct pattern *pat,
 	    a->nceil > 1 ? "\", ...)" : a->nceil > 0 ? "\")" : "");
 }
 
+/*
+ * Every loosening of the managed rules by a layer: its allow entries
+ * against the managed deny entries and ceiling, the ceiling put on its
+ * policy; for a config, its switches, limits and paths.
+ */
 void
 managed_check(struct cfgctx *ctx, struct managed *m, const json_t *root,
     struct config *conf, struct policy *pol)
@@ -672,6 +681,7 @@ managed_limits_apply(struct cfgctx *ctx, const struct managed *m,
 	}
 }
 
+/* Whether the managed file lets reviews go to mode (policy.h). */
 int
 config_managed_review(const struct config *conf, const char *mode, char *err,
     size_t errlen)

@@ -261,6 +261,7 @@ managed_paths_list(struct cfgctx *ctx, const struct managed *m,
 	}
 }
 
+/* The check of managed_fs_apply again, relative entries included. */
 int
 config_managed_paths(const struct config *conf, const char *proj,
     const char *home, struct config_errors *errs)
@@ -283,6 +284,7 @@ config_managed_paths(const struct config *conf, const char *proj,
 	return -1;
 }
 
+/* Whether path lies in a managed denied path (policy.h). */
 int
 config_managed_denied(const struct config *conf, const char *path,
     const char *home, int write)
