@@ -29,13 +29,15 @@ usage(FILE *f, int code)
 {
 	fprintf(f,
 "usage: pisbx-run [--config FILE] [--timeout SECONDS] [--access-log PATH]\n"
-"                 [--log-format json|text] [--quiet] [--report FILE] [-v]\n"
+"                 [--log-format json|text] [--quiet] [--report FILE]\n"
+"                 [--control-fd N] [-v]\n"
 "                 -- COMMAND [ARG...]\n"
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
 "       pisbx-run [--config FILE] --check [-v]\n"
 "       pisbx-run [--config FILE] --explain HOST[:PORT]...\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
 "       pisbx-run --hook claude-code|codex\n"
+"       pisbx-run --explain HOST[:PORT] --run PID\n"
 "       pisbx-run -h | --help | -V | --version\n"
 "\n"
 "Runs COMMAND in fresh network, mount, PID and IPC namespaces whose only\n"
@@ -51,20 +53,26 @@ usage(FILE *f, int code)
 "  --check              validate the merged policy and print it (-v: every\n"
 "                       entry with its source and layer); start nothing\n"
 "  --explain HOST[:PORT]\n"
-"                       what the policy would do with a target, which\n"
-"                       entry of which file and layer decides, as JSON;\n"
-"                       repeatable\n"
+"                       what the config's policy would do with a target,\n"
+"                       which entry of which file and layer decides, as\n"
+"                       JSON; repeatable\n"
 "  --timeout SECONDS    kill the whole sandbox after SECONDS (exit 124)\n"
 "  --access-log PATH    one record per proxy decision and close ('-': stdout)\n"
 "  --log-format FMT     json (default) or text\n"
 "  --quiet, -q          no summary of what was refused at exit\n"
 "  --report FILE        every refusal of the run as JSON, written at exit\n"
+"  --control-fd N       read policy updates from descriptor N while the\n"
+"                       command runs: one JSON config a line (srt's format)\n"
 "  -c STRING            run STRING with bash -c (sh where there is no bash)\n"
 "  -v                   more diagnostics (twice: debug)\n"
 "  --connect-proxy H P  relay stdin/stdout to H:P through the sandbox's\n"
 "                       proxy (an ssh ProxyCommand; set in GIT_SSH_COMMAND)\n"
 "  --hook AGENT         answer the agent's PreToolUse hook (JSON on stdin)\n"
 "                       with its Bash command wrapped in pisbx-sh\n"
+"  --explain HOST[:PORT] --run PID\n"
+"                       what the running pisbx-run PID decides for a\n"
+"                       target now: its policy in force and the approvals\n"
+"                       given for the rest of that run, as one JSON line\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n"
@@ -88,6 +96,7 @@ self_dir(char *buf, size_t len)
 		return -1;
 	return 0;
 }
+
 
 /*
  * --check, --explain: the config a run would use (the same trust order,
@@ -136,17 +145,20 @@ main(int argc, char *argv[])
 		{ "quiet",		no_argument,	   NULL, 'q' },
 		{ "report",		required_argument, NULL, 'r' },
 		{ "hook",		required_argument, NULL, 'H' },
+		{ "control-fd",		required_argument, NULL, 'F' },
+		{ "explain",		required_argument, NULL, 'E' },
+		{ "run",		required_argument, NULL, 'R' },
 		{ "check",		no_argument,	   NULL, 'n' },
-		{ "explain",		required_argument, NULL, 'e' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts	 o;
-	const char	*name, *hook = NULL;
+	const char	*name, *hook = NULL, *run = NULL;
 	char		*end, dir[PATH_MAX], **explain;
 	size_t		 nexplain = 0;
-	int		 ch, connect_mode = 0, check = 0;
+	long		 lfd;
+	int		 ch, connect_mode = 0, check = 0, rc;
 
 	name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
 	    argv[0];
@@ -155,6 +167,7 @@ main(int argc, char *argv[])
 
 	memset(&o, 0, sizeof(o));
 	o.fmt = LOG_FORMAT_JSON;
+	o.control_fd = -1;
 	if ((explain = calloc((size_t)argc + 1, sizeof(*explain))) == NULL) {
 		log_warn("calloc");
 		return EXIT_SETUP;
@@ -194,6 +207,19 @@ main(int argc, char *argv[])
 		case 'P':
 			connect_mode = 1;
 			break;
+		case 'F':
+			/* Digits only: not "0x10", " 5", "3e0". */
+			errno = 0;
+			lfd = strtol(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 ||
+			    *end != '\0' || lfd < 3 || lfd > INT_MAX) {
+				log_warnx("--control-fd: an integer file "
+				    "descriptor >= 3 (0-2 are stdin, stdout "
+				    "and stderr), not %s", optarg);
+				return EXIT_USAGE;
+			}
+			o.control_fd = (int)lfd;
+			break;
 		case 'q':
 			o.quiet = 1;
 			break;
@@ -203,11 +229,14 @@ main(int argc, char *argv[])
 		case 'H':
 			hook = optarg;
 			break;
+		case 'E':
+			explain[nexplain++] = optarg;
+			break;
 		case 'n':
 			check = 1;
 			break;
-		case 'e':
-			explain[nexplain++] = optarg;
+		case 'R':
+			run = optarg;
 			break;
 		case 'c':
 			o.line = optarg;
@@ -228,23 +257,34 @@ main(int argc, char *argv[])
 	argv += optind;
 	log_init("pisbx-run", o.verbose);
 
-	if (check || nexplain > 0) {
-		if (argc != 0 || o.line != NULL || connect_mode ||
-		    hook != NULL) {
-			log_warnx("--check and --explain run nothing: no "
-			    "command, -c, --connect-proxy or --hook with them");
-			usage(stderr, EXIT_USAGE);
-		}
-		ch = check_main(&o, check, explain, nexplain);
-		free(explain);
-		return ch;
-	}
-	free(explain);
 	if (connect_mode) {
 		if (argc != 2)
 			usage(stderr, EXIT_USAGE);
 		return connect_proxy_main("127.0.0.1:3128", argv[0], argv[1]);
 	}
+	/* A running run's answer; its own function (run/explain.c). */
+	if (run != NULL) {
+		if (nexplain != 1 || check || argc != 0 || o.line != NULL) {
+			log_warnx("--explain HOST[:PORT] --run PID: both, and "
+			    "nothing else");
+			usage(stderr, EXIT_USAGE);
+		}
+		rc = explain_running(run, explain[0]);
+		free(explain);
+		return rc;
+	}
+	/* The config's answer, or the merged policy: nothing runs. */
+	if (check || nexplain > 0) {
+		if (argc != 0 || o.line != NULL || hook != NULL) {
+			log_warnx("--check and --explain run nothing: no "
+			    "command, -c or --hook with them");
+			usage(stderr, EXIT_USAGE);
+		}
+		rc = check_main(&o, check, explain, nexplain);
+		free(explain);
+		return rc;
+	}
+	free(explain);
 	if (hook != NULL) {
 		if (argc != 0 || o.line != NULL)
 			usage(stderr, EXIT_USAGE);

@@ -1821,7 +1821,19 @@ struct config *
 config_load_buffer(const char *buf, size_t len, const char *name,
     struct config_errors *errs)
 {
-	return config_parse(buf, len, name, NULL, errs, 0, LAYER_USER, NULL);
+	return config_load_buffer_layer(buf, len, name, LAYER_USER, errs);
+}
+
+struct config *
+config_load_buffer_layer(const char *buf, size_t len, const char *name,
+    enum config_layer layer, struct config_errors *errs)
+{
+	struct managed *m;
+
+	/* No config without the managed file's rules, from memory too. */
+	if (managed_load(errs, &m) == -1)
+		return NULL;
+	return config_parse(buf, len, name, NULL, errs, 0, layer, m);
 }
 
 /*

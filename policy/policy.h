@@ -539,9 +539,20 @@ struct config	*config_load_layer(const char *path, enum config_layer,
 		    struct config_errors *);
 /* config_load_layer(path, LAYER_USER, errs). */
 struct config	*config_load(const char *path, struct config_errors *);
-/* Load from memory; name is used in messages. */
+/*
+ * Load from memory; name is used in messages.  A pisbx-run --control-fd
+ * line is loaded here, by the same parser as a file (config_parse), so
+ * every check of the loader holds for it.
+ */
 struct config	*config_load_buffer(const char *buf, size_t len,
 		    const char *name, struct config_errors *);
+/*
+ * The same as a layer; both load under the managed file, like
+ * config_load_layer.  A --control-fd line is LAYER_RUN.
+ */
+struct config	*config_load_buffer_layer(const char *buf, size_t len,
+		    const char *name, enum config_layer,
+		    struct config_errors *);
 /*
  * Validate a "network" object given as JSON text (the supervisor's
  * registration reply) exactly like the config file's, into a policy of

@@ -302,7 +302,7 @@ conn_review_cb(enum review_result res, enum review_scope scope,
 		review_grant_set(&c->grant, &req);
 		/* Wider: every later connection of this process. */
 		if (scope != REVIEW_SCOPE_ONCE)
-			proxy_grant_add(c->px, &req);
+			proxy_grant_add(c->px, &req, scope);
 		conn_allowed(c, review_result_reason(res), detail);
 		return;
 	}
