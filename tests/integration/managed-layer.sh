@@ -9,7 +9,8 @@
 # managed file that cannot be trusted or parsed refuses every run;
 # pisbx-run --check -v / --explain print the merged policy and the
 # deciding rule with file and layer; a supervisor is refused when the
-# managed file keeps reviews from it.
+# managed file keeps reviews from it; a --control-fd line is held to
+# the managed file like any config.
 #
 # The managed path is fixed, so the scenario runs as root in a private
 # mount (and network) namespace with an overlay over /etc: what it writes
@@ -160,6 +161,39 @@ eq "the reviewer was asked about allow.corp.test only" \
 eq "the run's log replayed under the same layers: exit 0" "$?" 0
 contains "... every record readable (managed-ceiling, source, layer)" \
     "$(tail -n 1 "$T/rp.out")" '"changed":0,"not_itemised":0,"close_records":4,"unreadable":0}'
+
+# --- --control-fd lines are the run layer, under the managed file. -----
+mkfifo "$T/ctl"
+cat >"$WS/wait.sh" <<EOF
+i=0
+while [ ! -e go ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i + 1)); done
+curl -s -o /dev/null -w "%{http_code}" --max-time 20 \\
+    http://secret.app.corp.test:$P/
+EOF
+(cd "$WS" && exec "$RUN" --config "$CONF" --access-log "$PX_LOG" \
+    --control-fd 3 -- /bin/sh wait.sh 3<"$T/ctl") >"$T/cf.out" \
+    2>"$T/cf.err" &
+CF_PID=$!
+_pids="$_pids $CF_PID"
+exec 4<>"$T/ctl"
+printf '%s\n' "{\"network\": {\"allowedDomains\": [\"secret.app.corp.test\"]}, \"resolver\": {\"hostsFile\": \"$T/hosts\"}}" >&4
+printf '%s\n' "{\"network\": {\"allowedDomains\": [\"example.org\"]}, \"resolver\": {\"hostsFile\": \"$T/hosts\"}}" >&4
+_i=0
+while [ $_i -lt 200 ] && ! grep -q 'line 2: refused' "$T/cf.err"; do
+	sleep 0.05; _i=$((_i + 1))
+done
+: >"$WS/go"
+wait "$CF_PID"
+exec 4>&-
+eq "--control-fd: the command still meets the managed deny (403)" \
+    "$(cat "$T/cf.out")" 403
+contains "--control-fd line opening a managed deny: refused, both named" \
+    "$(cat "$T/cf.err")" \
+    "--control-fd 3, line 1: \$.network.allowedDomains[0]: \"secret.app.corp.test\" is refused by \"secret.app.corp.test\" in \$.network.deniedDomains of the managed file $MF"
+contains "--control-fd line beyond the ceiling: refused, both named" \
+    "$(cat "$T/cf.err")" \
+    "--control-fd 3, line 2: \$.network.allowedDomains[0]: \"example.org\" is outside \$.network.allowedDomainsCeiling of the managed file $MF"
+rm -f "$WS/go" "$WS/wait.sh"
 
 # --- A working directory in a managed denied path: nothing runs. ------
 mkdir -p "$WS/locked/proj" "$FAKEHOME/.ssh/proj"
