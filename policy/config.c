@@ -100,7 +100,7 @@ static char	*config_present(char *);
  */
 static const char *const keys_top[] = {
 	"$schema", "network", "filesystem", "proxy", "resolver", "review",
-	"hostIPC",
+	"hostIPC", "requireNamespaces",
 	/* srt */
 	"credentials", "ignoreViolations", "enableWeakerNestedSandbox",
 	"enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep",
@@ -1880,6 +1880,9 @@ config_parse(const char *buf, size_t len, const char *name,
 		parse_review(&ctx, v, conf);
 	if ((v = json_object_get(root, "hostIPC")) != NULL)
 		parse_hostipc(&ctx, v, conf);
+	/* pisbx-run: refuse, rather than run without namespaces. */
+	cfg_bool(&ctx, "$", root, "requireNamespaces",
+	    &conf->require_namespaces);
 	compat_top(&ctx, root, conf);
 	if (conf->managed != NULL)
 		managed_check(&ctx, conf->managed, root, conf, conf->policy);

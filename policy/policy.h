@@ -434,6 +434,8 @@ struct config {
 	/* network */
 	int		 allow_all_unix_sockets;
 	int		 allow_nested_userns;	/* srt's allowNestedUserNamespaces */
+	int		 require_namespaces;	/* requireNamespaces: pisbx-run
+						   refuses to run without */
 	struct strlist	 allow_unix_sockets;	/* absolute socket paths */
 	int		 strict_allowlist;	/* srt: no review for others */
 	struct parent_proxy *parent;	/* network.parentProxy, or NULL */

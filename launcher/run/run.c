@@ -326,7 +326,7 @@ run_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	    rs->timeout);
 	rs->timed_out = 1;
 	/* The PID namespace's init: every process in it dies with it. */
-	kill(rs->run.pid, SIGKILL);
+	sandbox_kill(&rs->sb, &rs->run);
 }
 
 /* The guard said something: keep it for the warnings at exit. */
@@ -378,6 +378,7 @@ run_command(const struct run_opts *o)
 	if (step == RUN_FAIL) {
 		rs.status = EXIT_SETUP;
 		if (rs.run.pid > 0) {
+			/* Before "go": the command never started. */
 			kill(rs.run.pid, SIGKILL);
 			while (waitpid(rs.run.pid, NULL, 0) == -1 &&
 			    errno == EINTR)
@@ -636,6 +637,7 @@ run_prepare(struct run_state *rs)
 	rs->sb.userns = geteuid() != 0;
 	rs->sb.allow_all_unix = rs->conf->allow_all_unix_sockets;
 	rs->sb.allow_userns = rs->conf->allow_nested_userns;
+	rs->sb.require_ns = rs->conf->require_namespaces || o->require_ns;
 	rs->sb.allow_git_config = rs->conf->allow_git_config;
 	policy_hint_file(rs->conf, rs->config_file, sizeof(rs->config_file));
 	rs->sb.config_file = rs->config_file;

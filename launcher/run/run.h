@@ -45,6 +45,7 @@ struct run_opts {
 	int		 quiet;		/* no refusal summary at exit */
 	const char	*report;	/* --report FILE, or NULL */
 	int		 control_fd;	/* --control-fd N, or -1 */
+	int		 require_ns;	/* --require-namespaces */
 };
 
 /* One command in a sandbox; returns pisbx-run's exit status. */
