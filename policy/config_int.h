@@ -107,6 +107,7 @@ struct managed {
 	int		 no_git_config;	/* filesystem.allowGitConfig false */
 	int		 no_nested_userns; /* allowNestedUserNamespaces false */
 	int		 no_hostipc;	/* hostIPC.mode "off" */
+	int		 require_ns;	/* requireNamespaces true */
 	/* What managed_check put in the config (for config_walk). */
 	size_t		 nread;		/* conf->deny_read's first entries */
 	size_t		 nwrite;	/* conf->deny_write's */

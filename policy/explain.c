@@ -287,6 +287,9 @@ config_walk(const struct config *conf, void (*cb)(const char *, void *),
 	if (m != NULL && m->no_nested_userns)
 		managed_line(&w, "forbid allowNestedUserNamespaces from %s: "
 		    "$.allowNestedUserNamespaces (managed)", MANAGED_PATH);
+	if (m != NULL && m->require_ns)
+		managed_line(&w, "require requireNamespaces from %s: "
+		    "$.requireNamespaces (managed)", MANAGED_PATH);
 	if (m != NULL && m->no_hostipc)
 		managed_line(&w, "forbid hostIPC.mode ask from %s: "
 		    "$.hostIPC.mode (managed)", MANAGED_PATH);

@@ -33,7 +33,7 @@
 
 static const char *const keys_top[] = {
 	"$schema", "network", "filesystem", "review", "proxy", "hostIPC",
-	"allowNestedUserNamespaces", NULL
+	"allowNestedUserNamespaces", "requireNamespaces", NULL
 };
 static const char *const keys_network[] = {
 	"deniedDomains", "allowedDomainsCeiling", "allowAllUnixSockets", NULL
@@ -100,7 +100,7 @@ static void	 managed_collect_cb(enum policy_list, const struct pattern *,
 		    void *);
 static const char *managed_jpath(const char *);
 static void	 managed_switches(struct cfgctx *, const struct managed *,
-		    struct config *);
+		    const json_t *, struct config *);
 static const struct item_check managed_check_path = { managed_item_path, 1 };
 
 /* A layer's name, as --check -v, --explain and the access log show it. */
@@ -413,6 +413,9 @@ managed_forbid(struct cfgctx *ctx, const json_t *root, struct managed *m)
 	if (cfg_bool(ctx, "$", root, "allowNestedUserNamespaces", &b) == 0 &&
 	    !b)
 		m->no_nested_userns = 1;
+	b = 0;
+	if (cfg_bool(ctx, "$", root, "requireNamespaces", &b) == 0 && b)
+		m->require_ns = 1;
 	if ((v = json_object_get(root, "hostIPC")) == NULL ||
 	    cfg_obj_check(ctx, "$.hostIPC", v, keys_hostipc) == -1 ||
 	    (s = cfg_string(ctx, "$.hostIPC", v, "mode", &len)) == NULL)
@@ -593,7 +596,7 @@ managed_check(struct cfgctx *ctx, struct managed *m, const json_t *root,
 	}
 	if (conf == NULL)
 		return;
-	managed_switches(ctx, m, conf);
+	managed_switches(ctx, m, root, conf);
 	managed_limits_apply(ctx, m, root, conf);
 	managed_fs_apply(ctx, m, conf);
 }
@@ -601,7 +604,7 @@ managed_check(struct cfgctx *ctx, struct managed *m, const json_t *root,
 /* What the managed file forbids, turned on by the layer. */
 static void
 managed_switches(struct cfgctx *ctx, const struct managed *m,
-    struct config *conf)
+    const json_t *root, struct config *conf)
 {
 	char	 allowed[64];
 	size_t	 k, o = 0;
@@ -620,6 +623,14 @@ managed_switches(struct cfgctx *ctx, const struct managed *m,
 		cfg_err(ctx, "$.allowNestedUserNamespaces", "forbidden by "
 		    "$.allowNestedUserNamespaces false in %s (managed layer): "
 		    "remove it", MANAGED_NAME);
+	/* Never without namespaces: a lower false is a loosening. */
+	if (m->require_ns && json_is_false(json_object_get(root,
+	    "requireNamespaces")))
+		cfg_err(ctx, "$.requireNamespaces", "false is forbidden by "
+		    "$.requireNamespaces true in %s (managed layer): remove "
+		    "it", MANAGED_NAME);
+	if (m->require_ns)
+		conf->require_namespaces = 1;
 	if (m->no_hostipc && conf->hostipc_mode == HOSTIPC_ASK)
 		cfg_err(ctx, "$.hostIPC.mode", "\"ask\" is forbidden by "
 		    "$.hostIPC.mode \"off\" in %s (managed layer): no command "

@@ -99,7 +99,6 @@ static int	run_access_log(const char *, const char *, const char *);
 static int	run_config(struct run_state *);
 static enum run_step run_paths(struct run_state *);
 static enum run_step run_prepare(struct run_state *);
-static int	 run_managed(struct run_state *);
 static enum run_step run_start(struct run_state *);
 static enum run_step run_serve(struct run_state *);
 static void	run_finish(struct run_state *);
@@ -580,40 +579,6 @@ run_paths(struct run_state *rs)
 }
 
 /*
- * What the managed file says of the run once the project is known:
- * entries relative to it, and the working directory (always readable)
- * and workspace (writable), neither of which may lie in a path it
- * denies.  -1 with rs->status set when nothing may run.
- */
-static int
-run_managed(struct run_state *rs)
-{
-	struct config_errors	 errs = { NULL, 0 };
-	size_t			 i;
-
-	if (config_managed_paths(rs->conf, rs->sb.plan.project,
-	    rs->sb.plan.home, &errs) == -1) {
-		for (i = 0; i < errs.n; i++)
-			log_warnx("%s", errs.msg[i]);
-		log_warnx("the config loosens the managed file %s; nothing "
-		    "was run", MANAGED_PATH);
-		config_errors_clear(&errs);
-		rs->status = EXIT_CONFIG;
-		return -1;
-	}
-	if (config_managed_denied(rs->conf, rs->cwd, rs->sb.plan.home, 0) ||
-	    (rs->sb.plan.workspace != NULL && config_managed_denied(rs->conf,
-	    rs->sb.plan.workspace, rs->sb.plan.home, 1))) {
-		log_warnx("the working directory %s (or its workspace) lies "
-		    "in a path the managed file %s denies, which a run would "
-		    "open; nothing was run", rs->cwd, MANAGED_PATH);
-		rs->status = EXIT_CONFIG;
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * 2, continued: the run directory, the shell's arguments, the access
  * log and the report opened, the filesystem plan, the environment.
  */
@@ -709,8 +674,10 @@ run_prepare(struct run_state *rs)
 		log_warnx("cannot resolve the filesystem policy");
 		return RUN_FAIL;
 	}
-	if (run_managed(rs) == -1)
+	if ((ch = managed_run_check(rs->conf, &rs->sb.plan, rs->cwd)) != 0) {
+		rs->status = ch;
 		return RUN_DONE;
+	}
 	if (run_agent_files(&rs->sb, o, &rs->af) == -1) {
 		log_warn("the agent's files");
 		return RUN_FAIL;

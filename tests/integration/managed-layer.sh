@@ -64,7 +64,8 @@ M_BASE='{"network": {"deniedDomains": ["secret.app.corp.test", "*:22"],
   "allowGitConfig": false},
  "review": {"modes": ["command"], "timeoutMs": 5000},
  "proxy": {"maxConnections": 50, "idleTimeoutMs": 60000},
- "hostIPC": {"mode": "off"}, "allowNestedUserNamespaces": false}'
+ "hostIPC": {"mode": "off"}, "allowNestedUserNamespaces": false,
+ "requireNamespaces": true}'
 managed "$M_BASE"
 mkdir -p "$WS/locked"
 
@@ -78,7 +79,8 @@ cat >"$U" <<EOF
    "allowWrite": ["$WS/locked/sub"], "allowGitConfig": true},
  "review": {"mode": "tty", "timeoutMs": 20000},
  "proxy": {"maxConnections": 5000},
- "hostIPC": {"mode": "ask"}, "allowNestedUserNamespaces": true}
+ "hostIPC": {"mode": "ask"}, "allowNestedUserNamespaces": true,
+ "requireNamespaces": false}
 EOF
 (cd "$WS" && XDG_CONFIG_HOME=$T/xdg "$RUN" -- touch "$WS/ran") \
     >"$T/a.out" 2>"$T/a.err"
@@ -103,16 +105,17 @@ refused '$.filesystem.allowGitConfig' 'forbidden by $.filesystem.allowGitConfig 
 refused '$.allowNestedUserNamespaces' 'forbidden by $.allowNestedUserNamespaces false'
 refused '$.hostIPC.mode' '"ask" is forbidden by $.hostIPC.mode "off"'
 refused '$.review' 'reviews by tty are not allowed by $.review.modes'
+refused '$.requireNamespaces' 'false is forbidden by $.requireNamespaces true'
 refused '$.review.timeoutMs' '20000 is above 5000'
 refused '$.proxy.maxConnections' '5000 is above 50'
 refused '$.filesystem.allowRead' '"~/.ssh/id_test" would open "~/.ssh" of $.filesystem.denyRead'
 refused '$.filesystem.allowWrite' "\"$WS/locked/sub\" would open \"$WS/locked\" of \$.filesystem.denyWrite"
-eq "... 12 errors, no other" "$(grep -c "^pisbx-run: $U: " "$T/a.err")" 12
+eq "... 13 errors, no other" "$(grep -c "^pisbx-run: $U: " "$T/a.err")" 13
 eq "... ok.corp.test, inside the ceiling, is not named" \
     "$(grep -c 'ok.corp.test' "$T/a.err")" 0
 "$PROXY" --config "$U" --check >/dev/null 2>"$T/a.px"
 eq "the same config: pisbx-proxy --check exits 78" "$?" 78
-eq "... with the same 12 errors" "$(grep -c "^$U: .*$MF" "$T/a.px")" 12
+eq "... with the same 13 errors" "$(grep -c "^$U: .*$MF" "$T/a.px")" 13
 
 # --- A relative entry into a managed denied path: refused at the run. --
 run_config --fs '{"allowRead": ["../home/.ssh/id_test"]}'
@@ -235,6 +238,7 @@ for line in "$CONF: configuration OK" \
     "denyWrite $WS/locked from $MF: \$.filesystem.denyWrite (managed)" \
     "limit proxy.maxConnections at most 50 from $MF: \$.proxy.maxConnections (managed)" \
     "review.modes command from $MF: \$.review.modes (managed)" \
+    "require requireNamespaces from $MF: \$.requireNamespaces (managed)" \
     "forbid hostIPC.mode ask from $MF: \$.hostIPC.mode (managed)"; do
 	contains "--check -v lists: $line" "$out" "$line"
 done
