@@ -21,6 +21,8 @@
 
 static void	usage(FILE *, int) __attribute__((noreturn));
 static int	self_dir(char *, size_t);
+static int	check_main(const struct run_opts *, int, char *const *,
+		    size_t);
 
 static void
 usage(FILE *f, int code)
@@ -31,6 +33,8 @@ usage(FILE *f, int code)
 "                 [--control-fd N] [--require-namespaces] [-v]\n"
 "                 -- COMMAND [ARG...]\n"
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
+"       pisbx-run [--config FILE] --check [-v]\n"
+"       pisbx-run [--config FILE] --explain HOST[:PORT]...\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
 "       pisbx-run --hook claude-code|codex\n"
 "       pisbx-run --explain HOST[:PORT] --run PID\n"
@@ -47,6 +51,13 @@ usage(FILE *f, int code)
 "                       (~/.config/pisbx/config.json when XDG_CONFIG_HOME is\n"
 "                       unset), else srt's ~/.srt-settings.json, else the\n"
 "                       built-in default, which allows nothing\n"
+"                       (always under the managed file " MANAGED_PATH ")\n"
+"  --check              validate the merged policy and print it (-v: every\n"
+"                       entry with its source and layer); start nothing\n"
+"  --explain HOST[:PORT]\n"
+"                       what the config's policy would do with a target,\n"
+"                       which entry of which file and layer decides, as\n"
+"                       JSON; repeatable\n"
 "  --timeout SECONDS    kill the whole sandbox after SECONDS (exit 124)\n"
 "  --access-log PATH    one record per proxy decision and close ('-': stdout)\n"
 "  --log-format FMT     json (default) or text\n"
@@ -91,6 +102,41 @@ self_dir(char *buf, size_t len)
 }
 
 
+/*
+ * --check, --explain: the config a run would use (the same trust order,
+ * the same layer, the managed file over it), then the proxy's own
+ * printing (proxy/check.c).  0, EXIT_CONFIG when the config is refused.
+ */
+static int
+check_main(const struct run_opts *o, int check, char *const *explain,
+    size_t nexplain)
+{
+	struct config	*conf;
+	const char	*env;
+	char		*path;
+	int		 rc = 0;
+
+	if (o->cli_config == NULL && (env = getenv("PISBX_CONFIG")) != NULL &&
+	    env[0] != '\0' && env[0] != '/') {
+		log_warnx("PISBX_CONFIG=%s: not an absolute path; set it to "
+		    "an absolute path", env);
+		return EXIT_CONFIG;
+	}
+	path = config_find(o->cli_config);
+	conf = check_load(path, o->cli_config != NULL ? LAYER_RUN :
+	    LAYER_USER);
+	free(path);
+	if (conf == NULL)
+		return EXIT_CONFIG;
+	if ((check && check_print(conf, o->verbose) == -1) ||
+	    check_explain(conf, explain, nexplain) == -1) {
+		log_warn("--check");
+		rc = EXIT_SETUP;
+	}
+	config_free(conf);
+	return rc;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -106,16 +152,18 @@ main(int argc, char *argv[])
 		{ "control-fd",		required_argument, NULL, 'F' },
 		{ "explain",		required_argument, NULL, 'E' },
 		{ "run",		required_argument, NULL, 'R' },
+		{ "check",		no_argument,	   NULL, 'n' },
 		{ "require-namespaces",	no_argument,	   NULL, 'N' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts	 o;
-	const char	*name, *hook = NULL, *explain = NULL, *run = NULL;
-	char		*end, dir[PATH_MAX];
+	const char	*name, *hook = NULL, *run = NULL;
+	char		*end, dir[PATH_MAX], **explain;
+	size_t		 nexplain = 0;
 	long		 lfd;
-	int		 ch, connect_mode = 0;
+	int		 ch, connect_mode = 0, check = 0, rc;
 
 	name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
 	    argv[0];
@@ -125,6 +173,10 @@ main(int argc, char *argv[])
 	memset(&o, 0, sizeof(o));
 	o.fmt = LOG_FORMAT_JSON;
 	o.control_fd = -1;
+	if ((explain = calloc((size_t)argc + 1, sizeof(*explain))) == NULL) {
+		log_warn("calloc");
+		return EXIT_SETUP;
+	}
 	log_init("pisbx-run", 0);
 	while ((ch = getopt_long(argc, argv, "+c:qvhV", longopts,
 	    NULL)) != -1) {
@@ -183,7 +235,10 @@ main(int argc, char *argv[])
 			hook = optarg;
 			break;
 		case 'E':
-			explain = optarg;
+			explain[nexplain++] = optarg;
+			break;
+		case 'n':
+			check = 1;
 			break;
 		case 'R':
 			run = optarg;
@@ -216,15 +271,28 @@ main(int argc, char *argv[])
 		return connect_proxy_main("127.0.0.1:3128", argv[0], argv[1]);
 	}
 	/* A running run's answer; its own function (run/explain.c). */
-	if (explain != NULL || run != NULL) {
-		if (explain == NULL || run == NULL || argc != 0 ||
-		    o.line != NULL) {
+	if (run != NULL) {
+		if (nexplain != 1 || check || argc != 0 || o.line != NULL) {
 			log_warnx("--explain HOST[:PORT] --run PID: both, and "
 			    "nothing else");
 			usage(stderr, EXIT_USAGE);
 		}
-		return explain_running(run, explain);
+		rc = explain_running(run, explain[0]);
+		free(explain);
+		return rc;
 	}
+	/* The config's answer, or the merged policy: nothing runs. */
+	if (check || nexplain > 0) {
+		if (argc != 0 || o.line != NULL || hook != NULL) {
+			log_warnx("--check and --explain run nothing: no "
+			    "command, -c or --hook with them");
+			usage(stderr, EXIT_USAGE);
+		}
+		rc = check_main(&o, check, explain, nexplain);
+		free(explain);
+		return rc;
+	}
+	free(explain);
 	if (hook != NULL) {
 		if (argc != 0 || o.line != NULL)
 			usage(stderr, EXIT_USAGE);

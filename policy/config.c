@@ -33,9 +33,7 @@
 static void	 cfg_line(struct cfgctx *, struct config_errors *,
 		    const char *, const char *, va_list)
 		    __attribute__((format(printf, 4, 0)));
-static void	 cfg_finish(struct cfgctx *);
 static void	 jpath_trunc(char *, size_t, int);
-static json_t	*json_parse(struct cfgctx *, const char *, size_t);
 static void	 cfg_flags(struct cfgctx *, const char *, const json_t *,
 		    const char *, const char *const *, unsigned int *);
 static int	 strlist_has(const struct strlist *, const char *);
@@ -53,8 +51,6 @@ static int	 port_text(const char *, size_t, int, uint16_t *);
 static int	 addr_port_parse(const char *, size_t, int, uint16_t, char *,
 		    size_t, const char **);
 static int	 env_name_valid(const char *, size_t);
-static void	 parse_patterns(struct cfgctx *, const char *, const json_t *,
-		    const char *, int, struct policy *, struct strlist *);
 static void	 pattern_warn(struct cfgctx *, const char *, const char *,
 		    const struct pattern *, struct strlist *);
 static void	 parse_network(struct cfgctx *, const char *, const json_t *,
@@ -73,7 +69,8 @@ static void	 review_command_warn(struct cfgctx *, struct config *);
 static void	 fs_missing_note(struct cfgctx *, const char *, const json_t *,
 		    const char *);
 static struct config *config_parse(const char *, size_t, const char *,
-		    const char *, struct config_errors *, int);
+		    const char *, struct config_errors *, int, enum config_layer,
+		    struct managed *);
 static char	*parent_cred_read(struct cfgctx *, const char *,
 		    const char *, size_t *);
 static void	 parse_filesystem(struct cfgctx *, const json_t *,
@@ -91,10 +88,8 @@ static void	 parse_review(struct cfgctx *, const json_t *,
 static void	 parse_hostipc(struct cfgctx *, const json_t *,
 		    struct config *);
 static struct config *config_new(struct cfgctx *, const char *);
-static char	*file_read(struct cfgctx *, const char *, size_t *);
 static char	*config_path_in(const char *, const char *);
 static char	*config_present(char *);
-static const char *config_home(void);
 
 /*
  * Key lists.  Besides pisbx's own keys, every key of an srt settings file
@@ -242,7 +237,7 @@ cfg_nomem(struct cfgctx *ctx, const char *jpath)
 }
 
 /* Say how many errors were counted but not stored. */
-static void
+void
 cfg_finish(struct cfgctx *ctx)
 {
 	size_t more;
@@ -409,8 +404,8 @@ jpath_trunc(char *out, size_t outlen, int r)
  * rejected (jansson's default without JSON_ALLOW_NUL), nothing after the
  * value.  Syntax errors are reported as NAME:LINE:COLUMN.
  */
-static json_t *
-json_parse(struct cfgctx *ctx, const char *buf, size_t len)
+json_t *
+cfg_json_parse(struct cfgctx *ctx, const char *buf, size_t len)
 {
 	json_error_t jerr;
 	json_t *root;
@@ -998,8 +993,8 @@ pattern_warn(struct cfgctx *ctx, const char *jpath, const char *got,
 	}
 }
 
-static void
-parse_patterns(struct cfgctx *ctx, const char *base, const json_t *obj,
+void
+cfg_patterns(struct cfgctx *ctx, const char *base, const json_t *obj,
     const char *key, int deny, struct policy *pol, struct strlist *warn)
 {
 	char p[CONFIG_JPATH_MAX], ip[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
@@ -1042,6 +1037,7 @@ parse_patterns(struct cfgctx *ctx, const char *base, const json_t *obj,
 		if (!deny)
 			pattern_warn(ctx, ip, got, &pat, warn);
 		/* Where it was written: --check -v and --explain say it. */
+		pat.layer = ctx->layer;
 		if (asprintf(&pat.source, "%s: %s", ctx->source != NULL ?
 		    ctx->source : ctx->name, ip) == -1) {
 			pat.source = NULL;
@@ -1066,9 +1062,9 @@ parse_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 	if (cfg_obj_check(ctx, jpath, v, conf != NULL ? keys_network :
 	    keys_network_policy) == -1)
 		return;
-	parse_patterns(ctx, jpath, v, "allowedDomains", 0, pol,
+	cfg_patterns(ctx, jpath, v, "allowedDomains", 0, pol,
 	    conf != NULL ? &conf->warnings : NULL);
-	parse_patterns(ctx, jpath, v, "deniedDomains", 1, pol, NULL);
+	cfg_patterns(ctx, jpath, v, "deniedDomains", 1, pol, NULL);
 	if (conf == NULL)
 		return;
 	cfg_bool(ctx, jpath, v, "allowAllUnixSockets",
@@ -1418,7 +1414,7 @@ fs_missing_note(struct cfgctx *ctx, const char *base, const json_t *obj,
 		    json_string_length(e) || glob_is_pattern(s))
 			continue;
 		if (s[0] == '~' && (s[1] == '\0' || s[1] == '/')) {
-			if ((home = config_home()) == NULL ||
+			if ((home = cfg_home()) == NULL ||
 			    (size_t)snprintf(path, sizeof(path), "%s%s", home,
 			    s + 1) >= sizeof(path))
 				continue;
@@ -1825,30 +1821,51 @@ struct config *
 config_load_buffer(const char *buf, size_t len, const char *name,
     struct config_errors *errs)
 {
-	return config_parse(buf, len, name, NULL, errs, 0);
+	return config_load_buffer_layer(buf, len, name, LAYER_USER, errs);
+}
+
+struct config *
+config_load_buffer_layer(const char *buf, size_t len, const char *name,
+    enum config_layer layer, struct config_errors *errs)
+{
+	struct managed *m;
+
+	/* No config without the managed file's rules, from memory too. */
+	if (managed_load(errs, &m) == -1)
+		return NULL;
+	return config_parse(buf, len, name, NULL, errs, 0, layer, m);
 }
 
 /*
- * Load a config from a buffer; paths: it was read from a file, whose
- * allow entries are looked for on this machine (fs_missing_note).
+ * Load a config of a layer from a buffer, under the managed rules m
+ * (NULL: none; the config takes m over, also on failure); paths: it was
+ * read from a file, whose allow entries are looked for on this machine
+ * (fs_missing_note).
  */
 static struct config *
 config_parse(const char *buf, size_t len, const char *name,
-    const char *source, struct config_errors *errs, int paths)
+    const char *source, struct config_errors *errs, int paths,
+    enum config_layer layer, struct managed *m)
 {
 	struct cfgctx ctx = { name != NULL ? name : CONFIG_BUFFER_NAME, errs,
-	    0, NULL, paths, source };
+	    0, NULL, paths, source, config_layer_name(layer) };
 	struct config *conf = NULL;
 	json_t *root = NULL, *v;
 	size_t slen;
 
-	if ((root = json_parse(&ctx, buf, len)) == NULL)
+	if ((root = cfg_json_parse(&ctx, buf, len)) == NULL)
 		goto fail;
 	if (cfg_obj_check(&ctx, "$", root, keys_top) == -1)
 		goto fail;
 	if ((conf = config_new(&ctx, ctx.name)) == NULL)
 		goto fail;
+	conf->layer = layer;
+	conf->managed = m;
+	m = NULL;
 	ctx.notes = &conf->notes;
+	/* The managed deny entries first: they are the ones reported. */
+	if (conf->managed != NULL)
+		managed_seed(&ctx, conf->managed, conf->policy);
 	/* "$schema" is for editors; only its type is checked. */
 	cfg_string(&ctx, "$", root, "$schema", &slen);
 	if ((v = json_object_get(root, "network")) != NULL)
@@ -1867,6 +1884,8 @@ config_parse(const char *buf, size_t len, const char *name,
 	cfg_bool(&ctx, "$", root, "requireNamespaces",
 	    &conf->require_namespaces);
 	compat_top(&ctx, root, conf);
+	if (conf->managed != NULL)
+		managed_check(&ctx, conf->managed, root, conf, conf->policy);
 	if (ctx.nerr > 0)
 		goto fail;
 	json_decref(root);
@@ -1875,28 +1894,24 @@ fail:
 	cfg_finish(&ctx);
 	json_decref(root);
 	config_free(conf);
+	managed_free(m);
 	return NULL;
 }
 
 /*
- * Read a whole config file.  Only a regular file of at most 4 MiB is
- * accepted: a FIFO or a device as "config" would hang or feed us garbage
- * (O_NONBLOCK keeps the open itself from hanging on a FIFO).
+ * Read a whole config file from fd (closed here).  Only a regular file
+ * of at most 4 MiB is accepted: a FIFO or a device as "config" would
+ * hang or feed us garbage (the caller opens with O_NONBLOCK, so the open
+ * itself does not hang on a FIFO).
  */
-static char *
-file_read(struct cfgctx *ctx, const char *path, size_t *lenp)
+char *
+cfg_file_read(struct cfgctx *ctx, int fd, size_t *lenp)
 {
 	struct stat st;
 	char *buf = NULL, *nb;
 	size_t len = 0, cap;
 	ssize_t r;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd == -1) {
-		cfg_err(ctx, NULL, "cannot open: %s", strerror(errno));
-		return NULL;
-	}
 	if (fstat(fd, &st) == -1) {
 		cfg_err(ctx, NULL, "cannot stat: %s", strerror(errno));
 		goto fail;
@@ -1957,21 +1972,42 @@ fail:
 struct config *
 config_load(const char *path, struct config_errors *errs)
 {
-	struct cfgctx ctx = { path, errs, 0, NULL, 0, NULL };
+	return config_load_layer(path, LAYER_USER, errs);
+}
+
+struct config *
+config_load_layer(const char *path, enum config_layer layer,
+    struct config_errors *errs)
+{
+	struct cfgctx ctx = { path, errs, 0, NULL, 0, NULL, NULL };
 	struct config *conf;
+	struct managed *m;
 	char *buf, *abs, cwd[PATH_MAX], real[PATH_MAX];
 	size_t len;
+	int fd;
 
 	if (path != NULL && path[0] == '\0') {
 		ctx.name = "\"\"";
 		cfg_err(&ctx, NULL, "empty config file name");
 		return NULL;
 	}
-	if (path == NULL)
-		return config_load_buffer(pisbx_default_config,
-		    strlen(pisbx_default_config), CONFIG_DEFAULT_NAME, errs);
-	if ((buf = file_read(&ctx, path, &len)) == NULL)
+	/* The managed file first: no config is read without its rules. */
+	if (managed_load(errs, &m) == -1)
 		return NULL;
+	if (path == NULL)
+		return config_parse(pisbx_default_config,
+		    strlen(pisbx_default_config), CONFIG_DEFAULT_NAME, NULL,
+		    errs, 0, layer, m);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd == -1) {
+		cfg_err(&ctx, NULL, "cannot open: %s", strerror(errno));
+		managed_free(m);
+		return NULL;
+	}
+	if ((buf = cfg_file_read(&ctx, fd, &len)) == NULL) {
+		managed_free(m);
+		return NULL;
+	}
 	/*
 	 * Messages name the file as given; the config (and the source of
 	 * each list entry) names it absolutely, for hints read later from
@@ -1985,11 +2021,12 @@ config_load(const char *path, struct config_errors *errs)
 			abs = NULL;
 		if (abs == NULL) {
 			free(buf);
+			managed_free(m);
 			cfg_nomem(&ctx, NULL);
 			return NULL;
 		}
 	}
-	conf = config_parse(buf, len, path, abs, errs, 1);
+	conf = config_parse(buf, len, path, abs, errs, 1, layer, m);
 	free(buf);
 	if (conf != NULL && abs != NULL) {
 		free(conf->path);
@@ -2005,23 +2042,32 @@ config_network_policy(const char *json, size_t len, const char *name,
     struct config_errors *errs)
 {
 	struct cfgctx ctx = { name != NULL ? name : CONFIG_BUFFER_NAME, errs,
-	    0, NULL, 0, NULL };
+	    0, NULL, 0, NULL, config_layer_name(LAYER_RUN) };
 	struct policy *pol = NULL;
-	json_t *root;
+	struct managed *m = NULL;
+	json_t *root = NULL;
 
-	if ((root = json_parse(&ctx, json, len)) == NULL)
+	if (managed_load(errs, &m) == -1)
+		return NULL;
+	if ((root = cfg_json_parse(&ctx, json, len)) == NULL)
 		goto fail;
 	if ((pol = policy_new()) == NULL) {
 		cfg_nomem(&ctx, NULL);
 		goto fail;
 	}
+	if (m != NULL)
+		managed_seed(&ctx, m, pol);
 	parse_network(&ctx, "$.network", root, NULL, pol);
+	if (m != NULL)
+		managed_check(&ctx, m, root, NULL, pol);
 	if (ctx.nerr > 0)
 		goto fail;
+	managed_free(m);
 	json_decref(root);
 	return pol;
 fail:
 	cfg_finish(&ctx);
+	managed_free(m);
 	json_decref(root);
 	if (pol != NULL)
 		policy_free(pol);
@@ -2087,12 +2133,12 @@ config_find(const char *cli_path)
 	}
 	if ((p = config_present(config_user_path())) != NULL)
 		return p;
-	return config_present(config_path_in(config_home(), CONFIG_SRT));
+	return config_present(config_path_in(cfg_home(), CONFIG_SRT));
 }
 
 /* $HOME when absolute, else the password entry's, or NULL. */
-static const char *
-config_home(void)
+const char *
+cfg_home(void)
 {
 	const char *home;
 	struct passwd *pw;
@@ -2113,7 +2159,7 @@ config_user_path(void)
 	env = getenv("XDG_CONFIG_HOME");
 	if (env != NULL && env[0] == '/')
 		p = config_path_in(env, CONFIG_RELATIVE);
-	else if ((dir = config_path_in(config_home(), ".config")) != NULL) {
+	else if ((dir = config_path_in(cfg_home(), ".config")) != NULL) {
 		p = config_path_in(dir, CONFIG_RELATIVE);
 		free(dir);
 	} else
@@ -2141,6 +2187,7 @@ config_free(struct config *conf)
 	if (conf == NULL)
 		return;
 	free(conf->path);
+	managed_free(conf->managed);
 	free(conf->policy_from);
 	free(conf->policy_file);
 	if (conf->policy != NULL)

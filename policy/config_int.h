@@ -33,6 +33,7 @@ struct cfgctx {
 	const char		*source;	/* the file named absolutely, for
 						   list entries' sources; NULL:
 						   name */
+	const char		*layer;		/* list entries' layer, or NULL */
 };
 
 /*
@@ -72,6 +73,71 @@ char		*cfg_item_path(struct cfgctx *, const char *, const char *,
 int		 cfg_abs_path(struct cfgctx *, const char *, const char *,
 		    size_t, size_t);
 extern const struct item_check cfg_check_path;
+void		 cfg_patterns(struct cfgctx *, const char *, const json_t *,
+		    const char *, int, struct policy *, struct strlist *);
+char		*cfg_file_read(struct cfgctx *, int fd, size_t *);
+json_t		*cfg_json_parse(struct cfgctx *, const char *, size_t);
+void		 cfg_finish(struct cfgctx *);
+const char	*cfg_home(void);
+
+/* managed.c */
+#define MANAGED_NAME	"the managed file " MANAGED_PATH
+#define MANAGED_NLIMITS	7
+
+/* A limit the managed file caps: its key and where it is in a config. */
+struct managed_limit {
+	const char	*section;	/* "proxy", "review" */
+	const char	*key;
+	size_t		 off;		/* of the int in struct config */
+	int		 zero_unset;	/* 0 in the config: "the default" */
+};
+extern const struct managed_limit managed_limits[MANAGED_NLIMITS];
+/* Review transports by name; "supervisor" is supervisor mode's socket. */
+extern const char *const managed_modes[];
+
+/* The managed file's rules. */
+struct managed {
+	struct policy	*deny;		/* deniedDomains (its deny list) */
+	struct policy	*ceiling;	/* allowedDomainsCeiling, or NULL */
+	struct strlist	 deny_read;	/* absolute or "~" */
+	struct strlist	 deny_write;
+	int		 limit[MANAGED_NLIMITS];	/* 0: none */
+	unsigned int	 modes;		/* 1 << managed_modes[i]; 0: any */
+	int		 no_all_unix;	/* network.allowAllUnixSockets false */
+	int		 no_git_config;	/* filesystem.allowGitConfig false */
+	int		 no_nested_userns; /* allowNestedUserNamespaces false */
+	int		 no_hostipc;	/* hostIPC.mode "off" */
+	int		 require_ns;	/* requireNamespaces true */
+	/* What managed_check put in the config (for config_walk). */
+	size_t		 nread;		/* conf->deny_read's first entries */
+	size_t		 nwrite;	/* conf->deny_write's */
+	int		 home_added;	/* "~" for the default denyRead */
+};
+
+/*
+ * Read MANAGED_PATH: 0 with *out NULL when there is no such file, 0 with
+ * *out set, or -1 after errors (an untrusted path, a bad file).
+ */
+int		 managed_load(struct config_errors *, struct managed **out);
+void		 managed_free(struct managed *);
+/* Before a layer's own keys: the managed deny entries into pol. */
+void		 managed_seed(struct cfgctx *, const struct managed *,
+		    struct policy *);
+/*
+ * After them: every loosening of the managed rules by the layer (root
+ * is its JSON, conf NULL for a supervisor's "network" object) is an
+ * error; the ceiling goes on pol, the denied paths and limits on conf.
+ */
+void		 managed_check(struct cfgctx *, struct managed *,
+		    const json_t *root, struct config *, struct policy *);
+
+/* managed_fs.c */
+/*
+ * The managed denied paths: a lower allow entry that would open one is
+ * an error; then they go first in the layer's lists.
+ */
+void		 managed_fs_apply(struct cfgctx *, struct managed *,
+		    struct config *);
 
 /* compat.c */
 void		 compat_top(struct cfgctx *, const json_t *, struct config *);

@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,8 @@ struct policy {
 	struct policy_table	 list[2];	/* POLICY_DENY, POLICY_ALLOW */
 	size_t			 nadded;	/* patterns added, for seq */
 	int			 short_suffix;	/* a "*.tld" entry (noProxy) */
+	struct policy		*ceiling;	/* the managed ceiling, or NULL */
+	struct pattern		 outside;	/* its deny (ceiling set) */
 };
 
 /* The looked-up host: its hash and those of its wildcard suffixes. */
@@ -214,6 +217,8 @@ policy_free(struct policy *p)
 
 	if (p == NULL)
 		return;
+	policy_free(p->ceiling);
+	free(p->outside.source);
 	for (l = 0; l < 2; l++) {
 		for (i = 0; i < p->list[l].cap; i++) {
 			if ((e = p->list[l].slot[i].e) == NULL)
@@ -462,9 +467,88 @@ policy_eval(const struct policy *p, const struct host *h, uint16_t port,
 			m = NULL;
 	} else if ((m = policy_match(&p->list[1], &k, port)) != NULL)
 		v = VERDICT_ALLOW;
+	else if (p->ceiling != NULL &&
+	    policy_eval(p->ceiling, h, port, NULL) != VERDICT_ALLOW) {
+		/* Outside the managed ceiling: no reviewer may open it. */
+		v = VERDICT_DENY;
+		m = &p->outside;
+	}
 	if (matched != NULL)
 		*matched = m;
 	return v;
+}
+
+/* The managed ceiling on a policy, and the deny it gives (policy.h). */
+int
+policy_set_ceiling(struct policy *p, struct policy *ceiling,
+    const char *source)
+{
+	char	*s = NULL;
+
+	if (ceiling != NULL && source != NULL && (s = strdup(source)) == NULL)
+		return -1;
+	policy_free(p->ceiling);
+	free(p->outside.source);
+	memset(&p->outside, 0, sizeof(p->outside));
+	p->ceiling = ceiling;
+	p->outside.kind = PATTERN_ANY;
+	snprintf(p->outside.text, sizeof(p->outside.text), "*");
+	p->outside.source = s;
+	p->outside.layer = "managed";
+	p->outside.ceiling = 1;
+	return 0;
+}
+
+/* The access-log reason of a list verdict (policy.h). */
+void
+policy_reason(enum verdict v, const struct pattern *m, char *buf,
+    size_t len)
+{
+	if (v == VERDICT_REVIEW)
+		snprintf(buf, len, "review");
+	else if (m == NULL)
+		snprintf(buf, len, v == VERDICT_DENY ? "host-loopback" :
+		    "allow-list:?");
+	else if (m->ceiling)
+		snprintf(buf, len, "managed-ceiling");
+	else
+		snprintf(buf, len, "%s:%s", v == VERDICT_DENY ? "deny-list" :
+		    "allow-list", m->text);
+}
+
+/*
+ * Whether inner's matches are all outer's: ports first (outer any port,
+ * or the same one), then hosts -- "*" holds everything, an exact host
+ * itself, "*.s" every name strictly below s and every "*.t" with t
+ * equal to s or below it.
+ */
+int
+pattern_within(const struct pattern *inner, const struct pattern *outer)
+{
+	const char	*a, *s;
+	size_t		 alen, slen;
+
+	if (outer->port != 0 && outer->port != inner->port)
+		return 0;
+	switch (outer->kind) {
+	case PATTERN_ANY:
+		return 1;
+	case PATTERN_EXACT:
+		return inner->kind == PATTERN_EXACT &&
+		    strcmp(inner->host.text, outer->host.text) == 0;
+	case PATTERN_WILDCARD:
+		break;
+	}
+	if (inner->kind == PATTERN_ANY || inner->host.kind != HOST_NAME)
+		return 0;
+	a = inner->host.text;
+	s = outer->host.text;
+	alen = strlen(a);
+	slen = strlen(s);
+	if (inner->kind == PATTERN_WILDCARD && alen == slen)
+		return strcmp(a, s) == 0;
+	return alen > slen + 1 && a[alen - slen - 1] == '.' &&
+	    strcmp(a + alen - slen, s) == 0;
 }
 
 /* The exact allow entry naming host:port (or the host, any port). */

@@ -1,9 +1,12 @@
 /*
  * The --explain answer: what the proxy would do with one "host[:port]"
  * target before any DNS -- the lists, then the reviewer, or a deny when
- * there is none -- as one JSON line a person or a script can read.
+ * there is none -- as one JSON line a person or a script can read; and
+ * --check -v's listing of the merged policy, each entry with its source
+ * and layer (config_walk).
  */
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +15,20 @@
 #include <jansson.h>
 
 #include "policy/policy.h"
+#include "policy/config_int.h"
 
 #define EXPLAIN_DEFAULT_PORT	443
 
+struct managed_walk;
+
 static json_t	*explain_raw_string(const char *);
+static void	 managed_walk_list(struct managed_walk *,
+		    const struct config *, const struct strlist *,
+		    const char *, size_t, int);
+static void	 managed_line(struct managed_walk *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static void	 managed_walk_cb(enum policy_list, const struct pattern *,
+		    void *);
 static enum verdict explain_decide(const struct config *, const struct host *,
 		    uint16_t, char *, size_t, const struct pattern **);
 
@@ -65,11 +78,7 @@ explain_decide(const struct config *conf, const struct host *h,
 	v = policy_eval(conf->policy, h, port, &m);
 	*mp = m;
 	if (v != VERDICT_REVIEW) {
-		if (m == NULL)
-			snprintf(reason, len, "host-loopback");
-		else
-			snprintf(reason, len, "%s:%s", v == VERDICT_DENY ?
-			    "deny-list" : "allow-list", m->text);
+		policy_reason(v, m, reason, len);
 		return v;
 	}
 	if (h->kind != HOST_NAME && (h->kind == HOST_IPV4 ?
@@ -151,9 +160,138 @@ policy_explain(const struct config *conf, const char *target)
 		    json_object_set_new(o, "source",
 		    json_string(m->source)) == -1)
 			goto fail;
+		if (m != NULL && m->source != NULL && m->layer != NULL &&
+		    json_object_set_new(o, "layer",
+		    json_string(m->layer)) == -1)
+			goto fail;
 	}
 	out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
  fail:
 	json_decref(o);
 	return out;
+}
+
+/* config_walk's state: the callback, and a failure to report. */
+struct managed_walk {
+	void		(*cb)(const char *, void *);
+	void		 *arg;
+	const char	 *what;		/* "allow", "deny", "ceiling" */
+	int		  nomem;
+};
+
+/* One line through the callback (printf-like); nomem on failure. */
+static void
+managed_line(struct managed_walk *w, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*line;
+	int	 r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (r == -1) {
+		w->nomem = 1;
+		return;
+	}
+	w->cb(line, w->arg);
+	free(line);
+}
+
+/* One list entry: "allow|deny|ceiling TEXT from SOURCE (LAYER)". */
+static void
+managed_walk_cb(enum policy_list list, const struct pattern *pat, void *arg)
+{
+	struct managed_walk *w = arg;
+
+	managed_line(w, "%s %s from %s (%s)", w->what != NULL ? w->what :
+	    list == POLICY_DENY ? "deny" : "allow", pat->text,
+	    pat->source != NULL ? pat->source : "(unknown)",
+	    pat->layer != NULL ? pat->layer : "user");
+}
+
+/*
+ * Entries [from, to) of a filesystem list: managed ones (before
+ * nmanaged) named by the managed file, the others by the layer's.
+ */
+static void
+managed_walk_list(struct managed_walk *w, const struct config *conf,
+    const struct strlist *l, const char *key, size_t nmanaged, int home)
+{
+	size_t	 i;
+
+	for (i = 0; i < l->n; i++) {
+		if (i < nmanaged)
+			managed_line(w, "%s %s from %s: $.filesystem.%s "
+			    "(managed)", key, l->v[i], MANAGED_PATH, key);
+		else if (home && i == nmanaged)
+			managed_line(w, "%s %s from the default (the home "
+			    "directory, hidden without a denyRead of %s's "
+			    "own; %s)", key, l->v[i], conf->path,
+			    config_layer_name(conf->layer));
+		else
+			managed_line(w, "%s %s from %s: $.filesystem.%s (%s)",
+			    key, l->v[i], conf->path, key,
+			    config_layer_name(conf->layer));
+	}
+}
+
+/*
+ * The merged policy, a line per entry: the lists (in the order they were
+ * added: the managed deny entries first), the ceiling, the filesystem
+ * lists, the managed limits and refusals.
+ */
+int
+config_walk(const struct config *conf, void (*cb)(const char *, void *),
+    void *arg)
+{
+	const struct managed	*m = conf->managed;
+	struct managed_walk	 w = { cb, arg, NULL, 0 };
+	size_t			 i, k, o = 0;
+	char			 modes[64];
+
+	if (policy_walk(conf->policy, managed_walk_cb, &w) == -1)
+		return -1;
+	w.what = "ceiling";
+	if (m != NULL && m->ceiling != NULL &&
+	    policy_walk(m->ceiling, managed_walk_cb, &w) == -1)
+		return -1;
+	managed_walk_list(&w, conf, &conf->deny_read, "denyRead",
+	    m != NULL ? m->nread : 0, m != NULL && m->home_added);
+	managed_walk_list(&w, conf, &conf->allow_read, "allowRead", 0, 0);
+	managed_walk_list(&w, conf, &conf->allow_write, "allowWrite", 0, 0);
+	managed_walk_list(&w, conf, &conf->deny_write, "denyWrite",
+	    m != NULL ? m->nwrite : 0, 0);
+	for (i = 0; m != NULL && i < MANAGED_NLIMITS; i++)
+		if (m->limit[i] != 0)
+			managed_line(&w, "limit %s.%s at most %d from %s: "
+			    "$.%s.%s (managed)", managed_limits[i].section,
+			    managed_limits[i].key, m->limit[i], MANAGED_PATH,
+			    managed_limits[i].section, managed_limits[i].key);
+	if (m != NULL && m->modes != 0) {
+		modes[0] = '\0';
+		for (k = 0; managed_modes[k] != NULL && o < sizeof(modes); k++)
+			if (m->modes & (1U << k))
+				o += (size_t)snprintf(modes + o,
+				    sizeof(modes) - o, "%s%s", o > 0 ? "," : "",
+				    managed_modes[k]);
+		managed_line(&w, "review.modes %s from %s: $.review.modes "
+		    "(managed)", o > 0 ? modes : "none", MANAGED_PATH);
+	}
+	if (m != NULL && m->no_all_unix)
+		managed_line(&w, "forbid network.allowAllUnixSockets from %s: "
+		    "$.network.allowAllUnixSockets (managed)", MANAGED_PATH);
+	if (m != NULL && m->no_git_config)
+		managed_line(&w, "forbid filesystem.allowGitConfig from %s: "
+		    "$.filesystem.allowGitConfig (managed)", MANAGED_PATH);
+	if (m != NULL && m->no_nested_userns)
+		managed_line(&w, "forbid allowNestedUserNamespaces from %s: "
+		    "$.allowNestedUserNamespaces (managed)", MANAGED_PATH);
+	if (m != NULL && m->require_ns)
+		managed_line(&w, "require requireNamespaces from %s: "
+		    "$.requireNamespaces (managed)", MANAGED_PATH);
+	if (m != NULL && m->no_hostipc)
+		managed_line(&w, "forbid hostIPC.mode ask from %s: "
+		    "$.hostIPC.mode (managed)", MANAGED_PATH);
+	return w.nomem ? -1 : 0;
 }

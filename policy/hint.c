@@ -322,13 +322,31 @@ policy_hint_in(const struct config *conf, const char *file,
     const struct host *h, uint16_t port, const char *reason, char *buf,
     size_t len)
 {
-	char	 entry[TARGET_TEXT_MAX];
-	int	 n;
+	const struct pattern	*m = NULL;
+	char			 entry[TARGET_TEXT_MAX];
+	int			 n;
 
 	policy_hint_entry(h, port, entry, sizeof(entry));
 	/* The upstream proxy comes from pisbx's own config, supervised too. */
 	if (strncmp(reason, "parent-", 7) == 0)
 		return policy_hint_parent(conf, reason, entry, file, buf, len);
+	/* The managed layer's: no lower config can change it. */
+	if (strcmp(reason, "managed-ceiling") == 0) {
+		snprintf(buf, len, "it lies outside "
+		    "network.allowedDomainsCeiling of the managed file %s, "
+		    "which no config or reviewer can widen: ask its "
+		    "administrator", MANAGED_PATH);
+		return 0;
+	}
+	if (strncmp(reason, "deny-list:", 10) == 0 &&
+	    policy_eval(conf->policy, h, port, &m) == VERDICT_DENY &&
+	    m != NULL && m->layer != NULL && strcmp(m->layer, "managed") == 0) {
+		snprintf(buf, len, "\"%s\" in network.deniedDomains of the "
+		    "managed file %s refuses it, whatever any config or "
+		    "reviewer says: ask its administrator", reason + 10,
+		    MANAGED_PATH);
+		return 0;
+	}
 	if (strncmp(reason, "deny-list:", 10) == 0) {
 		snprintf(buf, len, "\"%s\" in network.deniedDomains of %s "
 		    "refuses it, whatever network.allowedDomains says",

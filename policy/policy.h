@@ -107,8 +107,23 @@ struct pattern {
 	 * (the config loader sets it; a policy keeps its own copy), or NULL.
 	 */
 	char	       *source;
+	/*
+	 * The layer it comes from: "managed", "user" or "run" (a static
+	 * string, config_layer_name), or NULL.
+	 */
+	const char     *layer;
+	/* The deny a policy gives a target outside its managed ceiling. */
+	int		ceiling;
 	size_t		seq;	/* in a policy: the order entries were added */
 };
+
+/*
+ * Whether every host:port that inner matches, outer matches too ("a.b.c"
+ * and "*.b.c" are within "*.b.c"; "b.c" is not; "x.org:443" is within
+ * "x.org").
+ */
+int	 pattern_within(const struct pattern *inner,
+	    const struct pattern *outer);
 
 /* pattern_parse flags */
 #define PATTERN_DENY_LIST	0x01	/* the bare "*" form is allowed */
@@ -175,6 +190,22 @@ enum verdict	 policy_eval(const struct policy *, const struct host *,
 int		 policy_exact_allowed(const struct policy *,
 		    const struct host *, uint16_t port);
 const char	*verdict_name(enum verdict);
+/*
+ * Give the policy a ceiling (taken over; NULL removes it): its allow
+ * list bounds what can be allowed at all.  A target that neither list
+ * decides and that no ceiling entry matches is VERDICT_DENY, never
+ * reviewed; *matched is then a pattern with ceiling set, whose source
+ * and layer are source and "managed".  0, or -1 out of memory.
+ */
+int		 policy_set_ceiling(struct policy *, struct policy *ceiling,
+		    const char *source);
+/*
+ * The access-log reason of a verdict that the lists (or the ceiling)
+ * gave, with the pattern policy_eval matched: "deny-list:PATTERN",
+ * "allow-list:PATTERN", "managed-ceiling" or "host-loopback".
+ */
+void		 policy_reason(enum verdict, const struct pattern *,
+		    char *buf, size_t len);
 
 /* glob.c */
 #define GLOB_MAX_COMPONENTS	256
@@ -362,6 +393,26 @@ enum hostipc_mode {
 	HOSTIPC_ASK
 };
 
+/*
+ * The layers a policy is built from, strongest first: the managed file
+ * (MANAGED_PATH, root's), the user's config ($PISBX_CONFIG, the per-user
+ * file, srt's, the embedded default), and what the run names (--config,
+ * a supervisor's registration reply).  A lower layer can only tighten
+ * what the managed file sets (managed.c, docs/config.md).
+ */
+enum config_layer {
+	LAYER_MANAGED,
+	LAYER_USER,
+	LAYER_RUN
+};
+/* "managed", "user" or "run". */
+const char	*config_layer_name(enum config_layer);
+
+/* The managed file: fixed, root's, never named by a variable or option. */
+#define MANAGED_PATH	"/etc/pisbx/managed.json"
+
+struct managed;
+
 /* Every error found, each "FILE: $.json.path: message (value)". */
 struct config_errors {
 	char	**msg;
@@ -370,6 +421,8 @@ struct config_errors {
 
 struct config {
 	char		*path;		/* file read, or "(embedded default)" */
+	enum config_layer layer;	/* of path: user or run */
+	struct managed	*managed;	/* MANAGED_PATH's rules, or NULL */
 	struct policy	*policy;
 	char		*policy_from;	/* who else set the policy, or NULL */
 	/* ... the file it is written in (a supervisor's config), or NULL */
@@ -478,7 +531,17 @@ char		*config_find(const char *cli_path);
  * neither is absolute).
  */
 char		*config_user_path(void);
-/* Load a file, or the embedded default when path is NULL. */
+/*
+ * Load a file, or the embedded default when path is NULL, as a layer
+ * (LAYER_USER or LAYER_RUN), under the managed file when there is one:
+ * its deny entries first, its ceiling on the policy, every loosening of
+ * its rules an error naming both files.  A managed file that exists but
+ * cannot be trusted (not root's, writable by others, on such a path) or
+ * read is an error too.
+ */
+struct config	*config_load_layer(const char *path, enum config_layer,
+		    struct config_errors *);
+/* config_load_layer(path, LAYER_USER, errs). */
 struct config	*config_load(const char *path, struct config_errors *);
 /*
  * Load from memory; name is used in messages.  A pisbx-run --control-fd
@@ -488,12 +551,51 @@ struct config	*config_load(const char *path, struct config_errors *);
 struct config	*config_load_buffer(const char *buf, size_t len,
 		    const char *name, struct config_errors *);
 /*
+ * The same as a layer; both load under the managed file, like
+ * config_load_layer.  A --control-fd line is LAYER_RUN.
+ */
+struct config	*config_load_buffer_layer(const char *buf, size_t len,
+		    const char *name, enum config_layer,
+		    struct config_errors *);
+/*
  * Validate a "network" object given as JSON text (the supervisor's
- * registration reply) exactly like the config file's, into a policy.
+ * registration reply) exactly like the config file's, into a policy of
+ * the run layer, under the managed file as config_load_layer puts it.
  */
 struct policy	*config_network_policy(const char *json, size_t len,
 		    const char *name, struct config_errors *);
 void		 config_free(struct config *);
+
+/* managed.c */
+/*
+ * What the managed file says of a lower layer's filesystem entries that
+ * name paths relative to the project: the check config_load_layer makes
+ * for absolute and "~" entries, made again with every entry resolved
+ * (proj and home absolute).  0, or -1 with the errors in errs.
+ */
+int		 config_managed_paths(const struct config *, const char *proj,
+		    const char *home, struct config_errors *);
+/*
+ * Whether an absolute path lies at or below a managed denyRead path (or,
+ * with write, a denyWrite one too): what pisbx-run re-exposes on its own
+ * (toolchains, caches) is left alone there.
+ */
+int		 config_managed_denied(const struct config *, const char *path,
+		    const char *home, int write);
+/*
+ * Whether the managed file lets reviews go to mode ("command", "socket",
+ * "tty", "supervisor"): 0, or -1 with why in err, naming the file.
+ */
+int		 config_managed_review(const struct config *, const char *mode,
+		    char *err, size_t errlen);
+/*
+ * The merged policy as --check -v lists it, one line per entry with its
+ * source and layer: "deny *:22 from FILE: $.network.deniedDomains[0]
+ * (managed)", the ceiling, the filesystem lists, the managed file's
+ * limits and refusals.  0, or -1 out of memory.
+ */
+int		 config_walk(const struct config *,
+		    void (*cb)(const char *line, void *), void *arg);
 void		 config_errors_clear(struct config_errors *);
 void		 strlist_free(struct strlist *);
 

@@ -72,6 +72,7 @@ replay_origin(const struct replay_record *r)
 	if (strncmp(r->reason, "deny-list:", 10) == 0 ||
 	    strncmp(r->reason, "allow-list:", 11) == 0 ||
 	    strcmp(r->reason, "host-loopback") == 0 ||
+	    strcmp(r->reason, "managed-ceiling") == 0 ||
 	    strcmp(r->reason, "no-reviewer") == 0)
 		return ORIGIN_POLICY;
 	for (i = 0; review[i] != NULL; i++)
@@ -278,6 +279,7 @@ replay_decide(const struct config *conf, const struct replay_record *r,
 	const struct pattern	*m = NULL;
 	enum replay_origin	 origin = replay_origin(r);
 	enum verdict		 v;
+	char			 reason[TARGET_TEXT_MAX + 32];
 	int			 allow;
 
 	if (origin == ORIGIN_NOT_POLICY || !r->has_host) {
@@ -288,10 +290,8 @@ replay_decide(const struct config *conf, const struct replay_record *r,
 	v = policy_eval(conf->policy, &r->host, r->port, &m);
 	if (v == VERDICT_DENY) {
 		allow = 0;
-		if (m == NULL)
-			snprintf(to, len, "deny host-loopback");
-		else
-			snprintf(to, len, "deny deny-list:%s", m->text);
+		policy_reason(v, m, reason, sizeof(reason));
+		snprintf(to, len, "deny %s", reason);
 	} else if (v == VERDICT_ALLOW) {
 		if (replay_addr_refused(conf, r)) {
 			allow = 0;

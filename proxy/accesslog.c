@@ -275,6 +275,11 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 		if (r->decision != NULL)
 			fprintf(f, " %s %s", r->decision,
 			    r->reason ? r->reason : "-");
+		if (r->decision != NULL && r->source != NULL) {
+			text_clean(err, sizeof(err), r->source, TEXT_ASCII);
+			fprintf(f, " rule=%s (%s)", err, r->layer != NULL ?
+			    r->layer : "-");
+		}
 		if (r->addr != NULL && r->addr[0] != '\0')
 			fprintf(f, " via %s", r->addr);
 		if (r->parent != NULL)
@@ -320,6 +325,10 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 	if (r->decision != NULL) {
 		alog_add_str(&l, "decision", r->decision);
 		alog_add_clean(&l, "reason", r->reason ? r->reason : "");
+		if (r->source != NULL)
+			alog_add_clean(&l, "source", r->source);
+		if (r->source != NULL && r->layer != NULL)
+			alog_add_str(&l, "layer", r->layer);
 	}
 	if (r->addr != NULL && r->addr[0] != '\0')
 		alog_add_clean(&l, "addr", r->addr);

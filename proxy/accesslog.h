@@ -24,6 +24,8 @@ struct alog_rec {
 	int		 port;
 	const char	*decision;	/* NULL: none was made */
 	const char	*reason;
+	const char	*source;	/* the deciding list entry's, or NULL */
+	const char	*layer;		/* its layer, or NULL */
 	const char	*addr;
 	const char	*parent;	/* the upstream proxy used, or NULL */
 	const char	*error;

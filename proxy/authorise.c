@@ -251,6 +251,15 @@ conn_authorise(struct conn *c)
 	free(c->error);
 	c->error = NULL;
 	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
+	/* The deciding entry's source: the log record names it. */
+	free(c->rule_source);
+	c->rule_source = NULL;
+	c->rule_layer = NULL;
+	if (pat != NULL && pat->source != NULL &&
+	    (c->rule_source = strdup(pat->source)) != NULL)
+		c->rule_layer = pat->layer;
+	if (v != VERDICT_REVIEW)
+		policy_reason(v, pat, reason, sizeof(reason));
 	switch (v) {
 	case VERDICT_DENY:
 		if (pat == NULL) {
@@ -260,13 +269,12 @@ conn_authorise(struct conn *c)
 			    "allow entry with its port reaches it", CERR_DENY);
 			return;
 		}
-		snprintf(reason, sizeof(reason), "deny-list:%s", pat->text);
 		/* The entry's deniedDomainReasons text: 403 body and log. */
-		conn_deny(c, reason, pat->reason, CERR_DENY);
+		conn_deny(c, reason, pat->ceiling ? "outside the managed "
+		    "allowedDomainsCeiling: no reviewer may open it" :
+		    pat->reason, CERR_DENY);
 		return;
 	case VERDICT_ALLOW:
-		snprintf(reason, sizeof(reason), "allow-list:%s",
-		    pat != NULL ? pat->text : "?");
 		conn_allowed(c, reason, NULL);
 		return;
 	case VERDICT_REVIEW:

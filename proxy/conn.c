@@ -418,6 +418,7 @@ conn_close(struct conn *c, const char *end)
 		bufferevent_free(c->client);
 	event_free(c->timer);
 	http_conn_free(c->http);
+	free(c->rule_source);
 	free(c->error);
 	free(c->user);
 	client_slot_put(px, c->slot);
@@ -452,6 +453,8 @@ conn_record(struct conn *c, struct alog_rec *r)
 	}
 	r->decision = c->decision;
 	r->reason = c->reason;
+	r->source = c->rule_source;
+	r->layer = c->rule_layer;
 	r->addr = c->addr;
 	r->parent = parent_conn_via(c);
 	r->error = c->error;

@@ -27,14 +27,13 @@ struct main_state {
 	struct event_base	*base;
 	struct proxy		*px;
 	char			*config_path;	/* NULL: embedded default */
+	enum config_layer	 layer;		/* run with --config */
 };
 
 static void	 usage(FILE *);
-static struct config *load_config(const char *, int);
+static struct config *load_config(const char *, enum config_layer);
 static void	 sighup_cb(evutil_socket_t, short, void *);
 static void	 sigterm_cb(evutil_socket_t, short, void *);
-static void	 check_entry_cb(enum policy_list, const struct pattern *,
-		    void *);
 
 static void
 usage(FILE *f)
@@ -46,6 +45,7 @@ usage(FILE *f)
 "       pisbx-proxy [--config FILE] --explain HOST[:PORT]\n"
 "                   [--explain HOST[:PORT]]...\n"
 "       pisbx-proxy [--config NEW] --replay ACCESS-LOG|-\n"
+"                   [--replay-format text|json]\n"
 "       pisbx-proxy -h | --help | -V | --version\n"
 "\n"
 "A filtering proxy (HTTP CONNECT, HTTP forwarding, SOCKS5) that decides\n"
@@ -57,10 +57,13 @@ usage(FILE *f)
 "                           (~/.config/pisbx/config.json when\n"
 "                           XDG_CONFIG_HOME is unset), else srt's\n"
 "                           ~/.srt-settings.json, else the embedded\n"
-"                           default, which allows nothing\n"
+"                           default, which allows nothing; always under\n"
+"                           the managed file " MANAGED_PATH ", when\n"
+"                           there is one\n"
 "  -n, --check              validate the config, print \"configuration OK\"\n"
-"                           (with -v, every list entry and where it is\n"
-"                           written)\n"
+"                           (with -v, every entry of the merged policy,\n"
+"                           where it is written and its layer: managed,\n"
+"                           user, run)\n"
 "  -e, --explain HOST[:PORT]\n"
 "                           print the policy's decision for a target as JSON;\n"
 "                           one target each, repeatable for more\n"
@@ -68,6 +71,8 @@ usage(FILE *f)
 "                           (- is stdin) under the config and print what\n"
 "                           would change; exit 0 none, 1 changes, 2 when\n"
 "                           the log cannot be read whole\n"
+"      --replay-format FMT  text (default) or json: one object per\n"
+"                           distinct change, then a summary object\n"
 "  -l, --listen ADDR        127.0.0.1:3128, [::1]:0 (port 0 picks one) or a\n"
 "                           Unix-socket path; repeatable; overrides\n"
 "                           proxy.listen\n"
@@ -83,26 +88,21 @@ usage(FILE *f)
 "and exit 0.\n");
 }
 
-/* Load a config, printing every error; NULL on failure. */
+/*
+ * Reload a config (SIGHUP) under the managed file, as at start: every
+ * error logged; NULL on failure.
+ */
 static struct config *
-load_config(const char *path, int quiet)
+load_config(const char *path, enum config_layer layer)
 {
 	struct config_errors errs;
 	struct config *conf;
 	size_t i;
 
 	memset(&errs, 0, sizeof(errs));
-	conf = config_load(path, &errs);
-	if (conf == NULL && !quiet) {
-		for (i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.msg[i]);
-		if (errs.n == 0)
-			fprintf(stderr, "%s: cannot load the configuration\n",
-			    path != NULL ? path : "(embedded default)");
-	} else if (conf == NULL) {
+	if ((conf = config_load_layer(path, layer, &errs)) == NULL)
 		for (i = 0; i < errs.n; i++)
 			log_warnx("reload: %s", errs.msg[i]);
-	}
 	config_errors_clear(&errs);
 	return conf;
 }
@@ -118,22 +118,13 @@ sighup_cb(evutil_socket_t sig, short what, void *arg)
 	if (proxy_reopen_log(ms->px) == -1)
 		log_warnx("SIGHUP: cannot reopen the access log; keeping the "
 		    "old file");
-	if ((conf = load_config(ms->config_path, 1)) == NULL) {
+	if ((conf = load_config(ms->config_path, ms->layer)) == NULL) {
 		log_warnx("SIGHUP: %s is not valid; keeping the old "
 		    "configuration", ms->config_path != NULL ?
 		    ms->config_path : "(embedded default)");
 		return;
 	}
 	(void)proxy_reload(ms->px, conf);
-}
-
-/* --check -v: one effective list entry and where it was written. */
-static void
-check_entry_cb(enum policy_list list, const struct pattern *pat, void *arg)
-{
-	(void)arg;
-	printf("%s %s from %s\n", list == POLICY_DENY ? "deny" : "allow",
-	    pat->text, pat->source != NULL ? pat->source : "(unknown)");
 }
 
 static void
@@ -162,6 +153,7 @@ main(int argc, char *argv[])
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "replay",	required_argument,	NULL, 'R' },
+		{ "replay-format", required_argument,	NULL, 'F' },
 		{ NULL,		0,			NULL, 0 }
 	};
 	struct main_state ms;
@@ -173,6 +165,7 @@ main(int argc, char *argv[])
 	char *conf_log = NULL;
 	size_t nexplain = 0, nlisten = 0, i;
 	int ch, check = 0, verbose = 0, rc = 0, fmt_set = 0;
+	int replay_json = 0, replay_format = 0;
 
 	memset(&ms, 0, sizeof(ms));
 	memset(&opts, 0, sizeof(opts));
@@ -227,6 +220,19 @@ main(int argc, char *argv[])
 		case 'R':	/* --replay: long option only */
 			replay = optarg;
 			break;
+		case 'F':	/* --replay-format: long option only */
+			if (strcmp(optarg, "json") == 0)
+				replay_json = 1;
+			else if (strcmp(optarg, "text") == 0)
+				replay_json = 0;
+			else {
+				fprintf(stderr, "pisbx-proxy: --replay-format "
+				    "takes text or json, not \"%s\"\n", optarg);
+				rc = EX_USAGE_;
+				goto out;
+			}
+			replay_format = 1;
+			break;
 		default:
 			usage(stderr);
 			rc = EX_USAGE_;
@@ -240,6 +246,12 @@ main(int argc, char *argv[])
 		rc = EX_USAGE_;
 		goto out;
 	}
+	if (replay_format && replay == NULL) {
+		fprintf(stderr, "pisbx-proxy: --replay-format goes with "
+		    "--replay LOG\n");
+		rc = EX_USAGE_;
+		goto out;
+	}
 	if (replay != NULL && (check || nexplain > 0)) {
 		fprintf(stderr, "pisbx-proxy: --replay does not go with "
 		    "--check or --explain\n");
@@ -249,7 +261,8 @@ main(int argc, char *argv[])
 	log_init(argv[0], verbose);
 
 	ms.config_path = config_find(cli_config);
-	if ((conf = load_config(ms.config_path, 0)) == NULL) {
+	ms.layer = cli_config != NULL ? LAYER_RUN : LAYER_USER;
+	if ((conf = check_load(ms.config_path, ms.layer)) == NULL) {
 		rc = EX_CONFIG_;
 		goto out;
 	}
@@ -257,36 +270,18 @@ main(int argc, char *argv[])
 		fprintf(stderr, "pisbx-proxy: warning: %s\n",
 		    conf->warnings.v[i]);
 	if (replay != NULL) {
-		rc = replay_run(conf, replay);
+		rc = replay_run(conf, replay, replay_json);
 		config_free(conf);
 		goto out;
 	}
 	if (check) {
-		printf("%s: configuration OK\n", conf->path);
-		if (verbose && policy_walk(conf->policy, check_entry_cb,
-		    NULL) == -1)
+		if (check_print(conf, verbose) == -1)
 			err(1, "--check");
-		fflush(stdout);
-		for (i = 0; verbose && i < conf->notes.n; i++)
-			fprintf(stderr, "%s\n", conf->notes.msg[i]);
-		if (!verbose && conf->notes.n > 0)
-			fprintf(stderr, "%zu note%s on keys accepted without "
-			    "effect here: --check -v shows %s\n",
-			    conf->notes.n, conf->notes.n == 1 ? "" : "s",
-			    conf->notes.n == 1 ? "it" : "them");
 	} else
 		for (i = 0; i < conf->notes.n; i++)
 			log_info("%s", conf->notes.msg[i]);
-	if (nexplain > 0) {
-		for (i = 0; i < nexplain; i++) {
-			char *line = policy_explain(conf, explain[i]);
-
-			if (line == NULL)
-				err(1, "explain");
-			printf("%s\n", line);
-			free(line);
-		}
-	}
+	if (nexplain > 0 && check_explain(conf, explain, nexplain) == -1)
+		err(1, "--explain");
 	if (check || nexplain > 0) {
 		config_free(conf);
 		goto out;

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/policy.h"
+
 struct event_base;
 struct config;
 struct proxy;
@@ -65,7 +67,25 @@ struct proxy_opts {
  * Returns 0 (no change), 1 (changes) or 2 (the log could not be read
  * whole).
  */
-int		 replay_run(const struct config *, const char *path);
+int		 replay_run(const struct config *, const char *path,
+		    int json);
+
+/* check.c: --check and --explain, for pisbx-proxy and pisbx-run alike */
+/*
+ * Load the trusted config at path (NULL: the embedded default) as a
+ * layer, under the managed file; every error on stderr.  NULL on
+ * failure.
+ */
+struct config	*check_load(const char *path, enum config_layer);
+/*
+ * --check: "FILE: configuration OK" and, with verbose, every entry of
+ * the merged policy with its source and layer (config_walk) on stdout,
+ * the notes on stderr.  0, or -1 out of memory.
+ */
+int		 check_print(const struct config *, int verbose);
+/* --explain: one JSON line per target (policy_explain).  0 or -1. */
+int		 check_explain(const struct config *, char *const *targets,
+		    size_t n);
 
 /* An event loop for a proxy (epoll changes applied once per turn). */
 struct event_base *proxy_base_new(void);

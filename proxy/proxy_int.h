@@ -171,6 +171,8 @@ struct conn {
 	/* the decision */
 	const char		*decision;	/* "allow", "deny", NULL */
 	char			 reason[TARGET_TEXT_MAX + 32];
+	char			*rule_source;	/* the deciding entry's, malloc'ed */
+	const char		*rule_layer;	/* its layer (static), or NULL */
 	char			*error;		/* detail, malloc'ed */
 	struct review_grant	 grant;		/* what review:allow covers */
 	struct pgen		*gen;		/* held during a review */

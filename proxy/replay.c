@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "policy/policy.h"
 #include "proxy/proxy.h"
 
@@ -22,6 +24,9 @@
 static int	 replay_read_line(FILE *, char *, size_t, size_t *, int *);
 static int	 replay_print(const struct replay *, uint64_t, uint64_t,
 		    uint64_t);
+static int	 replay_print_json(const struct replay *, uint64_t, uint64_t,
+		    uint64_t);
+static void	 replay_key(char *, size_t, enum replay_class);
 
 /*
  * Read one line into buf (without its newline): 1 a line, 0 end of file,
@@ -84,8 +89,82 @@ replay_print(const struct replay *rp, uint64_t lines, uint64_t closes,
 	return changed > 0;
 }
 
+/* A class's name as a JSON key: "newly refused" is "newly-refused". */
+static void
+replay_key(char *buf, size_t len, enum replay_class c)
+{
+	char	*p;
+
+	snprintf(buf, len, "%s", replay_class_name(c));
+	for (p = buf; *p != '\0'; p++)
+		if (*p == ' ')
+			*p = '-';
+}
+
+/*
+ * --replay-format json: one object per distinct change, then one summary
+ * object (records per class); 1 when anything changed, -1 on failure.
+ */
+static int
+replay_print_json(const struct replay *rp, uint64_t lines, uint64_t closes,
+    uint64_t bad)
+{
+	const struct replay_change **v;
+	uint64_t		 counts[REPLAY_NCLASS], unlisted, changed = 0;
+	json_t			*o = NULL, *byclass;
+	char			*line, key[32];
+	size_t			 n, i;
+	int			 c, rc = -1;
+
+	if ((v = replay_changes(rp, &n, &unlisted, counts)) == NULL)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		replay_key(key, sizeof(key), v[i]->cls);
+		o = json_pack("{s:s, s:s, s:s, s:s, s:I}", "change", key,
+		    "target", v[i]->target, "from", v[i]->from, "to",
+		    v[i]->to, "records", (json_int_t)v[i]->count);
+		if (o == NULL || (line = json_dumps(o, JSON_COMPACT |
+		    JSON_PRESERVE_ORDER)) == NULL)
+			goto fail;
+		printf("%s\n", line);
+		free(line);
+		json_decref(o);
+	}
+	if ((o = json_pack("{s:b, s:I}", "summary", 1, "records",
+	    (json_int_t)lines)) == NULL || (byclass = json_object()) == NULL ||
+	    json_object_set_new(o, "classes", byclass) == -1)
+		goto fail;
+	for (c = 0; c < REPLAY_NCLASS; c++) {
+		replay_key(key, sizeof(key), c);
+		if (json_object_set_new(byclass, key,
+		    json_integer((json_int_t)counts[c])) == -1)
+			goto fail;
+		if (c != REPLAY_UNCHANGED && c != REPLAY_NOT_POLICY)
+			changed += counts[c];
+	}
+	if (json_object_set_new(o, "changed",
+	    json_integer((json_int_t)changed)) == -1 ||
+	    json_object_set_new(o, "not_itemised",
+	    json_integer((json_int_t)unlisted)) == -1 ||
+	    json_object_set_new(o, "close_records",
+	    json_integer((json_int_t)closes)) == -1 ||
+	    json_object_set_new(o, "unreadable",
+	    json_integer((json_int_t)bad)) == -1 ||
+	    (line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL)
+		goto fail;
+	printf("%s\n", line);
+	free(line);
+	rc = changed > 0;
+fail:
+	json_decref(o);
+	free(v);
+	if (rc == -1)
+		fprintf(stderr, "pisbx-proxy: --replay: out of memory\n");
+	return rc;
+}
+
 int
-replay_run(const struct config *conf, const char *path)
+replay_run(const struct config *conf, const char *path, int json)
 {
 	struct replay_record	 r;
 	struct replay		*rp = NULL;
@@ -143,7 +222,8 @@ replay_run(const struct config *conf, const char *path)
 		    "lines\n", name,
 		    (unsigned long long)(bad - REPLAY_MAX_REPORTED));
 	fflush(stderr);
-	if ((changed = replay_print(rp, lines, closes, bad)) == -1)
+	if ((changed = json ? replay_print_json(rp, lines, closes, bad) :
+	    replay_print(rp, lines, closes, bad)) == -1)
 		goto fail;
 	rc = bad > 0 ? REPLAY_EXIT_TROUBLE : changed ? REPLAY_EXIT_CHANGED :
 	    REPLAY_EXIT_SAME;

@@ -112,9 +112,13 @@ fs_toolchains(struct fs_set *set, const struct config *conf,
 		free(p);
 		if (r == NULL)
 			continue;
-		/* The user's own denyRead at it or inside it wins. */
+		/*
+		 * The user's own denyRead at it or inside it wins; a managed
+		 * one at it or above it too.
+		 */
 		if (!fs_visible(set, r) && !(conf->fs_deny_read_set &&
-		    fs_list_meets(&conf->deny_read, r, 1, proj, home)))
+		    fs_list_meets(&conf->deny_read, r, 1, proj, home)) &&
+		    !config_managed_denied(conf, r, home, 0))
 			rc = fs_set_add(set, r, P_ALLOW_READ, NULL);
 		free(r);
 	}
@@ -151,6 +155,9 @@ fs_caches(struct fs_set *set, struct fs_plan *plan, const struct config *conf,
 	free(top);
 	if ((top = fs_join(home, FS_CACHE_DIR)) == NULL)
 		return -1;
+	/* Under a managed denied path: no caches. */
+	if (config_managed_denied(conf, top, home, 1))
+		goto none;
 	if (fs_cache_mkdir(top) == -1)
 		goto none;
 	if (fs_cache_name(plan->project, name, sizeof(name)) == -1 ||

@@ -2,8 +2,9 @@
  * pisbx-run --control-fd N: policy updates for the command while it
  * runs, in srt's format -- one JSON config a line, the whole config each
  * time (a key the line leaves out is back at its default).  A line is
- * built by the same loader as the config file (config_load_buffer, so
- * every check of the loader holds for it too), then held against what
+ * built by the same loader as the config file (config_load_buffer_layer,
+ * the run layer: every check of the loader holds for it too, the managed
+ * file's rules among them), then held against what
  * the running sandbox fixed at start: the filesystem policy (mounts,
  * Landlock and the guard's plan are made once), the Unix sockets and
  * nested namespaces the seccomp filter and the guard allow, and the
@@ -208,7 +209,8 @@ control_line(struct control *ct, char *line, size_t len)
 	snprintf(name, sizeof(name), "--control-fd %d, line %zu", ct->fd,
 	    ct->lines);
 	/* The one loader of configs: the file's checks hold for a line. */
-	if ((conf = config_load_buffer(line, len, name, &errs)) == NULL) {
+	if ((conf = config_load_buffer_layer(line, len, name, LAYER_RUN,
+	    &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
 			log_warnx("%s", errs.msg[i]);
 		if (errs.n == 0)

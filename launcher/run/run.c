@@ -456,7 +456,8 @@ run_config(struct run_state *rs)
 		return EXIT_CONFIG;
 	}
 	rs->config_path = config_find(o->cli_config);
-	if ((rs->conf = config_load(rs->config_path, &errs)) == NULL) {
+	if ((rs->conf = config_load_layer(rs->config_path,
+	    o->cli_config != NULL ? LAYER_RUN : LAYER_USER, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
 			log_warnx("%s", errs.msg[i]);
 		if (errs.n == 0)
@@ -673,6 +674,10 @@ run_prepare(struct run_state *rs)
 		}
 		log_warnx("cannot resolve the filesystem policy");
 		return RUN_FAIL;
+	}
+	if ((ch = managed_run_check(rs->conf, &rs->sb.plan, rs->cwd)) != 0) {
+		rs->status = ch;
+		return RUN_DONE;
 	}
 	if (run_agent_files(&rs->sb, o, &rs->af) == -1) {
 		log_warn("the agent's files");

@@ -7,8 +7,9 @@
  * of the caller's terminal (jobs.c), the reader of the guard's records
  * (guard_report.c), the repository a git init made at the project
  * directory (gitinit.c), the summary of what was refused (summary.c),
- * policy updates while the command runs (control.c) and the run's socket
- * (explain.c).  None of it runs inside the sandbox.
+ * policy updates while the command runs (control.c), the run's socket
+ * (explain.c) and the managed layer's word on the run (managed.c).
+ * None of it runs inside the sandbox.
  */
 #ifndef PISBX_LAUNCHER_RUN_H
 #define PISBX_LAUNCHER_RUN_H
@@ -86,6 +87,17 @@ struct explain_srv *explain_listen(struct event_base *, const char *rundir,
 void	 explain_free(struct explain_srv *);
 /* The client: print the answer of the run with that pid.  0, 1 or 2. */
 int	 explain_running(const char *pid, const char *target);
+
+/* managed.c */
+struct fs_plan;
+/*
+ * What the managed file says of a run once its project is known:
+ * entries relative to it, and the working directory (always readable)
+ * and workspace (writable), neither of which may lie in a path it
+ * denies.  0 to go on, else EXIT_CONFIG after saying why.
+ */
+int	 managed_run_check(const struct config *, const struct fs_plan *,
+	    const char *cwd);
 
 /* supervise.c */
 struct supervise {

@@ -225,6 +225,9 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 	struct policy	*pol = NULL;
 	int		 fallback;
 
+	/* The managed file may keep reviews away from supervisors. */
+	if (config_managed_review(conf, "supervisor", err, errlen) == -1)
+		return -1;
 	free(s->cwd);
 	if ((s->cwd = strdup(cwd)) == NULL) {
 		snprintf(err, errlen, "out of memory");

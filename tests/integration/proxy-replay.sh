@@ -2,7 +2,8 @@
 # --replay: real traffic through pisbx-proxy (HTTP forwarding, CONNECT,
 # SOCKS5 with curl; list decisions and a command reviewer) writes a real
 # access log, which is then replayed under configs with known
-# differences: the exact change lines, the summary and the exit status;
+# differences: the exact change lines, the summary and the exit status,
+# as text and as JSON (--replay-format json);
 # the same config reports no change; corrupt, text-format and overlong
 # lines are named by line number and make the exit status 2.
 #
@@ -111,6 +112,39 @@ newly allowed: added.test:$O connect: deny review:deny -> allow allow-list:added
 no longer reviewed: deny1.test:$O http: deny review:deny -> deny no-reviewer (1 record)
 other rule: port.test:$O http: allow allow-list:port.test -> allow allow-list:port.test:$O (1 record)
 $(summary 14 2 2 1 0 1 1 0 7 0)"
+
+# The same replay as JSON: one object per change, then the summary.
+"$PROXY" --config "$T/new.json" --replay "$PX_LOG" --replay-format json \
+    >"$T/json.out" 2>"$T/json.err"
+eq "--replay-format json: exit 1, as in text" "$?" 1
+eq "--replay-format json: the changes and the summary object" \
+    "$(cat "$T/json.out")" \
+"{\"change\":\"newly-refused\",\"target\":\"allow1.test:$O socks5\",\"from\":\"allow review:allow\",\"to\":\"deny no-reviewer\",\"records\":1}
+{\"change\":\"newly-refused\",\"target\":\"moved.test:$O connect\",\"from\":\"allow allow-list:moved.test\",\"to\":\"deny deny-list:moved.test\",\"records\":1}
+{\"change\":\"newly-allowed\",\"target\":\"added.test:$O connect\",\"from\":\"deny review:deny\",\"to\":\"allow allow-list:added.test\",\"records\":1}
+{\"change\":\"no-longer-reviewed\",\"target\":\"deny1.test:$O http\",\"from\":\"deny review:deny\",\"to\":\"deny no-reviewer\",\"records\":1}
+{\"change\":\"other-rule\",\"target\":\"port.test:$O http\",\"from\":\"allow allow-list:port.test\",\"to\":\"allow allow-list:port.test:$O\",\"records\":1}
+{\"summary\":true,\"records\":14,\"classes\":{\"unchanged\":2,\"newly-refused\":2,\"newly-allowed\":1,\"now-reviewed\":0,\"no-longer-reviewed\":1,\"other-rule\":1,\"not-policy-decisions\":0},\"changed\":5,\"not_itemised\":0,\"close_records\":7,\"unreadable\":0}"
+eq "--replay-format json: nothing on stderr" "$(cat "$T/json.err")" ""
+check "--replay-format json: every line a JSON object" $PY -c '
+import json, sys
+for l in open(sys.argv[1]):
+    assert isinstance(json.loads(l), dict)' "$T/json.out"
+"$PROXY" --config "$T/old.json" --replay "$PX_LOG" --replay-format json \
+    >"$T/jsame.out" 2>&1
+eq "--replay-format json, same config: exit 0" "$?" 0
+eq "... the summary object only" "$(cat "$T/jsame.out")" \
+"{\"summary\":true,\"records\":14,\"classes\":{\"unchanged\":7,\"newly-refused\":0,\"newly-allowed\":0,\"now-reviewed\":0,\"no-longer-reviewed\":0,\"other-rule\":0,\"not-policy-decisions\":0},\"changed\":0,\"not_itemised\":0,\"close_records\":7,\"unreadable\":0}"
+"$PROXY" --config "$T/old.json" --replay "$PX_LOG" --replay-format xml \
+    >/dev/null 2>&1
+eq "--replay-format xml: usage error" "$?" 64
+"$PROXY" --config "$T/old.json" --replay-format json --check >/dev/null 2>&1
+eq "--replay-format without --replay: usage error" "$?" 64
+# The decision records name the deciding entry (source, layer): the
+# replay reads them like any other field.
+check_log "an allow-list record names its source and layer" \
+    event=decision host=keep.test "source=$T/old.json: \$.network.allowedDomains[0]" \
+    layer=run
 
 replay rev "$T/rev.json" "$PX_LOG"
 eq "reviewer kept, keep.test unlisted: exit 1" "$RC" 1

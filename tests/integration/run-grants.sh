@@ -86,8 +86,11 @@ contains "... and answered r: for the rest of this run" \
 eq "--run of a run that has ended: an error" "$?" 1
 contains "... saying there is no such run" "$(cat "$T/gone.out")" \
     "no pisbx-run of yours with that pid is running here"
-"$RUN" --explain "r.test" >/dev/null 2>"$T/usage.out"
-eq "--explain without --run: a usage error" "$?" 2
+out=$("$RUN" --config "$CONF" --explain "r.test" 2>"$T/usage.out")
+eq "--explain without --run: the config's answer, exit 0" "$?" 0
+contains "... as the --explain JSON line" "$out" '{"host":"r.test","port":443,'
+"$RUN" --run 1 >/dev/null 2>"$T/usage.out"
+eq "--run without --explain: a usage error" "$?" 2
 "$RUN" --explain "r.test" --run 12x >/dev/null 2>"$T/usage.out"
 eq "--run that is no pid: a usage error" "$?" 2
 done_testing

@@ -19,7 +19,8 @@
 
 #define CONF_NAME	"/etc/pisbx/t.json"
 #define SOURCE(l, i) \
-			",\"source\":\"" CONF_NAME ": $.network." l "[" #i "]\""
+			",\"source\":\"" CONF_NAME ": $.network." l "[" #i "]\"" \
+			",\"layer\":\"user\""
 #define HINT_ADD(e)	"\"hint\":\"to allow it, add \\\"" e "\\\" to " \
 			"network.allowedDomains in " CONF_NAME "\""
 
