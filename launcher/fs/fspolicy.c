@@ -2,7 +2,7 @@
  * The filesystem policy, resolved in the parent before the sandbox starts:
  * every configured path becomes an absolute, symlink-free path, and each
  * path gets one mount rule.  Nothing here touches the filesystem beyond
- * stat(2), realpath(3) and reading small files (a worktree's .git file,
+ * stat(2), io_realpath and reading small files (a worktree's .git file,
  * git's config for core.hooksPath).
  *
  * Also here, as pure functions over a resolved path, the two questions
@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "policy/policy.h"
@@ -482,7 +483,7 @@ fs_join(const char *a, const char *b)
 /*
  * Absolute, symlink-free form of a configured path: "~" and "~/x" use
  * home, a relative path is taken against cwd, and the longest existing
- * prefix goes through realpath(3) so a path that does not exist yet is
+ * prefix is resolved (io_realpath) so a path that does not exist yet is
  * still named the way the kernel will see it once created.
  */
 char *
@@ -510,7 +511,7 @@ fs_resolve(const char *in, const char *cwd, const char *home)
 		char save = *cut;
 
 		*cut = '\0';
-		if (realpath(abs[0] != '\0' ? abs : "/", real) != NULL) {
+		if (io_realpath(abs[0] != '\0' ? abs : "/", real) != NULL) {
 			*cut = save;
 			tail = cut;
 			break;
@@ -1353,7 +1354,7 @@ fs_project(const char *cwd, const char *home, char **dir, char *why,
 			    env);
 			return EXIT_SETUP;
 		}
-		if (realpath(env, real) == NULL ||
+		if (io_realpath(env, real) == NULL ||
 		    stat(real, &st) == -1 || !S_ISDIR(st.st_mode)) {
 			log_warnx("PISBX_WORKSPACE=%s: not a directory", env);
 			return EXIT_SETUP;
@@ -1895,13 +1896,13 @@ fs_private_hide(struct fs_set *set, const struct fs_plan *plan,
 
 	/* $XDG_RUNTIME_DIR, and /run/user/<uid> when it is another. */
 	if ((env = getenv("XDG_RUNTIME_DIR")) != NULL && env[0] == '/' &&
-	    realpath(env, real) != NULL) {
+	    io_realpath(env, real) != NULL) {
 		if ((rt[nrt] = strdup(real)) == NULL)
 			goto done;
 		nrt++;
 	}
 	snprintf(seen, sizeof(seen), "/run/user/%u", (unsigned int)uid);
-	if (realpath(seen, real) != NULL && (nrt == 0 ||
+	if (io_realpath(seen, real) != NULL && (nrt == 0 ||
 	    strcmp(rt[0], real) != 0)) {
 		if ((rt[nrt] = strdup(real)) == NULL)
 			goto done;
@@ -1918,7 +1919,7 @@ fs_private_hide(struct fs_set *set, const struct fs_plan *plan,
 
 	/* One readdir(3) of each, and an fstatat(2) per file or directory. */
 	for (i = 0; i < sizeof(fs_shared_tmp) / sizeof(*fs_shared_tmp); i++) {
-		if (realpath(fs_shared_tmp[i], real) == NULL ||
+		if (io_realpath(fs_shared_tmp[i], real) == NULL ||
 		    strcmp(real, "/") == 0 || strcmp(real, seen) == 0 ||
 		    (d = opendir(real)) == NULL)
 			continue;
@@ -2118,7 +2119,7 @@ fs_java(struct fs_set *set, struct fs_plan *plan, const struct fs_inputs *in,
 				rc = -1;
 				break;
 			}
-			if (realpath(p, real) != NULL &&
+			if (io_realpath(p, real) != NULL &&
 			    (bin = strstr(real, "/bin/java")) != NULL &&
 			    strcmp(bin, "/bin/java") == 0) {
 				*bin = '\0';
@@ -2174,7 +2175,7 @@ fs_java_at(struct fs_set *set, struct fs_plan *plan, const char *rundir,
 		if ((p = fs_join(jdk, rel[i])) == NULL)
 			return -1;
 		if (stat(p, &st) == -1 || !S_ISREG(st.st_mode) ||
-		    realpath(p, real) == NULL) {
+		    io_realpath(p, real) == NULL) {
 			free(p);
 			continue;
 		}
@@ -2349,7 +2350,7 @@ fs_resolve_dir(const char *path)
 		return NULL;
 	}
 	*slash = '\0';
-	out = realpath(dir, real) != NULL ? fs_join(real, slash + 1) : NULL;
+	out = io_realpath(dir, real) != NULL ? fs_join(real, slash + 1) : NULL;
 	free(dir);
 	return out;
 }
