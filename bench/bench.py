@@ -21,7 +21,8 @@ stopped by its PID (with its descendants); the run keeps to a time budget
 Environment: BENCH_RUNS (default 3) repetitions per figure, median kept;
 BENCH_NO_SRT=1 skips srt; BENCH_NO_NPM=1 skips the npm ci row;
 BENCH_ONLY=row,row runs only those rows (start, throughput, inside,
-latency, keepalive, tunnel, idle, extract, guard, npm);
+latency, keepalive, tunnel, idle, extract, guard, npm, claude, mix,
+git; the last three are in agentrows.py);
 BENCH_PEERS=name,... measures only those peers (BENCH_PEERS= none);
 BENCH_BASELINE=DIR adds a column for the pisbx-proxy and pisbx-run of an
 earlier build in DIR (before/after in one run; not a peer in the ratios).
@@ -39,6 +40,7 @@ import sys
 import tempfile
 import time
 
+import agentrows
 from benchlib import (
     BUILD, PROXY, RUN, PXTOOL, GUARD_FLOOR, POLICY_BENCH, SRT_DIR, NPM_DIR,
     RUNS, ONLY, PEERS, GIB, NREQ, NIDLE, NFILES, NCREATE, T0, BASELINE,
@@ -605,6 +607,7 @@ class Bench:
                  "bwrap --unshare-net --unshare-pid --unshare-ipc "
                  "--ro-bind / / --proc /proc --dev /dev true; srt true; "
                  "floor: unshare -n true)")
+        agentrows.rows_start_cpu(self)
         curl = ["curl", "-sSf", "--noproxy", "", "-o", "/dev/null",
                 "http://%s/" % self.target]
         cfloor = self.hyperfine("curl", curl, runs)
@@ -926,6 +929,9 @@ def main():
             ("extract", "extract", b.rows_extract),
             ("guard", "one create", b.rows_guard),
             ("npm", "npm ci", b.rows_npm),
+            ("claude", "Claude Code's line", lambda: agentrows.rows_claude(b)),
+            ("mix", "50 agent commands", lambda: agentrows.rows_mix(b)),
+            ("git", "git status", lambda: agentrows.rows_git(b)),
         ]
         for key, name, fn in steps:
             if ONLY and key not in ONLY:
@@ -938,6 +944,9 @@ def main():
                 fn()
             except Skip as e:
                 b.skip_row(key, name, str(e))
+            except Exception as e:  # a row that breaks loses itself only
+                b.skip_row(key, name, "failed: %s: %s" % (
+                    type(e).__name__, e))
             print("  %-26s %5.1f s" % (name, time.monotonic() - t),
                   file=sys.stderr, flush=True)
         print()
