@@ -657,8 +657,10 @@ class Bench:
                  floor, vals, "hyperfine -N 'SANDBOX tar -xf files.tar -C "
                  "ws/x' (%d files in 100 dirs; includes the sandbox's "
                  "start; floor: the same tar on the host)" % NFILES)
-        shutil.rmtree(out, ignore_errors=True)
-        shutil.rmtree(old, ignore_errors=True)
+        # The trees (10,000 files a run, some 40 runs) go with the run's
+        # folder after the table is printed: removing them here took
+        # minutes of the budget on a busy ext4, and would slow the
+        # creates of the rows after it.
 
     def rows_guard(self):
         """us per create: the seccomp-notify floor vs each sandbox."""
