@@ -790,21 +790,14 @@ run_start(struct run_state *rs)
 	rs->sb.report_fd = rs->report_sock[1] = -1;
 	if (ch == -1)
 		return RUN_FAIL;
-	/*
-	 * The proxy starts while the child maps its ids, brings lo up and
-	 * makes its listeners: on two CPUs the two overlap instead of the
-	 * parent sleeping until the listeners come.
-	 */
+	if (jobs_start(rs->jobs, rs->run.pid, rs->run.sock) == -1) {
+		log_warnx("cannot watch the command's job control");
+		return RUN_FAIL;
+	}
 	rs->proxy = proxy_new(rs->base, rs->conf, &rs->popts);
 	rs->conf = NULL;
 	if (rs->proxy == NULL) {
 		log_warnx("cannot start the proxy");
-		return RUN_FAIL;
-	}
-	if (sandbox_listeners(&rs->run) == -1)
-		return RUN_FAIL;
-	if (jobs_start(rs->jobs, rs->run.pid, rs->run.sock) == -1) {
-		log_warnx("cannot watch the command's job control");
 		return RUN_FAIL;
 	}
 	if (rs->tee != NULL && hostipc_tee_start(rs->tee, rs->base) == -1) {

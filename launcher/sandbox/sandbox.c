@@ -104,7 +104,8 @@ int
 sandbox_start(struct sandbox *sb, struct sandbox_run *run)
 {
 	unsigned long	flags;
-	int		sv[2];
+	int		sv[2], fds[2], n, status;
+	char		tag;
 	pid_t		pid;
 
 	run->pid = -1;
@@ -139,25 +140,14 @@ sandbox_start(struct sandbox *sb, struct sandbox_run *run)
 	close(sv[1]);
 	run->pid = pid;
 	run->sock = sv[0];
-	return 0;
-}
 
-/*
- * The loopback listeners the child made in its network namespace; when
- * it sends none it failed, said why on stderr, and is collected here.
- */
-int
-sandbox_listeners(struct sandbox_run *run)
-{
-	int	fds[2], n, status;
-	char	tag;
-
-	n = net_recv_fds(run->sock, &tag, fds, 2);
+	n = net_recv_fds(sv[0], &tag, fds, 2);
 	if (n != 2 || tag != CTL_LISTENERS) {
-		while (waitpid(run->pid, &status, 0) == -1 && errno == EINTR)
+		/* The child said why on stderr; collect it. */
+		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 			;
 		run->pid = -1;
-		close(run->sock);
+		close(sv[0]);
 		run->sock = -1;
 		return -1;
 	}

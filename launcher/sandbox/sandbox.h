@@ -132,8 +132,6 @@ int	 seccomp_apply(const struct sandbox *);
 /* sandbox.c */
 /* Clone the sandbox; the child never returns. */
 int	 sandbox_start(struct sandbox *, struct sandbox_run *);
-/* Wait for the child's loopback listeners (it failed: -1, collected). */
-int	 sandbox_listeners(struct sandbox_run *);
 /* Explain why namespaces are unavailable, with a fix. */
 const char *sandbox_ns_hint(int err);
 
