@@ -29,7 +29,6 @@
 /* Control messages on the socketpairs. */
 #define CTL_LISTENERS	'L'	/* reaper -> parent: two fds, HTTP, SOCKS */
 #define CTL_GO		'G'	/* parent -> reaper: the proxy serves; run */
-#define CTL_NOTIFY	'N'	/* command -> guard: the seccomp listener */
 #define CTL_STOPPED	'S'	/* reaper -> parent: the command stopped */
 #define CTL_CONTINUED	'C'	/* reaper -> parent: the command goes on */
 

@@ -476,7 +476,11 @@ char		*config_find(const char *cli_path);
 char		*config_user_path(void);
 /* Load a file, or the embedded default when path is NULL. */
 struct config	*config_load(const char *path, struct config_errors *);
-/* Load from memory; name is used in messages. */
+/*
+ * Load from memory; name is used in messages.  A pisbx-run --control-fd
+ * line is loaded here, by the same parser as a file (config_parse), so
+ * every check of the loader holds for it.
+ */
 struct config	*config_load_buffer(const char *buf, size_t len,
 		    const char *name, struct config_errors *);
 /*

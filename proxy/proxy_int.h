@@ -50,7 +50,7 @@ struct dns_query *dns_lookup(struct dns *, const char *name, uint16_t port,
 		    dns_cb, void *arg);
 void		 dns_cancel(struct dns_query *);
 
-/* ---- proxy.c, listen.c, conn.c ---- */
+/* ---- proxy.c, listen.c, conn.c, authorise.c, dial.c ---- */
 
 enum conn_state {
 	CONN_SNIFF,		/* waiting for the first byte */
@@ -196,6 +196,7 @@ struct proxy {
 	void			*refused_arg;
 	char			*command;	/* the tty shows it */
 	struct review_grant	*grants;	/* scope run/worker approvals */
+	enum review_scope	*grant_scope;	/* each one's scope */
 	size_t			 ngrants;
 	TAILQ_HEAD(listener_head, listener) listeners;
 	TAILQ_HEAD(, conn)	 conns;
@@ -220,7 +221,8 @@ struct proxy {
 void	 pgen_unref(struct pgen *);
 /* Approvals of this process (scope run or worker), at most PROXY_GRANTS. */
 #define PROXY_GRANTS	1024
-void	 proxy_grant_add(struct proxy *, const struct review_request *);
+void	 proxy_grant_add(struct proxy *, const struct review_request *,
+	    enum review_scope);
 int	 proxy_grant_covers(const struct proxy *,
 	    const struct review_request *);
 
@@ -273,6 +275,19 @@ int	 conn_shed_oldest(struct proxy *);
 void	 conn_close(struct conn *, const char *end);
 /* The protocol's name, as logged and shown to reviewers. */
 const char *conn_proto_name(enum conn_proto);
+/* The fields a connection's decision and close records share. */
+void	 conn_record(struct conn *, struct alog_rec *);
+/* Flush what is queued to the client, then close. */
+void	 conn_close_after_flush(struct conn *, const char *end);
+/* Mark activity for the idle timeout. */
+void	 conn_touch(struct conn *);
+/* Arm the connection timer (header/idle/flush timeouts). */
+void	 conn_timer_set(struct conn *, int ms);
+const struct config *conn_config(const struct conn *);
+
+/* authorise.c */
+/* Protocol handler has set host/port/proto: run policy, review, DNS, connect. */
+void	 conn_authorise(struct conn *);
 /* Write the connection's decision record. */
 void	 conn_log_decision(struct conn *);
 /*
@@ -293,23 +308,20 @@ int	 conn_hint(const struct conn *, char *, size_t);
 /* Deny, log and answer. */
 void	 conn_deny(struct conn *, const char *reason, const char *detail,
 	    enum conn_err);
+/* Map a failure to the protocol's answer (http_fail, socks5_fail). */
+void	 conn_fail(struct conn *, enum conn_err);
+
+/* dial.c */
+/* An allowed target: its addresses (a literal, or DNS), then dial. */
+void	 conn_resolve(struct conn *);
+/* conn_addr_ok for a literal target's one address. */
+int	 conn_literal_ok(struct conn *, char *why, size_t whylen);
 /* Dial the checked addresses in c->addrs, the first one first. */
 void	 conn_dial(struct conn *);
 /* The target (or the tunnel to it) is up: log the allow, go on. */
 void	 conn_connected(struct conn *);
-/* Protocol handler has set host/port/proto: run policy, review, DNS, connect. */
-void	 conn_authorise(struct conn *);
 /* Dial the current target's checked addresses again (HTTP retry). */
 void	 conn_redial(struct conn *);
-/* Flush what is queued to the client, then close. */
-void	 conn_close_after_flush(struct conn *, const char *end);
-/* Mark activity for the idle timeout. */
-void	 conn_touch(struct conn *);
-/* Arm the connection timer (header/idle/flush timeouts). */
-void	 conn_timer_set(struct conn *, int ms);
-const struct config *conn_config(const struct conn *);
-/* Map a failure to the protocol's answer (http_fail, socks5_fail). */
-void	 conn_fail(struct conn *, enum conn_err);
 
 /* ---- metrics.c ---- */
 

@@ -1,11 +1,15 @@
 /*
  * launcher/fs/: the filesystem plan.  The parent builds it before the
  * sandbox starts, from the config and the places around the command
- * (fspolicy.c: the tables of what is hidden and protected, paths, the
- * home, git discovery, the plan, its index; fsglob.c: the config's
- * patterns; fsfilter.c: the filtered copies of settings files); the
- * sandbox child mounts it and Landlock restricts to it; the guard asks
- * it on every creation (fs_plan_guarded, fs_git_rule, fs_glob_denied).
+ * (fsplan.c: the plan, in steps; fstables.c: the tables of what is
+ * hidden and protected; fspath.c, fsset.c: paths and the set of them;
+ * fsgit.c: the project and git discovery; fshome.c, fsprivate.c: what is
+ * shown and hidden of the home and the caller's private files; fsglob.c:
+ * the config's patterns; fsfilter.c: the filtered copies of settings
+ * files; fsreview.c: the reviewer's files); the sandbox child mounts it
+ * and Landlock restricts to it; the guard asks it on every creation
+ * (fslookup.c: fs_plan_guarded, fs_root_of; fs_glob_denied; and
+ * gitrule_check of launcher/git/).  What the files share: fs_int.h.
  */
 #ifndef PISBX_LAUNCHER_FS_H
 #define PISBX_LAUNCHER_FS_H
@@ -103,38 +107,18 @@ struct fs_inputs {
 	const char	*path;		/* the command's $PATH, or NULL */
 };
 
-/*
- * The questions fs_git_rule leaves to the guard, about a directory "up"
- * levels above the path's last component (0: the path itself).  A "yes"
- * to any makes the path protected.
- */
-enum fs_git_ask {
-	/*
-	 * The path is a ".git" entry: yes when it exists and was not made
-	 * during the run, or does not exist and its directory was not made
-	 * during the run (a new repository would take over git there).
-	 */
-	FS_GIT_DOTGIT,
-	/* That ".git" directory was not made during the run. */
-	FS_GIT_BELOW,
-	/*
-	 * That directory was not made during the run and is a git
-	 * directory: HEAD, and objects/ and refs/ or a commondir file.
-	 */
-	FS_GIT_SHAPE
-};
-
-struct fs_git_q {
-	enum fs_git_ask	ask;
-	int		up;
-};
-
-/* fspolicy.c */
+/* fspath.c */
 /*
  * Absolute, symlink-free form of a configured path: "~" from home, a
  * relative path from dir; the longest existing prefix resolved.
  */
 char	*fs_resolve(const char *in, const char *dir, const char *home);
+/* Whether path is root or lies below it (both absolute, clean). */
+int	 fs_under(const char *path, const char *root);
+/* The same, ignoring ASCII case (for protected names). */
+int	 fs_under_ci(const char *path, const char *root);
+
+/* fsplan.c */
 /*
  * Resolve the config's filesystem section into a plan: ~ expanded,
  * relative paths against cwd, symlinks resolved; adds the working
@@ -151,6 +135,15 @@ void	 fs_plan_free(struct fs_plan *);
  * agent's bookkeeping file); never a guarded path.
  */
 int	 fs_plan_grant(struct fs_plan *, const char *path, int writable);
+void	 fs_plan_dump(const struct fs_plan *);
+/*
+ * The reader fs_plan_guarded names for a repository's .git/config (the
+ * same text as git's other files; compared by address): the one refusal
+ * filesystem.allowGitConfig lifts.
+ */
+extern const char fs_why_git_config[];
+
+/* fslookup.c */
 /*
  * Whether path is, or is below, one of the plan's guarded paths (with
  * ancestors_too also above one): who reads it, or NULL.
@@ -162,28 +155,12 @@ const char *fs_plan_guarded(const struct fs_plan *, const char *path,
  * lookups (the creation guard asks on every creation).  0, or -1.
  */
 int	 fs_plan_index(struct fs_plan *);
-/*
- * The git part of the protected-name decision, on a resolved path alone:
- * fills q with the questions (at most max) that decide it; 0: not a git
- * path; -1: more than max (protected).
- */
-ssize_t	 fs_git_rule(const char *path, int ancestors_too, int allow_config,
-	    struct fs_git_q *q, size_t max);
-/*
- * Where a resolved path may lie in a git operation's state directory
- * (rebase-merge, rebase-apply, sequencer): for each component so named,
- * deepest first (at most max), in lvl how many components follow it.
- * The count.
- */
-size_t	 fs_git_states(const char *path, int *lvl, size_t max);
-/* Whether path is root or lies below it (both absolute, clean). */
-int	 fs_under(const char *path, const char *root);
 /* The writable root of the plan that path (resolved) lies in, or NULL. */
 const char *fs_root_of(const struct fs_plan *, const char *path);
-/* The same, ignoring ASCII case (for protected names). */
-int	 fs_under_ci(const char *path, const char *root);
 /* A hash of a file's identity (device, inode), for the guard's tables. */
 size_t	 fs_id_hash(dev_t, ino_t);
+
+/* fsgit.c */
 /* Append the core.hooksPath values of one git config file. */
 int	 fs_git_hookspath(const char *cfgfile, struct strlist *out);
 /*
@@ -192,19 +169,6 @@ int	 fs_git_hookspath(const char *cfgfile, struct strlist *out);
  */
 int	 fs_git_hookdirs(const char *top, const struct strlist *global,
 	    const char *home, struct strlist *out);
-void	 fs_plan_dump(const struct fs_plan *);
-/*
- * The reader fs_plan_guarded names for a repository's .git/config (the
- * same text as git's other files; compared by address): the one refusal
- * filesystem.allowGitConfig lifts.
- */
-extern const char fs_why_git_config[];
-/*
- * Why the git rules refuse path (fs_git_rule said so), and what to do
- * instead, for the refusal line; config: the file to name.
- */
-void	 fs_git_why(const char *path, const char *config, char *buf,
-	    size_t len);
 
 /* fsglob.c */
 /* Compile the patterns of the lists, anchored at dir ("~": home). */

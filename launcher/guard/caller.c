@@ -7,41 +7,22 @@
  * controlling terminal, for opening /dev/tty on its behalf.
  */
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <sys/uio.h>
-#include <sys/un.h>
-#include <sys/vfs.h>
 #include <linux/kcmp.h>
-#include <linux/netlink.h>
-#include <linux/openat2.h>
-#include <linux/rtnetlink.h>
-#include <linux/sched.h>
-#include <linux/sock_diag.h>
-#include <linux/unix_diag.h>
 
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <seccomp.h>
-#include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "common/log.h"
-#include "common/text.h"
-#include "launcher/launcher.h"
-#include "launcher/fs/fs.h"
 #include "launcher/guard/guard.h"
 #include "launcher/guard/guard_int.h"
 

@@ -1,48 +1,29 @@
 /*
  * The checks a resolved path goes through before the guard creates or
  * writes it (guard_check): the plan's protected names, git's
- * configuration and hooks (guard_git asks fs_git_rule's questions of
+ * configuration and hooks (guard_git asks gitrule_check's questions of
  * the disk), the denyRead and denyWrite patterns, and the state files
  * of a git operation in a repository older than the run (guard_state).
  * A refusal is said once on stderr and counted for the parent
  * (guard_refuse, guard_told).
  */
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <sys/uio.h>
-#include <sys/un.h>
-#include <sys/vfs.h>
-#include <linux/kcmp.h>
-#include <linux/netlink.h>
-#include <linux/openat2.h>
-#include <linux/rtnetlink.h>
-#include <linux/sched.h>
-#include <linux/sock_diag.h>
-#include <linux/unix_diag.h>
 
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
-#include <seccomp.h>
-#include <signal.h>
-#include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "common/text.h"
-#include "launcher/launcher.h"
 #include "launcher/fs/fs.h"
+#include "launcher/git/git.h"
 #include "launcher/guard/guard.h"
 #include "launcher/guard/guard_int.h"
 
@@ -93,26 +74,26 @@ guard_shape(int dirfd)
 }
 
 /*
- * Answer fs_git_rule's questions about a resolved path.  1: protected.
+ * Answer gitrule_check's questions about a resolved path.  1: protected.
  * Every failure to answer protects.
  */
 static int
 guard_git(struct guard_req *gr, const struct guard_path *gp,
     int ancestors_too)
 {
-	struct fs_git_q	 q[GUARD_MAXQ];
+	struct gitrule_q	 q[GUARD_MAXQ];
 	struct stat	 st;
 	ssize_t		 n, i;
 	int		 fd, old;
 
-	n = fs_git_rule(gp->full, ancestors_too, gr->g->conf.allow_git_config,
+	n = gitrule_check(gp->full, ancestors_too, gr->g->conf.allow_git_config,
 	    q, GUARD_MAXQ);
 	if (n <= 0)
 		return n < 0;
 	if (gp->parent == -1)
 		return 1;
 	for (i = 0; i < n; i++) {
-		if (q[i].ask == FS_GIT_DOTGIT) {
+		if (q[i].ask == GITRULE_DOTGIT) {
 			if (fstatat(gp->parent, gp->name, &st,
 			    AT_SYMLINK_NOFOLLOW) == -1 &&
 			    (errno != ENOENT || fstat(gp->parent, &st) == -1))
@@ -124,7 +105,7 @@ guard_git(struct guard_req *gr, const struct guard_path *gp,
 		if ((fd = guard_up(gp->parent, q[i].up - 1)) == -1)
 			return 1;
 		old = fstat(fd, &st) == -1 || !guard_made_known(gr->g, &st);
-		if (old && (q[i].ask == FS_GIT_BELOW || guard_shape(fd))) {
+		if (old && (q[i].ask == GITRULE_BELOW || guard_shape(fd))) {
 			close(fd);
 			return 1;
 		}
@@ -276,7 +257,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
     int ancestors_too, const char *verb)
 {
 	const struct fs_glob	*fg;
-	struct fs_git_q		 q[1];
+	struct gitrule_q		 q[1];
 	const char		*why;
 	char			 text[3 * PATH_MAX];
 	int			 git, hooked = 0;
@@ -288,7 +269,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	if (why == fs_why_git_config || (git &&
 	    strcasecmp(gp->last, ".git") != 0 &&
 	    !gr->g->conf.allow_git_config &&
-	    fs_git_rule(gp->full, ancestors_too, 1, q, 1) == 0)) {
+	    gitrule_check(gp->full, ancestors_too, 1, q, 1) == 0)) {
 		/* Only allowGitConfig stands in the way: the one key. */
 		guard_refuse(gr, gp->full, guard_verb(gp, verb), "protected path, the git "
 		    "configuration of a repository that existed before the "
@@ -307,7 +288,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		return -EACCES;
 	}
 	if (git) {
-		fs_git_why(gp->full, gr->g->conf.config_file, text,
+		gitrule_why(gp->full, gr->g->conf.config_file, text,
 		    sizeof(text));
 		guard_refuse(gr, gp->full, guard_verb(gp, verb), "%s", text);
 		return -EACCES;
@@ -347,7 +328,7 @@ guard_state(struct guard_req *gr, const struct guard_path *gp,
 	int		 lvl[4], fd, git, k;
 	size_t		 n, i, j;
 
-	if ((n = fs_git_states(gp->full, lvl, 4)) == 0)
+	if ((n = gitrule_states(gp->full, lvl, 4)) == 0)
 		return 0;
 	for (i = 0; i < n; i++) {
 		/* The directory holding the state directory. */

@@ -20,7 +20,6 @@
  */
 #include <sys/stat.h>
 
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -28,7 +27,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/log.h"
 #include "launcher/fs/fs.h"
 #include "launcher/guard/guard_int.h"
 

@@ -1,15 +1,15 @@
 /*
- * The launcher's filesystem plan (launcher/fs/fspolicy.c): defaults, "~" and
- * relative paths, symlinks resolved, precedence at one path, rules only
- * for existing paths and sorted shallow-first, the mandatory set in every
- * writable root and at a writable home (allowGitConfig), git worktrees
- * and hooks (core.hooksPath), the files the config names, $PATH, the
- * working directories no sound policy exists for, the workspace (git
- * top, PISBX_WORKSPACE), single writable files, path patterns (what
- * they cover at start, anchored at the project, and fs_glob_denied /
- * fs_glob_moved for the guard), nested hidden directories, and the
- * guard's two questions: fs_plan_guarded and fs_git_rule, as tables.
- * Real files in a temporary directory.
+ * The launcher's filesystem plan (launcher/fs/, launcher/git/gitrule.c):
+ * defaults, "~" and relative paths, symlinks resolved, precedence at one
+ * path, rules only for existing paths and sorted shallow-first, the
+ * mandatory set in every writable root and at a writable home
+ * (allowGitConfig), git worktrees and hooks (core.hooksPath), the files
+ * the config names, $PATH, the working directories no sound policy
+ * exists for, the workspace (git top, PISBX_WORKSPACE), single writable
+ * files, path patterns (what they cover at start, anchored at the
+ * project, and fs_glob_denied / fs_glob_moved for the guard), nested
+ * hidden directories, and the guard's two questions: fs_plan_guarded and
+ * gitrule_check, as tables.  Real files in a temporary directory.
  */
 #include <sys/stat.h>
 
@@ -29,6 +29,7 @@
 #include "policy/policy.h"
 #include "launcher/launcher.h"
 #include "launcher/fs/fs.h"
+#include "launcher/git/git.h"
 
 struct guard_case {
 	const char	*rel;		/* below the workspace */
@@ -36,7 +37,7 @@ struct guard_case {
 	int		 want;
 };
 
-/* fs_git_rule: the questions, as "D0 B2 S1" (ask and levels up). */
+/* gitrule_check: the questions, as "D0 B2 S1" (ask and levels up). */
 struct git_case {
 	const char	*path;
 	int		 ancestors_too;
@@ -135,7 +136,7 @@ static const struct git_case git_cases[] = {
 	{ "/w/.git/HEAD.lock", 0, 0, "" },
 	/*
 	 * A rebase's, cherry-pick's or am's state: allowed, followed by the
-	 * guard (fs_git_states) and checked at exit.
+	 * guard (gitrule_states) and checked at exit.
 	 */
 	{ "/w/.git/rebase-merge", 1, 0, "" },
 	{ "/w/.git/rebase-merge/git-rebase-todo", 0, 0, "" },
@@ -477,7 +478,7 @@ static void
 test_worktree(void **state)
 {
 	struct fs_plan		 plan;
-	struct fs_git_q		 q[4];
+	struct gitrule_q		 q[4];
 	char			 p[PATH_MAX];
 	FILE			*f;
 
@@ -521,7 +522,7 @@ test_worktree(void **state)
 	snprintf(p, sizeof(p), "%s/main/.git/worktrees/proj/index", top);
 	assert_false(fs_plan_guarded(&plan, p, 0));
 	snprintf(p, sizeof(p), "%s/main/.git/config", top);
-	assert_true(fs_git_rule(p, 0, 0, q, 4) != 0);
+	assert_true(gitrule_check(p, 0, 0, q, 4) != 0);
 	snprintf(p, sizeof(p), "%s/home/proj/.git", top);
 	assert_true(fs_plan_guarded(&plan, p, 0));
 	fs_plan_free(&plan);
@@ -623,11 +624,11 @@ test_git_why(void **state)
 	char	buf[2048];
 
 	(void)state;
-	fs_git_why("/w/a/.git", "c.json", buf, sizeof(buf));
+	gitrule_why("/w/a/.git", "c.json", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "a .git there"));
-	fs_git_why("/w/.git/hooks/pre-commit", "c.json", buf, sizeof(buf));
+	gitrule_why("/w/.git/hooks/pre-commit", "c.json", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "git configuration or hooks"));
-	fs_git_why("/w/.git/worktrees/feat/commondir", "c.json", buf,
+	gitrule_why("/w/.git/worktrees/feat/commondir", "c.json", buf,
 	    sizeof(buf));
 	assert_non_null(strstr(buf, "git worktree add cannot run in the "
 	    "sandbox"));
@@ -635,7 +636,7 @@ test_git_why(void **state)
 	assert_non_null(strstr(buf, "add \"/w\" to filesystem.allowWrite in "
 	    "c.json"));
 	/* A bare repository: the git directory itself. */
-	fs_git_why("/srv/r.git/worktrees/feat/config.worktree", "c.json", buf,
+	gitrule_why("/srv/r.git/worktrees/feat/config.worktree", "c.json", buf,
 	    sizeof(buf));
 	assert_non_null(strstr(buf, "git -C /srv/r.git worktree add"));
 }
@@ -733,11 +734,11 @@ test_guarded_index(void **state)
 	}
 }
 
-/* fs_git_rule: the questions for each path, as a table. */
+/* gitrule_check: the questions for each path, as a table. */
 static void
 test_git_rule(void **state)
 {
-	struct fs_git_q	q[16];
+	struct gitrule_q	q[16];
 	char		got[128];
 	ssize_t		n, j;
 	size_t		i;
@@ -746,7 +747,7 @@ test_git_rule(void **state)
 	for (i = 0; i < sizeof(git_cases) / sizeof(*git_cases); i++) {
 		const struct git_case *c = &git_cases[i];
 
-		n = fs_git_rule(c->path, c->ancestors_too, c->allow_config, q,
+		n = gitrule_check(c->path, c->ancestors_too, c->allow_config, q,
 		    16);
 		assert_true(n >= 0);
 		got[0] = '\0';
@@ -760,10 +761,10 @@ test_git_rule(void **state)
 			    c->allow_config, got, c->want);
 	}
 	/* More questions than room: -1, which the guard refuses. */
-	assert_int_equal(fs_git_rule("/a/hooks/hooks/hooks", 0, 0, q, 2), -1);
+	assert_int_equal(gitrule_check("/a/hooks/hooks/hooks", 0, 0, q, 2), -1);
 }
 
-/* fs_git_states: each component named like a state, deepest first. */
+/* gitrule_states: each component named like a state, deepest first. */
 static void
 test_git_states(void **state)
 {
@@ -786,7 +787,7 @@ test_git_states(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		n = fs_git_states(cases[i].path, lvl, 4);
+		n = gitrule_states(cases[i].path, lvl, 4);
 		got[0] = '\0';
 		for (j = 0; j < n; j++)
 			snprintf(got + strlen(got), sizeof(got) - strlen(got),
@@ -795,7 +796,7 @@ test_git_states(void **state)
 			fail_msg("%s: got \"%s\", want \"%s\"", cases[i].path,
 			    got, cases[i].want);
 	}
-	assert_int_equal(fs_git_states("/a/sequencer/sequencer/sequencer",
+	assert_int_equal(gitrule_states("/a/sequencer/sequencer/sequencer",
 	    lvl, 2), 2);
 }
 

@@ -1,0 +1,344 @@
+/*
+ * A connection's decision, once its protocol has named the target:
+ * policy (deny list, allow list), then the review hook, with the grant a
+ * reviewer may give and what happens when the client goes away or the
+ * answer comes late; the decision's record, the refusal and what would
+ * allow it.  An allowed target goes on to dial.c.
+ */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "common/log.h"
+#include "policy/policy.h"
+#include "approval/approval.h"
+#include "proxy/proxy_int.h"
+
+static void	 conn_review_request(const struct conn *,
+		    struct review_request *);
+static void	 conn_watch_gone(struct conn *);
+static void	 conn_gone_cb(evutil_socket_t, short, void *);
+static void	 conn_review_cb(enum review_result, enum review_scope,
+		    const char *, void *);
+static void	 conn_review_late(struct conn *, struct pgen *,
+		    enum review_result, const char *);
+static void	 conn_allowed(struct conn *, const char *, const char *);
+
+void
+conn_decide(struct conn *c, int allow, const char *reason,
+    const char *detail)
+{
+	c->decision = allow ? "allow" : "deny";
+	if (reason != c->reason)
+		snprintf(c->reason, sizeof(c->reason), "%s", reason);
+	if (detail != NULL)
+		conn_error(c, "%s", detail);
+	else {
+		free(c->error);
+		c->error = NULL;
+	}
+}
+
+void
+conn_error(struct conn *c, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		s = NULL;
+	va_end(ap);
+	free(c->error);
+	c->error = s;
+}
+
+void
+conn_log_decision(struct conn *c)
+{
+	struct alog_rec r;
+
+	c->decision_wait = 0;
+	conn_record(c, &r);
+	accesslog_write(c->px->alog, &r);
+	metrics_decision(c->px, c->proto, &r);
+	log_info("conn %llu: %s %s:%u %s (%s)", (unsigned long long)c->id,
+	    conn_proto_name(c->proto), c->have_target ? c->host.text : "-",
+	    c->port, c->decision ? c->decision : "-", c->reason);
+}
+
+void
+conn_fail(struct conn *c, enum conn_err err)
+{
+	switch (c->proto) {
+	case PROTO_SOCKS5:
+		socks5_fail(c, err);
+		break;
+	case PROTO_CONNECT:
+	case PROTO_HTTP:
+		http_fail(c, err);
+		break;
+	case PROTO_NONE:
+		conn_close(c, "failed");
+		break;
+	}
+}
+
+int
+conn_hint(const struct conn *c, char *buf, size_t len)
+{
+	/* The tunnel pisbx chose for plain HTTP, not the client's CONNECT. */
+	if (c->proto == PROTO_HTTP && strcmp(c->reason, "parent-refused") ==
+	    0 && parent_conn_via(c) != NULL && !parent_conn_absolute(c))
+		return policy_hint_parent_tunnel(conn_config(c), c->port, buf,
+		    len);
+	return policy_hint(conn_config(c), &c->host, c->port, c->reason, buf,
+	    len);
+}
+
+/* Deny, log, tell whoever asked to know, and answer. */
+void
+conn_deny(struct conn *c, const char *reason, const char *detail,
+    enum conn_err err)
+{
+	struct proxy_refusal	 r;
+	char			 hint[1400];
+
+	conn_decide(c, 0, reason, detail);
+	conn_log_decision(c);
+	/*
+	 * Refusals (the policy's, the upstream proxy's), and an allowed
+	 * target that could not be reached, which an HTTPS client shows
+	 * only as "502": not over a limit, not an invalid request.
+	 */
+	memset(&r, 0, sizeof(r));
+	r.unreachable = strcmp(reason, "dns-error") == 0 ||
+	    strcmp(reason, "connect-error") == 0 ||
+	    strcmp(reason, "parent-error") == 0;
+	if ((err == CERR_DENY || r.unreachable || strcmp(reason,
+	    "parent-auth") == 0) && c->px->refused != NULL && c->have_target) {
+		r.host = c->host.text;
+		r.port = c->port;
+		r.proto = conn_proto_name(c->proto);
+		r.reason = c->reason;
+		r.detail = c->error;
+		if (conn_hint(c, hint, sizeof(hint)) == 0)
+			r.hint = hint;
+		c->px->refused(&r, c->px->refused_arg);
+	}
+	conn_fail(c, err);
+}
+
+/* The review request for the connection's current target. */
+static void
+conn_review_request(const struct conn *c, struct review_request *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->host = c->host.text;
+	req->port = c->port;
+	req->protocol = conn_proto_name(c->proto);
+	req->client = c->client_name[0] != '\0' ? c->client_name : NULL;
+}
+
+/*
+ * The policy step: deny list, then allow list, then the review hook.  A
+ * name that is denied or not yet approved never reaches DNS; an address
+ * that could never be dialled is refused before anyone is asked.
+ */
+void
+conn_authorise(struct conn *c)
+{
+	struct pgen *g = c->px->gen;
+	const struct pattern *pat = NULL;
+	struct review_request req;
+	enum review_result now;
+	const char *detail = NULL;
+	char reason[TARGET_TEXT_MAX + 32], why[256];
+	enum verdict v;
+
+	c->state = CONN_AUTHORISE;
+	c->addr[0] = '\0';
+	evtimer_del(c->timer);
+	if (c->client != NULL)
+		bufferevent_disable(c->client, EV_READ);
+	/* Over a connection limit: the request was read only to answer it. */
+	if (c->refuse != NULL) {
+		conn_deny(c, c->refuse, c->error, CERR_BUSY);
+		return;
+	}
+	free(c->error);
+	c->error = NULL;
+	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
+	switch (v) {
+	case VERDICT_DENY:
+		if (pat == NULL) {
+			/* The loopback name, without its exact entry. */
+			conn_deny(c, "host-loopback", HOST_LOOPBACK_NAME
+			    " is this machine's own loopback: only an exact "
+			    "allow entry with its port reaches it", CERR_DENY);
+			return;
+		}
+		snprintf(reason, sizeof(reason), "deny-list:%s", pat->text);
+		/* The entry's deniedDomainReasons text: 403 body and log. */
+		conn_deny(c, reason, pat->reason, CERR_DENY);
+		return;
+	case VERDICT_ALLOW:
+		snprintf(reason, sizeof(reason), "allow-list:%s",
+		    pat != NULL ? pat->text : "?");
+		conn_allowed(c, reason, NULL);
+		return;
+	case VERDICT_REVIEW:
+		break;
+	}
+	/*
+	 * A literal the dial step would refuse whatever the answer (non-
+	 * public without an exact allow entry, or one of our listeners) is
+	 * refused now: no person is asked a question that does not matter.
+	 */
+	if (c->host.kind != HOST_NAME && !conn_literal_ok(c, why,
+	    sizeof(why))) {
+		conn_deny(c, "non-public-address", why, CERR_DENY);
+		return;
+	}
+	/*
+	 * An approval covers what it was asked about: this target over this
+	 * protocol.  A CONNECT after an approved forwarded request on the
+	 * same client connection is a new question.
+	 */
+	conn_review_request(c, &req);
+	if (review_grant_covers(&c->grant, &req)) {
+		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW),
+		    "approved earlier on this connection");
+		return;
+	}
+	/* An approval with the scope "run" or "worker", still in force. */
+	if (proxy_grant_covers(c->px, &req)) {
+		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW),
+		    "approved earlier in this run (scope run)");
+		return;
+	}
+	c->state = CONN_REVIEW;
+	metrics_review_begin(c);
+	c->review = review_start(g->rv, &req, conn_review_cb, c, &now,
+	    &detail);
+	if (c->review == NULL) {
+		conn_review_cb(now, REVIEW_SCOPE_ONCE, detail, c);
+		return;
+	}
+	c->gen = g;
+	g->refs++;
+	conn_watch_gone(c);
+}
+
+/*
+ * A review can take as long as a person does, and the client's reads are
+ * off meanwhile, so its EOF would go unseen: watch the socket for the
+ * peer's close (EV_CLOSED, EPOLLRDHUP) and cancel the review when the
+ * client goes away.  A client that half-closes while it waits counts as
+ * gone: the answer would be a deny anyway.
+ */
+static void
+conn_watch_gone(struct conn *c)
+{
+	evutil_socket_t fd;
+
+	if (c->client == NULL || (fd = bufferevent_getfd(c->client)) == -1)
+		return;
+	c->gone_ev = event_new(c->px->base, fd, EV_CLOSED, conn_gone_cb, c);
+	if (c->gone_ev != NULL && event_add(c->gone_ev, NULL) == -1) {
+		event_free(c->gone_ev);
+		c->gone_ev = NULL;
+	}
+}
+
+/* The client closed while its review was pending. */
+static void
+conn_gone_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	conn_close(c, "client-gone");
+}
+
+/* The reviewer's answer: allow (with its grant) or deny; late, re-decided. */
+static void
+conn_review_cb(enum review_result res, enum review_scope scope,
+    const char *detail, void *arg)
+{
+	struct conn *c = arg;
+	struct review_request req;
+	struct pgen *g = c->gen;
+
+	metrics_review_end(c);
+	c->review = NULL;
+	if (c->gone_ev != NULL) {
+		event_free(c->gone_ev);
+		c->gone_ev = NULL;
+	}
+	c->gen = NULL;
+	if (g != NULL && g != c->px->gen) {
+		conn_review_late(c, g, res, detail);
+		pgen_unref(g);
+		return;
+	}
+	pgen_unref(g);
+	if (res == REVIEW_RESULT_ALLOW) {
+		conn_review_request(c, &req);
+		review_grant_set(&c->grant, &req);
+		/* Wider: every later connection of this process. */
+		if (scope != REVIEW_SCOPE_ONCE)
+			proxy_grant_add(c->px, &req, scope);
+		conn_allowed(c, review_result_reason(res), detail);
+		return;
+	}
+	conn_deny(c, review_result_reason(res), detail, CERR_DENY);
+}
+
+/*
+ * The answer to a review that was asked under config generation g, which
+ * a reload has replaced since: the new config decides.  Its lists come
+ * first (a host it denies is denied whatever the answer, with the
+ * deny-list reason); an answer from a reviewer the reload removed or
+ * changed is not used; one from the same reviewer holds for this request
+ * only -- a reload ends every wider approval, a late one included.
+ */
+static void
+conn_review_late(struct conn *c, struct pgen *g, enum review_result res,
+    const char *detail)
+{
+	const struct pattern *pat = NULL;
+
+	if (policy_eval(c->px->gen->conf->policy, &c->host, c->port,
+	    &pat) != VERDICT_REVIEW) {
+		conn_authorise(c);
+		return;
+	}
+	if (!review_config_same(g->conf, c->px->gen->conf)) {
+		conn_deny(c, "review:dropped", "the review was dropped by a "
+		    "configuration reload that changed or removed the "
+		    "reviewer", CERR_DENY);
+		return;
+	}
+	if (res == REVIEW_RESULT_ALLOW)
+		conn_allowed(c, review_result_reason(res), detail);
+	else
+		conn_deny(c, review_result_reason(res), detail, CERR_DENY);
+}
+
+/*
+ * Allowed by policy or review (detail: the reviewer's reason, or NULL):
+ * the decision record waits for the address.
+ */
+static void
+conn_allowed(struct conn *c, const char *reason, const char *detail)
+{
+	conn_decide(c, 1, reason, detail);
+	conn_resolve(c);
+}
