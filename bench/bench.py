@@ -21,8 +21,9 @@ stopped by its PID (with its descendants); the run keeps to a time budget
 Environment: BENCH_RUNS (default 3) repetitions per figure, median kept;
 BENCH_NO_SRT=1 skips srt; BENCH_NO_NPM=1 skips the npm ci row;
 BENCH_ONLY=row,row runs only those rows (start, throughput, inside,
-latency, keepalive, tunnel, idle, extract, guard, npm, claude, mix,
-git; the last three are in agentrows.py);
+latency, keepalive, tunnel, idle, extract, guard, sock, npm, claude,
+mix, git; sock is bench_sock.py's socket calls in the sandbox, the last
+three are in agentrows.py);
 BENCH_PEERS=name,... measures only those peers (BENCH_PEERS= none);
 BENCH_BASELINE=DIR adds a column for the pisbx-proxy and pisbx-run of an
 earlier build in DIR (before/after in one run; not a peer in the ratios).
@@ -41,6 +42,7 @@ import tempfile
 import time
 
 import agentrows
+import bench_sock
 from benchlib import (
     BUILD, PROXY, RUN, PXTOOL, GUARD_FLOOR, POLICY_BENCH, SRT_DIR, NPM_DIR,
     RUNS, ONLY, PEERS, GIB, NREQ, NIDLE, NFILES, NCREATE, T0, BASELINE,
@@ -930,6 +932,8 @@ def main():
             ("idle", "idle memory, sandbox", b.rows_idle_sandbox),
             ("extract", "extract", b.rows_extract),
             ("guard", "one create", b.rows_guard),
+            ("sock", "socket calls", lambda: bench_sock.rows_sock(
+                b, BUILD, RUN, RUNS, run, median, Skip, left)),
             ("npm", "npm ci", b.rows_npm),
             ("claude", "Claude Code's line", lambda: agentrows.rows_claude(b)),
             ("mix", "50 agent commands", lambda: agentrows.rows_mix(b)),

@@ -28,7 +28,7 @@ usage(FILE *f, int code)
 	fprintf(f,
 "usage: pisbx-run [--config FILE] [--timeout SECONDS] [--access-log PATH]\n"
 "                 [--log-format json|text] [--quiet] [--report FILE]\n"
-"                 [--control-fd N] [-v]\n"
+"                 [--control-fd N] [--require-namespaces] [-v]\n"
 "                 -- COMMAND [ARG...]\n"
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
@@ -38,7 +38,9 @@ usage(FILE *f, int code)
 "\n"
 "Runs COMMAND in fresh network, mount, PID and IPC namespaces whose only\n"
 "way out is a filtering proxy (HTTP on 127.0.0.1:3128, SOCKS5 on\n"
-"127.0.0.1:1080), with the config's filesystem policy.\n"
+"127.0.0.1:1080), with the config's filesystem policy.  Where namespaces\n"
+"cannot be made (a container), it confines COMMAND without them and says\n"
+"so in one line.\n"
 "\n"
 "  --config FILE        the trusted config; without it $PISBX_CONFIG (an\n"
 "                       absolute path), else $XDG_CONFIG_HOME/pisbx/config.json\n"
@@ -52,6 +54,8 @@ usage(FILE *f, int code)
 "  --report FILE        every refusal of the run as JSON, written at exit\n"
 "  --control-fd N       read policy updates from descriptor N while the\n"
 "                       command runs: one JSON config a line (srt's format)\n"
+"  --require-namespaces refuse to run (exit 125) where namespaces cannot be\n"
+"                       made, rather than confine COMMAND without them\n"
 "  -c STRING            run STRING with bash -c (sh where there is no bash)\n"
 "  -v                   more diagnostics (twice: debug)\n"
 "  --connect-proxy H P  relay stdin/stdout to H:P through the sandbox's\n"
@@ -102,6 +106,7 @@ main(int argc, char *argv[])
 		{ "control-fd",		required_argument, NULL, 'F' },
 		{ "explain",		required_argument, NULL, 'E' },
 		{ "run",		required_argument, NULL, 'R' },
+		{ "require-namespaces",	no_argument,	   NULL, 'N' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -182,6 +187,9 @@ main(int argc, char *argv[])
 			break;
 		case 'R':
 			run = optarg;
+			break;
+		case 'N':
+			o.require_ns = 1;
 			break;
 		case 'c':
 			o.line = optarg;

@@ -105,7 +105,7 @@ static const char *config_home(void);
  */
 static const char *const keys_top[] = {
 	"$schema", "network", "filesystem", "proxy", "resolver", "review",
-	"hostIPC",
+	"hostIPC", "requireNamespaces",
 	/* srt */
 	"credentials", "ignoreViolations", "enableWeakerNestedSandbox",
 	"enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep",
@@ -1863,6 +1863,9 @@ config_parse(const char *buf, size_t len, const char *name,
 		parse_review(&ctx, v, conf);
 	if ((v = json_object_get(root, "hostIPC")) != NULL)
 		parse_hostipc(&ctx, v, conf);
+	/* pisbx-run: refuse, rather than run without namespaces. */
+	cfg_bool(&ctx, "$", root, "requireNamespaces",
+	    &conf->require_namespaces);
 	compat_top(&ctx, root, conf);
 	if (ctx.nerr > 0)
 		goto fail;
@@ -2139,6 +2142,7 @@ config_free(struct config *conf)
 		return;
 	free(conf->path);
 	free(conf->policy_from);
+	free(conf->policy_file);
 	if (conf->policy != NULL)
 		policy_free(conf->policy);
 	parent_free(conf->parent);

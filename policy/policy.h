@@ -372,6 +372,8 @@ struct config {
 	char		*path;		/* file read, or "(embedded default)" */
 	struct policy	*policy;
 	char		*policy_from;	/* who else set the policy, or NULL */
+	/* ... the file it is written in (a supervisor's config), or NULL */
+	char		*policy_file;
 	/*
 	 * Remarks for --check -v, "FILE: $.path: ...": the srt and
 	 * pi-sandbox keys accepted without effect here, and why.
@@ -381,6 +383,8 @@ struct config {
 	/* network */
 	int		 allow_all_unix_sockets;
 	int		 allow_nested_userns;	/* srt's allowNestedUserNamespaces */
+	int		 require_namespaces;	/* requireNamespaces: pisbx-run
+						   refuses to run without */
 	struct strlist	 allow_unix_sockets;	/* absolute socket paths */
 	int		 strict_allowlist;	/* srt: no review for others */
 	struct parent_proxy *parent;	/* network.parentProxy, or NULL */

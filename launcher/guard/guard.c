@@ -22,7 +22,8 @@
  * the caller's CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6):
  * a wake-up across CPUs cost about as much as the rest of a creation on
  * a paravirtualised machine.  Requests run in parallel, each thread with
- * its own umask and cwd (unshare(CLONE_FS)); a rename runs alone (the
+ * its own umask and cwd (unshare(CLONE_FS); where that is refused, one
+ * thread serves them all); a rename runs alone (the
  * order lock), since checking the names of a moved tree and moving it
  * must not interleave with creations in it, and the guard's tables are
  * behind one mutex.
@@ -113,6 +114,15 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		return guard_sendmsg(gr, a, resp);
 	if (nr == SCMP_SYS(sendmmsg))
 		return guard_sendmmsg(gr, a, resp);
+	/* Without namespaces only (nons.c). */
+	if (nr == SCMP_SYS(listen))
+		return guard_listen(gr, (int)a[0], (int)a[1]);
+	if (nr == SCMP_SYS(unlink))
+		return guard_nons_unlink(gr, AT_FDCWD, a[0], 0);
+	if (nr == SCMP_SYS(rmdir))
+		return guard_nons_unlink(gr, AT_FDCWD, a[0], AT_REMOVEDIR);
+	if (nr == SCMP_SYS(unlinkat))
+		return guard_nons_unlink(gr, (int)a[0], a[1], (int)a[2]);
 
 	if (nr == SCMP_SYS(truncate))
 		rc = guard_truncate(gr, a[0], (off_t)a[1]);
@@ -151,6 +161,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		pthread_mutex_unlock(&gr->g->mu);
 		if (rc == 0)
 			guard_created(gr, &np, 0);
+		guard_readonly(gr, &np, "create", rc);
 	} else if (nr == SCMP_SYS(mknod) || nr == SCMP_SYS(mknodat)) {
 		at = nr == SCMP_SYS(mknodat);
 		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
@@ -163,6 +174,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		    ~(mode_t)GUARD_SETID, (dev_t)a[at + 2]) == -1 ? -errno : 0;
 		if (rc == 0)
 			guard_created(gr, &np, head);
+		guard_readonly(gr, &np, "create", rc);
 	} else if (nr == SCMP_SYS(symlink) || nr == SCMP_SYS(symlinkat)) {
 		at = nr == SCMP_SYS(symlinkat);
 		if ((rc = guard_read_str(gr, a[0], target,
@@ -176,6 +188,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		rc = symlinkat(target, np.parent, np.name) == -1 ? -errno : 0;
 		if (rc == 0)
 			guard_created(gr, &np, head);
+		guard_readonly(gr, &np, "create", rc);
 	} else if (nr == SCMP_SYS(rename) || nr == SCMP_SYS(renameat) ||
 	    nr == SCMP_SYS(renameat2)) {
 		unsigned int	flags = nr == SCMP_SYS(renameat2) ?
@@ -203,6 +216,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 			    (flags & RENAME_EXCHANGE) != 0);
 			guard_created(gr, &np, head);
 		}
+		guard_readonly(gr, &np, "replace", rc);
 	} else
 		rc = -ENOSYS;
 done:
@@ -261,7 +275,7 @@ guard_thread(void *arg)
 	struct pollfd			 pfd;
 	int				 rc;
 
-	if (unshare(CLONE_FS) == -1) {
+	if (g->fs_own && unshare(CLONE_FS) == -1) {
 		log_warn("guard: unshare(CLONE_FS)");
 		_exit(EXIT_SETUP);	/* the whole sandbox: fail closed */
 	}
@@ -323,22 +337,55 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 	g->lexical = syscall(SYS_openat2, -1, "", NULL, 0) == -1 &&
 	    errno != ENOSYS;
 	g->kcmp = syscall(SYS_kcmp, getpid(), getpid(), KCMP_FS, 0, 0) == 0;
+	/*
+	 * The sandbox's network namespace, by its cookie: the guard uses an
+	 * address as given only on a socket of this namespace (unix.c).
+	 * Without one (Linux before 5.14) no such address is used at all.
+	 */
+	{
+		socklen_t	sl = sizeof(g->netns);
+		int		s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (s == -1 || getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE,
+		    &g->netns, &sl) == -1) {
+			g->netns = 0;
+			log_warnx("guard: the kernel does not tell a socket's "
+			    "network namespace (SO_NETNS_COOKIE, Linux 5.14): "
+			    "connects and sends to an address other than a "
+			    "Unix socket path are refused");
+		}
+		if (s != -1)
+			close(s);
+	}
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
 	    SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == -1)
 		log_debug("guard: no same-CPU wake-up: %s", strerror(errno));
 	/* The private TMPDIR is the run's own: new repositories may go there. */
 	if (stat(conf->tmpdir, &st) == 0)
 		guard_made_add(g, &st);
+	/* So may one at the project directory, when it has none. */
+	g->init_ok = guard_init_top(conf->plan, &g->init_top);
 	/* Without the index the guarded paths are scanned (slower). */
 	if (fs_plan_index(conf->plan) == -1)
 		log_warn("guard: index");
 	/* Without it every write is refused (guard_check): said once. */
 	if ((g->work = gitwork_new(conf->plan)) == NULL)
 		log_warn("guard: out of memory; every write will be refused");
-	/* One thread per CPU: a parallel install need not queue on one. */
+	/*
+	 * One thread per CPU: a parallel install need not queue on one.
+	 * Each needs a cwd and umask of its own; where unshare(CLONE_FS) is
+	 * refused (a container's seccomp profile refuses unshare to a
+	 * process without CAP_SYS_ADMIN), one thread serves every request.
+	 */
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	n = ncpu < 2 ? 2 : ncpu > GUARD_MAXTHREADS ? GUARD_MAXTHREADS :
 	    (int)ncpu;
+	g->fs_own = unshare(CLONE_FS) == 0;
+	if (!g->fs_own) {
+		log_debug("guard: one thread: unshare(CLONE_FS): %s",
+		    strerror(errno));
+		n = 1;
+	}
 	(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (i = 0; i < n; i++)
 		if (pthread_create(&t, &attr, guard_thread, g) == 0)

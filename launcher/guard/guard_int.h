@@ -3,7 +3,7 @@
  * guard's state (struct guard), a request, a resolved path and the
  * functions its files share, grouped by file -- guard.c (threads,
  * dispatch), unix.c, bind.c, fileops.c, caller.c, made.c, check.c,
- * walk.c -- and what they ask of gitwork.c, the cache of the git work
+ * walk.c, nons.c -- and what they ask of gitwork.c, the cache of the git work
  * trees' hooks.
  */
 #ifndef PISBX_LAUNCHER_GUARD_INT_H
@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <linux/types.h>
 
 #include <limits.h>
@@ -37,6 +38,9 @@ struct fs_plan;
 #endif
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
+#endif
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE	71
 #endif
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
@@ -85,6 +89,8 @@ struct guard {
 	int			 root;		/* O_PATH "/", every process's */
 	int			 lexical;	/* openat2 RESOLVE_NO_SYMLINKS */
 	int			 kcmp;		/* kcmp(KCMP_FS) answers */
+	int			 fs_own;	/* threads unshare(CLONE_FS) */
+	uint64_t		 netns;		/* the sandbox's netns cookie */
 	/* Shared by every request; held alone by a rename. */
 	pthread_rwlock_t	 order;
 	/* The tables below, the reports and the diagnostics. */
@@ -107,6 +113,10 @@ struct guard {
 	size_t			 ntold;
 	struct guard_sock	*socks;		/* Unix sockets bound */
 	size_t			 nsocks;
+	/* Ports told the parent (REPORT_LOOPBACK), a bit each. */
+	uint8_t			 loopback_told[65536 / 8];
+	int			 init_ok;	/* a .git may be made at */
+	struct stat		 init_top;	/* the project directory */
 };
 
 struct guard_path {
@@ -139,6 +149,7 @@ struct guard_req {
 int	 guard_respond(int notify_fd, struct seccomp_notif_resp *);
 
 /* unix.c */
+int	 guard_netns(struct guard_req *, int sock, const char *verb);
 int	 guard_connect(struct guard_req *, int sockfd, uint64_t addr,
 	    int len);
 int	 guard_sendto(struct guard_req *, const __u64 *,
@@ -148,7 +159,25 @@ int	 guard_sendmsg(struct guard_req *, const __u64 *,
 int	 guard_sendmmsg(struct guard_req *, const __u64 *,
 	    struct seccomp_notif_resp *);
 
+/* nons.c */
+int	 guard_nons_addr(struct guard_req *, int domain,
+	    struct sockaddr_storage *, socklen_t *, const char *verb);
+int	 guard_nons_local(struct guard_req *, int sock, const char *verb);
+int	 guard_listen(struct guard_req *, int sockfd, int backlog);
+int	 guard_nons_connect(struct guard_req *, int sockfd,
+	    const struct sockaddr_storage *, socklen_t);
+int	 guard_nons_nofd(struct guard_req *, int sockfd, const char *verb);
+int	 guard_nons_nobind(struct guard_req *, int sockfd,
+	    const struct sockaddr_storage *, socklen_t);
+int	 guard_nons_unlink(struct guard_req *, int dfd, uint64_t addr,
+	    int flags);
+
+/* unix.c */
+int	 guard_unix_target(struct guard_req *, const char *path,
+	    const char *verb);
+
 /* bind.c */
+unsigned long guard_fd_flags(struct guard_req *, int fd);
 int	 guard_sock_ours(const struct guard *, int fd);
 int	 guard_bind(struct guard_req *, int sockfd, uint64_t addr,
 	    int len);
@@ -169,6 +198,8 @@ int	 guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
 int	 guard_read_str(struct guard_req *, uint64_t addr, char *buf,
 	    size_t size);
 int	 guard_valid(struct guard_req *);
+int	 guard_peek(struct guard_req *, const struct iovec *local, size_t nl,
+	    const struct iovec *remote, size_t nr);
 int	 guard_base(struct guard_req *, int dfd);
 pid_t	 guard_tgid(struct guard_req *);
 void	 guard_umask_noted(struct guard_req *, mode_t);
@@ -192,6 +223,23 @@ int	 guard_head_before(struct guard_req *, const struct guard_path *);
 void	 guard_refuse(struct guard_req *, const char *path,
 	    const char *verb, const char *fmt, ...)
 	    __attribute__((format(printf, 4, 5)));
+void	 guard_readonly(struct guard_req *, const struct guard_path *,
+	    const char *verb, int rc);
+
+/* wtadd.c */
+/*
+ * Refuse the branch lock git branch takes for a git worktree add whose
+ * path cannot be made (outside the writable directories, or there and
+ * not empty): -EACCES (said), or 0.
+ */
+int	 guard_wtadd(struct guard_req *, const struct guard_path *);
+/*
+ * The PATH of "git [-C DIR] [-c K=V] worktree add [options] PATH", the
+ * -C directories appended to dir; NULL for any other command line, or
+ * one with what it does not read (an unknown option, --force).
+ */
+const char *guard_wtadd_path(char **argv, int argc, char *dir,
+	    size_t dirlen);
 int	 guard_glob_moved(struct guard_req *, const struct guard_path *,
 	    const struct guard_path *, const char *verb);
 int	 guard_check(struct guard_req *, const struct guard_path *,
