@@ -1,6 +1,6 @@
 /*
  * io: write all of a buffer, whatever the fd's mode; open a file to write
- * at a path a sandboxed command could have prepared.
+ * at a path a sandboxed command could have prepared; a path's real name.
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -283,4 +284,28 @@ fail:
 	close(dfd);
 	errno = err;
 	return -1;
+}
+
+char *
+io_realpath(const char *path, char *real)
+{
+	char	 link[32];
+	ssize_t	 n;
+	int	 fd;
+
+	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, real, PATH_MAX);
+	close(fd);
+	/*
+	 * Not a path from the root (/proc missing, a file deleted meanwhile
+	 * says " (deleted)", one outside our root is not absolute): the
+	 * slow way, which says what is wrong.
+	 */
+	if (n <= 0 || n >= PATH_MAX || real[0] != '/' ||
+	    (n > 10 && memcmp(real + n - 10, " (deleted)", 10) == 0))
+		return realpath(path, real);
+	real[n] = '\0';
+	return real;
 }

@@ -31,4 +31,13 @@ int	io_write_all(int fd, const void *buf, size_t len, int stall_ms);
 int	io_open_write(const char *path, int flags, mode_t mode,
 	    unsigned int how, char *why, size_t whylen);
 
+/*
+ * realpath(3) of path into real (PATH_MAX octets) in three system calls
+ * whatever its depth: the kernel resolves it once (an O_PATH open) and
+ * names what it reached (/proc/self/fd), where realpath(3) asks for
+ * every component's link.  Falls back to realpath(3) when /proc cannot
+ * say.  real, or NULL with errno set.
+ */
+char	*io_realpath(const char *path, char *real);
+
 #endif

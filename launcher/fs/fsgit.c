@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "policy/policy.h"
 #include "launcher/launcher.h"
@@ -392,7 +393,7 @@ fs_project(const char *cwd, const char *home, char **dir, char *why,
 			    env);
 			return EXIT_SETUP;
 		}
-		if (realpath(env, real) == NULL ||
+		if (io_realpath(env, real) == NULL ||
 		    stat(real, &st) == -1 || !S_ISDIR(st.st_mode)) {
 			log_warnx("PISBX_WORKSPACE=%s: not a directory", env);
 			return EXIT_SETUP;

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "policy/policy.h"
 #include "launcher/launcher.h"
@@ -342,7 +343,7 @@ fs_expand_hit(struct fs_expand *x, struct fs_glob *fg, const char *path,
 	const char	*p = path;
 
 	if (is_link) {
-		if (realpath(path, real) == NULL || stat(real, &st) == -1 ||
+		if (io_realpath(path, real) == NULL || stat(real, &st) == -1 ||
 		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 			return 0;
 		p = real;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "policy/policy.h"
@@ -368,7 +369,7 @@ fs_java(struct fs_set *set, struct fs_plan *plan, const struct fs_inputs *in,
 				rc = -1;
 				break;
 			}
-			if (realpath(p, real) != NULL &&
+			if (io_realpath(p, real) != NULL &&
 			    (bin = strstr(real, "/bin/java")) != NULL &&
 			    strcmp(bin, "/bin/java") == 0) {
 				*bin = '\0';
@@ -423,7 +424,7 @@ fs_java_at(struct fs_set *set, struct fs_plan *plan, const char *rundir,
 		if ((p = fs_join(jdk, rel[i])) == NULL)
 			return -1;
 		if (stat(p, &st) == -1 || !S_ISREG(st.st_mode) ||
-		    realpath(p, real) == NULL) {
+		    io_realpath(p, real) == NULL) {
 			free(p);
 			continue;
 		}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/io.h"
 #include "launcher/fs/fs.h"
 #include "launcher/fs/fs_int.h"
 
@@ -34,7 +35,7 @@ fs_join(const char *a, const char *b)
 /*
  * Absolute, symlink-free form of a configured path: "~" and "~/x" use
  * home, a relative path is taken against cwd, and the longest existing
- * prefix goes through realpath(3) so a path that does not exist yet is
+ * prefix is resolved (io_realpath) so a path that does not exist yet is
  * still named the way the kernel will see it once created.
  */
 char *
@@ -62,7 +63,7 @@ fs_resolve(const char *in, const char *cwd, const char *home)
 		char save = *cut;
 
 		*cut = '\0';
-		if (realpath(abs[0] != '\0' ? abs : "/", real) != NULL) {
+		if (io_realpath(abs[0] != '\0' ? abs : "/", real) != NULL) {
 			*cut = save;
 			tail = cut;
 			break;
@@ -218,7 +219,7 @@ fs_resolve_dir(const char *path)
 		return NULL;
 	}
 	*slash = '\0';
-	out = realpath(dir, real) != NULL ? fs_join(real, slash + 1) : NULL;
+	out = io_realpath(dir, real) != NULL ? fs_join(real, slash + 1) : NULL;
 	free(dir);
 	return out;
 }

@@ -4,7 +4,7 @@
  * set (fs_plan_build, in named steps), the mandatory deny set is applied
  * at every writable root, and each path that changes what the sandbox
  * sees gets one mount rule (fs_rules).  Nothing here touches the
- * filesystem beyond stat(2), realpath(3), reading directories and small
+ * filesystem beyond stat(2), io_realpath, reading directories and small
  * files.  Also the plan's later changes (fs_plan_grant), its end and its
  * dump for -v.
  */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "policy/policy.h"
 #include "launcher/fs/fs.h"
@@ -75,13 +76,13 @@ fs_private_hide(struct fs_set *set, const struct fs_plan *plan,
 
 	/* $XDG_RUNTIME_DIR, and /run/user/<uid> when it is another. */
 	if ((env = getenv("XDG_RUNTIME_DIR")) != NULL && env[0] == '/' &&
-	    realpath(env, real) != NULL) {
+	    io_realpath(env, real) != NULL) {
 		if ((rt[nrt] = strdup(real)) == NULL)
 			goto done;
 		nrt++;
 	}
 	snprintf(seen, sizeof(seen), "/run/user/%u", (unsigned int)uid);
-	if (realpath(seen, real) != NULL && (nrt == 0 ||
+	if (io_realpath(seen, real) != NULL && (nrt == 0 ||
 	    strcmp(rt[0], real) != 0)) {
 		if ((rt[nrt] = strdup(real)) == NULL)
 			goto done;
@@ -96,9 +97,9 @@ fs_private_hide(struct fs_set *set, const struct fs_plan *plan,
 			goto done;
 	}
 
-	/* One readdir(3) and an fstatat(2) per entry of each. */
+	/* One readdir(3) of each, and an fstatat(2) per file or directory. */
 	for (i = 0; i < fs_nshared_tmp; i++) {
-		if (realpath(fs_shared_tmp[i], real) == NULL ||
+		if (io_realpath(fs_shared_tmp[i], real) == NULL ||
 		    strcmp(real, "/") == 0 || strcmp(real, seen) == 0 ||
 		    (d = opendir(real)) == NULL)
 			continue;
@@ -111,6 +112,15 @@ fs_private_hide(struct fs_set *set, const struct fs_plan *plan,
 				continue;
 			if (++n > FS_TMP_MAX)
 				break;
+			/*
+			 * What readdir says an entry is spares the stat of
+			 * every socket, link and fifo other tools leave in
+			 * /tmp (hundreds on a busy machine): only a regular
+			 * file or a directory can be hidden.
+			 */
+			if (de->d_type != DT_UNKNOWN && de->d_type != DT_REG &&
+			    (de->d_type != DT_DIR || !dirs))
+				continue;
 			if (fstatat(dirfd(d), de->d_name, &st,
 			    AT_SYMLINK_NOFOLLOW) == -1 || st.st_uid != uid ||
 			    (st.st_mode & 077) != 0 ||
@@ -172,8 +182,10 @@ fs_private_sockets(int dirfd, const char *name)
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		only = ++n <= FS_SOCKDIR_MAX && fstatat(fd, de->d_name, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode);
+		/* readdir's type where it gives one, else a stat. */
+		only = ++n <= FS_SOCKDIR_MAX && (de->d_type == DT_UNKNOWN ?
+		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISSOCK(st.st_mode) : de->d_type == DT_SOCK);
 	}
 	closedir(d);
 	return only;

@@ -3,7 +3,8 @@
  * spellings), RFC 3339 timestamps, shell quoting read back by a real
  * sh(1), the write-everything loop against a full socket, a slow
  * reader and a reader that went away, the safe open of a file to write
- * against links, FIFOs and hard links, text masked for a terminal, and
+ * against links, FIFOs and hard links, a path's real name against
+ * realpath(3), text masked for a terminal, and
  * SHA-256 against FIPS 180-4's examples and OpenSSL at every length
  * around the padding's edges.
  */
@@ -397,6 +398,62 @@ hex(const uint8_t *md, char *out)
 		sprintf(out + 2 * i, "%02x", md[i]);
 }
 
+/*
+ * io_realpath names what realpath(3) names: a file through a symbolic
+ * link to a directory, a relative link, "..", the root; it fails where
+ * realpath(3) fails (a missing name, a dangling link, a file used as a
+ * directory) with the same errno.
+ */
+static void
+test_io_realpath(void **state)
+{
+	char		 dir[] = "/tmp/pisbx-rp.XXXXXX";
+	char		 p[PATH_MAX], want[PATH_MAX], got[PATH_MAX];
+	const char	*good[] = { "/l/f", "/r/f", "/d/../d/f", "/d", "/l",
+			    "/d/." };
+	const char	*bad[] = { "/none", "/dangling", "/d/f/x", "/l/none" };
+	size_t		 i;
+	int		 fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/d", dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/d/f", dir);
+	assert_true((fd = open(p, O_WRONLY | O_CREAT, 0600)) >= 0);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/l", dir);
+	snprintf(want, sizeof(want), "%s/d", dir);
+	assert_int_equal(symlink(want, p), 0);
+	snprintf(p, sizeof(p), "%s/r", dir);
+	assert_int_equal(symlink("d", p), 0);
+	snprintf(p, sizeof(p), "%s/dangling", dir);
+	assert_int_equal(symlink("nowhere", p), 0);
+
+	for (i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		snprintf(p, sizeof(p), "%s%s", dir, good[i]);
+		assert_non_null(realpath(p, want));
+		assert_non_null(io_realpath(p, got));
+		assert_string_equal(got, want);
+	}
+	assert_non_null(io_realpath("/", got));
+	assert_string_equal(got, "/");
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		int	e;
+
+		snprintf(p, sizeof(p), "%s%s", dir, bad[i]);
+		errno = 0;
+		assert_null(realpath(p, want));
+		e = errno;
+		errno = 0;
+		assert_null(io_realpath(p, got));
+		assert_int_equal(errno, e);
+	}
+
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	assert_int_equal(system(p), 0);
+}
+
 static void
 test_sha256(void **state)
 {
@@ -456,6 +513,7 @@ main(void)
 		cmocka_unit_test(test_shell_quote),
 		cmocka_unit_test(test_io_write_all),
 		cmocka_unit_test(test_io_open_write),
+		cmocka_unit_test(test_io_realpath),
 		cmocka_unit_test(test_sha256),
 	};
 
