@@ -188,7 +188,15 @@ drop_image() {
 	*docker*) docker rmi pisbx-rootfs:run-podman >/dev/null 2>&1 ;;
 	esac
 }
-trap 'stop_pause; drop_image; _cleanup' EXIT
+# Podman may bind its storage's overlay directory onto itself; $T goes
+# only once that is undone.
+drop_storage() {
+	_m=$T/podman/root/overlay
+	if grep -q " $_m " /proc/self/mountinfo 2>/dev/null; then
+		umount "$_m" 2>/dev/null || umount -l "$_m"
+	fi
+}
+trap 'stop_pause; drop_image; drop_storage; _cleanup' EXIT
 
 STARTED=""
 for e in $ENGINES; do
