@@ -29,12 +29,29 @@ struct main_state {
 	char			*config_path;	/* NULL: embedded default */
 };
 
+/* What the command line asks for. */
+struct main_args {
+	struct proxy_opts	 opts;
+	const char		*cli_config;
+	const char		*replay;	/* --replay FILE */
+	char			**explain;	/* --explain, nexplain of them */
+	char			**listen;	/* --listen, nlisten of them */
+	size_t			 nexplain, nlisten;
+	int			 check, verbose, fmt_set;
+	char			*conf_log;	/* the config's access log */
+	char			 cwd[4096];	/* opts.cwd */
+};
+
 static void	 usage(FILE *);
 static struct config *load_config(const char *, int);
 static void	 sighup_cb(evutil_socket_t, short, void *);
 static void	 sigterm_cb(evutil_socket_t, short, void *);
 static void	 check_entry_cb(enum policy_list, const struct pattern *,
 		    void *);
+static int	 main_options(struct main_args *, int, char *[]);
+static int	 main_modes(struct config *, const struct main_args *);
+static int	 main_start(struct main_state *, struct config *,
+		    struct main_args *);
 
 static void
 usage(FILE *f)
@@ -147,8 +164,12 @@ sigterm_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(ms->base, NULL);
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * The command line into a: -1 to go on, else the exit status (0 after
+ * --help or --version, 64 on a usage error, said on stderr).
+ */
+static int
+main_options(struct main_args *a, int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "config",	required_argument,	NULL, 'c' },
@@ -164,111 +185,97 @@ main(int argc, char *argv[])
 		{ "replay",	required_argument,	NULL, 'R' },
 		{ NULL,		0,			NULL, 0 }
 	};
-	struct main_state ms;
-	struct proxy_opts opts;
-	struct config *conf;
-	struct event *ev_hup, *ev_term, *ev_int;
-	const char *cli_config = NULL, *replay = NULL;
-	char **explain = NULL, **listen = NULL, bound[512], cwd[4096];
-	char *conf_log = NULL;
-	size_t nexplain = 0, nlisten = 0, i;
-	int ch, check = 0, verbose = 0, rc = 0, fmt_set = 0;
+	int ch;
 
-	memset(&ms, 0, sizeof(ms));
-	memset(&opts, 0, sizeof(opts));
-	opts.log_format = LOG_FORMAT_JSON;
-	if ((explain = calloc(argc, sizeof(*explain))) == NULL ||
-	    (listen = calloc(argc, sizeof(*listen))) == NULL)
-		err(1, NULL);
 	while ((ch = getopt_long(argc, argv, "c:ne:l:a:f:L:vhV", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			cli_config = optarg;
+			a->cli_config = optarg;
 			break;
 		case 'n':
-			check = 1;
+			a->check = 1;
 			break;
 		case 'e':
-			explain[nexplain++] = optarg;
+			a->explain[a->nexplain++] = optarg;
 			break;
 		case 'l':
-			listen[nlisten++] = optarg;
+			a->listen[a->nlisten++] = optarg;
 			break;
 		case 'a':
-			opts.access_log = optarg;
+			a->opts.access_log = optarg;
 			break;
 		case 'f':
-			fmt_set = 1;
+			a->fmt_set = 1;
 			if (strcmp(optarg, "json") == 0)
-				opts.log_format = LOG_FORMAT_JSON;
+				a->opts.log_format = LOG_FORMAT_JSON;
 			else if (strcmp(optarg, "text") == 0)
-				opts.log_format = LOG_FORMAT_TEXT;
+				a->opts.log_format = LOG_FORMAT_TEXT;
 			else {
 				fprintf(stderr, "pisbx-proxy: --log-format "
 				    "takes json or text, not \"%s\"\n", optarg);
-				rc = EX_USAGE_;
-				goto out;
+				return EX_USAGE_;
 			}
 			break;
 		case 'L':
-			opts.label = optarg;
+			a->opts.label = optarg;
 			break;
 		case 'v':
-			verbose++;
+			a->verbose++;
 			break;
 		case 'h':
 			usage(stdout);
-			goto out;
+			return 0;
 		case 'V':
 			printf("pisbx-proxy %s\n", PISBX_VERSION);
-			goto out;
+			return 0;
 		case 'R':	/* --replay: long option only */
-			replay = optarg;
+			a->replay = optarg;
 			break;
 		default:
 			usage(stderr);
-			rc = EX_USAGE_;
-			goto out;
+			return EX_USAGE_;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "pisbx-proxy: unexpected argument \"%s\"\n",
 		    argv[optind]);
 		usage(stderr);
-		rc = EX_USAGE_;
-		goto out;
+		return EX_USAGE_;
 	}
-	if (replay != NULL && (check || nexplain > 0)) {
+	if (a->replay != NULL && (a->check || a->nexplain > 0)) {
 		fprintf(stderr, "pisbx-proxy: --replay does not go with "
 		    "--check or --explain\n");
-		rc = EX_USAGE_;
-		goto out;
+		return EX_USAGE_;
 	}
-	log_init(argv[0], verbose);
+	return -1;
+}
 
-	ms.config_path = config_find(cli_config);
-	if ((conf = load_config(ms.config_path, 0)) == NULL) {
-		rc = EX_CONFIG_;
-		goto out;
-	}
-	for (i = 0; i < conf->warnings.n; i++)
-		fprintf(stderr, "pisbx-proxy: warning: %s\n",
-		    conf->warnings.v[i]);
-	if (replay != NULL) {
-		rc = replay_run(conf, replay);
+/*
+ * The modes that only read the loaded config: --replay, --check (its
+ * entries and notes with -v) and --explain.  -1 when none is asked for
+ * and the proxy is to start, else the exit status (conf freed).
+ */
+static int
+main_modes(struct config *conf, const struct main_args *a)
+{
+	size_t i;
+	int rc;
+
+	if (a->replay != NULL) {
+		rc = replay_run(conf, a->replay);
 		config_free(conf);
-		goto out;
+		return rc;
 	}
-	if (check) {
+	if (a->check) {
 		printf("%s: configuration OK\n", conf->path);
-		if (verbose && policy_walk(conf->policy, check_entry_cb,
+		if (a->verbose && policy_walk(conf->policy, check_entry_cb,
 		    NULL) == -1)
 			err(1, "--check");
 		fflush(stdout);
-		for (i = 0; verbose && i < conf->notes.n; i++)
+		for (i = 0; a->verbose && i < conf->notes.n; i++)
 			fprintf(stderr, "%s\n", conf->notes.msg[i]);
-		if (!verbose && conf->notes.n > 0)
+		if (!a->verbose && conf->notes.n > 0)
 			fprintf(stderr, "%zu note%s on keys accepted without "
 			    "effect here: --check -v shows %s\n",
 			    conf->notes.n, conf->notes.n == 1 ? "" : "s",
@@ -276,9 +283,9 @@ main(int argc, char *argv[])
 	} else
 		for (i = 0; i < conf->notes.n; i++)
 			log_info("%s", conf->notes.msg[i]);
-	if (nexplain > 0) {
-		for (i = 0; i < nexplain; i++) {
-			char *line = policy_explain(conf, explain[i]);
+	if (a->nexplain > 0) {
+		for (i = 0; i < a->nexplain; i++) {
+			char *line = policy_explain(conf, a->explain[i]);
 
 			if (line == NULL)
 				err(1, "explain");
@@ -286,86 +293,129 @@ main(int argc, char *argv[])
 			free(line);
 		}
 	}
-	if (check || nexplain > 0) {
+	if (a->check || a->nexplain > 0) {
 		config_free(conf);
-		goto out;
+		return 0;
 	}
-	if (nlisten == 0) {
+	return -1;
+}
+
+/*
+ * Start the proxy on conf (which it then owns): the listeners, the
+ * signals, the event loop until SIGTERM or SIGINT.  The exit status.
+ */
+static int
+main_start(struct main_state *ms, struct config *conf, struct main_args *a)
+{
+	struct event *ev_hup, *ev_term, *ev_int;
+	char bound[512];
+	size_t i;
+
+	if (a->nlisten == 0) {
 		for (i = 0; i < conf->listen.n; i++)
-			listen[nlisten++] = conf->listen.v[i];
+			a->listen[a->nlisten++] = conf->listen.v[i];
 	}
-	if (nlisten == 0) {
+	if (a->nlisten == 0) {
 		fprintf(stderr, "pisbx-proxy: no listeners: give --listen "
 		    "ADDR or \"proxy\": {\"listen\": [...]} in %s\n",
-		    ms.config_path != NULL ? ms.config_path :
+		    ms->config_path != NULL ? ms->config_path :
 		    "the config");
 		config_free(conf);
-		rc = EX_CONFIG_;
-		goto out;
+		return EX_CONFIG_;
 	}
 
 	signal(SIGPIPE, SIG_IGN);
-	if (getcwd(cwd, sizeof(cwd)) != NULL)
-		opts.cwd = cwd;
-	if ((ms.base = proxy_base_new()) == NULL)
+	if (getcwd(a->cwd, sizeof(a->cwd)) != NULL)
+		a->opts.cwd = a->cwd;
+	if ((ms->base = proxy_base_new()) == NULL)
 		errx(1, "cannot create the event loop");
 	/*
 	 * proxy_new takes ownership of conf, but the listen strings may
 	 * point into it: copy them first.
 	 */
-	for (i = 0; i < nlisten; i++)
-		if ((listen[i] = strdup(listen[i])) == NULL)
+	for (i = 0; i < a->nlisten; i++)
+		if ((a->listen[i] = strdup(a->listen[i])) == NULL)
 			err(1, NULL);
 	/* The command line's access log, else the config's (read at start). */
-	if (opts.access_log == NULL && conf->access_log != NULL) {
-		if ((conf_log = strdup(conf->access_log)) == NULL)
+	if (a->opts.access_log == NULL && conf->access_log != NULL) {
+		if ((a->conf_log = strdup(conf->access_log)) == NULL)
 			err(1, NULL);
-		opts.access_log = conf_log;
-		if (!fmt_set)
-			opts.log_format = conf->access_log_text ?
+		a->opts.access_log = a->conf_log;
+		if (!a->fmt_set)
+			a->opts.log_format = conf->access_log_text ?
 			    LOG_FORMAT_TEXT : LOG_FORMAT_JSON;
 	}
-	if ((ms.px = proxy_new(ms.base, conf, &opts)) == NULL) {
-		rc = EX_CONFIG_;
-		goto out;
-	}
-	proxy_nofile_prepare(ms.px);
-	for (i = 0; i < nlisten; i++) {
-		if (proxy_listen(ms.px, listen[i], bound, sizeof(bound)) ==
+	if ((ms->px = proxy_new(ms->base, conf, &a->opts)) == NULL)
+		return EX_CONFIG_;
+	proxy_nofile_prepare(ms->px);
+	for (i = 0; i < a->nlisten; i++) {
+		if (proxy_listen(ms->px, a->listen[i], bound, sizeof(bound)) ==
 		    -1) {
 			fprintf(stderr, "pisbx-proxy: cannot listen on %s\n",
-			    listen[i]);
-			rc = EX_OSERR_;
-			goto out;
+			    a->listen[i]);
+			return EX_OSERR_;
 		}
 		fprintf(stderr, "pisbx-proxy: listening on %s\n", bound);
 	}
 	fflush(stderr);
 
-	ev_hup = evsignal_new(ms.base, SIGHUP, sighup_cb, &ms);
-	ev_term = evsignal_new(ms.base, SIGTERM, sigterm_cb, &ms);
-	ev_int = evsignal_new(ms.base, SIGINT, sigterm_cb, &ms);
+	ev_hup = evsignal_new(ms->base, SIGHUP, sighup_cb, ms);
+	ev_term = evsignal_new(ms->base, SIGTERM, sigterm_cb, ms);
+	ev_int = evsignal_new(ms->base, SIGINT, sigterm_cb, ms);
 	if (ev_hup == NULL || ev_term == NULL || ev_int == NULL ||
 	    evsignal_add(ev_hup, NULL) == -1 ||
 	    evsignal_add(ev_term, NULL) == -1 ||
 	    evsignal_add(ev_int, NULL) == -1)
 		errx(1, "cannot install signal handlers");
 
-	event_base_dispatch(ms.base);
+	event_base_dispatch(ms->base);
 
 	event_free(ev_hup);
 	event_free(ev_term);
 	event_free(ev_int);
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct main_state ms;
+	struct main_args a;
+	struct config *conf;
+	size_t i;
+	int rc;
+
+	memset(&ms, 0, sizeof(ms));
+	memset(&a, 0, sizeof(a));
+	a.opts.log_format = LOG_FORMAT_JSON;
+	if ((a.explain = calloc(argc, sizeof(*a.explain))) == NULL ||
+	    (a.listen = calloc(argc, sizeof(*a.listen))) == NULL)
+		err(1, NULL);
+	if ((rc = main_options(&a, argc, argv)) != -1)
+		goto out;
+	log_init(argv[0], a.verbose);
+
+	ms.config_path = config_find(a.cli_config);
+	if ((conf = load_config(ms.config_path, 0)) == NULL) {
+		rc = EX_CONFIG_;
+		goto out;
+	}
+	for (i = 0; i < conf->warnings.n; i++)
+		fprintf(stderr, "pisbx-proxy: warning: %s\n",
+		    conf->warnings.v[i]);
+	if ((rc = main_modes(conf, &a)) != -1)
+		goto out;
+	rc = main_start(&ms, conf, &a);
 out:
 	proxy_free(ms.px);
 	if (ms.base != NULL)
 		event_base_free(ms.base);
 	if (ms.base != NULL)
-		for (i = 0; i < nlisten; i++)
-			free(listen[i]);
+		for (i = 0; i < a.nlisten; i++)
+			free(a.listen[i]);
 	free(ms.config_path);
-	free(conf_log);
-	free(explain);
-	free(listen);
+	free(a.conf_log);
+	free(a.explain);
+	free(a.listen);
 	return rc;
 }
