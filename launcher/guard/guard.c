@@ -359,6 +359,8 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 	/* The private TMPDIR is the run's own: new repositories may go there. */
 	if (stat(conf->tmpdir, &st) == 0)
 		guard_made_add(g, &st);
+	/* So may one at the project directory, when it has none. */
+	g->init_ok = guard_init_top(conf->plan, &g->init_top);
 	/* Without the index the guarded paths are scanned (slower). */
 	if (fs_plan_index(conf->plan) == -1)
 		log_warn("guard: index");

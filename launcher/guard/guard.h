@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 
 struct fs_plan;
+struct stat;
 
 /* guard.c */
 /* What the guard reads of the sandbox the reaper runs. */
@@ -40,6 +41,13 @@ struct guard_conf {
 int	 guard_start(const struct guard_conf *, int notify_fd);
 /* Whether dirfd looks like a git directory to git's discovery. */
 int	 guard_shape(int dirfd);
+/*
+ * Whether a git init may make a repository at the project directory of
+ * plan (it has no .git, is writable, is neither / nor holds the home
+ * directory); st: that directory.  The guard allows it; the parent
+ * looks at what is there at exit (run/gitinit.c).
+ */
+int	 guard_init_top(const struct fs_plan *, struct stat *st);
 
 /*
  * The records on report_fd, one a message (SOCK_SEQPACKET): a tag, then

@@ -75,6 +75,7 @@ struct run_state {
 	int			 supervised;
 	struct hostipc_tee	*tee;
 	long long		 timeout_ms, started_ms;
+	struct gitinit		 gitinit;	/* a git init at the project */
 };
 
 /* Where a step of run_command leaves the run. */
@@ -804,6 +805,7 @@ run_start(struct run_state *rs)
 	}
 	rs->sb.report_fd = rs->report_sock[1];
 	rs->started_ms = hostipc_clock_ms();
+	gitinit_start(&rs->sb.plan, &rs->gitinit);
 	timing_mark(rs->sb.times, TIMING_POLICY);
 	ch = sandbox_start(&rs->sb, &rs->run);
 	close(rs->report_sock[1]);
@@ -885,6 +887,12 @@ run_serve(struct run_state *rs)
 	if (!rs->done)
 		event_base_dispatch(rs->base);
 	timing_mark(rs->sb.times, TIMING_REAPED);
+	/*
+	 * The sandbox is gone: read the project's new repository now, before
+	 * host-IPC may run the command again on the host, whose own git init
+	 * is the user's.
+	 */
+	gitinit_finish(&rs->gitinit);
 	/* The config in force: a --control-fd line may have replaced it. */
 	rs->hconf = proxy_config(rs->proxy);
 	if (rs->tee != NULL) {
@@ -940,6 +948,8 @@ run_finish(struct run_state *rs)
 	if (rs->sfd != -1)
 		close(rs->sfd);
 	rundir_remove(rs->sb.rundir);
+	/* When the run failed before run_serve read it (else a no-op). */
+	gitinit_finish(&rs->gitinit);
 	/* After the private TMPDIR went: repositories there are gone too. */
 	if (rs->report_sock[0] != -1) {
 		/* Every writer went with the sandbox: the rest is there. */

@@ -5,14 +5,16 @@
  * before the sandbox starts and after it ended, the per-run directory
  * (rundir.c), the command's environment (env.c), the command as a job
  * of the caller's terminal (jobs.c), the reader of the guard's records
- * (guard_report.c), the summary of what was refused (summary.c), policy
- * updates while the command runs (control.c) and the run's socket
+ * (guard_report.c), the repository a git init made at the project
+ * directory (gitinit.c), the summary of what was refused (summary.c),
+ * policy updates while the command runs (control.c) and the run's socket
  * (explain.c).  None of it runs inside the sandbox.
  */
 #ifndef PISBX_LAUNCHER_RUN_H
 #define PISBX_LAUNCHER_RUN_H
 
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <stddef.h>
 #include <stdio.h>
@@ -383,5 +385,21 @@ struct guard_report *guard_report_new(void);
 int	 guard_report_read(struct guard_report *, int fd);
 void	 guard_report_warn(struct guard_report *, struct summary *);
 void	 guard_report_free(struct guard_report *);
+
+/* gitinit.c */
+/* Whether a git init may make the project directory a repository. */
+struct fs_plan;
+struct gitinit {
+	int		 ok;	/* the guard allows a .git there */
+	const char	*path;	/* the project directory (the plan's) */
+	struct stat	 top;	/* that directory when the run started */
+};
+void	 gitinit_start(const struct fs_plan *, struct gitinit *);
+/*
+ * Once the sandbox is gone: a repository made there that git would run
+ * more of than git init makes is moved aside (.git.pisbx-held-XXXXXX),
+ * said.  Once: a second call does nothing.
+ */
+void	 gitinit_finish(struct gitinit *);
 
 #endif
