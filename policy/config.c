@@ -59,6 +59,8 @@ static void	 pattern_warn(struct cfgctx *, const char *, const char *,
 		    const struct pattern *, struct strlist *);
 static void	 parse_network(struct cfgctx *, const char *, const json_t *,
 		    struct config *, struct policy *);
+static void	 parse_budget(struct cfgctx *, const char *, const json_t *,
+		    struct config *);
 static void	 parse_parent(struct cfgctx *, const char *, const json_t *,
 		    struct config *);
 static void	 parent_url(struct cfgctx *, const char *, const json_t *,
@@ -121,7 +123,12 @@ static const char *const keys_network[] = {
 	"deniedDomainReasons", "strictAllowlist", "allowUnixSockets",
 	"allowLocalBinding", "allowMachLookup", "httpProxyPort",
 	"socksProxyPort", "mitmProxy", "filterRequest", "tlsTerminate",
-	"deniedResolvedAddresses", "parentProxy", NULL
+	"deniedResolvedAddresses", "parentProxy",
+	/* pisbx's */
+	"budget", NULL
+};
+static const char *const keys_budget[] = {
+	"bytesUpPerHost", "connectionsPerHost", NULL
 };
 static const char *const keys_parent[] = {
 	"http", "https", "noProxy", "credentialsFile", "credentialsEnv",
@@ -551,6 +558,20 @@ int
 cfg_int(struct cfgctx *ctx, const char *base, const json_t *obj,
     const char *key, long long min, long long max, int *out)
 {
+	long long n;
+
+	if (cfg_int64(ctx, base, obj, key, min, max, &n) == -1)
+		return -1;
+	if (json_object_get(obj, key) != NULL)
+		*out = (int)n;
+	return 0;
+}
+
+/* cfg_int for a range beyond int's (byte counts). */
+int
+cfg_int64(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key, long long min, long long max, long long *out)
+{
 	char p[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
 	const json_t *v;
 	json_int_t n;
@@ -565,7 +586,7 @@ cfg_int(struct cfgctx *ctx, const char *base, const json_t *obj,
 		    min, max, got);
 		return -1;
 	}
-	*out = (int)n;
+	*out = (long long)n;
 	return 0;
 }
 
@@ -1075,7 +1096,31 @@ parse_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 	    &conf->allow_all_unix_sockets);
 	if (json_object_get(v, "parentProxy") != NULL)
 		parse_parent(ctx, jpath, v, conf);
+	if (json_object_get(v, "budget") != NULL)
+		parse_budget(ctx, jpath, v, conf);
 	compat_network(ctx, jpath, v, conf);
+}
+
+/*
+ * "network.budget": what one client may send to one host, and how many
+ * connections to it are allowed, before the next one goes to review.
+ */
+static void
+parse_budget(struct cfgctx *ctx, const char *base, const json_t *obj,
+    struct config *conf)
+{
+	char p[CONFIG_JPATH_MAX];
+	const json_t *v = json_object_get(obj, "budget");
+	long long n = 0;
+
+	cfg_jpath_key(p, sizeof(p), base, "budget");
+	if (cfg_obj_check(ctx, p, v, keys_budget) == -1)
+		return;
+	if (cfg_int64(ctx, p, v, "bytesUpPerHost", 1, BUDGET_BYTES_MAX,
+	    &n) == 0)
+		conf->budget_bytes_up = (uint64_t)n;
+	cfg_int(ctx, p, v, "connectionsPerHost", 1, 1000000,
+	    &conf->budget_connections);
 }
 
 /*

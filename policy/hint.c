@@ -286,6 +286,15 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 		buf[0] = '\0';
 	if (reason == NULL)
 		return -1;
+	/* network.budget comes from the trusted config, supervised too. */
+	if (strncmp(reason, "budget-", 7) == 0) {
+		policy_hint_file(conf, file, sizeof(file));
+		snprintf(buf, len, "to allow more, raise network.budget.%s in "
+		    "%s (or configure a reviewer to ask)", strcmp(reason,
+		    "budget-connections") == 0 ? "connectionsPerHost" :
+		    "bytesUpPerHost", file);
+		return 0;
+	}
 	if (conf->policy_from != NULL && (strcmp(reason, "no-reviewer") == 0 ||
 	    strncmp(reason, "review:", 7) == 0 ||
 	    strncmp(reason, "deny-list:", 10) == 0 ||

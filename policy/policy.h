@@ -362,6 +362,9 @@ enum hostipc_mode {
 	HOSTIPC_ASK
 };
 
+/* network.budget.bytesUpPerHost: at most 1 TiB. */
+#define BUDGET_BYTES_MAX	1099511627776LL
+
 /* Every error found, each "FILE: $.json.path: message (value)". */
 struct config_errors {
 	char	**msg;
@@ -384,6 +387,12 @@ struct config {
 	struct strlist	 allow_unix_sockets;	/* absolute socket paths */
 	int		 strict_allowlist;	/* srt: no review for others */
 	struct parent_proxy *parent;	/* network.parentProxy, or NULL */
+	/*
+	 * network.budget: per client and canonical host, the bytes sent up
+	 * and the connections allowed; 0 is no budget.
+	 */
+	uint64_t	 budget_bytes_up;	/* bytesUpPerHost */
+	int		 budget_connections;	/* connectionsPerHost */
 
 	/* proxy */
 	struct strlist	 listen;	/* "127.0.0.1:3128", "[::1]:0", "/path" */
