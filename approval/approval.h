@@ -42,6 +42,14 @@ struct review_request {
 	uint16_t	 port;
 	const char	*protocol;	/* "connect", "http", "socks5" */
 	const char	*client;	/* who asks: its address, or NULL */
+	/*
+	 * An allowed host past an egress budget: its key ("bytesUpPerHost",
+	 * "connectionsPerHost"), the budget and what was used; NULL when
+	 * the question is the host itself.
+	 */
+	const char	*budget;
+	unsigned long long budget_limit;
+	unsigned long long budget_used;
 };
 
 /*
