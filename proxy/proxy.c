@@ -250,6 +250,7 @@ proxy_free(struct proxy *px)
 	if (px->spare_fd != -1)
 		close(px->spare_fd);
 	metrics_free(px);
+	budget_free(px);
 	dns_free(px->dns);
 	pgen_unref(px->gen);
 	accesslog_free(px->alog);

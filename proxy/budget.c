@@ -1,0 +1,314 @@
+/*
+ * Egress budgets (network.budget): per client of the proxy and per
+ * canonical host, the bytes sent up and the connections allowed.  An
+ * allowed host is an open door; what a command may carry out through it
+ * is bounded here.  A connection past a budget is asked about (or
+ * refused) in authorise.c; the bytes are counted as they flow, in
+ * relay.c and http.c, and a connection that crosses the bytes budget is
+ * closed at the crossing byte.
+ *
+ * The accounts outlive the connections (a client slot goes with its last
+ * connection; a budget must not), and are bounded: at most
+ * BUDGET_CLIENTS_MAX clients and BUDGET_HOSTS_MAX hosts per client are
+ * kept apart; past that, new clients share one account table and a
+ * client's new hosts share one account ("other hosts").  Sharing only
+ * spends a budget faster: it never widens one.  Everything is freed with
+ * the proxy.
+ */
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "proxy/proxy_int.h"
+
+#define BUDGET_CLIENT_BUCKETS	64
+#define BUDGET_HOST_BUCKETS	256
+
+/* What one client sent to one host (or to its "other hosts"). */
+struct budget_acct {
+	LIST_ENTRY(budget_acct)	 entry;
+	char			*host;		/* NULL: the other hosts */
+	uint64_t		 bytes_up;
+	uint64_t		 conns;
+	unsigned int		 raised;	/* approvals: one budget each */
+	int			 lifted;	/* approved for the run */
+};
+
+/* One client's accounts. */
+struct budget_client {
+	LIST_ENTRY(budget_client) entry;
+	int			 family;
+	uint8_t			 key[16];
+	LIST_HEAD(, budget_acct) hosts[BUDGET_HOST_BUCKETS];
+	size_t			 nhosts;
+	struct budget_acct	 other;
+};
+
+struct budget {
+	LIST_HEAD(, budget_client) clients[BUDGET_CLIENT_BUCKETS];
+	size_t			 nclients;
+	struct budget_client	*other;		/* past BUDGET_CLIENTS_MAX */
+};
+
+static uint32_t	 budget_hash(const void *, size_t, uint32_t);
+static struct budget_client *budget_client_get(struct budget *,
+		    const struct client_slot *);
+static struct budget_client *budget_client_new(int, const uint8_t *);
+static void	 budget_client_free(struct budget_client *);
+static uint64_t	 budget_times(uint64_t, const struct budget_acct *);
+
+/* FNV-1a over n bytes, from h. */
+static uint32_t
+budget_hash(const void *p, size_t n, uint32_t h)
+{
+	const uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+static struct budget_client *
+budget_client_new(int family, const uint8_t *key)
+{
+	struct budget_client *bc;
+	size_t i;
+
+	if ((bc = calloc(1, sizeof(*bc))) == NULL)
+		return NULL;
+	bc->family = family;
+	memcpy(bc->key, key, sizeof(bc->key));
+	for (i = 0; i < BUDGET_HOST_BUCKETS; i++)
+		LIST_INIT(&bc->hosts[i]);
+	return bc;
+}
+
+static void
+budget_client_free(struct budget_client *bc)
+{
+	struct budget_acct *a;
+	size_t i;
+
+	if (bc == NULL)
+		return;
+	for (i = 0; i < BUDGET_HOST_BUCKETS; i++)
+		while ((a = LIST_FIRST(&bc->hosts[i])) != NULL) {
+			LIST_REMOVE(a, entry);
+			free(a->host);
+			free(a);
+		}
+	free(bc);
+}
+
+/* The client's accounts, made when new; the shared ones past the bound. */
+static struct budget_client *
+budget_client_get(struct budget *b, const struct client_slot *slot)
+{
+	static const uint8_t none[16];
+	struct budget_client *bc;
+	uint32_t h;
+
+	h = budget_hash(&slot->family, sizeof(slot->family), 2166136261u);
+	h = budget_hash(slot->key, sizeof(slot->key), h) %
+	    BUDGET_CLIENT_BUCKETS;
+	LIST_FOREACH(bc, &b->clients[h], entry)
+		if (bc->family == slot->family &&
+		    memcmp(bc->key, slot->key, sizeof(bc->key)) == 0)
+			return bc;
+	if (b->nclients >= BUDGET_CLIENTS_MAX) {
+		if (b->other == NULL)
+			b->other = budget_client_new(AF_UNSPEC, none);
+		return b->other;
+	}
+	if ((bc = budget_client_new(slot->family, slot->key)) == NULL)
+		return NULL;
+	LIST_INSERT_HEAD(&b->clients[h], bc, entry);
+	b->nclients++;
+	return bc;
+}
+
+struct budget_acct *
+budget_acct_get(struct proxy *px, const struct client_slot *slot,
+    const char *host)
+{
+	struct budget_client *bc;
+	struct budget_acct *a;
+	uint32_t h;
+
+	if (slot == NULL)
+		return NULL;
+	if (px->budget == NULL) {
+		if ((px->budget = calloc(1, sizeof(*px->budget))) == NULL)
+			return NULL;
+	}
+	if ((bc = budget_client_get(px->budget, slot)) == NULL)
+		return NULL;
+	h = budget_hash(host, strlen(host), 2166136261u) % BUDGET_HOST_BUCKETS;
+	LIST_FOREACH(a, &bc->hosts[h], entry)
+		if (strcmp(a->host, host) == 0)
+			return a;
+	if (bc->nhosts >= BUDGET_HOSTS_MAX)
+		return &bc->other;
+	if ((a = calloc(1, sizeof(*a))) == NULL ||
+	    (a->host = strdup(host)) == NULL) {
+		free(a);
+		return NULL;
+	}
+	LIST_INSERT_HEAD(&bc->hosts[h], a, entry);
+	bc->nhosts++;
+	return a;
+}
+
+void
+budget_free(struct proxy *px)
+{
+	struct budget *b = px->budget;
+	struct budget_client *bc;
+	size_t i;
+
+	if (b == NULL)
+		return;
+	for (i = 0; i < BUDGET_CLIENT_BUCKETS; i++)
+		while ((bc = LIST_FIRST(&b->clients[i])) != NULL) {
+			LIST_REMOVE(bc, entry);
+			budget_client_free(bc);
+		}
+	budget_client_free(b->other);
+	free(b);
+	px->budget = NULL;
+}
+
+int
+budget_enabled(const struct config *conf)
+{
+	return conf->budget_bytes_up > 0 || conf->budget_connections > 0;
+}
+
+/* A budget and the approvals that raised it, saturating. */
+static uint64_t
+budget_times(uint64_t limit, const struct budget_acct *a)
+{
+	uint64_t n = (uint64_t)a->raised + 1;
+
+	return limit > UINT64_MAX / n ? UINT64_MAX : limit * n;
+}
+
+const char *
+budget_over(const struct config *conf, const struct budget_acct *a,
+    uint64_t *limit, uint64_t *used)
+{
+	uint64_t l;
+
+	if (a == NULL || a->lifted)
+		return NULL;
+	if (conf->budget_connections > 0) {
+		l = budget_times((uint64_t)conf->budget_connections, a);
+		if (a->conns >= l) {
+			*limit = l;
+			*used = a->conns;
+			return "connectionsPerHost";
+		}
+	}
+	if (conf->budget_bytes_up > 0) {
+		l = budget_times(conf->budget_bytes_up, a);
+		if (a->bytes_up >= l) {
+			*limit = l;
+			*used = a->bytes_up;
+			return "bytesUpPerHost";
+		}
+	}
+	return NULL;
+}
+
+const char *
+budget_reason(const char *key)
+{
+	return strcmp(key, "connectionsPerHost") == 0 ?
+	    "budget-connections" : "budget-bytes-up";
+}
+
+void
+budget_raise(struct budget_acct *a, int run)
+{
+	if (a == NULL)
+		return;
+	if (run)
+		a->lifted = 1;
+	else if (a->raised < UINT32_MAX)
+		a->raised++;
+}
+
+void
+budget_take(struct conn *c, struct budget_acct *a)
+{
+	c->budget = a;
+	if (a != NULL)
+		a->conns++;
+}
+
+uint64_t
+budget_left(const struct conn *c)
+{
+	const struct config *conf = conn_config(c);
+	const struct budget_acct *a = c->budget;
+	uint64_t l;
+
+	if (a == NULL || a->lifted || conf->budget_bytes_up == 0)
+		return UINT64_MAX;
+	l = budget_times(conf->budget_bytes_up, a);
+	return a->bytes_up >= l ? 0 : l - a->bytes_up;
+}
+
+void
+budget_spend(struct conn *c, uint64_t n)
+{
+	if (c->budget != NULL)
+		c->budget->bytes_up += n;
+}
+
+/*
+ * The connection's next byte up would cross its host's bytes budget:
+ * close it, with a decision-like refusal for whoever counts them
+ * (pisbx-run's summary) and the close record's end "budget-bytes-up".
+ */
+void
+budget_cross(struct conn *c)
+{
+	const struct config *conf = conn_config(c);
+	struct proxy_refusal r;
+	char hint[1400], file[1024];
+	uint64_t limit = c->budget != NULL ?
+	    budget_times(conf->budget_bytes_up, c->budget) : 0;
+
+	/* Spent: the client wanted more, so the next connection is asked. */
+	if (c->budget != NULL && c->budget->bytes_up < limit)
+		c->budget->bytes_up = limit;
+	conn_error(c, "network.budget.bytesUpPerHost (%llu bytes) used up "
+	    "for %s by this client", (unsigned long long)limit,
+	    c->host.text);
+	log_info("conn %llu: %s:%u crossed its bytes budget (%llu)",
+	    (unsigned long long)c->id, c->host.text, c->port,
+	    (unsigned long long)limit);
+	metrics_budget(c->px);
+	if (c->px->refused != NULL && c->have_target) {
+		memset(&r, 0, sizeof(r));
+		policy_hint_file(conf, file, sizeof(file));
+		snprintf(hint, sizeof(hint), "to send more, raise "
+		    "network.budget.bytesUpPerHost in %s", file);
+		r.host = c->host.text;
+		r.port = c->port;
+		r.proto = conn_proto_name(c->proto);
+		r.reason = "budget-bytes-up";
+		r.detail = c->error;
+		r.hint = hint;
+		c->px->refused(&r, c->px->refused_arg);
+	}
+	conn_close(c, "budget-bytes-up");
+}
