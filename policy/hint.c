@@ -290,9 +290,10 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 	if (strncmp(reason, "budget-", 7) == 0) {
 		policy_hint_file(conf, file, sizeof(file));
 		snprintf(buf, len, "to allow more, raise network.budget.%s in "
-		    "%s (or configure a reviewer to ask)", strcmp(reason,
-		    "budget-connections") == 0 ? "connectionsPerHost" :
-		    "bytesUpPerHost", file);
+		    "%s%s", strcmp(reason, "budget-connections") == 0 ?
+		    "connectionsPerHost" : "bytesUpPerHost", file,
+		    conf->review_mode == REVIEW_NONE ? " (or configure a "
+		    "reviewer to ask past it)" : "");
 		return 0;
 	}
 	if (conf->policy_from != NULL && (strcmp(reason, "no-reviewer") == 0 ||

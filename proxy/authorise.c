@@ -160,6 +160,7 @@ static int
 conn_budget(struct conn *c, struct pgen *g)
 {
 	char detail[400];
+	int conns;
 
 	c->budget_ask = NULL;
 	c->budget_key = NULL;
@@ -177,10 +178,12 @@ conn_budget(struct conn *c, struct pgen *g)
 		return 0;
 	if (reviewer_enabled(g->rv))
 		return 1;
-	snprintf(detail, sizeof(detail), "network.budget.%s (%llu) used up "
-	    "for %s by this client (%llu); no reviewer to ask", c->budget_key,
-	    (unsigned long long)c->budget_limit, c->host.text,
-	    (unsigned long long)c->budget_used);
+	conns = strcmp(c->budget_key, "connectionsPerHost") == 0;
+	snprintf(detail, sizeof(detail), "network.budget.%s (%llu%s) used up "
+	    "for %s by this client: %llu%s; no reviewer to ask",
+	    c->budget_key, (unsigned long long)c->budget_limit, conns ? "" :
+	    " bytes", c->host.text, (unsigned long long)c->budget_used,
+	    conns ? " connections" : " bytes");
 	conn_deny(c, budget_reason(c->budget_key), detail, CERR_DENY);
 	return -1;
 }

@@ -283,7 +283,7 @@ budget_cross(struct conn *c)
 {
 	const struct config *conf = conn_config(c);
 	struct proxy_refusal r;
-	char hint[1400], file[1024];
+	char hint[1400];
 	uint64_t limit = c->budget != NULL ?
 	    budget_times(conf->budget_bytes_up, c->budget) : 0;
 
@@ -291,17 +291,17 @@ budget_cross(struct conn *c)
 	if (c->budget != NULL && c->budget->bytes_up < limit)
 		c->budget->bytes_up = limit;
 	conn_error(c, "network.budget.bytesUpPerHost (%llu bytes) used up "
-	    "for %s by this client", (unsigned long long)limit,
-	    c->host.text);
+	    "for %s by this client: %llu bytes, and it sent more",
+	    (unsigned long long)limit, c->host.text,
+	    (unsigned long long)limit);
 	log_info("conn %llu: %s:%u crossed its bytes budget (%llu)",
 	    (unsigned long long)c->id, c->host.text, c->port,
 	    (unsigned long long)limit);
 	metrics_budget(c->px);
 	if (c->px->refused != NULL && c->have_target) {
 		memset(&r, 0, sizeof(r));
-		policy_hint_file(conf, file, sizeof(file));
-		snprintf(hint, sizeof(hint), "to send more, raise "
-		    "network.budget.bytesUpPerHost in %s", file);
+		policy_hint(conf, &c->host, c->port, "budget-bytes-up", hint,
+		    sizeof(hint));
 		r.host = c->host.text;
 		r.port = c->port;
 		r.proto = conn_proto_name(c->proto);

@@ -64,7 +64,7 @@ head -c 1000 /dev/urandom >"$T/small"
 # last_rec: the bytes the upload server got on its last connection.
 last_rec() {
 	_i=0
-	while [ $_i -lt 100 ] && [ "$(wc -l <"$T/up.rec" 2>/dev/null || echo 0)" -lt "$1" ]; do
+	while [ $_i -lt 100 ] && [ "$(cat "$T/up.rec" 2>/dev/null | wc -l)" -lt "$1" ]; do
 		sleep 0.05; _i=$((_i + 1))
 	done
 	tail -n 1 "$T/up.rec"
@@ -96,7 +96,7 @@ px_req "GET http://fwd.test:$UP/again HTTP/1.1\r\nHost: fwd.test:$UP\r\n\r\n"
 eq "forwarded HTTP: the next request is refused" "$STATUS" 403
 eq "forwarded HTTP: X-Pisbx-Reason" "$REASON_HDR" budget-bytes-up
 contains "forwarded HTTP: the 403 names the key to raise" "$RESP" \
-    "raise network.budget.bytesUpPerHost in $T/conf.json"
+    "raise network.budget.bytesUpPerHost in $T/conf.json (or configure a reviewer to ask past it)"
 check_log "forwarded HTTP: decision record budget-bytes-up" \
     host=fwd.test decision=deny reason=budget-bytes-up
 
