@@ -39,6 +39,7 @@
  */
 #define JOBS_GROUP	0x1
 #define JOBS_GIVE	0x2
+#define JOBS_KILL	0x4	/* nons: end every process of the sandbox */
 
 /* connect.c */
 /* --connect-proxy HOST PORT: relay stdio through an HTTP CONNECT tunnel. */

@@ -27,16 +27,20 @@ usage(FILE *f, int code)
 {
 	fprintf(f,
 "usage: pisbx-run [--config FILE] [--timeout SECONDS] [--access-log PATH]\n"
-"                 [--log-format json|text] [--quiet] [--report FILE] [-v]\n"
+"                 [--log-format json|text] [--quiet] [--report FILE]\n"
+"                 [--control-fd N] [--require-namespaces] [-v]\n"
 "                 -- COMMAND [ARG...]\n"
 "       pisbx-run [options] -c 'SHELL COMMAND'\n"
 "       pisbx-run --connect-proxy HOST PORT\n"
 "       pisbx-run --hook claude-code|codex\n"
+"       pisbx-run --explain HOST[:PORT] --run PID\n"
 "       pisbx-run -h | --help | -V | --version\n"
 "\n"
 "Runs COMMAND in fresh network, mount, PID and IPC namespaces whose only\n"
 "way out is a filtering proxy (HTTP on 127.0.0.1:3128, SOCKS5 on\n"
-"127.0.0.1:1080), with the config's filesystem policy.\n"
+"127.0.0.1:1080), with the config's filesystem policy.  Where namespaces\n"
+"cannot be made (a container), it confines COMMAND without them and says\n"
+"so in one line.\n"
 "\n"
 "  --config FILE        the trusted config; without it $PISBX_CONFIG (an\n"
 "                       absolute path), else $XDG_CONFIG_HOME/pisbx/config.json\n"
@@ -48,12 +52,20 @@ usage(FILE *f, int code)
 "  --log-format FMT     json (default) or text\n"
 "  --quiet, -q          no summary of what was refused at exit\n"
 "  --report FILE        every refusal of the run as JSON, written at exit\n"
+"  --control-fd N       read policy updates from descriptor N while the\n"
+"                       command runs: one JSON config a line (srt's format)\n"
+"  --require-namespaces refuse to run (exit 125) where namespaces cannot be\n"
+"                       made, rather than confine COMMAND without them\n"
 "  -c STRING            run STRING with bash -c (sh where there is no bash)\n"
 "  -v                   more diagnostics (twice: debug)\n"
 "  --connect-proxy H P  relay stdin/stdout to H:P through the sandbox's\n"
 "                       proxy (an ssh ProxyCommand; set in GIT_SSH_COMMAND)\n"
 "  --hook AGENT         answer the agent's PreToolUse hook (JSON on stdin)\n"
 "                       with its Bash command wrapped in pisbx-sh\n"
+"  --explain HOST[:PORT] --run PID\n"
+"                       what the running pisbx-run PID decides for a\n"
+"                       target now: its policy in force and the approvals\n"
+"                       given for the rest of that run, as one JSON line\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n"
@@ -91,13 +103,18 @@ main(int argc, char *argv[])
 		{ "quiet",		no_argument,	   NULL, 'q' },
 		{ "report",		required_argument, NULL, 'r' },
 		{ "hook",		required_argument, NULL, 'H' },
+		{ "control-fd",		required_argument, NULL, 'F' },
+		{ "explain",		required_argument, NULL, 'E' },
+		{ "run",		required_argument, NULL, 'R' },
+		{ "require-namespaces",	no_argument,	   NULL, 'N' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts	 o;
-	const char	*name, *hook = NULL;
+	const char	*name, *hook = NULL, *explain = NULL, *run = NULL;
 	char		*end, dir[PATH_MAX];
+	long		 lfd;
 	int		 ch, connect_mode = 0;
 
 	name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
@@ -107,6 +124,7 @@ main(int argc, char *argv[])
 
 	memset(&o, 0, sizeof(o));
 	o.fmt = LOG_FORMAT_JSON;
+	o.control_fd = -1;
 	log_init("pisbx-run", 0);
 	while ((ch = getopt_long(argc, argv, "+c:qvhV", longopts,
 	    NULL)) != -1) {
@@ -142,6 +160,19 @@ main(int argc, char *argv[])
 		case 'P':
 			connect_mode = 1;
 			break;
+		case 'F':
+			/* Digits only: not "0x10", " 5", "3e0". */
+			errno = 0;
+			lfd = strtol(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 ||
+			    *end != '\0' || lfd < 3 || lfd > INT_MAX) {
+				log_warnx("--control-fd: an integer file "
+				    "descriptor >= 3 (0-2 are stdin, stdout "
+				    "and stderr), not %s", optarg);
+				return EXIT_USAGE;
+			}
+			o.control_fd = (int)lfd;
+			break;
 		case 'q':
 			o.quiet = 1;
 			break;
@@ -150,6 +181,15 @@ main(int argc, char *argv[])
 			break;
 		case 'H':
 			hook = optarg;
+			break;
+		case 'E':
+			explain = optarg;
+			break;
+		case 'R':
+			run = optarg;
+			break;
+		case 'N':
+			o.require_ns = 1;
 			break;
 		case 'c':
 			o.line = optarg;
@@ -174,6 +214,16 @@ main(int argc, char *argv[])
 		if (argc != 2)
 			usage(stderr, EXIT_USAGE);
 		return connect_proxy_main("127.0.0.1:3128", argv[0], argv[1]);
+	}
+	/* A running run's answer; its own function (run/explain.c). */
+	if (explain != NULL || run != NULL) {
+		if (explain == NULL || run == NULL || argc != 0 ||
+		    o.line != NULL) {
+			log_warnx("--explain HOST[:PORT] --run PID: both, and "
+			    "nothing else");
+			usage(stderr, EXIT_USAGE);
+		}
+		return explain_running(run, explain);
 	}
 	if (hook != NULL) {
 		if (argc != 0 || o.line != NULL)

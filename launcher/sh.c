@@ -82,6 +82,7 @@ sh_main(int argc, char *argv[])
 
 	log_init("pisbx-sh", 0);
 	memset(&o, 0, sizeof(o));
+	o.control_fd = -1;
 	o.fmt = LOG_FORMAT_JSON;
 	o.agent = 1;
 	/* -o NAME: two words for one of argv; longv gets both lists. */

@@ -36,7 +36,7 @@ enum compat_action {
 	CA_NOEFFECT,	/* accepted; a note says why nothing changes */
 	CA_REFUSE,	/* an error naming the pisbx way */
 	CA_REFUSE_TRUE,	/* true refused; false is what pisbx does anyway */
-	CA_WEAKER_TRUE	/* true asks for a weaker sandbox: pisbx keeps its */
+	CA_NOTE_TRUE	/* true noted (its why); false: nothing to say */
 };
 
 struct compat_key {
@@ -70,9 +70,11 @@ static const struct compat_key compat_keys_top[] = {
 	{ "ignoreViolations", CT_OBJECT, CA_NOEFFECT,
 	    "srt's filter for its violation log; pisbx silences nothing: "
 	    "every refusal is in the access log or on stderr" },
-	{ "enableWeakerNestedSandbox", CT_BOOL, CA_WEAKER_TRUE,
-	    "pisbx has no weaker mode for containers; where user namespaces "
-	    "are missing, pisbx-run refuses to start instead" },
+	{ "enableWeakerNestedSandbox", CT_BOOL, CA_NOTE_TRUE,
+	    "where a container refuses namespaces, pisbx-run confines the "
+	    "command without them whatever this says (its network through "
+	    "the proxy only, docs/threat-model.md), and refuses to run with "
+	    "requireNamespaces" },
 	{ "enableWeakerNetworkIsolation", CT_BOOL, CA_NOEFFECT,
 	    "macOS only (com.apple.trustd.agent), ignored by srt on Linux "
 	    "too" },
@@ -217,11 +219,9 @@ compat_table(struct cfgctx *ctx, const char *base, const json_t *obj,
 				cfg_err(ctx, p, "true is not supported: %s",
 				    keys[i].why);
 			break;
-		case CA_WEAKER_TRUE:
+		case CA_NOTE_TRUE:
 			if (json_is_true(v))
-				cfg_note(ctx, p, "true asks for a weaker "
-				    "sandbox; pisbx keeps its full one: %s",
-				    keys[i].why);
+				cfg_note(ctx, p, "true: %s", keys[i].why);
 			break;
 		}
 	}
@@ -288,6 +288,13 @@ compat_top(struct cfgctx *ctx, const json_t *root, struct config *conf)
 	    &conf->allow_nested_userns);
 	if ((v = json_object_get(root, "subagents")) != NULL)
 		compat_subagents(ctx, v);
+	/* srt's weaker mode asked for, and namespaces required: which? */
+	if (conf->require_namespaces && json_is_true(json_object_get(root,
+	    "enableWeakerNestedSandbox")))
+		cfg_err(ctx, "$.enableWeakerNestedSandbox", "true contradicts "
+		    "\"requireNamespaces\": true: remove one (pisbx-run runs "
+		    "without namespaces only where requireNamespaces is not "
+		    "set)");
 	/*
 	 * srt's strictAllowlist: destinations no list matches are denied
 	 * without asking.  That is pisbx without a review hook; with one, the

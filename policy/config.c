@@ -107,7 +107,7 @@ static const char *config_home(void);
  */
 static const char *const keys_top[] = {
 	"$schema", "network", "filesystem", "proxy", "resolver", "review",
-	"hostIPC",
+	"hostIPC", "requireNamespaces",
 	/* srt */
 	"credentials", "ignoreViolations", "enableWeakerNestedSandbox",
 	"enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep",
@@ -1908,6 +1908,9 @@ config_parse(const char *buf, size_t len, const char *name,
 		parse_review(&ctx, v, conf);
 	if ((v = json_object_get(root, "hostIPC")) != NULL)
 		parse_hostipc(&ctx, v, conf);
+	/* pisbx-run: refuse, rather than run without namespaces. */
+	cfg_bool(&ctx, "$", root, "requireNamespaces",
+	    &conf->require_namespaces);
 	compat_top(&ctx, root, conf);
 	if (ctx.nerr > 0)
 		goto fail;

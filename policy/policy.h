@@ -384,6 +384,8 @@ struct config {
 	/* network */
 	int		 allow_all_unix_sockets;
 	int		 allow_nested_userns;	/* srt's allowNestedUserNamespaces */
+	int		 require_namespaces;	/* requireNamespaces: pisbx-run
+						   refuses to run without */
 	struct strlist	 allow_unix_sockets;	/* absolute socket paths */
 	int		 strict_allowlist;	/* srt: no review for others */
 	struct parent_proxy *parent;	/* network.parentProxy, or NULL */
@@ -485,7 +487,11 @@ char		*config_find(const char *cli_path);
 char		*config_user_path(void);
 /* Load a file, or the embedded default when path is NULL. */
 struct config	*config_load(const char *path, struct config_errors *);
-/* Load from memory; name is used in messages. */
+/*
+ * Load from memory; name is used in messages.  A pisbx-run --control-fd
+ * line is loaded here, by the same parser as a file (config_parse), so
+ * every check of the loader holds for it.
+ */
 struct config	*config_load_buffer(const char *buf, size_t len,
 		    const char *name, struct config_errors *);
 /*

@@ -60,7 +60,8 @@ replay_origin(const struct replay_record *r)
 	};
 	static const char *const review[] = {
 		"review:allow", "review:deny", "review:timeout",
-		"review:error", "review:busy", "review:dropped", NULL
+		"review:error", "review:busy", "review:dropped",
+		"policy-changed", NULL
 	};
 	static const char *const beside[] = {
 		"invalid-host", "max-connections", "max-client-connections",

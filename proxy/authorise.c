@@ -360,7 +360,7 @@ conn_review_cb(enum review_result res, enum review_scope scope,
 			budget_raise(c->budget_ask, scope != REVIEW_SCOPE_ONCE);
 		/* Wider: every later connection of this process. */
 		if (scope != REVIEW_SCOPE_ONCE)
-			proxy_grant_add(c->px, &req);
+			proxy_grant_add(c->px, &req, scope);
 		conn_allowed(c, review_result_reason(res), detail);
 		return;
 	}

@@ -124,7 +124,7 @@ sighup_cb(evutil_socket_t sig, short what, void *arg)
 		    ms->config_path : "(embedded default)");
 		return;
 	}
-	proxy_reload(ms->px, conf);
+	(void)proxy_reload(ms->px, conf);
 }
 
 /* --check -v: one effective list entry and where it was written. */

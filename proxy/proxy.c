@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <sys/queue.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,11 @@
 #include "proxy/proxy_int.h"
 
 static struct pgen *pgen_new(struct proxy *, struct config *);
+static const char *proxy_recheck_why(const struct conn *,
+		    const struct config *, const struct config *, char *,
+		    size_t);
+static size_t	 proxy_recheck(struct proxy *, const struct config *,
+		    size_t *);
 
 /*
  * With epoll's changelist, the event changes made during one loop turn
@@ -69,9 +75,11 @@ pgen_new(struct proxy *px, struct config *conf)
  * rest are not kept: they are asked again, never allowed unasked.
  */
 void
-proxy_grant_add(struct proxy *px, const struct review_request *req)
+proxy_grant_add(struct proxy *px, const struct review_request *req,
+    enum review_scope scope)
 {
 	struct review_grant	*nv;
+	enum review_scope	*ns;
 
 	if (proxy_grant_covers(px, req) || px->ngrants >= PROXY_GRANTS)
 		return;
@@ -79,7 +87,39 @@ proxy_grant_add(struct proxy *px, const struct review_request *req)
 	    sizeof(*nv))) == NULL)
 		return;
 	px->grants = nv;
+	if ((ns = reallocarray(px->grant_scope, px->ngrants + 1,
+	    sizeof(*ns))) == NULL)
+		return;
+	px->grant_scope = ns;
+	ns[px->ngrants] = scope;
 	review_grant_set(&px->grants[px->ngrants++], req);
+}
+
+int
+proxy_grants_json(const struct proxy *px, const char *host, uint16_t port,
+    char *buf, size_t len)
+{
+	size_t	 i, off = 0;
+	int	 n = 0, r;
+
+	if (len == 0)
+		return -1;
+	buf[0] = '\0';
+	for (i = 0; i < px->ngrants; i++) {
+		if (px->grants[i].port != port ||
+		    strcmp(px->grants[i].host, host) != 0)
+			continue;
+		/* Canonical hosts and protocol names: nothing to escape. */
+		r = snprintf(buf + off, len - off, "%s{\"protocol\":\"%s\","
+		    "\"scope\":\"%s\"}", n > 0 ? "," : "",
+		    px->grants[i].protocol,
+		    review_scope_name(px->grant_scope[i]));
+		if (r < 0 || (size_t)r >= len - off)
+			return -1;
+		off += (size_t)r;
+		n++;
+	}
+	return n;
 }
 
 int
@@ -163,20 +203,21 @@ fail:
 	return NULL;
 }
 
-void
+int
 proxy_reload(struct proxy *px, struct config *conf)
 {
-	struct pgen *g;
+	struct pgen *g, *old;
 	struct dns *d;
 	struct conn *c;
 	char err[256];
+	size_t nkept, nclosed;
 
 	if (dns_differs(px->dns, conf)) {
 		if ((d = dns_new(px->base, conf, err, sizeof(err))) == NULL) {
 			log_warnx("reload: resolver: %s; keeping the old "
 			    "config", err);
 			config_free(conf);
-			return;
+			return -1;
 		}
 		dns_free(px->dns);	/* lookups in flight fail: dns-error */
 		px->dns = d;
@@ -185,7 +226,7 @@ proxy_reload(struct proxy *px, struct config *conf)
 		log_warnx("reload: cannot set up the reviewer; keeping the "
 		    "old config");
 		config_free(conf);
-		return;
+		return -1;
 	}
 	/* The endpoint stays where it was opened: a scraper points at it. */
 	if ((px->gen->conf->metrics_listen == NULL) !=
@@ -198,19 +239,132 @@ proxy_reload(struct proxy *px, struct config *conf)
 	    strcmp(px->gen->conf->syslog_address, conf->syslog_address) != 0))
 		log_warnx("reload: proxy.accessLogSyslog changes take effect "
 		    "when the proxy is restarted");
-	pgen_unref(px->gen);
+	old = px->gen;
 	px->gen = g;
 	/*
 	 * A new config: what a reviewer approved for the old one ends -- the
 	 * process's approvals and each kept-alive connection's own.
 	 */
 	free(px->grants);
+	free(px->grant_scope);
 	px->grants = NULL;
+	px->grant_scope = NULL;
 	px->ngrants = 0;
 	TAILQ_FOREACH(c, &px->conns, entry)
 		memset(&c->grant, 0, sizeof(c->grant));
-	log_info("configuration reloaded from %s",
-	    conf->path != NULL ? conf->path : "(embedded default)");
+	nclosed = proxy_recheck(px, old->conf, &nkept);
+	pgen_unref(old);
+	log_info("configuration reloaded from %s: %zu open connection%s "
+	    "decided again, %zu closed", conf->path != NULL ? conf->path :
+	    "(embedded default)", nkept + nclosed, nkept + nclosed == 1 ? "" :
+	    "s", nclosed);
+	return 0;
+}
+
+const struct config *
+proxy_config(const struct proxy *px)
+{
+	return px->gen->conf;
+}
+
+/*
+ * Why the new config (conf) refuses a connection that the old one (old)
+ * allowed, or NULL when it still allows it: its lists first (a deny
+ * entry, the loopback name without its exact entry); an allow entry
+ * still needs an exact one for a non-public address already dialled;
+ * a reviewer's approval stands only while the same reviewer is
+ * configured and no list decides otherwise.
+ */
+static const char *
+proxy_recheck_why(const struct conn *c, const struct config *old,
+    const struct config *conf, char *buf, size_t len)
+{
+	const struct pattern	*pat = NULL;
+	struct host		 a;
+	uint16_t		 port;
+	const char		*err, *cls = NULL;
+
+	switch (policy_eval(conf->policy, &c->host, c->port, &pat)) {
+	case VERDICT_DENY:
+		if (pat == NULL)
+			return "host-loopback";
+		snprintf(buf, len, "deny-list:%s", pat->text);
+		return buf;
+	case VERDICT_REVIEW:
+		if (strcmp(c->reason, review_result_reason(
+		    REVIEW_RESULT_ALLOW)) != 0)
+			return conf->review_mode == REVIEW_NONE ?
+			    "no-reviewer" : "policy-changed";
+		if (!review_config_same(old, conf))
+			return "review:dropped";
+		return NULL;
+	case VERDICT_ALLOW:
+		break;
+	}
+	/* Through the upstream proxy, addr is the upstream's address. */
+	if (c->addr[0] == '\0' || parent_conn_via(c) != NULL ||
+	    target_parse(c->addr, strlen(c->addr), 0, &a, &port, &err) == -1)
+		return NULL;
+	if (a.kind == HOST_IPV4)
+		cls = addr_class_v4(&a.v4);
+	else if (a.kind == HOST_IPV6)
+		cls = addr_class_v6(&a.v6);
+	if (cls != NULL && !policy_exact_allowed(conf->policy, &c->host,
+	    c->port))
+		return "non-public-address";
+	return NULL;
+}
+
+/*
+ * After a reload, every connection the old config allowed is decided
+ * again under the new one: a tunnel or a response it refuses is closed
+ * (end "policy-changed", the new reason in its error); one still being
+ * resolved or dialled gets a deny record with the new reason and is
+ * closed the same way.  Returns how many were closed; *kept: how many
+ * stay.  Nothing a
+ * new config refuses goes on because it started before.
+ */
+static size_t
+proxy_recheck(struct proxy *px, const struct config *old, size_t *kept)
+{
+	struct conn	*c, *next;
+	const char	*why;
+	char		 buf[TARGET_TEXT_MAX + 32];
+	size_t		 closed = 0;
+
+	*kept = 0;
+	for (c = TAILQ_FIRST(&px->conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (!c->have_target || c->decision == NULL ||
+		    strcmp(c->decision, "allow") != 0 ||
+		    (c->state != CONN_RESOLVE && c->state != CONN_CONNECT &&
+		    c->state != CONN_RELAY))
+			continue;
+		if ((why = proxy_recheck_why(c, old, px->gen->conf, buf,
+		    sizeof(buf))) == NULL) {
+			(*kept)++;
+			continue;
+		}
+		closed++;
+		/*
+		 * Not connected yet: its allow was not logged (that waits for
+		 * the address); the refusal is, and the client is closed on
+		 * -- a lookup or dial in flight ends with the connection.
+		 */
+		if (c->state != CONN_RELAY) {
+			conn_decide(c, 0, why, "the policy changed before the "
+			    "connection was made");
+			conn_log_decision(c);
+			conn_close(c, "policy-changed");
+			continue;
+		}
+		conn_error(c, "refused by the new policy: %s", why);
+		log_info("conn %llu: %s:%u closed: refused by the new "
+		    "policy (%s)", (unsigned long long)c->id, c->host.text,
+		    c->port, why);
+		conn_close(c, "policy-changed");
+	}
+	return closed;
 }
 
 int
@@ -260,5 +414,6 @@ proxy_free(struct proxy *px)
 	free(px->capability);
 	free(px->command);
 	free(px->grants);
+	free(px->grant_scope);
 	free(px);
 }

@@ -7,6 +7,9 @@
 #ifndef PISBX_PROXY_H
 #define PISBX_PROXY_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct event_base;
 struct config;
 struct proxy;
@@ -72,8 +75,24 @@ int		 proxy_listen(struct proxy *, const char *addr,
 		    char *bound, size_t boundlen);
 /* Serve an already-listening socket (the launcher's hand-off). */
 int		 proxy_listen_fd(struct proxy *, int fd);
-/* Swap in a new config (SIGHUP); the proxy takes ownership. */
-void		 proxy_reload(struct proxy *, struct config *);
+/*
+ * Swap in a new config (SIGHUP, pisbx-run --control-fd); the proxy takes
+ * ownership.  Every connection the old config allowed is decided again:
+ * one the new config refuses is closed (end "policy-changed").  0, or -1
+ * when the new config could not be set up (it is freed, the old one
+ * stays).
+ */
+int		 proxy_reload(struct proxy *, struct config *);
+/* The config in force (the proxy owns it; valid until the next reload). */
+const struct config *proxy_config(const struct proxy *);
+/*
+ * The approvals in force for host:port (canonical) that a reviewer gave
+ * beyond one connection, as JSON objects separated by commas into buf:
+ * {"protocol":"connect","scope":"run"}.  Their number, or -1 when buf
+ * is too small.
+ */
+int		 proxy_grants_json(const struct proxy *, const char *host,
+		    uint16_t port, char *buf, size_t len);
 /* Reopen the access log (SIGHUP, logrotate). */
 int		 proxy_reopen_log(struct proxy *);
 /*

@@ -203,6 +203,7 @@ struct proxy {
 	void			*refused_arg;
 	char			*command;	/* the tty shows it */
 	struct review_grant	*grants;	/* scope run/worker approvals */
+	enum review_scope	*grant_scope;	/* each one's scope */
 	size_t			 ngrants;
 	TAILQ_HEAD(listener_head, listener) listeners;
 	TAILQ_HEAD(, conn)	 conns;
@@ -228,7 +229,8 @@ struct proxy {
 void	 pgen_unref(struct pgen *);
 /* Approvals of this process (scope run or worker), at most PROXY_GRANTS. */
 #define PROXY_GRANTS	1024
-void	 proxy_grant_add(struct proxy *, const struct review_request *);
+void	 proxy_grant_add(struct proxy *, const struct review_request *,
+	    enum review_scope);
 int	 proxy_grant_covers(const struct proxy *,
 	    const struct review_request *);
 

@@ -31,6 +31,7 @@
 #define CAPABILITY_BYTES	32
 
 static void	 usage(FILE *, int) __attribute__((noreturn));
+static int	 push_main(const char *, const char *, int);
 static void	 signal_cb(evutil_socket_t, short, void *);
 static char	*read_file(const char *, size_t *);
 static char	*runtime_path(const char *);
@@ -49,6 +50,7 @@ usage(FILE *f, int status)
 "       pisbx-supervisor [-v] [--config FILE] [--socket PATH]\n"
 "                        [--access-log PATH|-] [--review-timeout MS]\n"
 "                        --interactive\n"
+"       pisbx-supervisor [--socket PATH] --push FILE\n"
 "       pisbx-supervisor -h | --help | -V | --version\n"
 "\n"
 "The reference supervisor for pisbx-run's supervisor mode: it hands every\n"
@@ -74,6 +76,12 @@ usage(FILE *f, int status)
 "                         $XDG_RUNTIME_DIR/pisbx/supervisor.env (mode 0600)\n"
 "                         names it and the capability until it stops\n"
 "  --review-command ...   ask this command (the rest of the line)\n"
+"  --push FILE            send the network lists of the config FILE to the\n"
+"                         running supervisor (--socket, else\n"
+"                         $PISBX_SUPERVISOR_SOCKET; the capability from\n"
+"                         $PISBX_SUPERVISOR_CAPABILITY): every worker it\n"
+"                         registered takes them at once, later ones at\n"
+"                         registration; exit 0 when all took them\n"
 "  -v                     more diagnostics on stderr (repeatable)\n"
 "  -h, --help             this text\n"
 "  -V, --version          print the version\n"
@@ -97,7 +105,7 @@ main(int argc, char *argv[])
 	struct event_base	*base;
 	struct event		*ev[4];
 	static const int	 sigs[4] = { SIGUSR1, SIGTERM, SIGINT, SIGHUP };
-	const char		*cli_config = NULL, *env;
+	const char		*cli_config = NULL, *env, *push = NULL;
 	unsigned char		 rnd[CAPABILITY_BYTES];
 	char			 cap[CAPABILITY_BYTES * 2 + 1];
 	char			 errbuf[512];
@@ -117,6 +125,8 @@ main(int argc, char *argv[])
 			cli_config = argv[++i];
 		else if (strcmp(a, "--socket") == 0 && i + 1 < (size_t)argc)
 			o.socket_path = argv[++i];
+		else if (strcmp(a, "--push") == 0 && i + 1 < (size_t)argc)
+			push = argv[++i];
 		else if (strcmp(a, "--access-log") == 0 && i + 1 <
 		    (size_t)argc)
 			o.access_log = argv[++i];
@@ -146,6 +156,8 @@ main(int argc, char *argv[])
 		} else
 			usage(stderr, 2);
 	}
+	if (push != NULL)
+		return push_main(push, o.socket_path, verbose);
 	if (o.interactive) {
 		if (rargv != NULL)
 			errx(2, "--interactive and --review-command exclude "
@@ -293,6 +305,32 @@ main(int argc, char *argv[])
 	free(path);
 	config_free(conf);
 	return 0;
+}
+
+/*
+ * --push FILE: the socket from --socket or the environment, the
+ * capability from the environment (it never goes on a command line).
+ */
+static int
+push_main(const char *file, const char *socket, int verbose)
+{
+	const char	*cap;
+
+	log_init("pisbx-supervisor", verbose);
+	if (socket == NULL && (socket = getenv(SUPERVISOR_SOCKET_ENV)) ==
+	    NULL) {
+		fprintf(stderr, "pisbx-supervisor: --push: which supervisor? "
+		    "give --socket PATH or set %s\n", SUPERVISOR_SOCKET_ENV);
+		return 2;
+	}
+	if ((cap = policy_env_take(SUPERVISOR_CAPABILITY_ENV)) == NULL ||
+	    *cap == '\0') {
+		fprintf(stderr, "pisbx-supervisor: --push: set %s to the "
+		    "supervisor's capability (as its workers have it)\n",
+		    SUPERVISOR_CAPABILITY_ENV);
+		return 2;
+	}
+	return supervisor_push_main(file, socket, cap);
 }
 
 static void

@@ -127,6 +127,7 @@ static void	 client_reply(struct client *, const char *id,
 		    const char *action, const char *reason, json_t *extra);
 static void	 client_handle(struct client *, const char *, size_t);
 static void	 client_review(struct client *, json_t *, const char *id);
+static void	 client_push(struct client *, struct supervisor_request *);
 static void	 client_review_cb(enum review_result, enum review_scope,
 		    const char *, void *);
 static int	 idset_add(struct idset *, const char *);
@@ -577,6 +578,16 @@ supervisor_request_parse(const char *line, size_t len, const char *capability,
 		snprintf(reason, reasonlen, "request has no type");
 		return -1;
 	}
+	/* A new policy from the person: no worker of its own. */
+	if (strcmp(r->type, "push") == 0) {
+		r->kind = SUPREQ_PUSH;
+		if (!json_is_object(json_object_get(o, "network"))) {
+			snprintf(reason, reasonlen, "malformed push request: "
+			    "no network object");
+			return -1;
+		}
+		return 0;
+	}
 	r->worker_id = json_string_value(json_object_get(o, "workerId"));
 	if (r->worker_id == NULL || !worker_id_ok(r->worker_id)) {
 		snprintf(reason, reasonlen, "request has no usable workerId");
@@ -671,6 +682,10 @@ client_handle(struct client *c, const char *line, size_t len)
 		sup_log(sup->logfd, r.obj, "deny", "request id table full");
 		goto done;
 	}
+	if (r.kind == SUPREQ_PUSH) {
+		client_push(c, &r);
+		goto done;
+	}
 	w = worker_find(sup, r.worker_id);
 	switch (r.kind) {
 	case SUPREQ_REGISTER:
@@ -745,6 +760,67 @@ client_handle(struct client *c, const char *line, size_t len)
 	client_review(c, r.obj, r.id);
 done:
 	supervisor_request_clear(&r);
+}
+
+/*
+ * A push: the network object, checked as a worker will check it, is the
+ * policy of every registration from now on and is handed to each running
+ * worker in turn (each on its own run socket, a few milliseconds).  The
+ * reply says how many took it and why the others did not.
+ */
+static void
+client_push(struct client *c, struct supervisor_request *r)
+{
+	struct supervisor	*sup = c->sup;
+	struct config_errors	 errs = { NULL, 0 };
+	struct policy		*pol;
+	struct worker		*w;
+	json_t			*net = json_object_get(r->obj, "network");
+	char			*text, why[512], reason[1024];
+	size_t			 ok = 0, bad = 0, off = 0;
+
+	if ((text = json_dumps(net, JSON_COMPACT)) == NULL) {
+		client_reply(c, r->id, "deny", "out of memory", NULL);
+		return;
+	}
+	if ((pol = config_network_policy(text, strlen(text), "push",
+	    &errs)) == NULL) {
+		snprintf(reason, sizeof(reason), "invalid network policy: %s",
+		    errs.n > 0 ? errs.msg[0] : "unknown error");
+		config_errors_clear(&errs);
+		client_reply(c, r->id, "deny", reason, NULL);
+		sup_log(sup->logfd, r->obj, "deny", "invalid policy");
+		free(text);
+		return;
+	}
+	policy_free(pol);
+	json_decref(sup->network);
+	sup->network = json_incref(net);
+	reason[0] = '\0';
+	TAILQ_FOREACH(w, &sup->workers, entry) {
+		if (w->state != WORKER_RUNNING || w->pid <= 0)
+			continue;
+		if (supervisor_push_worker(w->pid, sup->capability, text, why,
+		    sizeof(why)) == 0) {
+			ok++;
+			log_info("worker %s: new policy applied", w->id);
+			continue;
+		}
+		bad++;
+		log_warnx("worker %s: new policy not applied: %s", w->id, why);
+		if (off < sizeof(reason))
+			off += (size_t)snprintf(reason + off, sizeof(reason) -
+			    off, "%sworker %s: %s", off > 0 ? "; " : "", w->id,
+			    why);
+	}
+	free(text);
+	if (bad == 0)
+		snprintf(reason, sizeof(reason), "applied by %zu running "
+		    "worker%s; new registrations get it too", ok,
+		    ok == 1 ? "" : "s");
+	client_reply(c, r->id, bad == 0 ? "allow" : "deny", reason,
+	    NULL);
+	sup_log(sup->logfd, r->obj, bad == 0 ? "allow" : "deny", "push");
 }
 
 /*

@@ -47,7 +47,8 @@ enum supervisor_request_kind {
 	SUPREQ_REGISTER,
 	SUPREQ_UNREGISTER,
 	SUPREQ_NETWORK,
-	SUPREQ_HOSTIPC
+	SUPREQ_HOSTIPC,
+	SUPREQ_PUSH		/* a new policy for the running workers */
 };
 
 /* One checked request; the strings point into obj. */
@@ -71,6 +72,23 @@ int		 supervisor_request_parse(const char *line, size_t len,
 		    const char *capability, struct supervisor_request *r,
 		    char *reason, size_t reasonlen);
 void		 supervisor_request_clear(struct supervisor_request *);
+/* push.c */
+/*
+ * Hand network (the JSON text of a "network" object) to the running
+ * pisbx-run with pid, on its run socket, with capability: 0 applied, -1
+ * refused or unreachable, with the reason in err.
+ */
+int		 supervisor_push_worker(long pid, const char *capability,
+		    const char *network, char *err, size_t errlen);
+/*
+ * pisbx-supervisor --push FILE: the network lists of the config FILE
+ * (checked like the supervisor's own) sent to the supervisor at socket,
+ * which hands them to every running worker.  Its reply on stdout; 0 when
+ * every worker took it, 1 otherwise.
+ */
+int		 supervisor_push_main(const char *file, const char *socket,
+		    const char *capability);
+
 /*
  * Whether a presented capability equals the expected one, in time that
  * depends on neither content nor length (SHA-256 of both compared).

@@ -35,7 +35,6 @@ static void	guard_sock_add(struct guard *, const struct guard_sock *);
 static int	guard_sock_vfs(int sock, dev_t *, ino_t *);
 static int	guard_bound(struct guard_req *, int sock,
 		    const struct guard_path *, struct guard_sock *);
-static int	guard_fd_cloexec(struct guard_req *, int fd);
 static void	guard_sock_spoil(struct guard_req *, int sockfd, int sock);
 
 /*
@@ -208,9 +207,9 @@ guard_bound(struct guard_req *gr, int sock, const struct guard_path *gp,
 	return 0;
 }
 
-/* Whether the command's descriptor fd is close-on-exec (its fdinfo). */
-static int
-guard_fd_cloexec(struct guard_req *gr, int fd)
+/* The flags of the command's descriptor fd (its fdinfo), or 0. */
+unsigned long
+guard_fd_flags(struct guard_req *gr, int fd)
 {
 	char		 p[64], line[128];
 	FILE		*f;
@@ -223,7 +222,7 @@ guard_fd_cloexec(struct guard_req *gr, int fd)
 		if (strncmp(line, "flags:", 6) == 0)
 			fl = strtoul(line + 6, NULL, 8);
 	fclose(f);
-	return (fl & O_CLOEXEC) != 0;
+	return fl;
 }
 
 /*
@@ -252,7 +251,8 @@ guard_sock_spoil(struct guard_req *gr, int sockfd, int sock)
 	add.flags = SECCOMP_ADDFD_FLAG_SETFD;
 	add.srcfd = (uint32_t)fresh;
 	add.newfd = (uint32_t)sockfd;
-	add.newfd_flags = guard_fd_cloexec(gr, sockfd) ? O_CLOEXEC : 0;
+	add.newfd_flags = (guard_fd_flags(gr, sockfd) & O_CLOEXEC) ?
+	    O_CLOEXEC : 0;
 	if (ioctl(gr->g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == -1 &&
 	    errno != ENOENT)
 		goto fail;
@@ -290,11 +290,21 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	if (len > 0 && guard_read_mem(gr, addr, &ss, (size_t)len) < 0)
 		return -EFAULT;
 	if ((sock = guard_getfd(gr, sockfd)) < 0)
-		return sock;
+		return sock == -EPERM && gr->g->conf.nons ?
+		    guard_nons_nobind(gr, sockfd, &ss, (socklen_t)len) :
+		    sock;
+	if (gr->g->conf.nons && (rc = guard_nons_local(gr, sock,
+	    "bind")) < 0)
+		goto done;
 	if (ss.ss_family != AF_UNIX || (size_t)len <= off ||
 	    sun->sun_path[0] == '\0') {
 		rc = bind(sock, (struct sockaddr *)&ss, (socklen_t)len) == -1 ?
 		    -errno : 0;
+		goto done;
+	}
+	/* Longer than a sockaddr_un: EINVAL, as the kernel says. */
+	if ((size_t)len > sizeof(*sun)) {
+		rc = -EINVAL;
 		goto done;
 	}
 	memcpy(path, sun->sun_path, (size_t)len - off);

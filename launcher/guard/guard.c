@@ -22,7 +22,8 @@
  * the caller's CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6):
  * a wake-up across CPUs cost about as much as the rest of a creation on
  * a paravirtualised machine.  Requests run in parallel, each thread with
- * its own umask and cwd (unshare(CLONE_FS)); a rename runs alone (the
+ * its own umask and cwd (unshare(CLONE_FS); where that is refused, one
+ * thread serves them all); a rename runs alone (the
  * order lock), since checking the names of a moved tree and moving it
  * must not interleave with creations in it, and the guard's tables are
  * behind one mutex.
@@ -113,6 +114,15 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		return guard_sendmsg(gr, a, resp);
 	if (nr == SCMP_SYS(sendmmsg))
 		return guard_sendmmsg(gr, a, resp);
+	/* Without namespaces only (nons.c). */
+	if (nr == SCMP_SYS(listen))
+		return guard_listen(gr, (int)a[0], (int)a[1]);
+	if (nr == SCMP_SYS(unlink))
+		return guard_nons_unlink(gr, AT_FDCWD, a[0], 0);
+	if (nr == SCMP_SYS(rmdir))
+		return guard_nons_unlink(gr, AT_FDCWD, a[0], AT_REMOVEDIR);
+	if (nr == SCMP_SYS(unlinkat))
+		return guard_nons_unlink(gr, (int)a[0], a[1], (int)a[2]);
 
 	if (nr == SCMP_SYS(truncate))
 		rc = guard_truncate(gr, a[0], (off_t)a[1]);
@@ -261,7 +271,7 @@ guard_thread(void *arg)
 	struct pollfd			 pfd;
 	int				 rc;
 
-	if (unshare(CLONE_FS) == -1) {
+	if (g->fs_own && unshare(CLONE_FS) == -1) {
 		log_warn("guard: unshare(CLONE_FS)");
 		_exit(EXIT_SETUP);	/* the whole sandbox: fail closed */
 	}
@@ -335,10 +345,21 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 	/* Without it every write is refused (guard_check): said once. */
 	if ((g->work = gitwork_new(conf->plan)) == NULL)
 		log_warn("guard: out of memory; every write will be refused");
-	/* One thread per CPU: a parallel install need not queue on one. */
+	/*
+	 * One thread per CPU: a parallel install need not queue on one.
+	 * Each needs a cwd and umask of its own; where unshare(CLONE_FS) is
+	 * refused (a container's seccomp profile refuses unshare to a
+	 * process without CAP_SYS_ADMIN), one thread serves every request.
+	 */
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	n = ncpu < 2 ? 2 : ncpu > GUARD_MAXTHREADS ? GUARD_MAXTHREADS :
 	    (int)ncpu;
+	g->fs_own = unshare(CLONE_FS) == 0;
+	if (!g->fs_own) {
+		log_debug("guard: one thread: unshare(CLONE_FS): %s",
+		    strerror(errno));
+		n = 1;
+	}
 	(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (i = 0; i < n; i++)
 		if (pthread_create(&t, &attr, guard_thread, g) == 0)

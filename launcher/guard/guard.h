@@ -11,6 +11,8 @@
 #ifndef PISBX_LAUNCHER_GUARD_H
 #define PISBX_LAUNCHER_GUARD_H
 
+#include <netinet/in.h>
+
 struct fs_plan;
 
 /* guard.c */
@@ -23,6 +25,11 @@ struct guard_conf {
 	int		 allow_git_config;
 	int		 report_fd;	/* guard -> parent: repositories made,
 					   refusals (SOCK_SEQPACKET), or -1 */
+	int		 allow_all_unix; /* allowAllUnixSockets */
+	int		 nons;		/* no namespaces: TCP only to the
+					   proxy (nons.c) */
+	struct sockaddr_in proxy_http;	/* nons: where 127.0.0.1:3128 goes */
+	struct sockaddr_in proxy_socks;	/* ... and 127.0.0.1:1080 */
 };
 /*
  * Serve the notifications of fd from threads of this process (the

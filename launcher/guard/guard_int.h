@@ -3,7 +3,7 @@
  * guard's state (struct guard), a request, a resolved path and the
  * functions its files share, grouped by file -- guard.c (threads,
  * dispatch), unix.c, bind.c, fileops.c, caller.c, made.c, check.c,
- * walk.c -- and what they ask of gitwork.c, the cache of the git work
+ * walk.c, nons.c -- and what they ask of gitwork.c, the cache of the git work
  * trees' hooks.
  */
 #ifndef PISBX_LAUNCHER_GUARD_INT_H
@@ -85,6 +85,7 @@ struct guard {
 	int			 root;		/* O_PATH "/", every process's */
 	int			 lexical;	/* openat2 RESOLVE_NO_SYMLINKS */
 	int			 kcmp;		/* kcmp(KCMP_FS) answers */
+	int			 fs_own;	/* threads unshare(CLONE_FS) */
 	/* Shared by every request; held alone by a rename. */
 	pthread_rwlock_t	 order;
 	/* The tables below, the reports and the diagnostics. */
@@ -148,7 +149,25 @@ int	 guard_sendmsg(struct guard_req *, const __u64 *,
 int	 guard_sendmmsg(struct guard_req *, const __u64 *,
 	    struct seccomp_notif_resp *);
 
+/* nons.c */
+int	 guard_nons_addr(struct guard_req *, int domain,
+	    struct sockaddr_storage *, socklen_t *, const char *verb);
+int	 guard_nons_local(struct guard_req *, int sock, const char *verb);
+int	 guard_listen(struct guard_req *, int sockfd, int backlog);
+int	 guard_nons_connect(struct guard_req *, int sockfd,
+	    const struct sockaddr_storage *, socklen_t);
+int	 guard_nons_nofd(struct guard_req *, int sockfd, const char *verb);
+int	 guard_nons_nobind(struct guard_req *, int sockfd,
+	    const struct sockaddr_storage *, socklen_t);
+int	 guard_nons_unlink(struct guard_req *, int dfd, uint64_t addr,
+	    int flags);
+
+/* unix.c */
+int	 guard_unix_target(struct guard_req *, const char *path,
+	    const char *verb);
+
 /* bind.c */
+unsigned long guard_fd_flags(struct guard_req *, int fd);
 int	 guard_sock_ours(const struct guard *, int fd);
 int	 guard_bind(struct guard_req *, int sockfd, uint64_t addr,
 	    int len);

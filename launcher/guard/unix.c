@@ -55,8 +55,6 @@ struct guard_op;
 static void	guard_op_free(struct guard_op *);
 static int	guard_op_new(struct guard_req *, int sockfd,
 		    struct guard_op **);
-static int	guard_unix_target(struct guard_req *, const char *path,
-		    const char *verb);
 static int	guard_op_name(struct guard_req *, struct guard_op *,
 		    const void *name, socklen_t, const char *verb);
 static ssize_t	guard_op_send(struct guard_op *, int extra);
@@ -163,7 +161,7 @@ guard_op_new(struct guard_req *gr, int sockfd, struct guard_op **out)
  * O_PATH: its fd when its real path is one of allowUnixSockets, else
  * -errno (a refusal is said on stderr).
  */
-static int
+int
 guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 {
 	const struct fs_plan	*plan = gr->g->conf.plan;
@@ -204,7 +202,8 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 	for (i = 0; i < plan->nunix; i++)
 		if (strcmp(real, plan->unix_sockets[i]) == 0)
 			break;
-	if (i == plan->nunix && !guard_sock_ours(gr->g, fd)) {
+	if (i == plan->nunix && !gr->g->conf.allow_all_unix &&
+	    !guard_sock_ours(gr->g, fd)) {
 		guard_refuse(gr, real, verb, "a Unix socket the command did "
 		    "not bind during this run, and not in "
 		    "network.allowUnixSockets; to let commands reach it, add "
@@ -241,12 +240,19 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 
 	memcpy(&op->addr, name, len);
 	op->alen = len;
+	/* Without namespaces, a TCP socket goes to the proxy only. */
+	if (gr->g->conf.nons && op->domain != AF_UNIX)
+		return guard_nons_addr(gr, op->domain, &op->addr, &op->alen,
+		    verb);
 	/*
 	 * Only an AF_UNIX socket looks a path up; any other refuses an
 	 * AF_UNIX address before that, and a short one is EINVAL.
 	 */
 	if (op->domain != AF_UNIX || len <= off || sun->sun_family != AF_UNIX)
 		return 0;
+	/* Longer than a sockaddr_un: EINVAL, as the kernel says. */
+	if (len > sizeof(*sun))
+		return -EINVAL;
 	/* An abstract name: the sandbox's network namespace's own. */
 	if (sun->sun_path[0] == '\0')
 		return 0;
@@ -307,20 +313,22 @@ guard_sigpipe(const struct guard_op *op, int err)
 	(void)syscall(SYS_tgkill, tgid, (long)op->tid, SIGPIPE);
 }
 
-/* Write a sendmmsg's msg_len into the command's memory. */
+/*
+ * Write a sendmmsg's msg_len into the command's memory: process_vm_writev
+ * (ptrace access, as the reads), which needs no file of /proc -- where
+ * Landlock grants no write to /proc (a sandbox without namespaces).
+ */
 static int
 guard_op_lenout(const struct guard_op *op, unsigned int n)
 {
-	char	p[64];
-	int	fd, rc;
+	struct iovec	local, remote;
 
-	snprintf(p, sizeof(p), "/proc/%ld/mem", (long)op->tid);
-	if ((fd = open(p, O_WRONLY | O_CLOEXEC)) == -1)
-		return -1;
-	rc = pwrite(fd, &n, sizeof(n), (off_t)op->lenaddr) == sizeof(n) ?
-	    0 : -1;
-	close(fd);
-	return rc;
+	local.iov_base = &n;
+	local.iov_len = sizeof(n);
+	remote.iov_base = (void *)(uintptr_t)op->lenaddr;
+	remote.iov_len = sizeof(n);
+	return process_vm_writev(op->tid, &local, 1, &remote, 1, 0) ==
+	    (ssize_t)sizeof(n) ? 0 : -1;
 }
 
 /*
@@ -432,8 +440,13 @@ guard_connect(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	memset(&ss, 0, sizeof(ss));
 	if (len > 0 && guard_read_mem(gr, addr, &ss, (size_t)len) < 0)
 		return -EFAULT;
-	if ((rc = guard_op_new(gr, sockfd, &op)) < 0)
+	if ((rc = guard_op_new(gr, sockfd, &op)) < 0) {
+		/* A container that refuses pidfd_getfd (nons.c). */
+		if (rc == -EPERM && gr->g->conf.nons)
+			return guard_nons_connect(gr, sockfd, &ss,
+			    (socklen_t)len);
 		return rc;
+	}
 	op->is_connect = 1;
 	if ((rc = guard_op_name(gr, op, &ss, (socklen_t)len,
 	    "connect to")) < 0)
@@ -559,7 +572,8 @@ guard_op_msg(struct guard_req *gr, int sockfd, const struct msghdr *um,
 
 	*out = NULL;
 	if ((rc = guard_op_new(gr, sockfd, &op)) < 0)
-		return rc;
+		return rc == -EPERM && gr->g->conf.nons ?
+		    guard_nons_nofd(gr, sockfd, "send on") : rc;
 	op->flags = flags;
 	if (um->msg_name != NULL && nl > 0) {
 		if (nl > sizeof(ss))

@@ -39,6 +39,7 @@ struct guard_report {
 };
 
 static int	guard_report_valid(const char *, size_t);
+static int	guard_report_sockverb(const char *);
 static void	guard_report_states(char **, size_t, int lost);
 
 struct guard_report *
@@ -82,12 +83,33 @@ guard_report_valid(const char *m, size_t len)
 	for (i = 0; i < want; i++) {
 		if ((z = memchr(p, '\0', (size_t)(end - p))) == NULL)
 			return 0;
-		/* Every path is absolute: a refusal's second field. */
-		if ((m[0] != REPORT_REFUSED || i == 1) && p[0] != '/')
+		/*
+		 * Every path is absolute: a refusal's second field, unless
+		 * a socket call's refusal names an address or a socket
+		 * (guard/nons.c: "connect to 127.0.0.1:22").
+		 */
+		if ((m[0] != REPORT_REFUSED || i == 1) && p[0] != '/' &&
+		    !(m[0] == REPORT_REFUSED && i == 1 && p[0] != '\0' &&
+		    guard_report_sockverb(m + 1)))
 			return 0;
 		p = z + 1;
 	}
 	return p == end;
+}
+
+/* Whether a refusal's verb is a socket call's, which names no file. */
+static int
+guard_report_sockverb(const char *verb)
+{
+	static const char *const verbs[] = {
+		"connect to", "send to", "send on", "bind", "listen on",
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(*verbs); i++)
+		if (strcmp(verb, verbs[i]) == 0)
+			return 1;
+	return 0;
 }
 
 /*

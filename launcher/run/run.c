@@ -49,6 +49,8 @@ struct run_state {
 	struct guard_report	*report;	/* from the creation guard */
 	struct event		*repev;
 	struct jobs		*jobs;		/* the terminal's job control */
+	struct control		*control;	/* --control-fd, or NULL */
+	struct explain_srv	*explain;	/* --explain --run answers */
 
 	/* What run_prepare builds, and run_finish frees. */
 	struct sandbox		 sb;
@@ -323,7 +325,7 @@ run_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	    rs->timeout);
 	rs->timed_out = 1;
 	/* The PID namespace's init: every process in it dies with it. */
-	kill(rs->run.pid, SIGKILL);
+	sandbox_kill(&rs->sb, &rs->run);
 }
 
 /* The guard said something: keep it for the warnings at exit. */
@@ -375,6 +377,7 @@ run_command(const struct run_opts *o)
 	if (step == RUN_FAIL) {
 		rs.status = EXIT_SETUP;
 		if (rs.run.pid > 0) {
+			/* Before "go": the command never started. */
 			kill(rs.run.pid, SIGKILL);
 			while (waitpid(rs.run.pid, NULL, 0) == -1 &&
 			    errno == EINTR)
@@ -410,6 +413,22 @@ run_config(struct run_state *rs)
 	    sizeof(serr))) == -1) {
 		log_warnx("%s; nothing was run", serr);
 		return 1;
+	}
+	/*
+	 * A control channel that cannot be read would drop every update,
+	 * the tightening ones too: refuse to run instead.  In supervisor
+	 * mode the supervisor's registration is the network policy.
+	 */
+	if (o->control_fd != -1 && (rs->supervised ||
+	    control_check_fd(o->control_fd, serr, sizeof(serr)) == -1)) {
+		if (rs->supervised)
+			snprintf(serr, sizeof(serr), "the supervisor "
+			    "(PISBX_SUPERVISOR_SOCKET) sets this run's network "
+			    "policy; run without --control-fd");
+		log_warnx("--control-fd %d: %s; nothing was run",
+		    o->control_fd, serr);
+		supervise_clear(&rs->sup);
+		return EXIT_USAGE;
 	}
 	rs->timeout_ms = (long long)(rs->timeout * 1000);
 	if (rs->depth > 0 || ((env = getenv("PISBX_SANDBOX")) != NULL &&
@@ -582,6 +601,7 @@ run_prepare(struct run_state *rs)
 	rs->sb.userns = geteuid() != 0;
 	rs->sb.allow_all_unix = rs->conf->allow_all_unix_sockets;
 	rs->sb.allow_userns = rs->conf->allow_nested_userns;
+	rs->sb.require_ns = rs->conf->require_namespaces || o->require_ns;
 	rs->sb.allow_git_config = rs->conf->allow_git_config;
 	policy_hint_file(rs->conf, rs->config_file, sizeof(rs->config_file));
 	rs->sb.config_file = rs->config_file;
@@ -812,6 +832,14 @@ run_start(struct run_state *rs)
 	}
 	/* The proxy's now. */
 	rs->run.listen_http = rs->run.listen_socks = -1;
+	/* Updates written before the command starts apply before it reads. */
+	if (o->control_fd != -1 && (rs->control = control_start(rs->base,
+	    o->control_fd, rs->proxy)) == NULL) {
+		log_warnx("--control-fd %d: cannot watch it", o->control_fd);
+		return RUN_FAIL;
+	}
+	rs->explain = explain_listen(rs->base, rs->sb.rundir, rs->proxy,
+	    &rs->sup, rs->config_path);
 	/* EPIPE: the sandbox died already and said why; collect its status. */
 	if (net_send_fds(rs->run.sock, CTL_GO, NULL, 0) == -1 &&
 	    errno != EPIPE) {
@@ -857,6 +885,8 @@ run_serve(struct run_state *rs)
 	if (!rs->done)
 		event_base_dispatch(rs->base);
 	timing_mark(rs->sb.times, TIMING_REAPED);
+	/* The config in force: a --control-fd line may have replaced it. */
+	rs->hconf = proxy_config(rs->proxy);
 	if (rs->tee != NULL) {
 		hostipc_tee_end(rs->tee);
 		/* 125: the sandbox itself failed; that is never retried. */
@@ -886,6 +916,8 @@ run_finish(struct run_state *rs)
 	jobs_free(rs->jobs);
 	rs->jobs = NULL;
 	hostipc_tee_free(rs->tee);
+	control_free(rs->control);
+	explain_free(rs->explain);
 	/* Stop the proxy: close records written, the access log flushed. */
 	if (rs->proxy != NULL) {
 		proxy_stop(rs->proxy);

@@ -5,7 +5,9 @@
  * before the sandbox starts and after it ended, the per-run directory
  * (rundir.c), the command's environment (env.c), the command as a job
  * of the caller's terminal (jobs.c), the reader of the guard's records
- * (guard_report.c), and the summary of what was refused (summary.c).  None of it runs inside the sandbox.
+ * (guard_report.c), the summary of what was refused (summary.c), policy
+ * updates while the command runs (control.c) and the run's socket
+ * (explain.c).  None of it runs inside the sandbox.
  */
 #ifndef PISBX_LAUNCHER_RUN_H
 #define PISBX_LAUNCHER_RUN_H
@@ -42,10 +44,46 @@ struct run_opts {
 	int		 agent;		/* pisbx-sh: an agent's bookkeeping */
 	int		 quiet;		/* no refusal summary at exit */
 	const char	*report;	/* --report FILE, or NULL */
+	int		 control_fd;	/* --control-fd N, or -1 */
+	int		 require_ns;	/* --require-namespaces */
 };
 
 /* One command in a sandbox; returns pisbx-run's exit status. */
 int	 run_command(const struct run_opts *);
+
+/* control.c: --control-fd, policy updates while the command runs */
+#define CONTROL_LINE_MAX	(1024 * 1024)	/* octets of one line */
+struct control;
+/*
+ * Whether fd can be the control descriptor: open, readable, a pipe or a
+ * socket; made close-on-exec.  0, or -1 with err set.
+ */
+int	 control_check_fd(int fd, char *err, size_t errlen);
+/* Apply each line read from fd on base to px's config from now on. */
+struct control *control_start(struct event_base *, int fd, struct proxy *);
+void	 control_free(struct control *);
+/*
+ * How many keys line (a new config) changes that the running command
+ * fixed at start (run: the config in force); each is said on stderr,
+ * prefixed with name.
+ */
+int	 control_fixed(const struct config *run, const struct config *line,
+	    const char *name);
+
+/* explain.c: --explain HOST[:PORT] --run PID, asked of a running run */
+struct explain_srv;
+/*
+ * The run's socket, at rundir + ".sock": --explain questions about px's
+ * policy and approvals, and (in supervisor mode, sup registered) the
+ * supervisor's pushed policies (supervise_push).  NULL when it cannot be
+ * made (the run goes on).
+ */
+struct supervise;
+struct explain_srv *explain_listen(struct event_base *, const char *rundir,
+	    struct proxy *, struct supervise *, const char *config_path);
+void	 explain_free(struct explain_srv *);
+/* The client: print the answer of the run with that pid.  0, 1 or 2. */
+int	 explain_running(const char *pid, const char *target);
 
 /* supervise.c */
 struct supervise {
@@ -75,6 +113,16 @@ int	 supervise_init(struct supervise *, int depth, char *err,
  */
 int	 supervise_register(struct supervise *, struct config *,
 	    const char *cwd, char *err, size_t errlen);
+/*
+ * A policy the supervisor pushed to this run on its socket (one JSON
+ * line: type "policy", the capability, a network object): checked like
+ * the registration's, put into the trusted config loaded again
+ * (config_path), held to the keys fixed at start against px's config in
+ * force, then px's config.  0, or -1 with err set (nothing changed).
+ */
+int	 supervise_push(struct supervise *, const char *config_path,
+	    struct proxy *px, const char *line, size_t len, char *err,
+	    size_t errlen);
 /* Unregister once (a no-op unless registered); warns on failure. */
 void	 supervise_unregister(struct supervise *);
 void	 supervise_clear(struct supervise *);

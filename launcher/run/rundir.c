@@ -25,12 +25,13 @@
 
 #include "common/io.h"
 #include "common/log.h"
+#include "common/runsock.h"
 #include "common/shell.h"
 #include "launcher/launcher.h"
 #include "launcher/sandbox/sandbox.h"
 #include "launcher/run/run.h"
 
-#define RUNDIR_PREFIX	"pisbx-run."
+#define RUNDIR_PREFIX	RUNSOCK_PREFIX
 #define RUNDIR_DEPTH_MAX	128	/* deeper is left to the next sweep */
 
 #define RUNDIR_SSH_CONFIG_MAX	(256 * 1024)
@@ -50,15 +51,10 @@ static void	 rundir_rm(int, const char *, dev_t, int);
 static int
 rundir_base(char *path, size_t len)
 {
-	const char	*t = getenv("TMPDIR");
 	struct stat	 st;
 	int		 fd;
 
-	if (t == NULL || t[0] != '/' || stat(t, &st) == -1 ||
-	    !S_ISDIR(st.st_mode))
-		t = "/tmp";
-	if ((size_t)snprintf(path, len, "%s/pisbx-%lu", t,
-	    (unsigned long)geteuid()) >= len) {
+	if (runsock_base(path, len) == -1) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}

@@ -20,7 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "common/log.h"
+#include "common/sha256.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
 #include "approval/supclient.h"
@@ -32,6 +35,9 @@ static int	 supervise_find(char **, char **, char *, size_t);
 static int	 supervise_alive(const char *);
 static int	 supervise_unix(struct supervise *, struct config *, char *,
 		    size_t);
+static int	 supervise_apply(struct supervise *, struct config *,
+		    struct policy *, char *, size_t);
+static int	 supervise_secret_same(const char *, const char *, size_t);
 
 int
 supervise_init(struct supervise *s, int depth, char *err, size_t errlen)
@@ -217,7 +223,6 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
     char *err, size_t errlen)
 {
 	struct policy	*pol = NULL;
-	char		*path;
 	int		 fallback;
 
 	free(s->cwd);
@@ -232,16 +237,29 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 	if (fallback)
 		fprintf(stderr, "pisbx: warning: supervisor: %s\n", err);
 	err[0] = '\0';
-	if ((path = strdup(s->socket)) == NULL) {
-		policy_free(pol);
-		snprintf(err, errlen, "out of memory");
+	if (supervise_apply(s, conf, pol, err, errlen) == -1) {
 		supervise_unregister(s);
 		return -1;
 	}
-	/*
-	 * The supervisor's policy is the whole network policy; its socket
-	 * the only reviewer.
-	 */
+	return 0;
+}
+
+/*
+ * The supervisor's policy (pol, taken) as the whole network policy of
+ * conf, its socket the only reviewer, and the Unix sockets checked
+ * against it.  0, or -1 with err set.
+ */
+static int
+supervise_apply(struct supervise *s, struct config *conf, struct policy *pol,
+    char *err, size_t errlen)
+{
+	char	*path;
+
+	if ((path = strdup(s->socket)) == NULL) {
+		policy_free(pol);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	free(conf->policy_from);
 	if (asprintf(&conf->policy_from, "the supervisor at %s",
 	    s->socket) == -1) {
@@ -249,7 +267,6 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 		policy_free(pol);
 		free(path);
 		snprintf(err, errlen, "out of memory");
-		supervise_unregister(s);
 		return -1;
 	}
 	policy_free(conf->policy);
@@ -257,11 +274,100 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 	conf->review_mode = REVIEW_SOCKET;
 	free(conf->review_socket);
 	conf->review_socket = path;
-	if (supervise_unix(s, conf, err, errlen) == -1) {
-		supervise_unregister(s);
+	return supervise_unix(s, conf, err, errlen);
+}
+
+/*
+ * Whether two secrets are equal, in time that depends on neither: their
+ * digests compared in full.
+ */
+static int
+supervise_secret_same(const char *a, const char *b, size_t blen)
+{
+	uint8_t		 da[SHA256_LEN], db[SHA256_LEN];
+	unsigned	 d = 0;
+	size_t		 i;
+
+	sha256(a, strlen(a), da);
+	sha256(b, blen, db);
+	for (i = 0; i < SHA256_LEN; i++)
+		d |= (unsigned)(da[i] ^ db[i]);
+	return d == 0 && a[0] != '\0';
+}
+
+int
+supervise_push(struct supervise *s, const char *config_path,
+    struct proxy *px, const char *line, size_t len, char *err, size_t errlen)
+{
+	struct config_errors	 errs = { NULL, 0 };
+	struct config		*conf = NULL;
+	struct policy		*pol = NULL;
+	json_error_t		 jerr;
+	json_t			*o, *v;
+	char			*net = NULL;
+	int			 rc = -1;
+
+	if (s == NULL || !s->registered) {
+		snprintf(err, errlen, "this run has no supervisor; its policy "
+		    "changes through --control-fd");
 		return -1;
 	}
-	return 0;
+	if ((o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr)) ==
+	    NULL || !json_is_object(o)) {
+		snprintf(err, errlen, "not a JSON object");
+		goto out;
+	}
+	v = json_object_get(o, "capability");
+	if (!json_is_string(v) || !supervise_secret_same(s->capability,
+	    json_string_value(v), json_string_length(v))) {
+		snprintf(err, errlen, "bad capability");
+		goto out;
+	}
+	if (!json_is_string(json_object_get(o, "type")) ||
+	    strcmp(json_string_value(json_object_get(o, "type")), "policy") !=
+	    0 || !json_is_object(v = json_object_get(o, "network")) ||
+	    (net = json_dumps(v, JSON_COMPACT)) == NULL) {
+		snprintf(err, errlen, "not a policy message (type \"policy\", "
+		    "a network object)");
+		goto out;
+	}
+	/* The registration's checks, and then the file's, as at start. */
+	if ((pol = config_network_policy(net, strlen(net), "the supervisor's "
+	    "push", &errs)) == NULL) {
+		snprintf(err, errlen, "%s", errs.n > 0 ? errs.msg[0] :
+		    "invalid network policy");
+		goto out;
+	}
+	if ((conf = config_load(config_path, &errs)) == NULL) {
+		snprintf(err, errlen, "the trusted config %s no longer loads: "
+		    "%s", config_path != NULL ? config_path : "(default)",
+		    errs.n > 0 ? errs.msg[0] : "unknown error");
+		goto out;
+	}
+	(void)review_capability(conf);
+	if (supervise_apply(s, conf, pol, err, errlen) == -1) {
+		pol = NULL;
+		goto out;
+	}
+	pol = NULL;
+	if (control_fixed(proxy_config(px), conf, "supervisor push") > 0) {
+		snprintf(err, errlen, "the trusted config %s changed keys "
+		    "fixed while the command runs (see pisbx-run's stderr)",
+		    config_path != NULL ? config_path : "(default)");
+		goto out;
+	}
+	rc = proxy_reload(px, conf);
+	conf = NULL;
+	if (rc == -1)
+		snprintf(err, errlen, "the new policy could not be set up");
+out:
+	config_errors_clear(&errs);
+	if (pol != NULL)
+		policy_free(pol);
+	config_free(conf);
+	free(net);
+	json_decref(o);
+	return rc;
 }
 
 /*

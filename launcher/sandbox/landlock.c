@@ -10,9 +10,14 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include <dirent.h>
+
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -57,8 +62,27 @@ struct ll_path_beneath_attr {
 	int32_t		parent_fd;
 } __attribute__((packed));
 
+/* One place where what can be read changes (nons mode's read rules). */
+struct ll_vis {
+	const char	*path;
+	int		 visible;
+};
+
+/* The device nodes a command without namespaces may open (mount.c's). */
+static const char *const landlock_dev_nodes[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/tty",
+};
+
 static int	landlock_allow(int ruleset, const char *path, int fd,
 		    uint64_t access);
+static int	landlock_visible(const struct ll_vis *, size_t,
+		    const char *path);
+static int	landlock_changes(const struct ll_vis *, size_t,
+		    const char *dir, int visible);
+static int	landlock_cover(int ruleset, const struct ll_vis *, size_t,
+		    const char *dir, int depth);
+static int	landlock_nons(int ruleset, const struct sandbox *);
 
 int
 landlock_abi(void)
@@ -109,6 +133,117 @@ done:
 	return rc;
 }
 
+/* Whether path is readable: the deepest place at or above it says. */
+static int
+landlock_visible(const struct ll_vis *v, size_t n, const char *path)
+{
+	size_t	i, best = 0, len;
+	int	visible = 1;
+
+	for (i = 0; i < n; i++) {
+		len = strlen(v[i].path);
+		if (len >= best && fs_under(path, v[i].path)) {
+			best = len;
+			visible = v[i].visible;
+		}
+	}
+	return visible;
+}
+
+/* Whether anything strictly below dir is readable otherwise than dir. */
+static int
+landlock_changes(const struct ll_vis *v, size_t n, const char *dir,
+    int visible)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].visible != visible && strcmp(v[i].path, dir) != 0 &&
+		    fs_under(v[i].path, dir))
+			return 1;
+	return 0;
+}
+
+/*
+ * Read rules for the tree at dir, without a mount namespace to hide
+ * anything: Landlock only grants, so a readable tree with a hidden path
+ * below it is granted entry by entry, down to the hidden one, which is
+ * left out (and a readable path below that granted again).  Symbolic
+ * links are not granted: what they name is granted, or not, where it
+ * lies.  An entry made later in such a directory is not readable
+ * (threat-model.md says so).  0, or -1.
+ */
+static int
+landlock_cover(int ruleset, const struct ll_vis *v, size_t n,
+    const char *dir, int depth)
+{
+	struct dirent	*de;
+	struct stat	 st;
+	char		 child[PATH_MAX];
+	DIR		*d;
+	int		 visible = landlock_visible(v, n, dir), rc = 0, fd;
+
+	if (!landlock_changes(v, n, dir, visible))
+		return visible ? landlock_allow(ruleset, dir, -1,
+		    LL_FS_READ_FILE) : 0;
+	if (depth > 64 || (d = opendir(dir)) == NULL)
+		return 0;	/* unreadable: nothing granted */
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s",
+		    strcmp(dir, "/") == 0 ? "" : dir, de->d_name) >=
+		    sizeof(child))
+			continue;
+		if (lstat(child, &st) == -1 || S_ISLNK(st.st_mode))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			rc = landlock_cover(ruleset, v, n, child, depth + 1);
+			continue;
+		}
+		if (!landlock_visible(v, n, child))
+			continue;
+		if ((fd = open(child, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			continue;
+		rc = landlock_allow(ruleset, NULL, fd, LL_FS_READ_FILE);
+		close(fd);
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * Without namespaces: the plan's hidden paths unreadable, and in /dev
+ * only the nodes a sandbox's own /dev holds -- not the host's ptys (the
+ * agent's terminal) nor its /dev/shm (other processes' shared memory);
+ * the command's own terminal is granted by its descriptors.  0, or -1.
+ */
+static int
+landlock_nons(int ruleset, const struct sandbox *sb)
+{
+	struct ll_vis	*v;
+	size_t		 i, n = 0, ndev;
+	int		 rc;
+
+	ndev = sizeof(landlock_dev_nodes) / sizeof(*landlock_dev_nodes);
+	if ((v = calloc(sb->plan.nrules + ndev + 1, sizeof(*v))) == NULL)
+		return -1;
+	for (i = 0; i < sb->plan.nrules; i++) {
+		v[n].path = sb->plan.rules[i].path;
+		v[n++].visible = sb->plan.rules[i].action != FS_HIDE;
+	}
+	v[n].path = "/dev";
+	v[n++].visible = 0;
+	for (i = 0; i < ndev; i++) {
+		v[n].path = landlock_dev_nodes[i];
+		v[n++].visible = 1;
+	}
+	rc = landlock_cover(ruleset, v, n, "/", 0);
+	free(v);
+	return rc;
+}
+
 int
 landlock_apply(const struct sandbox *sb)
 {
@@ -133,6 +268,9 @@ landlock_apply(const struct sandbox *sb)
 
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = write;
+	/* Without a mount namespace, reads too (landlock_nons). */
+	if (sb->nons)
+		attr.handled_access_fs |= LL_FS_READ_FILE;
 	attr_size = sizeof(attr.handled_access_fs);
 	if (abi >= 6) {
 		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
@@ -153,7 +291,24 @@ landlock_apply(const struct sandbox *sb)
 	 * Device files (/dev/null, /dev/tty) and /proc/self files are
 	 * written, not created.
 	 */
-	if (landlock_allow(rs, "/dev", -1, file) == -1 ||
+	if (sb->nons) {
+		/*
+		 * The host's /dev and /proc: the sandbox's own devices only,
+		 * and nothing of /proc (its /proc/sys is the host's).
+		 */
+		for (i = 0; i < sizeof(landlock_dev_nodes) /
+		    sizeof(*landlock_dev_nodes); i++)
+			if (landlock_allow(rs, landlock_dev_nodes[i], -1,
+			    file) == -1) {
+				log_warn("landlock: allow %s",
+				    landlock_dev_nodes[i]);
+				goto fail;
+			}
+		if (landlock_nons(rs, sb) == -1) {
+			log_warn("landlock: the read rules");
+			goto fail;
+		}
+	} else if (landlock_allow(rs, "/dev", -1, file) == -1 ||
 	    landlock_allow(rs, "/dev/shm", -1, write) == -1 ||
 	    landlock_allow(rs, "/proc", -1, LL_FS_WRITE_FILE) == -1) {
 		log_warn("landlock: allow devices");
@@ -171,7 +326,8 @@ landlock_apply(const struct sandbox *sb)
 
 		if (fstat((int)i, &st) == 0 && (S_ISREG(st.st_mode) ||
 		    S_ISCHR(st.st_mode)) &&
-		    landlock_allow(rs, NULL, (int)i, file) == -1) {
+		    landlock_allow(rs, NULL, (int)i, file |
+		    (sb->nons ? LL_FS_READ_FILE : 0)) == -1) {
 			log_warn("landlock: allow fd %zu", i);
 			goto fail;
 		}
@@ -187,4 +343,20 @@ landlock_apply(const struct sandbox *sb)
 fail:
 	close(rs);
 	return -1;
+}
+
+int
+landlock_scope_only(void)
+{
+	struct ll_ruleset_attr	attr;
+	int			rs, rc;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+	if ((rs = (int)syscall(SYS_landlock_create_ruleset, &attr,
+	    sizeof(attr), 0)) == -1)
+		return -1;
+	rc = (int)syscall(SYS_landlock_restrict_self, rs, 0);
+	close(rs);
+	return rc;
 }

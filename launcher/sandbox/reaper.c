@@ -229,6 +229,19 @@ reaper_exec(void *arg)
 		signal(SIGTTIN, SIG_IGN);
 		signal(SIGTTOU, SIG_IGN);
 	}
+	/*
+	 * Without a PID namespace: a Landlock domain of the command's own,
+	 * nested in the reaper's, so that it signals nothing outside it --
+	 * not the reaper, not the agent -- and dies with the reaper.
+	 */
+	if (sb->nons && (landlock_scope_only() == -1 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)) {
+		err = errno;
+		snprintf(msg, sizeof(msg), "pisbx-run: cannot build the "
+		    "sandbox: landlock scope: %s\n", strerror(err));
+		(void)!write(STDERR_FILENO, msg, strlen(msg));
+		_exit(EXIT_SETUP);
+	}
 	if ((rc->nfd = seccomp_apply(sb)) == -1) {
 		err = errno;
 		snprintf(msg, sizeof(msg), "pisbx-run: cannot build the "
@@ -267,8 +280,15 @@ reaper_pass(const struct sandbox *sb, pid_t cmd, const siginfo_t *si)
 			break;
 	if (i == sizeof(reaper_forward) / sizeof(*reaper_forward))
 		return;
-	if (si->si_code == SI_QUEUE && si->si_pid == 0)
+	/* The parent is outside the PID namespace (si_pid 0), or without
+	 * one, our parent. */
+	if (si->si_code == SI_QUEUE && (si->si_pid == 0 ||
+	    (sb->nons && si->si_pid == getppid())))
 		how = si->si_value.sival_int;
+	if (sb->nons && (how & JOBS_KILL)) {
+		nons_kill_all();
+		_exit(128 + SIGKILL);
+	}
 	if (si->si_signo == SIGCONT && (how & JOBS_GIVE) && sb->tty != -1)
 		tcsetpgrp(sb->tty, cmd);
 	if (si->si_signo == SIGCONT || (how & JOBS_GROUP))
@@ -348,16 +368,23 @@ reaper_main(struct sandbox *sb, int ctl)
 			if ((int)i != ctl)
 				(void)fcntl((int)i, F_SETFD, FD_CLOEXEC);
 	}
-	if (sb->userns && reaper_userns(sb) == -1)
-		reaper_fail("user namespace maps");
-	if (net_lo_up() == -1) {
-		log_warn("bring up lo");
-		reaper_fail("network namespace");
-	}
-	if ((fds[0] = net_listen_loopback(SANDBOX_HTTP_PORT)) == -1 ||
-	    (fds[1] = net_listen_loopback(SANDBOX_SOCKS_PORT)) == -1) {
-		log_warn("listen on 127.0.0.1 in the sandbox");
-		reaper_fail("proxy listeners");
+	if (sb->nons) {
+		if (nons_listeners(sb, fds) == -1) {
+			log_warn("listen on 127.0.0.1");
+			reaper_fail("proxy listeners");
+		}
+	} else {
+		if (sb->userns && reaper_userns(sb) == -1)
+			reaper_fail("user namespace maps");
+		if (net_lo_up() == -1) {
+			log_warn("bring up lo");
+			reaper_fail("network namespace");
+		}
+		if ((fds[0] = net_listen_loopback(SANDBOX_HTTP_PORT)) == -1 ||
+		    (fds[1] = net_listen_loopback(SANDBOX_SOCKS_PORT)) == -1) {
+			log_warn("listen on 127.0.0.1 in the sandbox");
+			reaper_fail("proxy listeners");
+		}
 	}
 	if (net_send_fds(ctl, CTL_LISTENERS, fds, 2) == -1)
 		_exit(EXIT_SETUP);	/* the parent is gone */
@@ -365,8 +392,13 @@ reaper_main(struct sandbox *sb, int ctl)
 	close(fds[1]);
 	timing_mark(sb->times, TIMING_NETNS);
 
-	if (mount_apply(sb) == -1)
+	/* Without a mount namespace, Landlock alone (landlock_nons). */
+	if (!sb->nons && mount_apply(sb) == -1)
 		reaper_fail("filesystem policy (see above)");
+	if (sb->nons && chdir(sb->cwd) == -1) {
+		log_warn("chdir %s", sb->cwd);
+		reaper_fail("the working directory");
+	}
 	timing_mark(sb->times, TIMING_MOUNTS);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
@@ -412,6 +444,10 @@ reaper_main(struct sandbox *sb, int ctl)
 	gc.config_file = sb->config_file;
 	gc.allow_git_config = sb->allow_git_config;
 	gc.report_fd = sb->report_fd;
+	gc.allow_all_unix = sb->allow_all_unix;
+	gc.nons = sb->nons;
+	gc.proxy_http = sb->proxy_http;
+	gc.proxy_socks = sb->proxy_socks;
 	if (nfd != -1 && guard_start(&gc, nfd) == -1)
 		reaper_fail("cannot start the creation guard");
 
@@ -434,7 +470,12 @@ reaper_main(struct sandbox *sb, int ctl)
 				code = WEXITSTATUS(status);
 			else if (WIFSIGNALED(status))
 				code = 128 + WTERMSIG(status);
-			/* Everything else in the namespace dies with us. */
+			/*
+			 * Everything else in the namespace dies with us;
+			 * without one, we end it.
+			 */
+			if (sb->nons)
+				nons_kill_all();
 			timing_mark(sb->times, TIMING_EXITED);
 			_exit(code);
 		}

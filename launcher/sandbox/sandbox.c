@@ -3,7 +3,9 @@
  * namespaces (and a user namespace when not root).  The child is PID 1
  * of the new PID namespace (reaper.c); the parent receives the proxy
  * listeners it created inside.  When the kernel refuses the namespaces
- * the caller gets the reason and the fix -- never an unsandboxed run.
+ * (a container), the command is confined without them (nons.c), or with
+ * requireNamespaces the caller gets the reason and the fix -- never an
+ * unsandboxed run.
  */
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -23,6 +25,7 @@
 
 static int	sandbox_sysctl(const char *path, char *buf, size_t len);
 static int	sandbox_yama(void);
+static int	sandbox_nons(struct sandbox *, int err);
 
 static int
 sandbox_sysctl(const char *path, char *buf, size_t len)
@@ -100,6 +103,64 @@ sandbox_ns_hint(int err)
 	    "flags, or run it with --privileged)";
 }
 
+/*
+ * clone(2) refused the namespaces with err: whether to run without them
+ * (0, sb->nons set, the mode's line said) or not at all (-1, said why).
+ * Only a refusal falls back -- a container's seccomp profile (EPERM),
+ * a kernel or sysctl without them -- never a lack of memory or
+ * processes; requireNamespaces, and a kernel whose Landlock cannot
+ * confine the command without them, refuse.
+ */
+static int
+sandbox_nons(struct sandbox *sb, int err)
+{
+	char	why[256];
+
+	if (err != EPERM && err != EACCES && err != EINVAL && err != ENOSPC &&
+	    err != EUSERS) {
+		log_warnx("cannot create the sandbox's namespaces: %s",
+		    strerror(err));
+		return -1;
+	}
+	if (sb->require_ns) {
+		log_warnx("cannot create the sandbox's namespaces: %s; %s; "
+		    "requireNamespaces is set, so nothing was run (without "
+		    "it, pisbx-run confines the command without namespaces)",
+		    strerror(err), sandbox_ns_hint(err));
+		return -1;
+	}
+	if (nons_possible(why, sizeof(why)) == -1) {
+		log_warnx("cannot create the sandbox's namespaces: %s; %s; "
+		    "and %s, so nothing was run", strerror(err),
+		    sandbox_ns_hint(err), why);
+		return -1;
+	}
+	snprintf(why, sizeof(why), "clone: %s", strerror(err));
+	nons_line(why);
+	sb->nons = 1;
+	return 0;
+}
+
+void
+sandbox_kill(const struct sandbox *sb, const struct sandbox_run *run)
+{
+	union sigval	v;
+
+	if (run->pid <= 0)
+		return;
+	/*
+	 * Without a PID namespace the reaper ends the command's processes
+	 * (nons_kill_all), asked with a queued SIGTERM; SIGKILL follows
+	 * when the parent reaps it, for a reaper that did not answer.
+	 */
+	if (sb->nons) {
+		v.sival_int = JOBS_KILL;
+		if (sigqueue(run->pid, SIGTERM, v) == 0)
+			return;
+	}
+	kill(run->pid, SIGKILL);
+}
+
 int
 sandbox_start(struct sandbox *sb, struct sandbox_run *run)
 {
@@ -121,13 +182,15 @@ sandbox_start(struct sandbox *sb, struct sandbox_run *run)
 		flags |= CLONE_NEWUSER;
 	fflush(stdout);
 	fflush(stderr);
+	sb->nons = 0;
 	pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL,
 	    NULL);
+	if (pid == -1 && sandbox_nons(sb, errno) == 0)
+		pid = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL,
+		    NULL);
 	if (pid == -1) {
 		int err = errno;
 
-		log_warnx("cannot create the sandbox's namespaces: %s; %s",
-		    strerror(err), sandbox_ns_hint(err));
 		close(sv[0]);
 		close(sv[1]);
 		errno = err;
@@ -137,6 +200,10 @@ sandbox_start(struct sandbox *sb, struct sandbox_run *run)
 		close(sv[0]);
 		reaper_main(sb, sv[1]);
 	}
+	if (!sb->nons)
+		log_info("namespaces: %snetwork, mount, PID and IPC made; the "
+		    "command's only way out is the proxy", sb->userns ?
+		    "user, " : "");
 	close(sv[1]);
 	run->pid = pid;
 	run->sock = sv[0];

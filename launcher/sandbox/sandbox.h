@@ -12,6 +12,7 @@
 #define PISBX_LAUNCHER_SANDBOX_H
 
 #include <sys/types.h>
+#include <netinet/in.h>
 
 #include <signal.h>
 
@@ -48,6 +49,11 @@ struct sandbox {
 	int		 userns;	/* create a user namespace (not root) */
 	int		 allow_all_unix;
 	int		 allow_userns;	/* allowNestedUserNamespaces */
+	int		 require_ns;	/* requireNamespaces: never nons */
+	int		 nons;		/* no namespaces could be made: the
+					   command shares the host's (nons.c) */
+	struct sockaddr_in proxy_http;	/* nons: where the proxy listens */
+	struct sockaddr_in proxy_socks;
 	struct fs_plan	 plan;
 	int		 allow_git_config;
 	const char	*config_file;	/* to name in refusals (policy_hint_file) */
@@ -91,6 +97,11 @@ int	 net_recv_fds(int sock, char *tag, int *fds, int maxfds);
 int	 landlock_abi(void);
 /* Restrict writes to the writable roots; scope sockets and signals. */
 int	 landlock_apply(const struct sandbox *);
+/*
+ * A Landlock domain nested in the current one that scopes signals and
+ * abstract Unix sockets only: the command cannot signal its reaper.
+ */
+int	 landlock_scope_only(void);
 
 /* seccomp.c, seccomp_load.c */
 /*
@@ -103,7 +114,16 @@ enum seccomp_variant {
 					   allowUnixSockets) */
 	SECCOMP_UNIX_ALL = 1,		/* allowAllUnixSockets */
 	SECCOMP_USERNS = 2,		/* allowNestedUserNamespaces */
-	SECCOMP_NVARIANTS = 4
+	/*
+	 * No namespaces (a container that refuses them): the command shares
+	 * the host's network, so every connect and send with an address
+	 * goes to the guard whatever else the variant says, socket(2) makes
+	 * only TCP and Unix sockets, and listen(2) is the guard's.  A rule
+	 * that lets such a call pass the guard because a network namespace
+	 * makes it safe must exclude this bit.
+	 */
+	SECCOMP_NONS = 4,
+	SECCOMP_NVARIANTS = 8
 };
 struct sock_filter;
 /* A BPF program compiled at build time (seccomp_gen.c). */
@@ -129,11 +149,26 @@ enum seccomp_variant seccomp_variant(const struct sandbox *);
  */
 int	 seccomp_apply(const struct sandbox *);
 
+/* nons.c */
+/* Whether the kernel can confine a command without namespaces (why not). */
+int	 nons_possible(char *why, size_t len);
+/* The one line at start naming the mode and what is weaker. */
+void	 nons_line(const char *reason);
+/* The proxy's listeners on loopback ports (sb->proxy_*); subreaper. */
+int	 nons_listeners(struct sandbox *, int fds[2]);
+/* Kill and reap every process the command left (the reaper's). */
+void	 nons_kill_all(void);
+
 /* sandbox.c */
 /* Clone the sandbox; the child never returns. */
 int	 sandbox_start(struct sandbox *, struct sandbox_run *);
 /* Explain why namespaces are unavailable, with a fix. */
 const char *sandbox_ns_hint(int err);
+/*
+ * End the sandbox at once (a timeout, a failed start): with namespaces
+ * its init dies, without them the reaper kills what the command left.
+ */
+void	 sandbox_kill(const struct sandbox *, const struct sandbox_run *);
 
 /* reaper.c */
 __attribute__((noreturn)) void reaper_main(struct sandbox *, int ctl);

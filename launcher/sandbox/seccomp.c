@@ -69,6 +69,10 @@
  *       than libseccomp's table): ENOSYS, so a new way to create a file
  *       or change a mount cannot pass unseen; libc falls back.
  *
+ * Without namespaces (SECCOMP_NONS, a container that refuses them): see
+ * seccomp_nons -- only TCP and Unix sockets, every connect and send with
+ * an address, every listen and every removal to the guard.
+ *
  * Sent to the creation guard (guard.c), which reads the arguments once,
  * decides on the resolved path and performs the call itself: every open
  * that can create, write or truncate (O_CREAT, O_WRONLY, O_RDWR,
@@ -84,6 +88,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
 #include <linux/netlink.h>
 #include <linux/sched.h>
 
@@ -176,6 +181,8 @@ static int	seccomp_cover(scmp_filter_ctx, uint32_t action, int nr,
 static int	seccomp_only32(scmp_filter_ctx, uint32_t action, int nr,
 		    unsigned int arg, const uint32_t *allowed, size_t n,
 		    const struct scmp_arg_cmp *also);
+static int	seccomp_nons(scmp_filter_ctx);
+static int	seccomp_sockets(scmp_filter_ctx, enum seccomp_variant);
 static int	seccomp_rules(scmp_filter_ctx, enum seccomp_variant);
 
 /* The native number of a system call, or -1 when this architecture lacks it. */
@@ -238,8 +245,67 @@ seccomp_only32(scmp_filter_ctx ctx, uint32_t action, int nr, unsigned int arg,
 	return seccomp_cover(ctx, action, nr, arg, allowed, n, also, 0, 0);
 }
 
+/*
+ * socket(2) and listen(2) without namespaces (SECCOMP_NONS): the command
+ * is in the host's network namespace, where the only way out is the
+ * proxy's loopback listener, reached through the guard.  So socket(2)
+ * makes AF_UNIX sockets (their paths are the guard's) and TCP sockets:
+ * AF_INET or AF_INET6, type SOCK_STREAM (with SOCK_NONBLOCK and
+ * SOCK_CLOEXEC, the only flags the kernel takes there), protocol 0 or
+ * IPPROTO_TCP -- not SCTP, whose setsockopt(SCTP_SOCKOPT_CONNECTX)
+ * connects without connect(2), nor MPTCP.  No UDP, raw, packet or
+ * netlink socket: nothing reaches the host's network without the guard
+ * seeing the address.  Every comparison is on the low 32 bits the
+ * kernel reads (seccomp_only32); the type and protocol rules hold for
+ * the one family their condition compares on its low 32 bits.
+ * listen(2) on a TCP socket binds an ephemeral port on every address of
+ * the host when the socket is unbound: the guard performs it for Unix
+ * sockets only.
+ */
 static int
-seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
+seccomp_nons(scmp_filter_ctx ctx)
+{
+	static const uint32_t	families[] = { AF_INET, AF_INET6, AF_UNIX };
+	static const uint32_t	inet[] = { AF_INET, AF_INET6 };
+	static const uint32_t	types[] = {
+		SOCK_STREAM, SOCK_STREAM | SOCK_NONBLOCK,
+		SOCK_STREAM | SOCK_CLOEXEC,
+		SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC
+	};
+	static const uint32_t	protocols[] = { 0, IPPROTO_TCP };
+	struct scmp_arg_cmp	fam;
+	size_t			i;
+
+	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 0,
+	    families, sizeof(families) / sizeof(*families), NULL) != 0)
+		return -1;
+	for (i = 0; i < sizeof(inet) / sizeof(*inet); i++) {
+		fam = SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, inet[i]);
+		if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM),
+		    SCMP_SYS(socket), 1, types, sizeof(types) /
+		    sizeof(*types), &fam) != 0 ||
+		    seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM),
+		    SCMP_SYS(socket), 2, protocols, sizeof(protocols) /
+		    sizeof(*protocols), &fam) != 0)
+			return -1;
+	}
+	if (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), 0) != 0)
+		return -1;
+	/*
+	 * Removals: without a mount namespace no read-only bind keeps a
+	 * protected name, and Landlock grants removal per directory; the
+	 * guard checks the name (guard/nons.c).
+	 */
+	if (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(unlink), 0) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(unlinkat),
+	    0) != 0)
+		return -1;
+	return seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(rmdir), 0);
+}
+
+/* socket(2) and socketpair(2): the families and protocols allowed. */
+static int
+seccomp_sockets(scmp_filter_ctx ctx, enum seccomp_variant v)
 {
 	static const uint32_t	families[] = {
 		AF_INET, AF_INET6, AF_NETLINK, AF_UNIX
@@ -247,24 +313,41 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	static const uint32_t	pair_families[] = { AF_UNIX };
 	static const uint32_t	netlink_protocols[] = { NETLINK_ROUTE };
 	struct scmp_arg_cmp	netlink;
-	size_t			i;
-	int			nr;
 
 	/*
 	 * socket(int domain, int type, int protocol): an allow-list on the
 	 * low 32 bits of the domain, and for AF_NETLINK (domain compared on
-	 * its low 32 bits) of the protocol.
+	 * its low 32 bits) of the protocol.  Without namespaces, the
+	 * stricter list of seccomp_nons.
 	 */
-	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 0,
-	    families, sizeof(families) / sizeof(*families), NULL) != 0)
-		return -1;
-	netlink = SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_NETLINK);
-	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
-	    netlink_protocols, 1, &netlink) != 0)
-		return -1;
+	if (v & SECCOMP_NONS) {
+		if (seccomp_nons(ctx) != 0)
+			return -1;
+	} else {
+		if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM),
+		    SCMP_SYS(socket), 0, families, sizeof(families) /
+		    sizeof(*families), NULL) != 0)
+			return -1;
+		netlink = SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu,
+		    AF_NETLINK);
+		if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM),
+		    SCMP_SYS(socket), 2, netlink_protocols, 1, &netlink) != 0)
+			return -1;
+	}
 	/* socketpair(int domain, ...): the same allow-list, AF_UNIX only. */
 	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 0,
 	    pair_families, 1, NULL) != 0)
+		return -1;
+	return 0;
+}
+
+static int
+seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
+{
+	size_t			i;
+	int			nr;
+
+	if (seccomp_sockets(ctx, v) != 0)
 		return -1;
 
 	/*
@@ -275,9 +358,14 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	 * path: a socket bound during the run, or one of allowUnixSockets).
 	 * sendto(int, void *, size_t, int, struct sockaddr *addr, int): a
 	 * pointer, NULL exactly when all 64 bits are 0, as the kernel reads
-	 * it; send(2) is sendto with NULL.
+	 * it; send(2) is sendto with NULL.  Without namespaces
+	 * (SECCOMP_NONS) they are the guard's whatever allowAllUnixSockets
+	 * says: it lets through only the proxy's own address (and Unix
+	 * sockets by the same rules).  Any fast path that takes one of these
+	 * calls off the guard because a network namespace makes it safe
+	 * must leave the SECCOMP_NONS variants alone.
 	 */
-	if ((v & SECCOMP_UNIX_ALL) == 0 &&
+	if (((v & SECCOMP_UNIX_ALL) == 0 || (v & SECCOMP_NONS) != 0) &&
 	    (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect),
 	    0) != 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg),

@@ -22,6 +22,11 @@ static const char *const gen_names[SECCOMP_NVARIANTS] = {
 	"Unix sockets through the guard", "allowAllUnixSockets",
 	"Unix sockets through the guard, allowNestedUserNamespaces",
 	"allowAllUnixSockets, allowNestedUserNamespaces",
+	"no namespaces, Unix sockets through the guard",
+	"no namespaces, allowAllUnixSockets",
+	"no namespaces, Unix sockets through the guard, "
+	    "allowNestedUserNamespaces",
+	"no namespaces, allowAllUnixSockets, allowNestedUserNamespaces",
 };
 
 static int	gen_export(enum seccomp_variant, struct sock_filter **,

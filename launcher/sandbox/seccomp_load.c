@@ -18,6 +18,10 @@
 enum seccomp_variant
 seccomp_variant(const struct sandbox *sb)
 {
+	/* Without namespaces the guard applies allowAllUnixSockets. */
+	if (sb->nons)
+		return (enum seccomp_variant)(SECCOMP_NONS |
+		    (sb->allow_userns ? SECCOMP_USERNS : 0));
 	return (enum seccomp_variant)((sb->allow_all_unix ? SECCOMP_UNIX_ALL :
 	    SECCOMP_UNIX_LISTED) | (sb->allow_userns ? SECCOMP_USERNS : 0));
 }

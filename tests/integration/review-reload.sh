@@ -150,5 +150,64 @@ eq "... a reload that denies it: denied" "$(get "http://kept.test:$O/")" 403
 check_log "... deny-list" event=decision host=kept.test decision=deny \
     reason=deny-list:kept.test
 
+# 6. Open tunnels a reviewer approved: a reload that keeps the reviewer
+# keeps them; one that removes it closes them (policy-changed).
+cp "$T/slow.json" "$T/conf.json"
+hup
+: >"$T/rv/go"
+cat >"$T/tun.py" <<EOF2
+import os, socket, sys, time
+def tunnel(host):
+    s = socket.create_connection(("127.0.0.1", $PX_PORT))
+    s.sendall(("CONNECT %s:$O HTTP/1.1\\r\\nHost: %s:$O\\r\\n\\r\\n"
+               % (host, host)).encode())
+    head = b""
+    while b"\\r\\n\\r\\n" not in head:
+        head += s.recv(1)
+    return s, head.split(b" ")[1].decode()
+def get(s):
+    try:
+        s.sendall(b"GET /t HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n")
+        d = s.recv(200)
+        return d.split(b" ")[1].decode() if d else "eof"
+    except OSError:
+        return "error"
+def step(name):
+    with open("$T/" + name + ".tmp", "w") as f:
+        f.write(out)
+    os.rename("$T/" + name + ".tmp", "$T/" + name)
+    for _ in range(300):
+        if os.path.exists("$T/go-" + name):
+            return
+        time.sleep(0.05)
+t1, c1 = tunnel("tun1.test")
+t2, c2 = tunnel("tun2.test")
+out = c1 + " " + c2
+step("t1")
+out = get(t1)
+step("t2")
+out = get(t2)
+step("t3")
+EOF2
+spawn "$PY" "$T/tun.py"
+wait_file "$T/t1" 200
+eq "two tunnels the reviewer approved" "$(cat "$T/t1" 2>/dev/null)" "200 200"
+hup
+touch "$T/go-t1"
+wait_file "$T/t2" 200
+eq "a reload with the same reviewer: the tunnel relays on" \
+    "$(cat "$T/t2" 2>/dev/null)" 200
+eq "... and was not closed by the reload" \
+    "$(log_count event=close host=tun2.test end=policy-changed)" 0
+cp "$T/none.json" "$T/conf.json"
+hup
+check_log "a reload without the reviewer closes the other tunnel" \
+    event=close host=tun2.test end=policy-changed \
+    "error~refused by the new policy: review:dropped"
+touch "$T/go-t2"
+wait_file "$T/t3" 200
+eq "... which the client sees" "$(cat "$T/t3" 2>/dev/null)" eof
+touch "$T/go-t3"
+
 check "proxy still running" px_alive
 px_done

@@ -226,6 +226,28 @@ out=$(sbx -- "$PY" "$T/kill.py" "$S/allowed.sock" 2>&1)
 eq "callers killed mid-call: the guard still creates and connects" \
     "$out" "after the kills: allowed"
 
+# An AF_UNIX address longer than a sockaddr_un (128 bytes, a 126-byte
+# path without NUL): EINVAL from connect, sendto and bind, as the kernel
+# says -- never a path the guard copies past its buffer.
+cat >"$T/long.py" <<'EOF'
+import ctypes, errno, socket
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(b'\x01\x00' + b'A' * 126, 128)
+out = []
+for name in ('connect', 'sendto', 'bind'):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    if name == 'sendto':
+        r = libc.sendto(s.fileno(), b'x', 1, 0, buf, 128)
+    else:
+        r = getattr(libc, name)(s.fileno(), buf, 128)
+    out.append('%s %s' % (name, 'ok' if r == 0 else
+                          errno.errorcode.get(ctypes.get_errno())))
+print(' '.join(out))
+EOF
+chmod 644 "$T/long.py"
+eq "an over-long Unix address is EINVAL" "$(sbx -- "$PY" "$T/long.py" 2>&1)" \
+    "connect EINVAL sendto EINVAL bind EINVAL"
+
 # 3. allowAllUnixSockets: every socket, as before.
 run_config --net '{"allowAllUnixSockets": true}'
 eq "allowAllUnixSockets: any socket" "$(probe connect "$S/blocked.sock")" \

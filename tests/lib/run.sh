@@ -65,9 +65,13 @@ EOF
 }
 
 # sbx [pisbx-run options] -- CMD...: run in $WS with $CONF, access log
-# $PX_LOG (JSON).  Output goes where the caller sends it.
+# $PX_LOG (JSON).  Output goes where the caller sends it.  With
+# PISBX_RUN_WRAP set (a program and its words, such as the container
+# helper: run-container.sh), pisbx-run runs under it.
 sbx() {
-	(cd "$WS" && "$RUN" --config "$CONF" --access-log "$PX_LOG" "$@")
+	# shellcheck disable=SC2086
+	(cd "$WS" && ${PISBX_RUN_WRAP:-} "$RUN" --config "$CONF" \
+	    --access-log "$PX_LOG" "$@")
 }
 
 # sbx_sh 'SCRIPT': sbx through /bin/sh -c, stdout+stderr in $T/out.

@@ -137,6 +137,13 @@ static const struct key_case key_cases[] = {
 	    NULL, NULL },
 	{ "{\"filesystem\": {\"disabled\": false}}", QUIET, NULL, NULL },
 	{ "{\"enableWeakerNestedSandbox\": false}", QUIET, NULL, NULL },
+	{ "{\"requireNamespaces\": true}", QUIET, NULL, NULL },
+	{ "{\"requireNamespaces\": true, \"enableWeakerNestedSandbox\": "
+	    "false}", QUIET, NULL, NULL },
+	{ "{\"requireNamespaces\": true, \"enableWeakerNestedSandbox\": "
+	    "true}", ERROR, "$.enableWeakerNestedSandbox", "contradicts" },
+	{ "{\"requireNamespaces\": \"yes\"}", ERROR, "$.requireNamespaces",
+	    "expected true or false" },
 	{ "{\"network\": {\"allowUnixSockets\": [\"/var/run/docker.sock\"]}}",
 	    QUIET, NULL, NULL },
 	{ "{\"network\": {\"allowUnixSockets\": []}}", QUIET, NULL, NULL },
@@ -151,7 +158,7 @@ static const struct key_case key_cases[] = {
 	{ "{\"ignoreViolations\": {\"*\": [\"/usr/bin\"]}}", NOTE,
 	    "$.ignoreViolations", "silences nothing" },
 	{ "{\"enableWeakerNestedSandbox\": true}", NOTE,
-	    "$.enableWeakerNestedSandbox", "pisbx keeps its full one" },
+	    "$.enableWeakerNestedSandbox", "confines the command without them" },
 	{ "{\"enableWeakerNetworkIsolation\": true}", NOTE,
 	    "$.enableWeakerNetworkIsolation", "macOS only" },
 	{ "{\"allowAppleEvents\": true}", NOTE, "$.allowAppleEvents",

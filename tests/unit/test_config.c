@@ -57,7 +57,7 @@ static const struct bad_case bad_cases[] = {
 	{ "\"x\"", "line 1, column 3", "invalid JSON" },
 	{ "{\"foo\": 1}", "$.foo", "unknown key (known keys here: $schema, "
 	    "network, filesystem, proxy, resolver, review, hostIPC, "
-	    "credentials, " },
+	    "requireNamespaces, credentials, " },
 	{ "{\"Network\": {}}", "$.Network", "unknown key" },
 	{ "{\"a\\u001bb\": 1}", "$[\"a\\u001bb\"]", "unknown key" },
 	{ "{\"$schema\": 5}", "$.$schema", "expected a string, got 5" },

@@ -201,14 +201,21 @@ test_report_malformed(void **state)
 	send_rec(sv[1], REPORT_MOVED, "/a", NULL, NULL);
 	send_raw(sv[1], REPORT_FULL, "/a\0", 3);
 	send_rec(sv[1], REPORT_REFUSED, "create", "/w/.zshrc", "zsh");
+	/* A socket call names an address; no other verb may, nor empty. */
+	send_rec(sv[1], REPORT_REFUSED, "connect to", "127.0.0.1:22", "nons");
+	send_rec(sv[1], REPORT_REFUSED, "write", "10.0.0.1:22", "no");
+	send_rec(sv[1], REPORT_REFUSED, "connect to", "", "empty");
 	r = collect(sv);
 	assert_non_null(sum = summary_new());
 	text = warn_text(r, sum);
 	/* No "more repositories" line: the F record was dropped. */
 	assert_string_equal(text, "");
-	assert_int_equal(summary_count(sum), 1);
+	assert_int_equal(summary_count(sum), 2);
 	json = json_text(sum);
 	assert_non_null(strstr(json, "/w/.zshrc"));
+	assert_non_null(strstr(json, "127.0.0.1:22"));
+	assert_null(strstr(json, "10.0.0.1:22"));
+	assert_null(strstr(json, "empty"));
 	assert_null(strstr(json, "w/rel"));
 	free(json);
 	free(text);

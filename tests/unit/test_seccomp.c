@@ -64,10 +64,20 @@ test_compiled_equals_rules(void **state)
 				    v, i);
 		free(now);
 	}
-	/* Four programs, no two the same. */
+	/*
+	 * No two the same, but that without namespaces allowAllUnixSockets
+	 * is the guard's to apply: its filter is the default's.
+	 */
 	for (v = 0; v < SECCOMP_NVARIANTS; v++)
 		for (w = v + 1; w < SECCOMP_NVARIANTS; w++)
-			assert_true(seccomp_progs[v].len !=
+			if ((v & SECCOMP_NONS) && (v | SECCOMP_UNIX_ALL) ==
+			    (w | SECCOMP_UNIX_ALL))
+				assert_memory_equal(seccomp_progs[v].insns,
+				    seccomp_progs[w].insns,
+				    seccomp_progs[w].len *
+				    sizeof(struct sock_filter));
+			else
+				assert_true(seccomp_progs[v].len !=
 			    seccomp_progs[w].len ||
 			    memcmp(seccomp_progs[v].insns,
 			    seccomp_progs[w].insns, seccomp_progs[w].len *
@@ -98,6 +108,12 @@ test_variant(void **state)
 	    SECCOMP_UNIX_ALL | SECCOMP_USERNS);
 	sb.allow_all_unix = 0;
 	assert_int_equal(seccomp_variant(&sb), SECCOMP_USERNS);
+	/* Without namespaces: every socket call the guard's, whatever. */
+	sb.nons = 1;
+	assert_int_equal(seccomp_variant(&sb), SECCOMP_NONS | SECCOMP_USERNS);
+	sb.allow_all_unix = 1;
+	sb.allow_userns = 0;
+	assert_int_equal(seccomp_variant(&sb), SECCOMP_NONS);
 }
 
 int
