@@ -21,7 +21,8 @@ stopped by its PID (with its descendants); the run keeps to a time budget
 Environment: BENCH_RUNS (default 3) repetitions per figure, median kept;
 BENCH_NO_SRT=1 skips srt; BENCH_NO_NPM=1 skips the npm ci row;
 BENCH_ONLY=row,row runs only those rows (start, throughput, inside,
-latency, keepalive, tunnel, idle, extract, guard, npm);
+latency, keepalive, tunnel, idle, extract, guard, sock, npm; sock is
+bench_sock.py's socket calls in the sandbox);
 BENCH_PEERS=name,... measures only those peers (BENCH_PEERS= none);
 BENCH_BASELINE=DIR adds a column for the pisbx-proxy and pisbx-run of an
 earlier build in DIR (before/after in one run; not a peer in the ratios).
@@ -39,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import bench_sock
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -1131,6 +1134,8 @@ def main():
             ("idle", "idle memory, sandbox", b.rows_idle_sandbox),
             ("extract", "extract", b.rows_extract),
             ("guard", "one create", b.rows_guard),
+            ("sock", "socket calls", lambda: bench_sock.rows_sock(
+                b, BUILD, RUN, RUNS, run, median, Skip, left)),
             ("npm", "npm ci", b.rows_npm),
         ]
         for key, name, fn in steps:

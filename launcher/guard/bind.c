@@ -296,10 +296,16 @@ guard_bind(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	if (gr->g->conf.nons && (rc = guard_nons_local(gr, sock,
 	    "bind")) < 0)
 		goto done;
+	/*
+	 * Any other address names no file: bound as given, on a socket of
+	 * the sandbox's network namespace only (a host socket handed to
+	 * the command would listen on the host's network: guard_netns).
+	 */
 	if (ss.ss_family != AF_UNIX || (size_t)len <= off ||
 	    sun->sun_path[0] == '\0') {
-		rc = bind(sock, (struct sockaddr *)&ss, (socklen_t)len) == -1 ?
-		    -errno : 0;
+		if ((rc = guard_netns(gr, sock, "bind")) == 0)
+			rc = bind(sock, (struct sockaddr *)&ss,
+			    (socklen_t)len) == -1 ? -errno : 0;
 		goto done;
 	}
 	/* Longer than a sockaddr_un: EINVAL, as the kernel says. */

@@ -76,20 +76,40 @@ int
 guard_read_mem(struct guard_req *gr, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec	local, remote;
-	size_t		got = 0;
-	ssize_t		n;
+	int		rc;
 
-	while (got < len) {
-		local.iov_base = (char *)buf + got;
-		local.iov_len = len - got;
-		remote.iov_base = (void *)(uintptr_t)(addr + got);
-		remote.iov_len = len - got;
-		n = process_vm_readv(gr->pid, &local, 1, &remote, 1, 0);
-		if (n <= 0)
-			return n == 0 ? -EFAULT : guard_unreadable(gr);
-		got += (size_t)n;
-	}
+	local.iov_base = buf;
+	local.iov_len = len;
+	remote.iov_base = (void *)(uintptr_t)addr;
+	remote.iov_len = len;
+	if ((rc = guard_peek(gr, &local, 1, &remote, 1)) < 0)
+		return rc;
 	return guard_valid(gr);
+}
+
+/*
+ * Read the nr pieces of the command's memory that remote names into the
+ * nl buffers of local, one after the other, in one system call (at most
+ * UIO_MAXIOV pieces on either side).  Not checked valid: the caller
+ * calls guard_valid once it has read all it needs, and before it acts
+ * on any of it.  0 when every byte of local was read, or -errno.
+ */
+int
+guard_peek(struct guard_req *gr, const struct iovec *local, size_t nl,
+    const struct iovec *remote, size_t nr)
+{
+	size_t	len = 0, i;
+	ssize_t	got;
+
+	for (i = 0; i < nl; i++)
+		len += local[i].iov_len;
+	if (len == 0)
+		return 0;
+	got = process_vm_readv(gr->pid, local, nl, remote, nr, 0);
+	if (got == -1)
+		return guard_unreadable(gr);
+	/* Short: a piece ends in memory that is not mapped. */
+	return (size_t)got == len ? 0 : -EFAULT;
 }
 
 /*
@@ -427,19 +447,31 @@ guard_tty(struct guard_req *gr, int flags, mode_t mode)
 /*
  * A copy of the command's descriptor fd: the calling thread's own table
  * (PIDFD_THREAD, Linux 6.9), else its process's.
+ *
+ * Each guard thread keeps the pidfd of the last thread it took a
+ * descriptor from (a thread that sends in a loop is served by the same
+ * guard thread): two system calls less per send.  A pidfd names one
+ * task for good -- a thread that exits and leaves its number to another
+ * leaves its pidfd naming nothing -- so a kept pidfd either reaches the
+ * caller itself or fails; on any failure the descriptor is taken again
+ * through a fresh pidfd, whose error is the answer.  The caller still
+ * checks the request valid before acting on the copy, as before.
  */
 int
 guard_getfd(struct guard_req *gr, int fd)
 {
-	int	pidfd, copy, err;
+	static __thread pid_t	 kept_tid;
+	static __thread int	 kept = -1;
+	int			 copy;
 
-	pidfd = (int)syscall(SYS_pidfd_open, gr->pid, PIDFD_THREAD);
-	if (pidfd == -1 && errno == EINVAL)
-		pidfd = (int)syscall(SYS_pidfd_open, gr->pid, 0);
-	if (pidfd == -1)
+	if (kept != -1 && kept_tid == gr->pid &&
+	    (copy = (int)syscall(SYS_pidfd_getfd, kept, fd, 0)) != -1)
+		return copy;
+	if (kept != -1)
+		close(kept);
+	kept_tid = gr->pid;
+	if ((kept = guard_pidfd(gr->pid)) == -1)
 		return -errno;
-	copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	err = errno;
-	close(pidfd);
-	return copy == -1 ? -err : copy;
+	copy = (int)syscall(SYS_pidfd_getfd, kept, fd, 0);
+	return copy == -1 ? -errno : copy;
 }

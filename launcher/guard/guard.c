@@ -333,6 +333,26 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 	g->lexical = syscall(SYS_openat2, -1, "", NULL, 0) == -1 &&
 	    errno != ENOSYS;
 	g->kcmp = syscall(SYS_kcmp, getpid(), getpid(), KCMP_FS, 0, 0) == 0;
+	/*
+	 * The sandbox's network namespace, by its cookie: the guard uses an
+	 * address as given only on a socket of this namespace (unix.c).
+	 * Without one (Linux before 5.14) no such address is used at all.
+	 */
+	{
+		socklen_t	sl = sizeof(g->netns);
+		int		s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (s == -1 || getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE,
+		    &g->netns, &sl) == -1) {
+			g->netns = 0;
+			log_warnx("guard: the kernel does not tell a socket's "
+			    "network namespace (SO_NETNS_COOKIE, Linux 5.14): "
+			    "connects and sends to an address other than a "
+			    "Unix socket path are refused");
+		}
+		if (s != -1)
+			close(s);
+	}
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
 	    SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == -1)
 		log_debug("guard: no same-CPU wake-up: %s", strerror(errno));

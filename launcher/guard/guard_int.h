@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <linux/types.h>
 
 #include <limits.h>
@@ -37,6 +38,9 @@ struct fs_plan;
 #endif
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
+#endif
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE	71
 #endif
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
@@ -86,6 +90,7 @@ struct guard {
 	int			 lexical;	/* openat2 RESOLVE_NO_SYMLINKS */
 	int			 kcmp;		/* kcmp(KCMP_FS) answers */
 	int			 fs_own;	/* threads unshare(CLONE_FS) */
+	uint64_t		 netns;		/* the sandbox's netns cookie */
 	/* Shared by every request; held alone by a rename. */
 	pthread_rwlock_t	 order;
 	/* The tables below, the reports and the diagnostics. */
@@ -140,6 +145,7 @@ struct guard_req {
 int	 guard_respond(int notify_fd, struct seccomp_notif_resp *);
 
 /* unix.c */
+int	 guard_netns(struct guard_req *, int sock, const char *verb);
 int	 guard_connect(struct guard_req *, int sockfd, uint64_t addr,
 	    int len);
 int	 guard_sendto(struct guard_req *, const __u64 *,
@@ -188,6 +194,8 @@ int	 guard_read_mem(struct guard_req *, uint64_t addr, void *buf,
 int	 guard_read_str(struct guard_req *, uint64_t addr, char *buf,
 	    size_t size);
 int	 guard_valid(struct guard_req *);
+int	 guard_peek(struct guard_req *, const struct iovec *local, size_t nl,
+	    const struct iovec *remote, size_t nr);
 int	 guard_base(struct guard_req *, int dfd);
 pid_t	 guard_tgid(struct guard_req *);
 void	 guard_umask_noted(struct guard_req *, mode_t);

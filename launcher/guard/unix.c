@@ -16,9 +16,20 @@
  *   (hostIPC's retry knows it), and said on stderr;
  *
  *   any other address (TCP to the proxy, a UDP send, a netlink request,
- *   an abstract Unix name) is used as given: the socket is the
- *   command's, in the sandbox's own network namespace, where abstract
- *   names are the sandbox's own (and Landlock ABI 6 scopes them too).
+ *   an abstract Unix name) is used as given on a socket of the sandbox's
+ *   own network namespace, whose only interface is its loopback and
+ *   whose abstract names are its own (Landlock ABI 6 scopes them too);
+ *   on a socket of another namespace (inherited, or handed over
+ *   SCM_RIGHTS) it is refused (guard_netns; bind.c too).
+ *
+ * Why sendmsg comes here even without an address, and connect always:
+ * both name where the data goes in memory (msg_name, the sockaddr) that
+ * another thread can rewrite, on a descriptor number another thread can
+ * dup2() a different socket onto, between any check and the kernel's
+ * own reading; only the guard performing the call on what it read is
+ * race-free.  A send whose address is a register (sendto with NULL) is
+ * the filter's to let through (seccomp.c).  docs/performance.md,
+ * "Socket calls", weighs the other ways.
  *
  * A call that would block (a blocking socket, a full buffer or backlog)
  * is finished by a worker thread, which answers the notification itself,
@@ -55,6 +66,7 @@ struct guard_op;
 static void	guard_op_free(struct guard_op *);
 static int	guard_op_new(struct guard_req *, int sockfd,
 		    struct guard_op **);
+static int	guard_op_stream(struct guard_op *);
 static int	guard_op_name(struct guard_req *, struct guard_op *,
 		    const void *name, socklen_t, const char *verb);
 static ssize_t	guard_op_send(struct guard_op *, int extra);
@@ -82,9 +94,7 @@ struct guard_op {
 	pid_t			 tid;		/* the caller */
 	int			 is_connect;	/* else a send */
 	int			 inprogress;	/* connect: under way already */
-	int			 domain;	/* the socket's family */
-	int			 stream;	/* a partial send goes on */
-	int			 waits;		/* connect may wait (a backlog) */
+	int			 type;		/* SO_TYPE, 0 until asked */
 	int			 sock;		/* the command's socket */
 	int			 target;	/* O_PATH: the allowed socket */
 	struct sockaddr_storage	 addr;
@@ -121,13 +131,16 @@ guard_op_free(struct guard_op *op)
 	free(op);
 }
 
-/* A copy of the command's socket sockfd, as a new operation. */
+/*
+ * A copy of the command's socket sockfd, as a new operation.  What kind
+ * of socket it is, is asked only when an answer depends on it
+ * (guard_op_stream, guard_op_name): a send without an address that goes
+ * out whole needs neither its family nor its type.
+ */
 static int
 guard_op_new(struct guard_req *gr, int sockfd, struct guard_op **out)
 {
 	struct guard_op	*op;
-	socklen_t	 sl = sizeof(int);
-	int		 type;
 
 	if ((op = calloc(1, sizeof(*op))) == NULL)
 		return -ENOMEM;
@@ -142,18 +155,24 @@ guard_op_new(struct guard_req *gr, int sockfd, struct guard_op **out)
 		guard_op_free(op);
 		return rc;
 	}
-	if (getsockopt(op->sock, SOL_SOCKET, SO_TYPE, &type, &sl) == -1 ||
-	    getsockopt(op->sock, SOL_SOCKET, SO_DOMAIN, &op->domain,
-	    &sl) == -1) {
-		int err = errno;
-
-		guard_op_free(op);
-		return -err;
-	}
-	op->stream = type == SOCK_STREAM;
-	op->waits = type == SOCK_STREAM || type == SOCK_SEQPACKET;
 	*out = op;
 	return 0;
+}
+
+/*
+ * Whether the socket is a stream, whose partial send goes on (asked once;
+ * a socket whose type cannot be read is taken for a datagram one, whose
+ * send is all or nothing).
+ */
+static int
+guard_op_stream(struct guard_op *op)
+{
+	socklen_t	sl = sizeof(op->type);
+
+	if (op->type == 0 && getsockopt(op->sock, SOL_SOCKET, SO_TYPE,
+	    &op->type, &sl) == -1)
+		op->type = -1;
+	return op->type == SOCK_STREAM;
 }
 
 /*
@@ -223,6 +242,32 @@ done:
 }
 
 /*
+ * An address used as given (connect, send, bind) reaches the socket's
+ * own network namespace: the sandbox's, whose only interface is its
+ * loopback -- unless the socket came from outside (a descriptor the
+ * command inherited, or one a listed Unix socket handed it with
+ * SCM_RIGHTS), whose namespace may be the host's.  The guard acts only
+ * on a socket of the sandbox's namespace (its cookie, which the kernel
+ * gives without privilege); on any other, or when the cookie cannot be
+ * read, the call is refused.  0, or -EPERM.
+ */
+int
+guard_netns(struct guard_req *gr, int sock, const char *verb)
+{
+	uint64_t	cookie = 0;
+	socklen_t	sl = sizeof(cookie);
+
+	if (gr->g->netns != 0 && getsockopt(sock, SOL_SOCKET,
+	    SO_NETNS_COOKIE, &cookie, &sl) == 0 && cookie == gr->g->netns)
+		return 0;
+	guard_refuse(gr, "a socket from outside the sandbox", verb,
+	    "an address through a socket of another network namespace (one "
+	    "the command inherited or was handed): only its own peer, with "
+	    "no address, is reachable through it");
+	return -EPERM;
+}
+
+/*
  * The address of a connect or send, as the command wrote it (len bytes at
  * name): a Unix socket path becomes the allowed socket's own file, any
  * other address is kept.  0, or -errno.
@@ -236,26 +281,45 @@ guard_op_name(struct guard_req *gr, struct guard_op *op, const void *name,
 	char				 path[sizeof(sun->sun_path) + 1];
 	size_t				 off = offsetof(struct sockaddr_un,
 					    sun_path);
-	int				 fd;
+	socklen_t			 sl = sizeof(int);
+	int				 fd, domain = -1;
 
 	memcpy(&op->addr, name, len);
 	op->alen = len;
-	/* Without namespaces, a TCP socket goes to the proxy only. */
-	if (gr->g->conf.nons && op->domain != AF_UNIX)
-		return guard_nons_addr(gr, op->domain, &op->addr, &op->alen,
-		    verb);
+	/*
+	 * Without namespaces every address is decided, whatever the
+	 * socket: a TCP socket goes to the proxy only (nons.c).
+	 */
+	if (gr->g->conf.nons) {
+		if (getsockopt(op->sock, SOL_SOCKET, SO_DOMAIN, &domain,
+		    &sl) == -1)
+			return -errno;
+		if (domain != AF_UNIX)
+			return guard_nons_addr(gr, domain, &op->addr,
+			    &op->alen, verb);
+	}
 	/*
 	 * Only an AF_UNIX socket looks a path up; any other refuses an
-	 * AF_UNIX address before that, and a short one is EINVAL.
+	 * AF_UNIX address before that, and a short one is EINVAL.  An
+	 * abstract name is the sandbox's network namespace's own.  So the
+	 * socket's family is asked only for an AF_UNIX path.
+	 *
+	 * Any other address is used as given: valid only because the
+	 * command's sockets live in the sandbox's own network namespace,
+	 * whose only interface is its loopback (a mode without one must
+	 * decide here on every address, whatever the socket).
 	 */
-	if (op->domain != AF_UNIX || len <= off || sun->sun_family != AF_UNIX)
-		return 0;
+	if (len <= off || sun->sun_family != AF_UNIX ||
+	    sun->sun_path[0] == '\0')
+		return guard_netns(gr, op->sock, verb);
+	if (domain == -1 && getsockopt(op->sock, SOL_SOCKET, SO_DOMAIN,
+	    &domain, &sl) == -1)
+		return -errno;
+	if (domain != AF_UNIX)
+		return guard_netns(gr, op->sock, verb);
 	/* Longer than a sockaddr_un: EINVAL, as the kernel says. */
 	if (len > sizeof(*sun))
 		return -EINVAL;
-	/* An abstract name: the sandbox's network namespace's own. */
-	if (sun->sun_path[0] == '\0')
-		return 0;
 	memcpy(path, sun->sun_path, len - off);
 	path[len - off] = '\0';
 	if ((fd = guard_unix_target(gr, path, verb)) < 0)
@@ -355,7 +419,7 @@ guard_worker(void *arg)
 			if ((n = guard_op_send(op, 0)) == -1)
 				break;
 			op->sent += (size_t)n;
-		} while (op->stream && op->sent < op->len);
+		} while (op->sent < op->len && guard_op_stream(op));
 		if (n == -1 && op->sent == 0) {
 			resp.error = -errno;
 			guard_sigpipe(op, errno);
@@ -400,28 +464,35 @@ guard_spawn(struct guard_op *op)
 /*
  * A send, read and resolved: tried at once without waiting; when the
  * caller would wait (a blocking socket, a full buffer), a worker
- * finishes it.  0 with resp->val set, 1 (a worker answers), or -errno.
+ * finishes it.  Whether the caller waits is asked only when the send
+ * did not go out whole.  0 with resp->val set, 1 (a worker answers), or
+ * -errno.
  */
 static int
 guard_op_finish(struct guard_op *op, struct seccomp_notif_resp *resp)
 {
 	ssize_t	n;
-	int	fl, waits, err;
+	int	fl, err;
 
-	fl = fcntl(op->sock, F_GETFL);
-	waits = !(op->flags & MSG_DONTWAIT) && fl != -1 && !(fl & O_NONBLOCK);
-	if ((n = guard_op_send(op, MSG_DONTWAIT)) >= 0) {
-		op->sent = (size_t)n;
-		if (!waits || !op->stream || op->sent >= op->len) {
-			resp->val = n;
-			guard_op_free(op);
-			return 0;
-		}
-		return guard_spawn(op);
+	if ((n = guard_op_send(op, MSG_DONTWAIT)) >= 0 &&
+	    (size_t)n >= op->len) {
+		resp->val = n;
+		guard_op_free(op);
+		return 0;
 	}
 	err = errno;
-	if (waits && (err == EAGAIN || err == EWOULDBLOCK))
+	fl = fcntl(op->sock, F_GETFL);
+	if (!(op->flags & MSG_DONTWAIT) && fl != -1 && !(fl & O_NONBLOCK) &&
+	    (n >= 0 ? guard_op_stream(op) : err == EAGAIN ||
+	    err == EWOULDBLOCK)) {
+		op->sent = n >= 0 ? (size_t)n : 0;
 		return guard_spawn(op);
+	}
+	if (n >= 0) {
+		resp->val = n;
+		guard_op_free(op);
+		return 0;
+	}
 	guard_sigpipe(op, err);
 	guard_op_free(op);
 	return -err;
@@ -433,12 +504,17 @@ guard_connect(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 {
 	struct sockaddr_storage	 ss;
 	struct guard_op		*op;
+	struct iovec		 local, remote;
 	int			 fl, rc;
 
 	if (len < 0 || (size_t)len > sizeof(ss))
 		return -EINVAL;
 	memset(&ss, 0, sizeof(ss));
-	if (len > 0 && guard_read_mem(gr, addr, &ss, (size_t)len) < 0)
+	local.iov_base = &ss;
+	local.iov_len = (size_t)len;
+	remote.iov_base = (void *)(uintptr_t)addr;
+	remote.iov_len = (size_t)len;
+	if (guard_peek(gr, &local, 1, &remote, 1) < 0)
 		return -EFAULT;
 	if ((rc = guard_op_new(gr, sockfd, &op)) < 0) {
 		/* A container that refuses pidfd_getfd (nons.c). */
@@ -448,11 +524,13 @@ guard_connect(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 		return rc;
 	}
 	op->is_connect = 1;
-	if ((rc = guard_op_name(gr, op, &ss, (socklen_t)len,
+	/* The address and the socket were the caller's: it still waits. */
+	if ((rc = guard_valid(gr)) < 0 ||
+	    (rc = guard_op_name(gr, op, &ss, (socklen_t)len,
 	    "connect to")) < 0)
 		goto done;
 	fl = fcntl(op->sock, F_GETFL);
-	if (!op->waits || fl == -1 || (fl & O_NONBLOCK)) {
+	if (fl == -1 || (fl & O_NONBLOCK)) {
 		rc = connect(op->sock, (struct sockaddr *)&op->addr,
 		    op->alen) == -1 ? -errno : 0;
 		goto done;
@@ -462,7 +540,8 @@ guard_connect(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	 * this one call (the socket is not connected yet, so nothing else of
 	 * the command's uses it).  A Unix socket connects at once, a TCP
 	 * handshake on loopback is done by the time the call returns; only
-	 * a full backlog or a slow handshake goes to a worker.
+	 * a full backlog or a slow handshake goes to a worker.  A datagram
+	 * socket never waits: the same path, which spares asking its type.
 	 */
 	(void)fcntl(op->sock, F_SETFL, fl | O_NONBLOCK);
 	rc = connect(op->sock, (struct sockaddr *)&op->addr, op->alen) ==
@@ -496,6 +575,9 @@ guard_connected(struct guard_op *op, int ms)
 		;
 	if (n == 0)
 		return -EINPROGRESS;
+	/* Writable with no error: connected, nothing to ask. */
+	if (n == 1 && !(pfd.revents & (POLLERR | POLLHUP)))
+		return 0;
 	if (n == -1 || getsockopt(op->sock, SOL_SOCKET, SO_ERROR, &err,
 	    &sl) == -1)
 		return -errno;
@@ -555,9 +637,11 @@ guard_op_control(struct guard_req *gr, struct guard_op *op)
 /*
  * A send of the command's: um as it wrote it, except that um->msg_iov is
  * the guard's copy of its iovec array (the buffers are still the
- * command's).  The address, the data (at most GUARD_SEND_MAX bytes: a
- * stream takes what fits, a larger datagram is EMSGSIZE) and the
- * ancillary data are read once.
+ * command's).  The data (at most GUARD_SEND_MAX bytes: a stream takes
+ * what fits, a larger datagram is EMSGSIZE), the address and the
+ * ancillary data are read once, in one read when their pieces fit in
+ * one (UIO_MAXIOV); the request is checked valid once, after the last
+ * read and before the guard acts.
  */
 static int
 guard_op_msg(struct guard_req *gr, int sockfd, const struct msghdr *um,
@@ -565,9 +649,9 @@ guard_op_msg(struct guard_req *gr, int sockfd, const struct msghdr *um,
 {
 	struct sockaddr_storage	 ss;
 	struct guard_op		*op;
-	const struct iovec	*iov = um->msg_iov;
-	socklen_t		 nl = um->msg_namelen;
-	size_t			 i, total = 0, take;
+	struct iovec		*remote = NULL, local[3];
+	socklen_t		 nl = 0;
+	size_t			 i, total = 0, nr = 0, nx = 1, split;
 	int			 rc;
 
 	*out = NULL;
@@ -575,83 +659,98 @@ guard_op_msg(struct guard_req *gr, int sockfd, const struct msghdr *um,
 		return rc == -EPERM && gr->g->conf.nons ?
 		    guard_nons_nofd(gr, sockfd, "send on") : rc;
 	op->flags = flags;
-	if (um->msg_name != NULL && nl > 0) {
-		if (nl > sizeof(ss))
-			nl = sizeof(ss);	/* as the kernel does */
-		memset(&ss, 0, sizeof(ss));
-		if (guard_read_mem(gr, (uint64_t)(uintptr_t)um->msg_name, &ss,
-		    nl) < 0) {
-			rc = -EFAULT;
-			goto fail;
-		}
-		if ((rc = guard_op_name(gr, op, &ss, nl, "send to")) < 0)
-			goto fail;
-	}
 	for (i = 0; i < um->msg_iovlen; i++) {
-		if (iov[i].iov_len > SSIZE_MAX - total) {
+		if (um->msg_iov[i].iov_len > SSIZE_MAX - total) {
 			rc = -EINVAL;
 			goto fail;
 		}
-		total += iov[i].iov_len;
+		total += um->msg_iov[i].iov_len;
 	}
 	if (total > GUARD_SEND_MAX) {
-		if (!op->stream) {
+		if (!guard_op_stream(op)) {
 			rc = -EMSGSIZE;
 			goto fail;
 		}
 		total = GUARD_SEND_MAX;
 	}
-	if ((op->data = malloc(total > 0 ? total : 1)) == NULL) {
+	if (um->msg_control != NULL && um->msg_controllen > GUARD_CONTROL_MAX) {
+		rc = -ENOBUFS;
+		goto fail;
+	}
+	if ((op->data = malloc(total > 0 ? total : 1)) == NULL ||
+	    (remote = calloc(um->msg_iovlen + 2, sizeof(*remote))) == NULL) {
 		rc = -ENOMEM;
 		goto fail;
 	}
+	/* The data's pieces, as many as fill total; then the others. */
 	for (i = 0; i < um->msg_iovlen && op->len < total; i++) {
-		take = iov[i].iov_len;
-		if (take > total - op->len)
-			take = total - op->len;
-		if (take > 0 && guard_read_mem(gr,
-		    (uint64_t)(uintptr_t)iov[i].iov_base, op->data + op->len,
-		    take) < 0) {
-			rc = -EFAULT;
-			goto fail;
-		}
-		op->len += take;
+		remote[nr] = um->msg_iov[i];
+		if (remote[nr].iov_len > total - op->len)
+			remote[nr].iov_len = total - op->len;
+		op->len += remote[nr++].iov_len;
+	}
+	split = nr;
+	local[0].iov_base = op->data;
+	local[0].iov_len = op->len;
+	if (um->msg_name != NULL && um->msg_namelen > 0) {
+		nl = um->msg_namelen > sizeof(ss) ? sizeof(ss) :
+		    um->msg_namelen;	/* as the kernel does */
+		memset(&ss, 0, sizeof(ss));
+		local[nx].iov_base = &ss;
+		local[nx++].iov_len = nl;
+		remote[nr].iov_base = um->msg_name;
+		remote[nr++].iov_len = nl;
 	}
 	if (um->msg_control != NULL && um->msg_controllen > 0) {
-		if (um->msg_controllen > GUARD_CONTROL_MAX) {
-			rc = -ENOBUFS;
-			goto fail;
-		}
 		op->controllen = um->msg_controllen;
 		if ((op->control = malloc(op->controllen)) == NULL) {
 			rc = -ENOMEM;
 			goto fail;
 		}
-		if (guard_read_mem(gr, (uint64_t)(uintptr_t)um->msg_control,
-		    op->control, op->controllen) < 0) {
-			rc = -EFAULT;
-			goto fail;
-		}
-		if ((rc = guard_op_control(gr, op)) < 0)
-			goto fail;
+		local[nx].iov_base = op->control;
+		local[nx++].iov_len = op->controllen;
+		remote[nr].iov_base = um->msg_control;
+		remote[nr++].iov_len = op->controllen;
 	}
+	if (nr <= UIO_MAXIOV)
+		rc = guard_peek(gr, local, nx, remote, nr);
+	else if ((rc = guard_peek(gr, local, 1, remote, split)) == 0)
+		rc = guard_peek(gr, local + 1, nx - 1, remote + split,
+		    nr - split);
+	if (rc < 0) {
+		rc = -EFAULT;
+		goto fail;
+	}
+	if ((op->control != NULL && (rc = guard_op_control(gr, op)) < 0) ||
+	    (rc = guard_valid(gr)) < 0 ||
+	    (nl > 0 && (rc = guard_op_name(gr, op, &ss, nl, "send to")) < 0))
+		goto fail;
+	free(remote);
 	*out = op;
 	return 0;
 fail:
+	free(remote);
 	guard_op_free(op);
 	return rc;
 }
 
 /*
  * A struct msghdr of the command's at addr, with its iovec array copied
- * into *iov (malloc'ed, the caller frees).  0, or -errno.
+ * into *iov (malloc'ed, the caller frees).  Not checked valid yet (the
+ * send is, guard_op_msg).  0, or -errno.
  */
 static int
 guard_read_msghdr(struct guard_req *gr, uint64_t addr, struct msghdr *um,
     struct iovec **iov)
 {
+	struct iovec	local, remote;
+
 	*iov = NULL;
-	if (guard_read_mem(gr, addr, um, sizeof(*um)) < 0)
+	local.iov_base = um;
+	local.iov_len = sizeof(*um);
+	remote.iov_base = (void *)(uintptr_t)addr;
+	remote.iov_len = sizeof(*um);
+	if (guard_peek(gr, &local, 1, &remote, 1) < 0)
 		return -EFAULT;
 	if (um->msg_iovlen > UIO_MAXIOV)
 		return -EMSGSIZE;
@@ -659,8 +758,11 @@ guard_read_msghdr(struct guard_req *gr, uint64_t addr, struct msghdr *um,
 		return 0;
 	if ((*iov = calloc(um->msg_iovlen, sizeof(**iov))) == NULL)
 		return -ENOMEM;
-	if (guard_read_mem(gr, (uint64_t)(uintptr_t)um->msg_iov, *iov,
-	    um->msg_iovlen * sizeof(**iov)) < 0)
+	local.iov_base = *iov;
+	local.iov_len = um->msg_iovlen * sizeof(**iov);
+	remote.iov_base = um->msg_iov;
+	remote.iov_len = local.iov_len;
+	if (guard_peek(gr, &local, 1, &remote, 1) < 0)
 		return -EFAULT;
 	um->msg_iov = *iov;
 	return 0;

@@ -364,6 +364,14 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	 * sockets by the same rules).  Any fast path that takes one of these
 	 * calls off the guard because a network namespace makes it safe
 	 * must leave the SECCOMP_NONS variants alone.
+	 *
+	 * With no address a socket sends only to the peer a connect (the
+	 * guard's) gave it, or fails: EDESTADDRREQ/ENOTCONN unconnected,
+	 * EINVAL for TCP fast open (MSG_FASTOPEN with no address), whatever
+	 * socket another thread swaps onto the number -- so this holds with
+	 * or without a network namespace (run-sendfast.sh tries each).
+	 * sendmsg and sendmmsg carry their address in memory: always the
+	 * guard's.
 	 */
 	if (((v & SECCOMP_UNIX_ALL) == 0 || (v & SECCOMP_NONS) != 0) &&
 	    (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect),
