@@ -253,7 +253,8 @@ conn_authorise(struct conn *c)
 		conn_deny(c, "non-public-address", why, CERR_DENY);
 		return;
 	}
-	if (conn_budget(c, g) == -1)
+	/* Without a reviewer it is no-reviewer, budget or not. */
+	if (reviewer_enabled(g->rv) && conn_budget(c, g) == -1)
 		return;
 	/*
 	 * An approval covers what it was asked about: this target over this

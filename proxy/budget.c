@@ -61,6 +61,7 @@ static struct budget_client *budget_client_get(struct budget *,
 		    const struct client_slot *);
 static struct budget_client *budget_client_new(int, const uint8_t *);
 static void	 budget_client_free(struct budget_client *);
+static void	 budget_client_reset(struct budget_client *);
 static uint64_t	 budget_times(uint64_t, const struct budget_acct *);
 
 /* FNV-1a over n bytes, from h. */
@@ -243,6 +244,35 @@ budget_raise(struct budget_acct *a, int run)
 		a->lifted = 1;
 	else if (a->raised < UINT32_MAX)
 		a->raised++;
+}
+
+void
+budget_reload(struct proxy *px)
+{
+	struct budget *b = px->budget;
+	struct budget_client *bc;
+	size_t i;
+
+	if (b == NULL)
+		return;
+	for (i = 0; i < BUDGET_CLIENT_BUCKETS; i++)
+		LIST_FOREACH(bc, &b->clients[i], entry)
+			budget_client_reset(bc);
+	if (b->other != NULL)
+		budget_client_reset(b->other);
+}
+
+/* Every approval of the client's accounts ends. */
+static void
+budget_client_reset(struct budget_client *bc)
+{
+	struct budget_acct *a;
+	size_t i;
+
+	for (i = 0; i < BUDGET_HOST_BUCKETS; i++)
+		LIST_FOREACH(a, &bc->hosts[i], entry)
+			a->raised = a->lifted = 0;
+	bc->other.raised = bc->other.lifted = 0;
 }
 
 void

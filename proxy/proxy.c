@@ -252,6 +252,7 @@ proxy_reload(struct proxy *px, struct config *conf)
 	px->ngrants = 0;
 	TAILQ_FOREACH(c, &px->conns, entry)
 		memset(&c->grant, 0, sizeof(c->grant));
+	budget_reload(px);
 	nclosed = proxy_recheck(px, old->conf, &nkept);
 	pgen_unref(old);
 	log_info("configuration reloaded from %s: %zu open connection%s "

@@ -358,6 +358,8 @@ const char *budget_over(const struct config *, const struct budget_acct *,
 const char *budget_reason(const char *key);
 /* An approval of a budget review: one budget more, or (run) none. */
 void	 budget_raise(struct budget_acct *, int run);
+/* A reload: every approval that raised or lifted a budget ends. */
+void	 budget_reload(struct proxy *);
 /* An allowed connection counts against a (may be NULL). */
 void	 budget_take(struct conn *, struct budget_acct *);
 /* Bytes the connection may still send up: UINT64_MAX without a budget. */

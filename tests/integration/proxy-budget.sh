@@ -10,7 +10,8 @@
 #   a 403 naming the key), while another client (127.0.0.2) still has its
 #   own budget;
 # - with a reviewer, the connection past the budget is asked about (the
-#   request names the budget) and, approved, goes through.
+#   request names the budget) and, approved, goes through; an approval
+#   for one connection gives one budget more.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 
@@ -183,5 +184,19 @@ EOF
 contains "reviewer: the request names the budget" "$(cat "$T/rev.chk")" "budget ok"
 check_log "reviewer: the record says review:allow" \
     host=conn.test decision=allow reason=review:allow
+# An approval for one connection (scope once) adds one budget, here one
+# connection, which the approved connection itself used: the next one is
+# asked again, the question naming the raised budget (2, used 2).
+out=$(curl -sS --max-time 10 -x "$P2" "http://conn.test:$WEB/r3" 2>&1)
+contains "reviewer: the 3rd connection is allowed" "$out" '"path": "/r3"'
+n=$(wc -l <"$T/rev.rec")
+eq "reviewer: past the raised budget, asked again" "$n" 2
+"$PY" - "$T/rev.rec" >"$T/rev2.chk" 2>&1 <<'EOF'
+import json, sys
+b = [json.loads(l) for l in open(sys.argv[1])][1].get("budget")
+assert b == {"name": "connectionsPerHost", "limit": 2, "used": 2}, b
+print("budget ok")
+EOF
+contains "reviewer: the second question says the raised budget" "$(cat "$T/rev2.chk")" "budget ok"
 
 px_done
