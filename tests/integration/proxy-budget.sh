@@ -147,6 +147,12 @@ else
 	not_ok "127.0.0.2 is not usable as a source address here"
 fi
 
+# --replay knows the budget reasons: not policy decisions, none unreadable.
+out=$("$PROXY" --config "$T/conf.json" --replay "$PX_LOG" 2>&1)
+contains "--replay: budget records read" "$out" "unreadable             0"
+check "--replay: budget refusals are not policy decisions" sh -c \
+    "printf '%s\n' \"\$1\" | grep -Eq '^not policy decisions +[1-9]'" sh "$out"
+
 # ---- a reviewer is asked past a budget ------------------------------------
 cat >"$T/rev.py" <<'EOF'
 import json, sys
