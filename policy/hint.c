@@ -279,7 +279,7 @@ int
 policy_hint(const struct config *conf, const struct host *h, uint16_t port,
     const char *reason, char *buf, size_t len)
 {
-	char	 file[1024], entry[TARGET_TEXT_MAX];
+	char	 file[1024], entry[TARGET_TEXT_MAX], key[96];
 	int	 n;
 
 	if (len > 0)
@@ -289,9 +289,9 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 	/* network.budget comes from the trusted config, supervised too. */
 	if (strncmp(reason, "budget-", 7) == 0) {
 		policy_hint_file(conf, file, sizeof(file));
-		snprintf(buf, len, "to allow more, raise network.budget.%s in "
-		    "%s%s", strcmp(reason, "budget-connections") == 0 ?
-		    "connectionsPerHost" : "bytesUpPerHost", file,
+		config_budget_key(conf, h->text, strcmp(reason,
+		    "budget-bytes-up") == 0, key, sizeof(key));
+		snprintf(buf, len, "to allow more, raise %s in %s%s", key, file,
 		    conf->review_mode == REVIEW_NONE ? " (or configure a "
 		    "reviewer to ask past it)" : "");
 		return 0;

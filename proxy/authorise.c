@@ -159,7 +159,7 @@ conn_review_request(const struct conn *c, struct review_request *req)
 static int
 conn_budget(struct conn *c, struct pgen *g)
 {
-	char detail[400];
+	char detail[HOST_TEXT_MAX + 512], key[96];
 	int conns;
 
 	c->budget_ask = NULL;
@@ -179,9 +179,10 @@ conn_budget(struct conn *c, struct pgen *g)
 	if (reviewer_enabled(g->rv))
 		return 1;
 	conns = strcmp(c->budget_key, "connectionsPerHost") == 0;
-	snprintf(detail, sizeof(detail), "network.budget.%s (%llu%s) used up "
-	    "for %s by this client: %llu%s; no reviewer to ask",
-	    c->budget_key, (unsigned long long)c->budget_limit, conns ? "" :
+	config_budget_key(g->conf, c->host.text, !conns, key, sizeof(key));
+	snprintf(detail, sizeof(detail), "%s (%llu%s) used up for %s by this "
+	    "client: %llu%s; no reviewer to ask", key,
+	    (unsigned long long)c->budget_limit, conns ? "" :
 	    " bytes", c->host.text, (unsigned long long)c->budget_used,
 	    conns ? " connections" : " bytes");
 	conn_deny(c, budget_reason(c->budget_key), detail, CERR_DENY);

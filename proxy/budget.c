@@ -189,7 +189,8 @@ budget_free(struct proxy *px)
 int
 budget_enabled(const struct config *conf)
 {
-	return conf->budget_bytes_up > 0 || conf->budget_connections > 0;
+	return conf->budget_bytes_up > 0 || conf->budget_connections > 0 ||
+	    conf->nbudget_hosts > 0;
 }
 
 /* A budget and the approvals that raised it, saturating. */
@@ -205,20 +206,22 @@ const char *
 budget_over(const struct config *conf, const struct budget_acct *a,
     uint64_t *limit, uint64_t *used)
 {
-	uint64_t l;
+	uint64_t l, bytes;
+	int conns;
 
 	if (a == NULL || a->lifted)
 		return NULL;
-	if (conf->budget_connections > 0) {
-		l = budget_times((uint64_t)conf->budget_connections, a);
+	config_budget(conf, a->host, &bytes, &conns);
+	if (conns > 0) {
+		l = budget_times((uint64_t)conns, a);
 		if (a->conns >= l) {
 			*limit = l;
 			*used = a->conns;
 			return "connectionsPerHost";
 		}
 	}
-	if (conf->budget_bytes_up > 0) {
-		l = budget_times(conf->budget_bytes_up, a);
+	if (bytes > 0) {
+		l = budget_times(bytes, a);
 		if (a->bytes_up >= l) {
 			*limit = l;
 			*used = a->bytes_up;
@@ -288,11 +291,15 @@ budget_left(const struct conn *c)
 {
 	const struct config *conf = conn_config(c);
 	const struct budget_acct *a = c->budget;
-	uint64_t l;
+	uint64_t l, bytes;
+	int conns;
 
-	if (a == NULL || a->lifted || conf->budget_bytes_up == 0)
+	if (a == NULL || a->lifted)
 		return UINT64_MAX;
-	l = budget_times(conf->budget_bytes_up, a);
+	config_budget(conf, a->host, &bytes, &conns);
+	if (bytes == 0)
+		return UINT64_MAX;
+	l = budget_times(bytes, a);
 	return a->bytes_up >= l ? 0 : l - a->bytes_up;
 }
 
@@ -313,17 +320,22 @@ budget_cross(struct conn *c)
 {
 	const struct config *conf = conn_config(c);
 	struct proxy_refusal r;
-	char hint[1400];
-	uint64_t limit = c->budget != NULL ?
-	    budget_times(conf->budget_bytes_up, c->budget) : 0;
+	char hint[1400], key[96];
+	uint64_t limit = 0, bytes;
+	int conns;
+
+	if (c->budget != NULL) {
+		config_budget(conf, c->budget->host, &bytes, &conns);
+		limit = budget_times(bytes, c->budget);
+	}
 
 	/* Spent: the client wanted more, so the next connection is asked. */
 	if (c->budget != NULL && c->budget->bytes_up < limit)
 		c->budget->bytes_up = limit;
-	conn_error(c, "network.budget.bytesUpPerHost (%llu bytes) used up "
-	    "for %s by this client: %llu bytes, and it sent more",
-	    (unsigned long long)limit, c->host.text,
-	    (unsigned long long)limit);
+	config_budget_key(conf, c->host.text, 1, key, sizeof(key));
+	conn_error(c, "%s (%llu bytes) used up for %s by this client: %llu "
+	    "bytes, and it sent more", key, (unsigned long long)limit,
+	    c->host.text, (unsigned long long)limit);
 	log_info("conn %llu: %s:%u crossed its bytes budget (%llu)",
 	    (unsigned long long)c->id, c->host.text, c->port,
 	    (unsigned long long)limit);

@@ -6,6 +6,7 @@
 #   forwarded HTTP, a CONNECT tunnel and a SOCKS5 tunnel; the server gets
 #   at most the budget, the close record says budget-bytes-up, and the
 #   next connection to that host is refused (403, budget-bytes-up);
+#   a host with a budget of its own (network.budget.hosts) is cut at it;
 # - past connectionsPerHost the next curl is refused (budget-connections,
 #   a 403 naming the key), while another client (127.0.0.2) still has its
 #   own budget;
@@ -33,8 +34,12 @@ bad "too large" '{"bytesUpPerHost": 1099511627777}' \
 bad "string" '{"connectionsPerHost": "5"}' \
     '$.network.budget.connectionsPerHost: expected an integer from 1 to 1000000, got "5"'
 bad "unknown key" '{"bytesUp": 10}' \
-    '$.network.budget.bytesUp: unknown key (known keys here: bytesUpPerHost, connectionsPerHost)'
+    '$.network.budget.bytesUp: unknown key (known keys here: bytesUpPerHost, connectionsPerHost, hosts)'
 bad "not an object" '5' '$.network.budget: expected an object, got 5'
+bad "a hosts entry with a wildcard" '{"hosts": [{"host": "*.a.example", "bytesUp": 1}]}' \
+    '$.network.budget.hosts[0].host: invalid host "*.a.example"'
+bad "a host twice" '{"hosts": [{"host": "a.example"}, {"host": "A.example."}]}' \
+    '$.network.budget.hosts[1].host: "a.example" has a budget already (entry 0)'
 printf '{"network": {"budget": {"bytesUpPerHost": 1048576, "connectionsPerHost": 3}}}\n' \
     >"$T/good.json"
 out=$("$PROXY" --config "$T/good.json" --check 2>&1)
@@ -47,14 +52,15 @@ UP=$SRV_PORT
 srv_start http web
 WEB=$SRV_PORT
 dns_start fwd.test=127.0.0.1 tun.test=127.0.0.1 socks.test=127.0.0.1 \
-    conn.test=127.0.0.1 small.test=127.0.0.1
+    conn.test=127.0.0.1 small.test=127.0.0.1 tiny.test=127.0.0.1
 px_config "$T/conf.json" \
-    --allow "fwd.test tun.test socks.test conn.test small.test"
+    --allow "fwd.test tun.test socks.test conn.test small.test tiny.test"
 "$PY" - "$T/conf.json" "$BUDGET" <<'EOF'
 import json, sys
 c = json.load(open(sys.argv[1]))
 c["network"]["budget"] = {"bytesUpPerHost": int(sys.argv[2]),
-                          "connectionsPerHost": 3}
+                          "connectionsPerHost": 3,
+                          "hosts": [{"host": "Tiny.Test.", "bytesUp": 65536}]}
 json.dump(c, open(sys.argv[1], "w"))
 EOF
 px_start "$T/conf.json"
@@ -116,6 +122,18 @@ check_log "SOCKS5 tunnel: close record end budget-bytes-up" \
     host=socks.test proto=socks5 end=budget-bytes-up
 out=$(socks "$PX_PORT" --target "socks.test:$UP")
 contains "SOCKS5: the next tunnel is refused (0x02)" "$out" "reply 0x02"
+
+# A host's own budget (network.budget.hosts, written in another case).
+BUDGET_ALL=$BUDGET
+BUDGET=65536
+upload "a host's own budget" -p -x "$P" "http://tiny.test:$UP/up"
+BUDGET=$BUDGET_ALL
+px_connect "tiny.test:$UP"
+eq "a host's own budget: the next tunnel is refused" "$STATUS" 403
+contains "a host's own budget: the 403 names its entry" "$RESP" \
+    "network.budget.hosts[0].bytesUp (65536 bytes) used up for tiny.test"
+contains "a host's own budget: ... and the key to raise" "$RESP" \
+    "raise network.budget.hosts[0].bytesUp in $T/conf.json"
 
 # Within the budget an upload goes through whole.
 out=$(curl -sS --max-time 20 -x "$P" --data-binary @"$T/small" \

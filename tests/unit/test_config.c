@@ -222,9 +222,30 @@ static const struct bad_case bad_cases[] = {
 	{ "{\"network\": {\"budget\": {\"connectionsPerHost\": true}}}",
 	    "$.network.budget.connectionsPerHost",
 	    "expected an integer from 1 to 1000000, got true" },
-	{ "{\"network\": {\"budget\": {\"hosts\": []}}}",
-	    "$.network.budget.hosts", "unknown key (known keys here: "
-	    "bytesUpPerHost, connectionsPerHost)" },
+	{ "{\"network\": {\"budget\": {\"perHost\": []}}}",
+	    "$.network.budget.perHost", "unknown key (known keys here: "
+	    "bytesUpPerHost, connectionsPerHost, hosts)" },
+	{ "{\"network\": {\"budget\": {\"hosts\": {}}}}",
+	    "$.network.budget.hosts",
+	    "expected an array of at most 256 objects, got an object" },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"bytesUp\": 5}]}}}",
+	    "$.network.budget.hosts[0].host", "missing: the host this budget "
+	    "is for" },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"host\": "
+	    "\"*.a.com\"}]}}}", "$.network.budget.hosts[0].host",
+	    "invalid host \"*.a.com\": " },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"host\": "
+	    "\"a.com:443\"}]}}}", "$.network.budget.hosts[0].host",
+	    "invalid host \"a.com:443\": " },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"host\": \"A.com\"}, "
+	    "{\"host\": \"a.com.\"}]}}}", "$.network.budget.hosts[1].host",
+	    "\"a.com\" has a budget already (entry 0)" },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"host\": \"a.com\", "
+	    "\"bytes\": 1}]}}}", "$.network.budget.hosts[0].bytes",
+	    "unknown key (known keys here: host, bytesUp, connections)" },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"host\": \"a.com\", "
+	    "\"connections\": 0}]}}}", "$.network.budget.hosts[0].connections",
+	    "expected an integer from 1 to 1000000, got 0" },
 	/* proxy */
 	{ "{\"proxy\": {\"maxConnections\": 0}}", "$.proxy.maxConnections",
 	    "expected an integer from 1 to 1000000, got 0" },
@@ -1243,6 +1264,9 @@ test_budget(void **state)
 {
 	struct config_errors errs = { NULL, 0 };
 	struct config *conf;
+	uint64_t bytes;
+	int conns;
+	char key[96];
 
 	(void)state;
 	conf = load("{\"network\": {\"budget\": {\"bytesUpPerHost\": "
@@ -1250,6 +1274,23 @@ test_budget(void **state)
 	assert_non_null(conf);
 	assert_true(conf->budget_bytes_up == 1099511627776ULL);
 	assert_int_equal(conf->budget_connections, 7);
+	config_free(conf);
+	conf = load("{\"network\": {\"budget\": {\"bytesUpPerHost\": 10, "
+	    "\"hosts\": [{\"host\": \"API.Example.COM.\", \"connections\": 3},"
+	    " {\"host\": \"b.example\", \"bytesUp\": 99}]}}}", &errs);
+	assert_non_null(conf);
+	config_budget(conf, "api.example.com", &bytes, &conns);
+	assert_true(bytes == 10);
+	assert_int_equal(conns, 3);
+	config_budget(conf, "b.example", &bytes, &conns);
+	assert_true(bytes == 99);
+	assert_int_equal(conns, 0);
+	config_budget(conf, "c.example", &bytes, &conns);
+	assert_true(bytes == 10);
+	config_budget_key(conf, "b.example", 1, key, sizeof(key));
+	assert_string_equal(key, "network.budget.hosts[1].bytesUp");
+	config_budget_key(conf, "b.example", 0, key, sizeof(key));
+	assert_string_equal(key, "network.budget.connectionsPerHost");
 	config_free(conf);
 	conf = load("{\"network\": {\"budget\": {}}}", &errs);
 	assert_non_null(conf);
