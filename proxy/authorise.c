@@ -166,7 +166,7 @@ conn_budget(struct conn *c, struct pgen *g)
 	c->budget_key = NULL;
 	if (!budget_enabled(g->conf))
 		return 0;
-	if ((c->budget_ask = budget_acct_get(c->px, c->slot,
+	if ((c->budget_ask = budget_acct_get(c->px, g->conf, c->slot,
 	    c->host.text)) == NULL) {
 		conn_deny(c, "budget-connections", "out of memory for the "
 		    "network.budget accounts", CERR_DENY);

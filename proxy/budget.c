@@ -10,9 +10,10 @@
  * The accounts outlive the connections (a client slot goes with its last
  * connection; a budget must not), and are bounded: at most
  * BUDGET_CLIENTS_MAX clients and BUDGET_HOSTS_MAX hosts per client are
- * kept apart; past that, new clients share one account table and a
- * client's new hosts share one account ("other hosts").  Sharing only
- * spends a budget faster: it never widens one.  Everything is freed with
+ * kept apart (and the hosts network.budget.hosts lists, always); past
+ * that, new clients share one account table and a client's new hosts
+ * share one account ("other hosts").  Sharing only spends a budget
+ * faster: it never widens one.  Everything is freed with
  * the proxy.
  */
 
@@ -63,6 +64,7 @@ static struct budget_client *budget_client_new(int, const uint8_t *);
 static void	 budget_client_free(struct budget_client *);
 static void	 budget_client_reset(struct budget_client *);
 static uint64_t	 budget_times(uint64_t, const struct budget_acct *);
+static int	 budget_listed(const struct config *, const char *);
 
 /* FNV-1a over n bytes, from h. */
 static uint32_t
@@ -135,9 +137,21 @@ budget_client_get(struct budget *b, const struct client_slot *slot)
 	return bc;
 }
 
+/* Whether network.budget.hosts names host. */
+static int
+budget_listed(const struct config *conf, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < conf->nbudget_hosts; i++)
+		if (strcmp(conf->budget_hosts[i].host, host) == 0)
+			return 1;
+	return 0;
+}
+
 struct budget_acct *
-budget_acct_get(struct proxy *px, const struct client_slot *slot,
-    const char *host)
+budget_acct_get(struct proxy *px, const struct config *conf,
+    const struct client_slot *slot, const char *host)
 {
 	struct budget_client *bc;
 	struct budget_acct *a;
@@ -155,7 +169,13 @@ budget_acct_get(struct proxy *px, const struct client_slot *slot,
 	LIST_FOREACH(a, &bc->hosts[h], entry)
 		if (strcmp(a->host, host) == 0)
 			return a;
-	if (bc->nhosts >= BUDGET_HOSTS_MAX)
+	/*
+	 * Past the bound a host shares "other hosts" under the defaults --
+	 * unless network.budget.hosts gives it a budget of its own, which
+	 * the defaults could widen: those (at most BUDGET_HOSTS_LISTED)
+	 * are always counted apart.
+	 */
+	if (bc->nhosts >= BUDGET_HOSTS_MAX && !budget_listed(conf, host))
 		return &bc->other;
 	if ((a = calloc(1, sizeof(*a))) == NULL ||
 	    (a->host = strdup(host)) == NULL) {

@@ -346,7 +346,7 @@ int	 budget_enabled(const struct config *);
  * The account of slot's client for the canonical host, made when new
  * (it lives as long as the proxy).  NULL: out of memory.
  */
-struct budget_acct *budget_acct_get(struct proxy *,
+struct budget_acct *budget_acct_get(struct proxy *, const struct config *,
 	    const struct client_slot *, const char *host);
 /*
  * The budget a is past under conf ("connectionsPerHost",

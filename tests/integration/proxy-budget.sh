@@ -12,7 +12,9 @@
 #   own budget;
 # - with a reviewer, the connection past the budget is asked about (the
 #   request names the budget) and, approved, goes through; an approval
-#   for one connection gives one budget more.
+#   for one connection gives one budget more;
+# - past 1024 hosts a client's further hosts share one account, never
+#   one each, while a host with a budget of its own keeps it.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 
@@ -222,5 +224,56 @@ assert b == {"name": "connectionsPerHost", "limit": 2, "used": 2}, b
 print("budget ok")
 EOF
 contains "reviewer: the second question says the raised budget" "$(cat "$T/rev2.chk")" "budget ok"
+
+# ---- the accounts are bounded ----------------------------------------------
+# 1024 hosts are counted apart; the 1025th and later share one account
+# under the defaults (here one connection): the 1025th goes, the 1026th is
+# refused.  A host with a budget of its own is still counted apart.
+srv_start echo echo
+ECHO=$SRV_PORT
+"$PY" - "$T/conf.json" "$T/conf3.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+# Exact entries: only they let a name reach a loopback address.
+c["network"]["allowedDomains"] = ["h%d.w.test" % i for i in range(1, 1027)] \
+    + ["own.w.test"]
+c["network"]["budget"] = {"connectionsPerHost": 1,
+                          "hosts": [{"host": "own.w.test", "connections": 2}]}
+json.dump(c, open(sys.argv[2], "w"))
+EOF
+dns_start w.test=127.0.0.1
+"$PY" - "$T/conf3.json" "$DNS_PORT" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["resolver"]["servers"] = ["127.0.0.1:" + sys.argv[2]]
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+PX_LOG=$T/access3.log
+px_start "$T/conf3.json"
+"$PY" - "$PX_PORT" "$ECHO" >"$T/bound.out" 2>&1 <<'EOF'
+import socket, sys
+port, echo = int(sys.argv[1]), int(sys.argv[2])
+def connect(name):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"CONNECT %s:%d HTTP/1.1\r\nHost: x\r\n\r\n" % (name.encode(), echo))
+    head = b""
+    while b"\r\n\r\n" not in head:
+        d = s.recv(4096)
+        if not d:
+            break
+        head += d
+    s.close()
+    return head.split(b" ", 2)[1].decode() if b" " in head else "none"
+codes = [connect("h%d.w.test" % i) for i in range(1, 1025)]
+print("apart", "all-200" if set(codes) == {"200"} else sorted(set(codes)))
+print("h1025", connect("h1025.w.test"))
+print("h1026", connect("h1026.w.test"))
+print("own", connect("own.w.test"), connect("own.w.test"), connect("own.w.test"))
+EOF
+out=$(cat "$T/bound.out")
+contains "bound: 1024 hosts counted apart, each allowed once" "$out" "apart all-200"
+contains "bound: the 1025th host opens the shared account" "$out" "h1025 200"
+contains "bound: the 1026th host shares it: refused" "$out" "h1026 403"
+contains "bound: a listed host is still counted apart (2, then 403)" "$out" "own 200 200 403"
 
 px_done
