@@ -42,6 +42,9 @@ struct review_request {
 	uint16_t	 port;
 	const char	*protocol;	/* "connect", "http", "socks5" */
 	const char	*client;	/* who asks: its address, or NULL */
+	const char	*warning;	/* what a person should know before
+					   answering (an allow that would
+					   still be refused), or NULL */
 	/*
 	 * An allowed host past an egress budget: its key ("bytesUpPerHost",
 	 * "connectionsPerHost"), the budget and what was used; NULL when

@@ -210,6 +210,8 @@ review_start(struct reviewer *r, const struct review_request *req,
 	/* The command line, for a reviewer that shows it to a person. */
 	if (o != NULL && r != NULL && r->command[0] != '\0')
 		json_object_set_new(o, "command", json_string(r->command));
+	if (o != NULL && req->warning != NULL)
+		json_object_set_new(o, "warning", json_string(req->warning));
 	/* A host past its egress budget: which, and how far. */
 	if (o != NULL && req->budget != NULL)
 		json_object_set_new(o, "budget", json_pack("{s:s, s:I, s:I}",

@@ -6,6 +6,7 @@
  * private event base; reviews go through approval's reviewer (any
  * transport), on a private event base too.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ static void	 call_done_cb(enum supervisor_status, json_t *, const char *,
 static json_t	*worker_call(const char *, const char *, const char *,
 		    const char *, const char *, int, enum review_result *,
 		    char *, size_t, char *, size_t);
+static char	*supclient_policy_file(const json_t *);
 static void	 ask_done_cb(enum review_result, enum review_scope,
 		    const char *, void *);
 
@@ -109,10 +111,41 @@ supclient_deny_all(void)
 	return pol;
 }
 
+/*
+ * The registration reply's policyFile, copied, when it is an absolute
+ * path of printable characters (it is shown in every refusal); else
+ * NULL, and a warning when there was one.  A hint only: the policy is
+ * the reply's "network" either way.
+ */
+static char *
+supclient_policy_file(const json_t *reply)
+{
+	const json_t	*v = json_object_get(reply, "policyFile");
+	const char	*s;
+	size_t		 i, n;
+
+	if (v == NULL)
+		return NULL;
+	s = json_string_value(v);
+	n = json_is_string(v) ? json_string_length(v) : 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			break;
+	if (n == 0 || s[0] != '/' || n >= PATH_MAX || i < n) {
+		log_warnx("warning: supervisor: the registration reply's "
+		    "policyFile is not an absolute path of printable "
+		    "characters; refusals name the supervisor's socket "
+		    "instead");
+		return NULL;
+	}
+	return strdup(s);
+}
+
 int
 supclient_register(const char *path, const char *capability,
     const char *worker_id, const char *cwd, int timeout_ms,
-    struct policy **policy, int *fallback, char *err, size_t errlen)
+    struct policy **policy, char **policy_file, int *fallback, char *err,
+    size_t errlen)
 {
 	struct config_errors	 errs = { NULL, 0 };
 	json_t			*reply, *net;
@@ -122,6 +155,7 @@ supclient_register(const char *path, const char *capability,
 	char			*text = NULL;
 
 	*policy = NULL;
+	*policy_file = NULL;
 	*fallback = 0;
 	err[0] = '\0';
 	if ((reply = worker_call("register", path, capability, worker_id,
@@ -168,6 +202,7 @@ supclient_register(const char *path, const char *capability,
 	}
 	config_errors_clear(&errs);
 	free(text);
+	*policy_file = supclient_policy_file(reply);
 	if (*policy == NULL) {
 		*fallback = 1;
 		if ((*policy = supclient_deny_all()) == NULL) {

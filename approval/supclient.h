@@ -52,11 +52,14 @@ struct json_t	*supclient_call(const char *path, const char *capability,
  * (a deny-all one, with *fallback set and a warning in err, when the
  * reply's "network" is missing or invalid), or -1 with err set when the
  * supervisor refused or could not be asked: then nothing may start.
+ * *policy_file: the reply's policyFile (malloc'ed), the file a person
+ * edits to change that policy, or NULL (none, or not an absolute path
+ * of printable characters: then a warning says so).
  */
 int		 supclient_register(const char *path, const char *capability,
 		    const char *worker_id, const char *cwd, int timeout_ms,
-		    struct policy **policy, int *fallback, char *err,
-		    size_t errlen);
+		    struct policy **policy, char **policy_file, int *fallback,
+		    char *err, size_t errlen);
 /* Unregister worker_id; -1 with err set when it was not acknowledged. */
 int		 supclient_unregister(const char *path,
 		    const char *capability,

@@ -51,6 +51,7 @@ static char	*tty_question(const struct reviewer *, const struct review *);
 static void	 tty_budget(FILE *, const json_t *, const char *);
 static void	 tty_field(FILE *, const char *, const json_t *,
 		    const char *);
+static void	 tty_note(FILE *, const char *, const json_t *);
 static void	 tty_read_cb(evutil_socket_t, short, void *);
 static void	 tty_tick_cb(evutil_socket_t, short, void *);
 static void	 tty_countdown(struct reviewer *);
@@ -295,11 +296,13 @@ tty_question(const struct reviewer *r, const struct review *rv)
 		    "  port:     %u\r\n"
 		    "  protocol: %s\r\n"
 		    "  cwd:      %s\r\n"
-		    "  time:     %d s to answer (no answer: no)\r\n"
-		    "Allow this connection once? y = once, r = for the rest of "
-		    "this run, N = no [y/r/N] ",
+		    "  time:     %d s to answer (no answer: no)\r\n",
 		    rv->host, rv->port, rv->protocol, cwd,
 		    (r->timeout_ms + 999) / 1000);
+		/* Said before the answer: an allow that would not help. */
+		tty_note(f, "  note:     ", rv->req);
+		fprintf(f, "Allow this connection once? y = once, r = for the "
+		    "rest of this run, N = no [y/r/N] ");
 	} else if (type != NULL && strcmp(type, "host-ipc") == 0) {
 		fprintf(f, "\r\npisbx: WARNING: this command would run on the "
 		    "host, OUTSIDE the sandbox,\r\n"
@@ -322,6 +325,7 @@ tty_question(const struct reviewer *r, const struct review *rv)
 		tty_field(f, "protocol", rv->req, "protocol");
 		tty_field(f, "in", rv->req, "cwd");
 		tty_field(f, "worker", rv->req, "workerId");
+		tty_field(f, "note", rv->req, "warning");
 		tty_budget(f, rv->req, "pisbx:   budget   ");
 		tty_waiting(r, wait, sizeof(wait));
 		fprintf(f, "pisbx:   %-8s %s\r\n"
@@ -367,6 +371,26 @@ tty_budget(FILE *f, const json_t *req, const char *prefix)
 	    prefix, clean, (long long)json_integer_value(json_object_get(b,
 	    "limit")), (long long)json_integer_value(json_object_get(b,
 	    "used")));
+}
+
+/*
+ * The proxy's question's "note:" line: the request's warning, made
+ * printable; none if unset.
+ */
+static void
+tty_note(FILE *f, const char *label, const json_t *req)
+{
+	const char	*s;
+	char		*p;
+	size_t		 n;
+
+	if ((s = json_string_value(json_object_get(req, "warning"))) == NULL)
+		return;
+	n = strlen(s) + 1;
+	if ((p = malloc(n)) != NULL)
+		text_clean(p, n, s, 0);
+	fprintf(f, "%s%s\r\n", label, p != NULL ? p : "?");
+	free(p);
 }
 
 /* One "pisbx:   name value" line, the value made printable; none if unset. */

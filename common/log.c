@@ -55,6 +55,12 @@ log_getverbose(void)
 	return log_verbose;
 }
 
+const char *
+log_getname(void)
+{
+	return log_progname;
+}
+
 void
 vlog(int pri, const char *fmt, va_list ap)
 {
@@ -102,6 +108,17 @@ log_warnx(const char *fmt, ...)
 
 	va_start(ap, fmt);
 	vlog(LOG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+/* An event worth a line whatever the verbosity (a reload), not a warning. */
+void
+log_notice(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_NOTICE, fmt, ap);
 	va_end(ap);
 }
 

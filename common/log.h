@@ -13,8 +13,11 @@
 void	log_init(const char *progname, int verbose);
 void	log_setverbose(int verbose);
 int	log_getverbose(void);
+/* The program name log lines are signed with ("pisbx-sh"). */
+const char *log_getname(void);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_notice(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	vlog(int pri, const char *, va_list) __attribute__((format(printf, 2, 0)));

@@ -2299,6 +2299,7 @@ config_free(struct config *conf)
 		return;
 	free(conf->path);
 	free(conf->policy_from);
+	free(conf->policy_file);
 	if (conf->policy != NULL)
 		policy_free(conf->policy);
 	parent_free(conf->parent);

@@ -39,6 +39,9 @@ static struct {
 	size_t		 n;
 } hint_lists;
 
+static int	 policy_hint_in(const struct config *, const char *,
+		    const struct host *, uint16_t, const char *, char *,
+		    size_t);
 static int	 policy_hint_parent(const struct config *, const char *,
 		    const char *, const char *, char *, size_t);
 static char	*hint_lists_find(void);
@@ -279,8 +282,9 @@ int
 policy_hint(const struct config *conf, const struct host *h, uint16_t port,
     const char *reason, char *buf, size_t len)
 {
-	char	 file[1024], entry[TARGET_TEXT_MAX], key[96];
-	int	 n;
+	char	 file[1024], key[96];
+	size_t	 used;
+	int	 rc;
 
 	if (len > 0)
 		buf[0] = '\0';
@@ -301,11 +305,36 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 	    strncmp(reason, "deny-list:", 10) == 0 ||
 	    strcmp(reason, "non-public-address") == 0 ||
 	    strcmp(reason, "host-loopback") == 0)) {
-		snprintf(buf, len, "the network policy comes from %s: only "
-		    "it can allow this", conf->policy_from);
-		return 0;
+		/*
+		 * A supervisor's policy: the file it is written in, when
+		 * the supervisor said, and that it is read at its start.
+		 */
+		if (conf->policy_file == NULL) {
+			snprintf(buf, len, "the network policy comes from %s: "
+			    "only it can allow this", conf->policy_from);
+			return 0;
+		}
+		if ((rc = policy_hint_in(conf, conf->policy_file, h, port,
+		    reason, buf, len)) == 0 && (used = strlen(buf)) < len)
+			snprintf(buf + used, len - used, " (the network policy "
+			    "of %s, which reads that file when it starts: "
+			    "restart it, and the runs that register after that "
+			    "have the change)", conf->policy_from);
+		return rc;
 	}
 	policy_hint_file(conf, file, sizeof(file));
+	return policy_hint_in(conf, file, h, port, reason, buf, len);
+}
+
+/* policy_hint, the config file to edit named: file. */
+static int
+policy_hint_in(const struct config *conf, const char *file,
+    const struct host *h, uint16_t port, const char *reason, char *buf,
+    size_t len)
+{
+	char	 entry[TARGET_TEXT_MAX];
+	int	 n;
+
 	policy_hint_entry(h, port, entry, sizeof(entry));
 	/* The upstream proxy comes from pisbx's own config, supervised too. */
 	if (strncmp(reason, "parent-", 7) == 0)

@@ -397,6 +397,8 @@ struct config {
 	char		*path;		/* file read, or "(embedded default)" */
 	struct policy	*policy;
 	char		*policy_from;	/* who else set the policy, or NULL */
+	/* ... the file it is written in (a supervisor's config), or NULL */
+	char		*policy_file;
 	/*
 	 * Remarks for --check -v, "FILE: $.path: ...": the srt and
 	 * pi-sandbox keys accepted without effect here, and why.

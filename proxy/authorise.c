@@ -1,10 +1,14 @@
 /*
  * A connection's decision, once its protocol has named the target:
- * policy (deny list, allow list), then the review hook, with the grant a
- * reviewer may give and what happens when the client goes away or the
+ * policy (deny list, allow list), then the review hook (its request
+ * warning when the hosts file already shows an allow would not help),
+ * with the grant a reviewer may give and what happens when the client goes away or the
  * answer comes late; the decision's record, the refusal and what would
  * allow it.  An allowed target goes on to dial.c.
  */
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +25,8 @@
 
 static void	 conn_review_request(const struct conn *,
 		    struct review_request *);
+static int	 conn_review_warning(const struct conn *, char *, size_t);
+static int	 conn_local_name(const char *);
 static void	 conn_watch_gone(struct conn *);
 static void	 conn_gone_cb(evutil_socket_t, short, void *);
 static void	 conn_review_cb(enum review_result, enum review_scope,
@@ -134,6 +140,77 @@ conn_deny(struct conn *c, const char *reason, const char *detail,
 		c->px->refused(&r, c->px->refused_arg);
 	}
 	conn_fail(c, err);
+}
+
+/*
+ * Names that belong to a private network, never to public DNS: one
+ * label, or a suffix set aside for local use (RFC 6762 .local, RFC 8375
+ * .home.arpa, .internal, and the customary .lan, .home, .corp).
+ */
+static int
+conn_local_name(const char *name)
+{
+	static const char *const suffixes[] = { ".local", ".localhost",
+	    ".internal", ".lan", ".home", ".corp", ".intranet", ".private",
+	    ".home.arpa" };
+	size_t	 i, n = strlen(name), l;
+
+	if (strchr(name, '.') == NULL)
+		return 1;
+	for (i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+		l = strlen(suffixes[i]);
+		if (n > l && strcmp(name + n - l, suffixes[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * What a person should know before answering about a name: that an
+ * allow would still be refused when the dial step finds a non-public
+ * address (it takes an exact allow entry, never an approval).  Known
+ * only from the hosts file, which is read here -- a local file: the
+ * name reaches no DNS before it is approved -- or guessed from a name
+ * that is local by its form.  0 with the text in buf, -1 for none.
+ */
+static int
+conn_review_warning(const struct conn *c, char *buf, size_t len)
+{
+	const struct config	*conf = conn_config(c);
+	struct sockaddr_storage	 ss[8];
+	const char		*cls = NULL;
+	char			 a[64], hint[1536];
+	size_t			 i, n;
+	int			 off;
+
+	if (c->host.kind != HOST_NAME ||
+	    policy_hint(conf, &c->host, c->port, "non-public-address", hint,
+	    sizeof(hint)) == -1)
+		return -1;
+	n = dns_hosts_addrs(conf->hosts_file, c->host.text, ss, 8);
+	for (i = 0; i < n; i++)
+		if ((cls = addr_class((struct sockaddr *)&ss[i])) != NULL)
+			break;
+	if (cls != NULL) {
+		if (inet_ntop(ss[i].ss_family, ss[i].ss_family == AF_INET ?
+		    (const void *)&((struct sockaddr_in *)&ss[i])->sin_addr :
+		    (const void *)&((struct sockaddr_in6 *)&ss[i])->sin6_addr,
+		    a, sizeof(a)) == NULL)
+			return -1;
+		off = snprintf(buf, len, "%s is %s (%s) in %s: refused even "
+		    "when allowed here (non-public-address); ", c->host.text,
+		    a, cls, conf->hosts_file != NULL ? conf->hosts_file :
+		    "/etc/hosts");
+	} else if (n == 0 && conn_local_name(c->host.text))
+		off = snprintf(buf, len, "%s is a local name: if it resolves "
+		    "to a non-public address, that is refused even when "
+		    "allowed here (non-public-address); ", c->host.text);
+	else
+		return -1;
+	if (off < 0 || (size_t)off >= len)
+		return -1;
+	snprintf(buf + off, len - (size_t)off, "%s", hint);
+	return 0;
 }
 
 /* The review request for the connection's current target. */
@@ -285,10 +362,13 @@ conn_ask(struct conn *c, struct pgen *g)
 	struct review_request req;
 	enum review_result now;
 	const char *detail = NULL;
+	char warning[2048];
 
 	conn_review_request(c, &req);
 	c->state = CONN_REVIEW;
 	metrics_review_begin(c);
+	if (conn_review_warning(c, warning, sizeof(warning)) == 0)
+		req.warning = warning;
 	c->review = review_start(g->rv, &req, conn_review_cb, c, &now,
 	    &detail);
 	if (c->review == NULL) {

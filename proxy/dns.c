@@ -17,9 +17,12 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
+#include <arpa/inet.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <ares.h>
 #include <event2/event.h>
@@ -372,4 +375,59 @@ dns_deliver_cb(evutil_socket_t fd, short what, void *arg)
 	q->cb(q->addrs, q->n, q->n > 0 ? NULL : q->err, q->arg);
 	event_free(q->deliver);
 	free(q);
+}
+
+/*
+ * A hosts file is small; a larger one is not read (no answer, so no
+ * note at a review), rather than stall the event loop.
+ */
+#define DNS_HOSTS_MAX	(1 << 20)
+
+size_t
+dns_hosts_addrs(const char *hosts_file, const char *name,
+    struct sockaddr_storage *out, size_t max)
+{
+	struct sockaddr_in	*sin;
+	struct sockaddr_in6	*sin6;
+	struct in6_addr		 a6;
+	struct in_addr		 a4;
+	FILE			*f;
+	char			 line[4096], *save, *tok, *addr;
+	size_t			 n = 0, total = 0;
+	int			 v6;
+
+	if ((f = fopen(hosts_file != NULL ? hosts_file : "/etc/hosts",
+	    "re")) == NULL)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f) != NULL) {
+		if ((total += strlen(line)) > DNS_HOSTS_MAX)
+			break;
+		line[strcspn(line, "#\r\n")] = '\0';
+		if ((addr = strtok_r(line, " \t", &save)) == NULL)
+			continue;
+		if (inet_pton(AF_INET, addr, &a4) == 1)
+			v6 = 0;
+		else if (inet_pton(AF_INET6, addr, &a6) == 1)
+			v6 = 1;
+		else
+			continue;
+		while ((tok = strtok_r(NULL, " \t", &save)) != NULL)
+			if (strcasecmp(tok, name) == 0)
+				break;
+		if (tok == NULL)
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		if (v6) {
+			sin6 = (struct sockaddr_in6 *)&out[n];
+			sin6->sin6_family = AF_INET6;
+			sin6->sin6_addr = a6;
+		} else {
+			sin = (struct sockaddr_in *)&out[n];
+			sin->sin_family = AF_INET;
+			sin->sin_addr = a4;
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
 }

@@ -177,6 +177,7 @@ main(int argc, char *argv[])
 	memset(&ms, 0, sizeof(ms));
 	memset(&opts, 0, sizeof(opts));
 	opts.log_format = LOG_FORMAT_JSON;
+	opts.reload_said = 1;
 	if ((explain = calloc(argc, sizeof(*explain))) == NULL ||
 	    (listen = calloc(argc, sizeof(*listen))) == NULL)
 		err(1, NULL);

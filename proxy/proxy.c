@@ -160,6 +160,7 @@ proxy_new(struct event_base *base, struct config *conf,
 	if (opts != NULL) {
 		px->refused = opts->refused;
 		px->refused_arg = opts->refused_arg;
+		px->reload_said = opts->reload_said;
 	}
 	if (opts != NULL && opts->access_log != NULL &&
 	    (px->access_log = strdup(opts->access_log)) == NULL)
@@ -255,10 +256,10 @@ proxy_reload(struct proxy *px, struct config *conf)
 	budget_reload(px);
 	nclosed = proxy_recheck(px, old->conf, &nkept);
 	pgen_unref(old);
-	log_info("configuration reloaded from %s: %zu open connection%s "
-	    "decided again, %zu closed", conf->path != NULL ? conf->path :
-	    "(embedded default)", nkept + nclosed, nkept + nclosed == 1 ? "" :
-	    "s", nclosed);
+	(px->reload_said ? log_notice : log_info)("configuration reloaded "
+	    "from %s: %zu open connection%s decided again, %zu closed",
+	    conf->path != NULL ? conf->path : "(embedded default)",
+	    nkept + nclosed, nkept + nclosed == 1 ? "" : "s", nclosed);
 	return 0;
 }
 

@@ -47,6 +47,11 @@ struct proxy_opts {
 	 */
 	void		(*refused)(const struct proxy_refusal *, void *);
 	void		*refused_arg;
+	/*
+	 * A reload that is taken is said without -v (pisbx-proxy's SIGHUP);
+	 * pisbx-run's, on its command's stderr, only with -v.
+	 */
+	int		 reload_said;
 };
 
 /* replay.c */

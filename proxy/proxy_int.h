@@ -49,6 +49,14 @@ int		 dns_differs(const struct dns *, const struct config *);
 struct dns_query *dns_lookup(struct dns *, const char *name, uint16_t port,
 		    dns_cb, void *arg);
 void		 dns_cancel(struct dns_query *);
+/*
+ * The addresses the hosts file (hosts_file, else /etc/hosts) gives name,
+ * read now, from the local file only: what c-ares answers first, as its
+ * lookups start there.  At most max in out; the count (0: not named, or
+ * the file cannot be read).
+ */
+size_t		 dns_hosts_addrs(const char *hosts_file, const char *name,
+		    struct sockaddr_storage *out, size_t max);
 
 /* ---- proxy.c, listen.c, conn.c, authorise.c, dial.c ---- */
 
@@ -201,6 +209,7 @@ struct proxy {
 	void			(*refused)(const struct proxy_refusal *,
 				    void *);
 	void			*refused_arg;
+	int			 reload_said;	/* proxy_opts' */
 	char			*command;	/* the tty shows it */
 	struct review_grant	*grants;	/* scope run/worker approvals */
 	enum review_scope	*grant_scope;	/* each one's scope */

@@ -111,6 +111,7 @@ main(int argc, char *argv[])
 	char			 errbuf[512];
 	char			*path, *text, *net, *q;
 	char			*envfile = NULL, *defsock = NULL;
+	char			*policy_file = NULL;
 	char			**rargv = NULL;
 	size_t			 i, len;
 	ino_t			 envino = 0;
@@ -204,6 +205,16 @@ main(int argc, char *argv[])
 		    path != NULL ? path : "(embedded default)");
 	free(text);
 	o.network_json = net;
+	/*
+	 * The file a person edits to change the workers' policy: the
+	 * config read, else the per-user one the embedded default stands
+	 * in for.  pisbx-run's refusals name it.
+	 */
+	if (path != NULL)
+		policy_file = strdup(conf->path);
+	else
+		policy_file = config_user_path();
+	o.policy_file = policy_file;
 
 	/* The command line's reviewer wins over the config's. */
 	if (rargv == NULL && !o.review_tty) {
@@ -296,6 +307,7 @@ main(int argc, char *argv[])
 		unlink(envfile);
 	free(envfile);
 	free(defsock);
+	free(policy_file);
 	supervisor_free(sup);
 	event_base_free(base);
 	OPENSSL_cleanse(cap, sizeof(cap));

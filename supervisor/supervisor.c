@@ -104,6 +104,7 @@ struct supervisor {
 	char			*path;
 	char			*capability;
 	json_t			*network;
+	char			*policy_file;	/* or NULL */
 	struct reviewer		*rv;
 	int			 logfd;		/* access log or -1 */
 	struct workerq		 workers;
@@ -170,6 +171,11 @@ supervisor_new(struct event_base *base, const struct supervisor_opts *o,
 	}
 	if ((sup->capability = strdup(o->capability)) == NULL ||
 	    (sup->path = strdup(o->socket_path)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (o->policy_file != NULL &&
+	    (sup->policy_file = strdup(o->policy_file)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -309,6 +315,7 @@ supervisor_free(struct supervisor *sup)
 	if (sup->logfd != -1)
 		close(sup->logfd);
 	json_decref(sup->network);
+	free(sup->policy_file);
 	free(sup->path);
 	free(sup);
 }
@@ -702,7 +709,13 @@ client_handle(struct client *c, const char *line, size_t len)
 		}
 		log_info("registered worker %s (pid %ld) in %s", r.worker_id,
 		    (long)c->pid, r.cwd);
-		extra = json_pack("{s:O}", "network", sup->network);
+		/*
+		 * policyFile: the file a person edits to change this
+		 * policy, which pisbx-run's refusals name.
+		 */
+		extra = sup->policy_file != NULL ? json_pack("{s:O, s:s}",
+		    "network", sup->network, "policyFile", sup->policy_file) :
+		    json_pack("{s:O}", "network", sup->network);
 		client_reply(c, r.id, "allow", NULL, extra);
 		json_decref(extra);
 		sup_log(sup->logfd, r.obj, "allow", "registered");

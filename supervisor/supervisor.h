@@ -22,6 +22,8 @@ struct supervisor_opts {
 	const char	*socket_path;
 	const char	*capability;
 	const char	*network_json;	/* {"allowedDomains":..,...} */
+	const char	*policy_file;	/* where those lists are written
+					   (absolute), or NULL */
 	char *const	*review_argv;	/* review command, or NULL */
 	int		 review_tty;	/* else: ask at /dev/tty */
 	int		 interactive;	/* tty: clock from arrival, "s" */

@@ -117,6 +117,11 @@ char	*fs_resolve(const char *in, const char *dir, const char *home);
 int	 fs_under(const char *path, const char *root);
 /* The same, ignoring ASCII case (for protected names). */
 int	 fs_under_ci(const char *path, const char *root);
+/*
+ * The host's shared temporary directory ("/tmp", "/var/tmp") that a
+ * resolved path is or lies in, or NULL.
+ */
+const char *fs_shared_tmp_of(const char *path);
 
 /* fsplan.c */
 /*

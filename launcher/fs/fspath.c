@@ -131,6 +131,17 @@ fs_under(const char *path, const char *root)
 	return fs_prefix(path, root, strncmp);
 }
 
+const char *
+fs_shared_tmp_of(const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < fs_nshared_tmp; i++)
+		if (fs_under(path, fs_shared_tmp[i]))
+			return fs_shared_tmp[i];
+	return NULL;
+}
+
 /*
  * fs_under, ignoring ASCII case: on a case-insensitive filesystem (vfat,
  * exfat, CIFS, a casefolded ext4 directory) ".GIT/CONFIG" is

@@ -230,10 +230,22 @@ fs_set_add_list(struct fs_set *set, const struct strlist *l, int flags,
 			    "(no home directory?)", l->v[i]);
 			return -1;
 		}
-		/* A path for another machine, or a tool not yet installed. */
-		if (lstat(p, &st) == -1 && errno == ENOENT)
-			log_info("warning: filesystem.%s[%zu]: %s (%s) does "
-			    "not exist: %s", key, i, l->v[i], p, what);
+		/*
+		 * A path for another machine, or a tool not yet installed.
+		 * A denyWrite name that does not exist yet (.env) is what
+		 * the entry is for: said at -vv only, not as a warning on
+		 * every run.
+		 */
+		if (lstat(p, &st) == -1 && errno == ENOENT) {
+			if (flags & P_DENY_WRITE)
+				log_debug("fs: filesystem.%s[%zu]: %s (%s) "
+				    "does not exist: %s", key, i, l->v[i], p,
+				    what);
+			else
+				log_info("warning: filesystem.%s[%zu]: %s (%s) "
+				    "does not exist: %s", key, i, l->v[i], p,
+				    what);
+		}
 		rc = fs_set_add(set, p, flags, flags & P_DENY_WRITE ?
 		    "filesystem.denyWrite" : NULL);
 		free(p);

@@ -59,7 +59,9 @@ enum gitrule_ask {
 	/*
 	 * The path is a ".git" entry: yes when it exists and was not made
 	 * during the run, or does not exist and its directory was not made
-	 * during the run (a new repository would take over git there).
+	 * during the run (a new repository would take over git there) --
+	 * unless that directory is the project directory, which had none
+	 * (the guard's guard_init_top: git init; checked at exit).
 	 */
 	GITRULE_DOTGIT,
 	/* That ".git" directory was not made during the run. */

@@ -81,6 +81,7 @@ static void	gitnew_readconf(int gitfd, const char *pre,
 		    struct gitnew_found *);
 static void	gitnew_dir(int gitfd, const char *name, const char *pre,
 		    struct gitnew_found *);
+static int	gitnew_worktree(int repofd);
 
 void
 gitnew_found_init(struct gitnew_found *f)
@@ -347,6 +348,63 @@ gitnew_dir(int gitfd, const char *name, const char *pre,
 }
 
 /*
+ * Whether repofd's .git file is what git worktree add writes: "gitdir:
+ * DIR" where DIR is a linked worktree's entry, COMMON/worktrees/W,
+ * reached without a symbolic link, whose commondir is git's "../.."
+ * and which holds no config, config.worktree or hooks of its own.  Git
+ * in that worktree then runs only what COMMON's config and hooks name:
+ * a repository older than the run (protected) or one made during it
+ * (read on its own).
+ */
+static int
+gitnew_worktree(int repofd)
+{
+	struct gitnew_found	 junk;
+	struct stat		 st;
+	char			*text, *dir = NULL, *eol, *real = NULL, *cd = NULL;
+	const char		*w;
+	size_t			 len;
+	int			 fd = -1, ok = 0;
+
+	gitnew_found_init(&junk);
+	if ((text = gitnew_read(repofd, ".git", ".git", 4096, &len,
+	    &junk)) == NULL)
+		return 0;
+	if (strncmp(text, "gitdir: /", 9) != 0)
+		goto done;
+	dir = text + 8;
+	if ((eol = strchr(dir, '\n')) != NULL) {
+		if (eol[1] != '\0')
+			goto done;
+		*eol = '\0';
+	}
+	/* .../worktrees/W, W one component, the path its own real path. */
+	if ((w = strrchr(dir, '/')) == NULL || w[1] == '\0' ||
+	    w - dir < 10 || strncmp(w - 10, "/worktrees", 10) != 0 ||
+	    (real = realpath(dir, NULL)) == NULL || strcmp(real, dir) != 0)
+		goto done;
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		goto done;
+	if ((cd = gitnew_read(fd, "commondir", "commondir", 64, &len,
+	    &junk)) == NULL || (strcmp(cd, "../..") != 0 &&
+	    strcmp(cd, "../..\n") != 0))
+		goto done;
+	ok = fstatat(fd, "config", &st, AT_SYMLINK_NOFOLLOW) == -1 &&
+	    errno == ENOENT && fstatat(fd, "config.worktree", &st,
+	    AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT &&
+	    fstatat(fd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == -1 &&
+	    errno == ENOENT;
+done:
+	if (fd != -1)
+		close(fd);
+	free(cd);
+	free(real);
+	free(text);
+	return ok && junk.n == 0;
+}
+
+/*
  * Name what in the repository at repofd git would use beyond a fresh
  * clone: its .git directory, or repofd itself when bare.  f->n is 0 when
  * there is nothing.
@@ -365,6 +423,8 @@ gitnew_check(int repofd, int bare, struct gitnew_found *f)
 		    O_CLOEXEC);
 	else if (fstatat(repofd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    !S_ISDIR(st.st_mode)) {
+		if (S_ISREG(st.st_mode) && gitnew_worktree(repofd))
+			return;
 		/* A gitdir file or a link: git goes where it points. */
 		gitnew_add(f, ".git (%s)", S_ISLNK(st.st_mode) ?
 		    "a symbolic link" : "a file naming another git directory");

@@ -190,11 +190,11 @@ gitrule_states(const char *path, int *lvl, size_t max)
 
 /*
  * The refusal text for a path the git rules protect.  Below
- * worktrees/W of a git directory it is git worktree add (or a command
- * planting a worktree's commondir), which cannot be allowed: a worktree
- * whose entry was removed and made again, by the command or while a
- * worktree is made outside, would then run the config its commondir
- * names (docs/filesystem.md, Git).
+ * worktrees/W of a git directory it is a command planting a worktree's
+ * commondir or config.worktree: a worktree whose entry was removed and
+ * made again would then run the config its commondir names.  git
+ * worktree add's own commondir, in an entry made during the run, is
+ * made by the guard with git's content (guard_commondir).
  */
 void
 gitrule_why(const char *path, const char *config, char *buf, size_t len)
@@ -207,8 +207,9 @@ gitrule_why(const char *path, const char *config, char *buf, size_t len)
 	if (strcasecmp(name, ".git") == 0) {
 		snprintf(buf, len, "protected path; a .git there would make "
 		    "git run its config and hooks in a directory that existed "
-		    "before the run (make new repositories in a new directory; "
-		    "see pisbx-run(1), FILESYSTEM)");
+		    "before the run (make new repositories at the project "
+		    "directory or in a new directory; see pisbx-run(1), "
+		    "FILESYSTEM)");
 		return;
 	}
 	/* The last "/worktrees/W/" with something below W. */
@@ -227,10 +228,10 @@ gitrule_why(const char *path, const char *config, char *buf, size_t len)
 	if (n > 5 && strcasecmp(main + n - 5, "/.git") == 0)
 		main[n - 5] = '\0';
 	snprintf(buf, len, "protected path, what a linked worktree of %s "
-	    "reads as its repository and configuration: git worktree add "
-	    "cannot run in the sandbox in a repository that existed before "
-	    "the run; run it outside (git -C %s worktree add PATH BRANCH), "
-	    "then, to let commands commit in that worktree, add \"%s\" to "
-	    "filesystem.allowWrite in %s (see pisbx-run(1), FILESYSTEM)",
-	    main, main, main, config);
+	    "reads as its repository and configuration: in a repository "
+	    "that existed before the run only git worktree add makes it, in "
+	    "a new worktree entry (git -C %s worktree add PATH BRANCH, PATH "
+	    "in a writable directory); to let commands commit in a worktree "
+	    "made outside, add \"%s\" to filesystem.allowWrite in %s (see "
+	    "pisbx-run(1), FILESYSTEM)", main, main, main, config);
 }

@@ -39,6 +39,7 @@ static int	guard_told(struct guard *, const char *verb, const char *path,
 static int	guard_state(struct guard_req *, const struct guard_path *,
 		    const char *verb);
 static void	guard_state_send(struct guard *, const char *path);
+static int	guard_init_inside(struct guard *, const char *path);
 
 /* An O_PATH fd of the directory levels above fd (0: a copy of fd). */
 static int
@@ -84,7 +85,7 @@ guard_git(struct guard_req *gr, const struct guard_path *gp,
 	struct gitrule_q	 q[GUARD_MAXQ];
 	struct stat	 st;
 	ssize_t		 n, i;
-	int		 fd, old;
+	int		 fd, old, none;
 
 	n = gitrule_check(gp->full, ancestors_too, gr->g->conf.allow_git_config,
 	    q, GUARD_MAXQ);
@@ -94,10 +95,16 @@ guard_git(struct guard_req *gr, const struct guard_path *gp,
 		return 1;
 	for (i = 0; i < n; i++) {
 		if (q[i].ask == GITRULE_DOTGIT) {
-			if (fstatat(gp->parent, gp->name, &st,
-			    AT_SYMLINK_NOFOLLOW) == -1 &&
-			    (errno != ENOENT || fstat(gp->parent, &st) == -1))
+			none = fstatat(gp->parent, gp->name, &st,
+			    AT_SYMLINK_NOFOLLOW) == -1;
+			if (none && (errno != ENOENT ||
+			    fstat(gp->parent, &st) == -1))
 				return 1;
+			/* A new .git at the project directory (guard_init_top). */
+			if (none && q[i].up == 0 && gr->g->init_ok &&
+			    st.st_dev == gr->g->init_top.st_dev &&
+			    st.st_ino == gr->g->init_top.st_ino)
+				continue;
 			if (!guard_made_known(gr->g, &st))
 				return 1;
 			continue;
@@ -147,6 +154,30 @@ guard_refuse(struct guard_req *gr, const char *path, const char *verb,
 	if (g->nrefused <= GUARD_MAXREFUSED)
 		g->nrefused++;
 	pthread_mutex_unlock(&g->mu);
+}
+
+/*
+ * A creation or write the kernel refused (rc -EROFS) in the host's /tmp
+ * or /var/tmp, read-only in the sandbox: the program ignores TMPDIR, and
+ * a bare "Read-only file system" says nothing of where it could write.
+ * Said as a refusal, with the command's TMPDIR and the config line that
+ * would make the directory writable.  The result stays the kernel's.
+ */
+void
+guard_readonly(struct guard_req *gr, const struct guard_path *gp,
+    const char *verb, int rc)
+{
+	const struct guard_conf	*c = &gr->g->conf;
+	const char		*tmp;
+
+	if (rc != -EROFS || gp->full[0] != '/' ||
+	    (tmp = fs_shared_tmp_of(gp->full)) == NULL)
+		return;
+	guard_refuse(gr, gp->full, verb, "%s is read-only in the sandbox; "
+	    "write under $TMPDIR (%s), the command's own, or add \"%s\" to "
+	    "filesystem.allowWrite in %s", tmp, c->tmpdir != NULL ?
+	    c->tmpdir : "?", tmp, c->config_file != NULL ? c->config_file :
+	    "the config");
 }
 
 /*
@@ -249,6 +280,43 @@ guard_verb(const struct guard_path *gp, const char *verb)
 }
 
 /*
+ * Whether path lies in the .git the command made at the project
+ * directory (guard_init_top): the mandatory set's git names there
+ * (.git/hooks, .git/config; the caller asks only for those) are then
+ * those of a repository made during the run, which git's rules allow
+ * and the parent checks at exit.  A denyWrite path still refuses.
+ */
+static int
+guard_init_inside(struct guard *g, const char *path)
+{
+	const struct fs_plan	*plan = g->conf.plan;
+	const char		*top = plan->project;
+	struct stat		 st;
+	char			 dotgit[PATH_MAX];
+	size_t			 len, i;
+
+	if (!g->init_ok || top == NULL)
+		return 0;
+	len = strlen(top);
+	if (strncmp(path, top, len) != 0 || strncasecmp(path + len, "/.git/",
+	    6) != 0)
+		return 0;
+	/* A denyWrite entry of the config there still stands. */
+	for (i = 0; i < plan->nguarded; i++)
+		if (strcmp(plan->guarded_why[i], "filesystem.denyWrite") == 0 &&
+		    fs_under_ci(path, plan->guarded[i]))
+			return 0;
+	if (stat(top, &st) == -1 || st.st_dev != g->init_top.st_dev ||
+	    st.st_ino != g->init_top.st_ino)
+		return 0;
+	if ((size_t)snprintf(dotgit, sizeof(dotgit), "%.*s", (int)len + 5,
+	    path) >= sizeof(dotgit) || lstat(dotgit, &st) == -1 ||
+	    !S_ISDIR(st.st_mode))
+		return 0;
+	return guard_made_known(g, &st);
+}
+
+/*
  * Whether to refuse creating, writing or replacing gp: -EACCES (said on
  * stderr, with who reads the name: verb, see guard_verb) or 0.
  */
@@ -265,6 +333,9 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
 		return 0;
 	why = fs_plan_guarded(gr->g->conf.plan, gp->full, ancestors_too);
+	if (why != NULL && (why == fs_why_git_config ||
+	    strcmp(why, "git") == 0) && guard_init_inside(gr->g, gp->full))
+		why = NULL;
 	git = why == NULL && guard_git(gr, gp, ancestors_too);
 	if (why == fs_why_git_config || (git &&
 	    strcasecmp(gp->last, ".git") != 0 &&

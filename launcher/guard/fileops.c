@@ -35,11 +35,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "launcher/fs/fs.h"
 #include "launcher/guard/guard.h"
 #include "launcher/guard/guard_int.h"
 
 static int	guard_install_now(struct guard_req *, int parent,
 		    const char *name, int flags, mode_t mode);
+static int	guard_is_commondir(struct guard_req *,
+		    const struct guard_path *);
+static int	guard_commondir(struct guard_req *, const struct guard_path *,
+		    int flags, mode_t mode);
 
 /*
  * Open, and install the file in the command, close-on-exec only if it
@@ -121,8 +126,15 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 	    (rc = guard_final(gr, &gp, !(flags & (O_NOFOLLOW | O_EXCL)),
 	    !excl)) < 0)
 		goto done;
+	if ((flags & O_CREAT) && guard_is_commondir(gr, &gp)) {
+		rc = guard_commondir(gr, &gp, flags, mode);
+		goto done;
+	}
 	if ((rc = guard_check(gr, &gp, 0, excl ? NULL : (flags & O_CREAT) &&
 	    (gp.parent == -1 || !gp.exists) ? "create" : "write")) < 0)
+		goto done;
+	if ((flags & O_CREAT) && !gp.exists && gp.magic == -1 &&
+	    (rc = guard_wtadd(gr, &gp)) < 0)
 		goto done;
 	if (gp.magic != -1) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", gp.magic);
@@ -141,9 +153,82 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 	    0, &gp.st);
 	if (rc == 1 && (flags & O_CREAT))
 		guard_created(gr, &gp, head);
+	guard_readonly(gr, &gp, (flags & O_CREAT) && !gp.exists ? "create" :
+	    "write", rc);
 done:
 	guard_path_clear(&gp);
 	return rc;
+}
+
+/*
+ * Whether gp is the commondir "git worktree add" creates in a linked
+ * worktree's entry, worktrees/W/, of a git directory older than the
+ * run, W made during the run: the one file of that entry git's rules
+ * protect that git worktree add must write.  Nothing else may stand in
+ * the way (a protected name, a pattern).
+ */
+static int
+guard_is_commondir(struct guard_req *gr, const struct guard_path *gp)
+{
+	struct stat	 st;
+	const char	*p;
+	size_t		 len = strlen(gp->full);
+	int		 wt, gd, made;
+
+	if (gp->parent == -1 || gp->exists || gp->magic != -1 ||
+	    strcmp(gp->last, "commondir") != 0 || len < 21)
+		return 0;
+	/* .../worktrees/W/commondir */
+	for (p = gp->full + len - 11; p > gp->full && p[-1] != '/'; p--)
+		;
+	if (p - gp->full < 11 || strncmp(p - 11, "/worktrees/", 11) != 0)
+		return 0;
+	if (fstat(gp->parent, &st) == -1 || !guard_made_known(gr->g, &st))
+		return 0;
+	if ((wt = openat(gp->parent, "..", O_PATH | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		return 0;
+	gd = openat(wt, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	close(wt);
+	if (gd == -1)
+		return 0;
+	made = fstat(gd, &st) == -1 || guard_made_known(gr->g, &st) ||
+	    !guard_shape(gd);
+	close(gd);
+	if (made)
+		return 0;
+	return fs_plan_guarded(gr->g->conf.plan, gp->full, 0) == NULL &&
+	    fs_glob_denied(gr->g->conf.plan, gp->full) == NULL;
+}
+
+/*
+ * Create that commondir with what git worktree add writes, "../..": the
+ * worktree then reads the configuration and hooks of its own
+ * repository, which are protected.  The command's own bytes go to
+ * /dev/null: a commondir naming another directory would have git in
+ * that worktree (one made outside, whose entry the command removed and
+ * made again, too) run a planted configuration, even while the command
+ * still runs.  1 (answered) or -errno.
+ */
+static int
+guard_commondir(struct guard_req *gr, const struct guard_path *gp,
+    int flags, mode_t mode)
+{
+	static const char	 text[] = "../..\n";
+	int			 fd;
+	ssize_t			 n;
+
+	guard_umask(gr);
+	if ((fd = openat(gp->parent, gp->name, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, mode)) == -1)
+		return -errno;
+	n = write(fd, text, sizeof(text) - 1);
+	if (close(fd) == -1 || n != (ssize_t)sizeof(text) - 1) {
+		(void)unlinkat(gp->parent, gp->name, 0);
+		return -EIO;
+	}
+	return guard_install(gr, AT_FDCWD, "/dev/null", (flags & (O_ACCMODE |
+	    O_APPEND | O_CLOEXEC)) | O_NOCTTY, 0, 1, NULL);
 }
 
 /* truncate(2) by name: checked like an open for writing. */
@@ -179,6 +264,7 @@ guard_truncate(struct guard_req *gr, uint64_t addr, off_t len)
 	close(fd);
 	if ((fd = w) == -1 || ftruncate(fd, len) == -1)
 		rc = -errno;
+	guard_readonly(gr, &gp, "truncate", rc);
 done:
 	if (fd != -1)
 		close(fd);
@@ -226,6 +312,7 @@ guard_link(struct guard_req *gr, const __u64 *a, int at)
 		    -errno : 0;
 	if (rc == 0)
 		guard_created(gr, &np, 0);
+	guard_readonly(gr, &np, "create", rc);
 done:
 	guard_path_clear(&np);
 	guard_path_clear(&op);

@@ -161,6 +161,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		pthread_mutex_unlock(&gr->g->mu);
 		if (rc == 0)
 			guard_created(gr, &np, 0);
+		guard_readonly(gr, &np, "create", rc);
 	} else if (nr == SCMP_SYS(mknod) || nr == SCMP_SYS(mknodat)) {
 		at = nr == SCMP_SYS(mknodat);
 		if ((rc = guard_at(gr, at ? (int)a[0] : AT_FDCWD,
@@ -173,6 +174,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		    ~(mode_t)GUARD_SETID, (dev_t)a[at + 2]) == -1 ? -errno : 0;
 		if (rc == 0)
 			guard_created(gr, &np, head);
+		guard_readonly(gr, &np, "create", rc);
 	} else if (nr == SCMP_SYS(symlink) || nr == SCMP_SYS(symlinkat)) {
 		at = nr == SCMP_SYS(symlinkat);
 		if ((rc = guard_read_str(gr, a[0], target,
@@ -186,6 +188,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		rc = symlinkat(target, np.parent, np.name) == -1 ? -errno : 0;
 		if (rc == 0)
 			guard_created(gr, &np, head);
+		guard_readonly(gr, &np, "create", rc);
 	} else if (nr == SCMP_SYS(rename) || nr == SCMP_SYS(renameat) ||
 	    nr == SCMP_SYS(renameat2)) {
 		unsigned int	flags = nr == SCMP_SYS(renameat2) ?
@@ -213,6 +216,7 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 			    (flags & RENAME_EXCHANGE) != 0);
 			guard_created(gr, &np, head);
 		}
+		guard_readonly(gr, &np, "replace", rc);
 	} else
 		rc = -ENOSYS;
 done:
@@ -359,6 +363,8 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 	/* The private TMPDIR is the run's own: new repositories may go there. */
 	if (stat(conf->tmpdir, &st) == 0)
 		guard_made_add(g, &st);
+	/* So may one at the project directory, when it has none. */
+	g->init_ok = guard_init_top(conf->plan, &g->init_top);
 	/* Without the index the guarded paths are scanned (slower). */
 	if (fs_plan_index(conf->plan) == -1)
 		log_warn("guard: index");

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 
 struct fs_plan;
+struct stat;
 
 /* guard.c */
 /* What the guard reads of the sandbox the reaper runs. */
@@ -40,6 +41,13 @@ struct guard_conf {
 int	 guard_start(const struct guard_conf *, int notify_fd);
 /* Whether dirfd looks like a git directory to git's discovery. */
 int	 guard_shape(int dirfd);
+/*
+ * Whether a git init may make a repository at the project directory of
+ * plan (it has no .git, is writable, is neither / nor holds the home
+ * directory); st: that directory.  The guard allows it; the parent
+ * looks at what is there at exit (run/gitinit.c).
+ */
+int	 guard_init_top(const struct fs_plan *, struct stat *st);
 
 /*
  * The records on report_fd, one a message (SOCK_SEQPACKET): a tag, then
@@ -53,6 +61,9 @@ int	 guard_shape(int dirfd);
 #define REPORT_REFUSED_MORE 'Y'	/* past GUARD_MAXREFUSED */
 #define REPORT_STATE	'S'	/* a git operation's state directory */
 #define REPORT_STATE_LOST 'L'	/* past GUARD_MAXSTATESENT */
+#define REPORT_LOOPBACK	'H'	/* address, port: a TCP connect to the
+				   sandbox's loopback that nothing there
+				   answered (once per port) */
 
 /* The guard's bounds on what it tells, which bound the reader too. */
 #define GUARD_MAXREPOS	256		/* repositories followed */

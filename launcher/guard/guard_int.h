@@ -113,6 +113,10 @@ struct guard {
 	size_t			 ntold;
 	struct guard_sock	*socks;		/* Unix sockets bound */
 	size_t			 nsocks;
+	/* Ports told the parent (REPORT_LOOPBACK), a bit each. */
+	uint8_t			 loopback_told[65536 / 8];
+	int			 init_ok;	/* a .git may be made at */
+	struct stat		 init_top;	/* the project directory */
 };
 
 struct guard_path {
@@ -219,6 +223,23 @@ int	 guard_head_before(struct guard_req *, const struct guard_path *);
 void	 guard_refuse(struct guard_req *, const char *path,
 	    const char *verb, const char *fmt, ...)
 	    __attribute__((format(printf, 4, 5)));
+void	 guard_readonly(struct guard_req *, const struct guard_path *,
+	    const char *verb, int rc);
+
+/* wtadd.c */
+/*
+ * Refuse the branch lock git branch takes for a git worktree add whose
+ * path cannot be made (outside the writable directories, or there and
+ * not empty): -EACCES (said), or 0.
+ */
+int	 guard_wtadd(struct guard_req *, const struct guard_path *);
+/*
+ * The PATH of "git [-C DIR] [-c K=V] worktree add [options] PATH", the
+ * -C directories appended to dir; NULL for any other command line, or
+ * one with what it does not read (an unknown option, --force).
+ */
+const char *guard_wtadd_path(char **argv, int argc, char *dir,
+	    size_t dirlen);
 int	 guard_glob_moved(struct guard_req *, const struct guard_path *,
 	    const struct guard_path *, const char *verb);
 int	 guard_check(struct guard_req *, const struct guard_path *,

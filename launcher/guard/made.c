@@ -9,7 +9,8 @@
  * repository the command makes during the run (git clone) stays usable.
  * "Made during the run" is known exactly: the guard performs every
  * mkdir, so it keeps the (device, inode) of each directory it made.  A
- * new ".git" may appear only in such a directory, and the parent is told
+ * new ".git" may appear only in such a directory, or at the project
+ * directory when it had none (guard_init_top), and the parent is told
  * about each one, to warn at exit.
  */
 #include <sys/stat.h>
@@ -165,6 +166,34 @@ guard_dotgit_in(const char *path)
 		p += 5;
 	}
 	return 0;
+}
+
+/*
+ * The project directory is where an agent's first "git init" goes.  A
+ * .git made there is allowed when there was none: the repository is
+ * checked at exit like any made during the run, and held aside when it
+ * has more than git init makes (run/gitinit.c), since the user's git,
+ * shell prompt and editor all run there.  Never at / or at a directory
+ * holding the home directory: a repository there would take over git in
+ * every directory below that has none of its own.
+ */
+int
+guard_init_top(const struct fs_plan *plan, struct stat *st)
+{
+	struct stat	dst;
+	int		fd, ok;
+
+	if (plan->project == NULL || strcmp(plan->project, "/") == 0 ||
+	    (plan->home != NULL && fs_under(plan->home, plan->project)) ||
+	    fs_root_of(plan, plan->project) == NULL)
+		return 0;
+	if ((fd = open(plan->project, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return 0;
+	ok = fstatat(fd, ".git", &dst, AT_SYMLINK_NOFOLLOW) == -1 &&
+	    errno == ENOENT && fstat(fd, st) == 0;
+	close(fd);
+	return ok;
 }
 
 /* A repository may have been made at dir: tell the parent, once. */

@@ -44,6 +44,9 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +85,8 @@ static int	guard_op_msg(struct guard_req *, int sockfd,
 		    const struct msghdr *, int flags, struct guard_op **);
 static int	guard_read_msghdr(struct guard_req *, uint64_t addr,
 		    struct msghdr *, struct iovec **);
+static int	guard_loopback_port(struct guard_op *, char *, size_t);
+static void	guard_loopback_refused(struct guard_op *, int rc);
 
 #define GUARD_SEND_MAX		(1U << 20)	/* bytes per send */
 #define GUARD_CONTROL_MAX	65536		/* ancillary data per send */
@@ -554,8 +559,85 @@ guard_connect(struct guard_req *gr, int sockfd, uint64_t addr, int len)
 	} else if (rc == -EAGAIN)
 		return guard_spawn(op);
 done:
+	guard_loopback_refused(op, rc);
 	guard_op_free(op);
 	return rc;
+}
+
+/*
+ * The port of a TCP connect to a loopback address (127.0.0.0/8, ::1,
+ * ::ffff:127.0.0.0/104), its address as text in buf; else 0.  The
+ * kernel took the address, so its family is the socket's; the type is
+ * asked last, for a loopback address only.
+ */
+static int
+guard_loopback_port(struct guard_op *op, char *buf, size_t len)
+{
+	const struct sockaddr_in	*sin = (const void *)&op->addr;
+	const struct sockaddr_in6	*sin6 = (const void *)&op->addr;
+	const uint8_t			*b = sin6->sin6_addr.s6_addr;
+	char				 a[INET6_ADDRSTRLEN];
+
+	if (op->alen >= sizeof(*sin) && sin->sin_family == AF_INET &&
+	    (ntohl(sin->sin_addr.s_addr) >> 24) == 127) {
+		if (inet_ntop(AF_INET, &sin->sin_addr, buf, len) == NULL ||
+		    !guard_op_stream(op))
+			return 0;
+		return ntohs(sin->sin_port);
+	}
+	if (op->alen < sizeof(*sin6) || sin6->sin6_family != AF_INET6)
+		return 0;
+	if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr) && b[12] == 127) {
+		if (inet_ntop(AF_INET, b + 12, buf, len) == NULL)
+			return 0;
+	} else if (IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr)) {
+		if (inet_ntop(AF_INET6, b, a, sizeof(a)) == NULL ||
+		    (size_t)snprintf(buf, len, "[%s]", a) >= len)
+			return 0;
+	} else
+		return 0;
+	return guard_op_stream(op) ? ntohs(sin6->sin6_port) : 0;
+}
+
+/*
+ * A TCP connect to the sandbox's loopback that nothing there answered.
+ * The command most likely meant a server on the host (a dev server on
+ * 127.0.0.1:PORT), which the sandbox's own loopback is not: the parent
+ * is told once per port, and its summary names host.pisbx.internal.
+ * A non-blocking connect says EINPROGRESS, but on loopback the refusal
+ * is in by then: a socket closed again (TCP_INFO, which, unlike
+ * SO_ERROR, leaves the error for the command to read).  Only a hint:
+ * the call's result is the kernel's, unchanged.
+ */
+static void
+guard_loopback_refused(struct guard_op *op, int rc)
+{
+	struct guard	*g = op->g;
+	struct tcp_info	 ti;
+	struct pollfd	 pfd;
+	socklen_t	 sl = sizeof(ti);
+	char		 addr[INET6_ADDRSTRLEN + 2], port[8];
+	int		 p;
+
+	if ((rc != -ECONNREFUSED && rc != -EINPROGRESS) ||
+	    (p = guard_loopback_port(op, addr, sizeof(addr))) == 0)
+		return;
+	if (rc == -EINPROGRESS) {
+		pfd.fd = op->sock;
+		pfd.events = POLLOUT;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLERR) ||
+		    getsockopt(op->sock, IPPROTO_TCP, TCP_INFO, &ti,
+		    &sl) == -1 || ti.tcpi_state != TCP_CLOSE)
+			return;
+	}
+	snprintf(port, sizeof(port), "%d", p);
+	pthread_mutex_lock(&g->mu);
+	if (!(g->loopback_told[p / 8] & (1U << (p % 8)))) {
+		g->loopback_told[p / 8] |= (uint8_t)(1U << (p % 8));
+		guard_send(g, REPORT_LOOPBACK, addr, port, NULL);
+	}
+	pthread_mutex_unlock(&g->mu);
 }
 
 /*

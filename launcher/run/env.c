@@ -203,6 +203,8 @@ env_build(char **in, const struct env_inputs *ei)
 			if ((ei->caches & (1U << env_caches[j].which)) &&
 			    env_named(in[i], env_caches[j].name))
 				skip = 1;
+		if (ei->tmux_private && env_named(in[i], "TMUX_TMPDIR"))
+			skip = 1;
 		/* pisbx-sh -l: its file (rundir_login) hands it back. */
 		if (ei->bash_env != NULL && env_named(in[i], "BASH_ENV"))
 			skip = 1;
@@ -248,6 +250,15 @@ env_build(char **in, const struct env_inputs *ei)
 	rc |= env_add(&v, &n, "TMPDIR=%s", ei->tmpdir);
 	rc |= env_add(&v, &n, "TMP=%s", ei->tmpdir);
 	rc |= env_add(&v, &n, "TEMP=%s", ei->tmpdir);
+	/*
+	 * tmux makes its server's socket in $TMUX_TMPDIR/tmux-UID, else in
+	 * /tmp, which is read-only here: with no host socket reachable, a
+	 * tmux started inside gets a server of its own in the run's TMPDIR
+	 * (gone with the run).  A config that lets commands reach host
+	 * sockets keeps the caller's value, for the host's server.
+	 */
+	if (ei->tmux_private)
+		rc |= env_add(&v, &n, "TMUX_TMPDIR=%s", ei->tmpdir);
 	rc |= env_add(&v, &n, "PISBX_DEPTH=%d", ei->depth + 1);
 	if (rc != 0) {
 		env_free(v);

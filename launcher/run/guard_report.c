@@ -8,7 +8,9 @@
  * event loop, until EOF) and, after the run, replays them: renames
  * rewrite the paths before them, refusals go to the run's summary, and
  * every repository or operation state that still exists and would have
- * git run more than a fresh clone does is named in a warning (git/).
+ * git run more than a fresh clone does is named in a warning (git/);
+ * the TCP connects to the sandbox's loopback that nothing answered go to
+ * the summary while the config is still there (guard_report_loopback).
  * The channel is the guard's alone; each record is still checked whole
  * before it is kept.
  */
@@ -38,6 +40,7 @@ struct guard_report {
 	int	 lost;		/* records past the bound were dropped */
 };
 
+static int	guard_report_nfields(char);
 static int	guard_report_valid(const char *, size_t);
 static int	guard_report_sockverb(const char *);
 static void	guard_report_states(char **, size_t, int lost);
@@ -46,6 +49,28 @@ struct guard_report *
 guard_report_new(void)
 {
 	return calloc(1, sizeof(struct guard_report));
+}
+
+/* How many fields a record of the tag has (guard/guard.h), or -1. */
+static int
+guard_report_nfields(char tag)
+{
+	switch (tag) {
+	case REPORT_FULL:
+	case REPORT_REFUSED_MORE:
+	case REPORT_STATE_LOST:
+		return 0;
+	case REPORT_REPO:
+	case REPORT_STATE:
+		return 1;
+	case REPORT_MOVED:
+	case REPORT_LOOPBACK:
+		return 2;
+	case REPORT_REFUSED:
+		return 3;
+	default:
+		return -1;
+	}
 }
 
 /*
@@ -59,38 +84,20 @@ guard_report_valid(const char *m, size_t len)
 	const char	*p = m + 1, *end = m + len, *z;
 	int		 want, i;
 
-	if (len == 0)
+	if (len == 0 || (want = guard_report_nfields(m[0])) == -1)
 		return 0;
-	switch (m[0]) {
-	case REPORT_FULL:
-	case REPORT_REFUSED_MORE:
-	case REPORT_STATE_LOST:
-		want = 0;
-		break;
-	case REPORT_REPO:
-	case REPORT_STATE:
-		want = 1;
-		break;
-	case REPORT_MOVED:
-		want = 2;
-		break;
-	case REPORT_REFUSED:
-		want = 3;
-		break;
-	default:
-		return 0;
-	}
 	for (i = 0; i < want; i++) {
 		if ((z = memchr(p, '\0', (size_t)(end - p))) == NULL)
 			return 0;
 		/*
 		 * Every path is absolute: a refusal's second field, unless
 		 * a socket call's refusal names an address or a socket
-		 * (guard/nons.c: "connect to 127.0.0.1:22").
+		 * (guard/nons.c: "connect to 127.0.0.1:22").  A loopback
+		 * record holds an address and a port, no path.
 		 */
-		if ((m[0] != REPORT_REFUSED || i == 1) && p[0] != '/' &&
-		    !(m[0] == REPORT_REFUSED && i == 1 && p[0] != '\0' &&
-		    guard_report_sockverb(m + 1)))
+		if (m[0] != REPORT_LOOPBACK && (m[0] != REPORT_REFUSED ||
+		    i == 1) && p[0] != '/' && !(m[0] == REPORT_REFUSED &&
+		    i == 1 && p[0] != '\0' && guard_report_sockverb(m + 1)))
 			return 0;
 		p = z + 1;
 	}
@@ -226,6 +233,8 @@ guard_report_warn(struct guard_report *r, struct summary *sum)
 				summary_file(sum, a, b, c);
 			continue;
 		}
+		if (tag == REPORT_LOOPBACK)
+			continue;	/* guard_report_loopback's */
 		al = strlen(a);
 		for (i = 0; i < n; i++) {
 			if (strncmp(repos[i], a, al) != 0 || (repos[i][al] !=
@@ -334,6 +343,42 @@ guard_report_states(char **states, size_t n, int lost)
 		    "\"git status\" in each repository it could write, and at "
 		    "the todo list of any operation in progress, before you "
 		    "continue one outside the sandbox");
+}
+
+/*
+ * Walk the kept records for the loopback ones (an address, a port) and
+ * hand each to the summary with what conf says of the port.
+ */
+void
+guard_report_loopback(const struct guard_report *r, struct summary *sum,
+    const struct config *conf)
+{
+	const char	*p = r->buf, *end = r->buf + r->len, *a, *b, *z;
+	char		*e;
+	unsigned long	 port;
+	int		 i, n;
+
+	while (p < end) {
+		char tag = *p++;
+
+		/* Every kept record was checked whole (guard_report_valid). */
+		if ((n = guard_report_nfields(tag)) == -1)
+			return;
+		a = b = p;
+		for (i = 0; i < n; i++) {
+			if ((z = memchr(p, '\0', (size_t)(end - p))) == NULL)
+				return;
+			if (i == 1)
+				b = p;
+			p = z + 1;
+		}
+		if (tag != REPORT_LOOPBACK)
+			continue;
+		port = strtoul(b, &e, 10);
+		if (*e != '\0' || port == 0 || port > 65535)
+			continue;
+		summary_loopback(sum, a, (unsigned int)port, conf);
+	}
 }
 
 void

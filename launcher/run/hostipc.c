@@ -251,11 +251,14 @@ hostipc_hint(const struct config *conf, char *const argv[],
 	    NULL) {
 		policy_hint_file(conf, file, sizeof(file));
 		fprintf(stderr, "pisbx: %s works through its server's Unix "
-		    "socket on the host, which the sandbox refuses; to run it "
-		    "on the host after a review, set \"hostIPC\": {\"mode\": "
-		    "\"ask\", \"preflightCommandPrefixes\": [\"%s\"], "
-		    "\"retryOnUnixSocketError\": true} and a reviewer in %s "
-		    "(pisbx-run(1), HOST-IPC)\n", p, p, file);
+		    "socket on the host, which the sandbox refuses%s; to run "
+		    "it on the host after a review, set \"hostIPC\": "
+		    "{\"mode\": \"ask\", \"preflightCommandPrefixes\": "
+		    "[\"%s\"], \"retryOnUnixSocketError\": true} and a "
+		    "reviewer in %s (pisbx-run(1), HOST-IPC)\n", p,
+		    strcmp(p, "tmux") == 0 ? " (a tmux started inside runs "
+		    "a server of its own, in $TMUX_TMPDIR, which is the run's "
+		    "TMPDIR, and ends with the run)" : "", p, file);
 	}
 	free(text);
 }

@@ -75,6 +75,7 @@ struct run_state {
 	int			 supervised;
 	struct hostipc_tee	*tee;
 	long long		 timeout_ms, started_ms;
+	struct gitinit		 gitinit;	/* a git init at the project */
 };
 
 /* Where a step of run_command leaves the run. */
@@ -698,6 +699,10 @@ run_prepare(struct run_state *rs)
 	ein.depth = rs->depth;
 	ein.bash_env = rs->login_rc;
 	ein.java_quiet = rs->sb.plan.njava > 0;
+	/* A host tmux reachable, or run there by host-IPC: the caller's. */
+	ein.tmux_private = !rs->conf->allow_all_unix_sockets &&
+	    rs->conf->allow_unix_sockets.n == 0 &&
+	    rs->conf->hostipc_mode != HOSTIPC_ASK;
 	if ((rs->git_proxy = rundir_git_proxy(&rs->sb, rs->exe)) == NULL) {
 		log_warn("cannot create %s/git-proxy", rs->sb.rundir);
 		return RUN_FAIL;
@@ -804,6 +809,7 @@ run_start(struct run_state *rs)
 	}
 	rs->sb.report_fd = rs->report_sock[1];
 	rs->started_ms = hostipc_clock_ms();
+	gitinit_start(&rs->sb.plan, &rs->gitinit);
 	timing_mark(rs->sb.times, TIMING_POLICY);
 	ch = sandbox_start(&rs->sb, &rs->run);
 	close(rs->report_sock[1]);
@@ -885,6 +891,12 @@ run_serve(struct run_state *rs)
 	if (!rs->done)
 		event_base_dispatch(rs->base);
 	timing_mark(rs->sb.times, TIMING_REAPED);
+	/*
+	 * The sandbox is gone: read the project's new repository now, before
+	 * host-IPC may run the command again on the host, whose own git init
+	 * is the user's.
+	 */
+	gitinit_finish(&rs->gitinit);
 	/* The config in force: a --control-fd line may have replaced it. */
 	rs->hconf = proxy_config(rs->proxy);
 	if (rs->tee != NULL) {
@@ -916,6 +928,16 @@ run_finish(struct run_state *rs)
 	jobs_free(rs->jobs);
 	rs->jobs = NULL;
 	hostipc_tee_free(rs->tee);
+	/*
+	 * The guard's loopback records need the config, which goes with
+	 * the proxy: read them first (the command is gone, so they are all
+	 * there, and the other records stay for guard_report_warn).
+	 */
+	if (rs->report != NULL && rs->report_sock[0] != -1) {
+		(void)guard_report_read(rs->report, rs->report_sock[0]);
+		guard_report_loopback(rs->report, rs->sum, rs->proxy != NULL ?
+		    rs->hconf : rs->conf);
+	}
 	control_free(rs->control);
 	explain_free(rs->explain);
 	/* Stop the proxy: close records written, the access log flushed. */
@@ -940,6 +962,8 @@ run_finish(struct run_state *rs)
 	if (rs->sfd != -1)
 		close(rs->sfd);
 	rundir_remove(rs->sb.rundir);
+	/* When the run failed before run_serve read it (else a no-op). */
+	gitinit_finish(&rs->gitinit);
 	/* After the private TMPDIR went: repositories there are gone too. */
 	if (rs->report_sock[0] != -1) {
 		/* Every writer went with the sandbox: the rest is there. */
@@ -959,7 +983,8 @@ run_finish(struct run_state *rs)
 	 * command's output.
 	 */
 	if (rs->sum != NULL && !o->quiet)
-		summary_print(rs->sum, stderr, rs->report_path, rs->status);
+		summary_print(rs->sum, stderr, rs->report_path, rs->status,
+		    o->agent);
 	if (rs->sum != NULL && rs->report_fd != -1)
 		run_report_write(rs->sum, rs->report_fd, rs->report_path);
 	if (rs->report_fd != -1)

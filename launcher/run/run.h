@@ -5,14 +5,16 @@
  * before the sandbox starts and after it ended, the per-run directory
  * (rundir.c), the command's environment (env.c), the command as a job
  * of the caller's terminal (jobs.c), the reader of the guard's records
- * (guard_report.c), the summary of what was refused (summary.c), policy
- * updates while the command runs (control.c) and the run's socket
+ * (guard_report.c), the repository a git init made at the project
+ * directory (gitinit.c), the summary of what was refused (summary.c),
+ * policy updates while the command runs (control.c) and the run's socket
  * (explain.c).  None of it runs inside the sandbox.
  */
 #ifndef PISBX_LAUNCHER_RUN_H
 #define PISBX_LAUNCHER_RUN_H
 
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <stddef.h>
 #include <stdio.h>
@@ -91,6 +93,7 @@ struct supervise {
 	char		*capability;	/* ..._CAPABILITY */
 	char		 worker_id[REVIEW_ID_LEN + 1];
 	char		*cwd;
+	char		*policy_file;	/* the registration's policyFile */
 	int		 timeout_ms;
 	int		 registered;
 };
@@ -303,6 +306,13 @@ void	 summary_net(struct summary *, enum summary_kind, const char *host,
 /* A refused creation or write: verb ("create"), path, who reads it. */
 void	 summary_file(struct summary *, const char *verb, const char *path,
 	    const char *why);
+/*
+ * A TCP connect to the sandbox's own loopback (addr, "127.0.0.1" or
+ * "[::1]") that nothing there answered: an item that names
+ * host.pisbx.internal:port and what conf says of it.
+ */
+void	 summary_loopback(struct summary *, const char *addr,
+	    unsigned int port, const struct config *conf);
 /* Some refusals were not reported (the guard's bound). */
 void	 summary_more(struct summary *);
 /* Distinct refusals and failures (those past the bound too). */
@@ -311,10 +321,12 @@ size_t	 summary_count(const struct summary *);
  * The stderr summary, deduplicated and capped, every line masked for
  * the terminal; nothing when nothing was refused or failed.  report: the
  * --report file to point at, or NULL; status: the command's exit status
- * (0 says that what was refused did not fail it).
+ * (0 says that what was refused did not fail it); agent: pisbx-sh's
+ * reader is a model, which has no --quiet or --report to pass.  The
+ * lines are signed with the program's name (log_getname).
  */
 void	 summary_print(const struct summary *, FILE *, const char *report,
-	    int status);
+	    int status, int agent);
 /* Every item as a JSON array, one object per line.  0 or -1. */
 int	 summary_json(const struct summary *, FILE *);
 
@@ -330,6 +342,8 @@ struct env_inputs {
 	const char	*bash_env;	/* BASH_ENV over the caller's, or NULL */
 	int		 java_quiet;	/* JDKs have the proxy in net.properties:
 					 * no JAVA_TOOL_OPTIONS of ours */
+	/* TMUX_TMPDIR is TMPDIR: no host socket reachable, no host-IPC. */
+	int		 tmux_private;
 };
 /*
  * The command's environment: the caller's minus capabilities, plus the
@@ -382,6 +396,29 @@ struct summary;
 struct guard_report *guard_report_new(void);
 int	 guard_report_read(struct guard_report *, int fd);
 void	 guard_report_warn(struct guard_report *, struct summary *);
+/*
+ * Hand the guard's loopback records (REPORT_LOOPBACK) to the summary,
+ * with what conf says of host.pisbx.internal on each port; while the
+ * config is still there (the proxy's).
+ */
+void	 guard_report_loopback(const struct guard_report *,
+	    struct summary *, const struct config *);
 void	 guard_report_free(struct guard_report *);
+
+/* gitinit.c */
+/* Whether a git init may make the project directory a repository. */
+struct fs_plan;
+struct gitinit {
+	int		 ok;	/* the guard allows a .git there */
+	const char	*path;	/* the project directory (the plan's) */
+	struct stat	 top;	/* that directory when the run started */
+};
+void	 gitinit_start(const struct fs_plan *, struct gitinit *);
+/*
+ * Once the sandbox is gone: a repository made there that git would run
+ * more of than git init makes is moved aside (.git.pisbx-held-XXXXXX),
+ * said.  Once: a second call does nothing.
+ */
+void	 gitinit_finish(struct gitinit *);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "common/log.h"
 #include "common/text.h"
 #include "approval/supclient.h"
 #include "proxy/proxy.h"
@@ -56,7 +57,7 @@ static char	*summary_dup(const char *);
 static void	 summary_line(FILE *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static void	 summary_print_part(const struct summary *, FILE *,
-		    const char *, int, size_t);
+		    const char *, int, size_t, int);
 static size_t	 summary_dropped(const struct summary *);
 static int	 summary_has(const struct summary *, int);
 
@@ -183,6 +184,43 @@ summary_net(struct summary *s, enum summary_kind kind, const char *host,
 }
 
 void
+summary_loopback(struct summary *s, const char *addr, unsigned int port,
+    const struct config *conf)
+{
+	const struct pattern	*m = NULL;
+	struct host		 h;
+	const char		*errstr;
+	char			 detail[512], hint[2048], file[1024];
+	char			 reason[600];
+	enum verdict		 v = VERDICT_DENY;
+
+	snprintf(detail, sizeof(detail), "nothing listens on port %u inside "
+	    "the sandbox, whose loopback is its own; a server on this "
+	    "machine is %s:%u inside", port, HOST_LOOPBACK_NAME, port);
+	hint[0] = '\0';
+	if (conf != NULL && host_canon(HOST_LOOPBACK_NAME,
+	    strlen(HOST_LOOPBACK_NAME), &h, &errstr) == 0) {
+		v = policy_eval(conf->policy, &h, (uint16_t)port, &m);
+		if (v == VERDICT_ALLOW && conf->policy_from == NULL) {
+			policy_hint_file(conf, file, sizeof(file));
+			snprintf(hint, sizeof(hint), "%s:%u is allowed in %s: "
+			    "use that name", HOST_LOOPBACK_NAME, port, file);
+		} else if (v == VERDICT_ALLOW)
+			snprintf(hint, sizeof(hint), "%s:%u is allowed: use "
+			    "that name", HOST_LOOPBACK_NAME, port);
+		else {
+			snprintf(reason, sizeof(reason), "%s%s", m != NULL ?
+			    "deny-list:" : "host-loopback", m != NULL ?
+			    m->text : "");
+			(void)policy_hint(conf, &h, (uint16_t)port, reason,
+			    hint, sizeof(hint));
+		}
+	}
+	summary_net(s, SUMMARY_UNREACH, addr, port, "tcp", "sandbox-loopback",
+	    detail, hint[0] != '\0' ? hint : NULL);
+}
+
+void
 summary_file(struct summary *s, const char *verb, const char *path,
     const char *why)
 {
@@ -236,7 +274,7 @@ summary_line(FILE *f, const char *fmt, ...)
  */
 static void
 summary_print_part(const struct summary *s, FILE *f, const char *report,
-    int unreach, size_t shown)
+    int unreach, size_t shown, int agent)
 {
 	const struct summary_item	*it;
 	char				 count[32];
@@ -274,7 +312,8 @@ summary_print_part(const struct summary *s, FILE *f, const char *report,
 	    s->dropped[SUMMARY_FILE] + (size_t)s->more;
 	if (n > shown || more > 0)
 		summary_line(f, "  ... and more%s%s", report != NULL ?
-		    "; all of them in " : " (--report FILE lists them all)",
+		    "; all of them in " : agent ? "" :
+		    " (--report FILE lists them all)",
 		    report != NULL ? report : "");
 }
 
@@ -293,37 +332,41 @@ summary_has(const struct summary *s, int unreach)
 
 void
 summary_print(const struct summary *s, FILE *f, const char *report,
-    int status)
+    int status, int agent)
 {
-	int	 refused = summary_has(s, 0);
+	const char	*me = log_getname();
+	const char	*quiet = agent ? "" : "; --quiet hides this";
+	int		 refused = summary_has(s, 0);
 
 	if (s->lost > 0)
-		summary_line(f, "pisbx-run: the supervisor was restarted "
+		summary_line(f, "%s: the supervisor was restarted "
 		    "during this run and no longer knew it: %zu review(s) "
 		    "failed (review:error, not a policy decision; ask again)%s",
-		    s->lost, s->relost == s->lost ? "; registering again "
+		    me, s->lost, s->relost == s->lost ? "; registering again "
 		    "failed" : s->relost > 0 ? "; pisbx-run registered again "
 		    "(once it could)" : "; pisbx-run registered again, later "
 		    "reviews went to it");
 	/*
 	 * A command that exited 0 made do without what was refused (npm's
 	 * audit and update check): say so first, so neither the person nor
-	 * the agent's model goes fixing what did not fail.
+	 * the agent's model goes fixing what did not fail.  A model reads
+	 * pisbx-sh's lines: it is told of no option it cannot pass.
 	 */
 	if (refused) {
 		if (status == 0)
-			summary_line(f, "pisbx-run: the command exited 0; "
-			    "refused on the way (allow these only if something "
-			    "is missing; --quiet hides this):");
+			summary_line(f, "%s: the command exited 0; refused on "
+			    "the way (allow these only if something is "
+			    "missing%s):", me, quiet);
 		else
-			summary_line(f, "pisbx-run: refused during this run "
-			    "(--quiet hides this):");
-		summary_print_part(s, f, report, 0, SUMMARY_SHOWN);
+			summary_line(f, "%s: refused during this run%s:", me,
+			    agent ? "" : " (--quiet hides this)");
+		summary_print_part(s, f, report, 0, SUMMARY_SHOWN, agent);
 	}
 	if (summary_has(s, 1)) {
-		summary_line(f, "pisbx-run: allowed, but could not be "
-		    "reached%s:", refused ? "" : " (--quiet hides this)");
-		summary_print_part(s, f, report, 1, SUMMARY_UNREACH_SHOWN);
+		summary_line(f, "%s: allowed, but could not be reached%s:", me,
+		    refused || agent ? "" : " (--quiet hides this)");
+		summary_print_part(s, f, report, 1, SUMMARY_UNREACH_SHOWN,
+		    agent);
 	}
 }
 

@@ -230,8 +230,11 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	free(s->policy_file);
+	s->policy_file = NULL;
 	if (supclient_register(s->socket, s->capability, s->worker_id,
-	    s->cwd, s->timeout_ms, &pol, &fallback, err, errlen) == -1)
+	    s->cwd, s->timeout_ms, &pol, &s->policy_file, &fallback, err,
+	    errlen) == -1)
 		return -1;
 	s->registered = 1;
 	if (fallback)
@@ -247,7 +250,8 @@ supervise_register(struct supervise *s, struct config *conf, const char *cwd,
 /*
  * The supervisor's policy (pol, taken) as the whole network policy of
  * conf, its socket the only reviewer, and the Unix sockets checked
- * against it.  0, or -1 with err set.
+ * against it; refusals name the file it is written in when the
+ * supervisor said at registration (policyFile).  0, or -1 with err set.
  */
 static int
 supervise_apply(struct supervise *s, struct config *conf, struct policy *pol,
@@ -255,7 +259,11 @@ supervise_apply(struct supervise *s, struct config *conf, struct policy *pol,
 {
 	char	*path;
 
-	if ((path = strdup(s->socket)) == NULL) {
+	free(conf->policy_file);
+	conf->policy_file = NULL;
+	if ((path = strdup(s->socket)) == NULL || (s->policy_file != NULL &&
+	    (conf->policy_file = strdup(s->policy_file)) == NULL)) {
+		free(path);
 		policy_free(pol);
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -435,7 +443,8 @@ supervise_clear(struct supervise *s)
 	free(s->socket);
 	secret_free(s->capability);
 	free(s->cwd);
-	s->socket = s->capability = s->cwd = NULL;
+	free(s->policy_file);
+	s->socket = s->capability = s->cwd = s->policy_file = NULL;
 	s->registered = 0;
 }
 

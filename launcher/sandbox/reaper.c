@@ -244,8 +244,8 @@ reaper_exec(void *arg)
 	}
 	if ((rc->nfd = seccomp_apply(sb)) == -1) {
 		err = errno;
-		snprintf(msg, sizeof(msg), "pisbx-run: cannot build the "
-		    "sandbox: seccomp: %s\n", strerror(err));
+		snprintf(msg, sizeof(msg), "%s: cannot build the sandbox: "
+		    "seccomp: %s\n", log_getname(), strerror(err));
 		(void)!write(STDERR_FILENO, msg, strlen(msg));
 		_exit(EXIT_SETUP);
 	}
@@ -257,8 +257,8 @@ reaper_exec(void *arg)
 	sigprocmask(SIG_SETMASK, &sb->sigmask, NULL);
 	execvpe(sb->argv[0], sb->argv, sb->envp);
 	err = errno;
-	snprintf(msg, sizeof(msg), "pisbx-run: %s: %s\n", sb->argv[0],
-	    strerror(err));
+	snprintf(msg, sizeof(msg), "%s: %s: %s\n", log_getname(),
+	    sb->argv[0], strerror(err));
 	(void)!write(STDERR_FILENO, msg, strlen(msg));
 	_exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
 }

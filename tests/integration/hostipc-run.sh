@@ -351,7 +351,7 @@ allowed"
 	TMUX_TMPDIR=$T/tmuxdir run "$T/plain.json" -c 'tmux -L pisbx-test ls' \
 	    >/dev/null 2>"$T/x2.err"
 	check "without hostIPC, a failed tmux names the setting" grep -qF \
-	    'pisbx: tmux works through its server'"'"'s Unix socket on the host, which the sandbox refuses; to run it on the host after a review, set "hostIPC": {"mode": "ask", "preflightCommandPrefixes": ["tmux"], "retryOnUnixSocketError": true} and a reviewer in '"$T/plain.json" "$T/x2.err"
+	    'pisbx: tmux works through its server'"'"'s Unix socket on the host, which the sandbox refuses (a tmux started inside runs a server of its own, in $TMUX_TMPDIR, which is the run'"'"'s TMPDIR, and ends with the run); to run it on the host after a review, set "hostIPC": {"mode": "ask", "preflightCommandPrefixes": ["tmux"], "retryOnUnixSocketError": true} and a reviewer in '"$T/plain.json" "$T/x2.err"
 	TMUX_TMPDIR=$T/tmuxdir run "$T/plain.json" -c 'echo tmux' \
 	    >/dev/null 2>"$T/x3.err"
 	check "not after a success" sh -c "! grep -q 'pisbx: tmux' '$T/x3.err'"
@@ -409,4 +409,24 @@ check "supervisor: the supervisor's reason" grep -q \
 check "supervisor: unregistered after a denied preflight" \
     [ "$(rec_count unregister)" -eq 1 ]
 stop_tsup
+
+# A retry after a git init at the project directory: the sandbox's
+# repository, with a core.fsmonitor, is moved aside as soon as the
+# sandbox ends; the host run's own git init and setting (approved) are
+# the user's and stay.
+if command -v git >/dev/null 2>&1; then
+	WS=$T/ws-git
+	mkdir -p "$WS"
+	run "$T/c.json" -c "git init -q && git config core.fsmonitor true &&
+	    /usr/bin/python3 '$T/bin/hostcat' '$T/host.sock' allowed" \
+	    >"$T/g.out" 2>"$T/g.err"
+	eq "git init, retried on the host: the host run's status" $? 0
+	check "... the sandbox's repository was moved aside, and said" grep -q \
+	    "made a git repository at the project directory" "$T/g.err"
+	eq "... one repository held" \
+	    "$(ls -d "$WS"/.git.pisbx-held-* 2>/dev/null | wc -l | tr -d ' ')" 1
+	check "... the host run's own repository stays" test -d "$WS/.git"
+	eq "... with the setting the host run made" \
+	    "$(git -C "$WS" config core.fsmonitor)" true
+fi
 done_testing

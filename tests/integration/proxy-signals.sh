@@ -1,5 +1,6 @@
 #!/bin/sh
-# SIGHUP in standalone mode: a good new config replaces the policy, a bad
+# SIGHUP in standalone mode: a good new config replaces the policy (and
+# says so in one line, without -v), a bad
 # one keeps the old policy and says why, the access log is reopened after
 # a rename (logrotate); SIGTERM closes open tunnels with close records and
 # exits 0; --log-format text writes lines for people.
@@ -35,6 +36,9 @@ else
 	not_ok "after a good reload: b.test still $STATUS"
 fi
 px_connect "a.test:$E"; eq "after a good reload: a.test denied" "$STATUS" 403
+# Without -v, a reload that took is still said, once.
+eq "a good reload is said in one line on stderr (no -v)" \
+    "$(grep -c "^pisbx-proxy: configuration reloaded from $T/conf.json: [0-9]* open connections\{0,1\} decided again, [0-9]* closed\$" "$PX_ERR")" 1
 
 # A bad new config: the old policy stays, stderr says why.
 echo '{"network": {"allowedDomains": ["a.test"]}, "bogusKey": 1}' >"$T/conf.json"

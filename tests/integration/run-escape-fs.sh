@@ -89,9 +89,29 @@ exit $fails
 EOF
 chmod 644 "$T/mandatory.sh"
 MANDATORY=$MANDATORY sbx -- /bin/sh "$T/mandatory.sh" >"$T/out" 2>&1
-eq "no mandatory name could be created" "$(grep -E '^(CREATED|RENAMED|LINKED|MOVED)' "$T/out" | tr '\n' ' ')" ""
+# The workspace has no repository: a .git at the project directory is the
+# command's new one (git init), read at exit and moved aside when it holds
+# more than git init makes -- as these files make it.
+eq "no mandatory name could be created" "$(grep -E '^(CREATED|RENAMED|LINKED|MOVED)' "$T/out" | grep -v ' \.git/' | tr '\n' ' ')" ""
 contains "refusals are explained" "$(cat "$T/out")" "protected path"
+check "the project's new .git with those names is not left as .git" \
+    test ! -e "$WS/.git"
+contains "... it was moved aside, and said" "$(cat "$T/out")" \
+    "made a git repository at the project directory $WS with more than git init makes"
+rm -rf "$WS"/.git.pisbx-held-*
 ws_same "workspace unchanged after the mandatory-name attempts"
+# At the top of another writable root, git's names stay refused.
+mkdir -p "$T/other"
+chmod 777 "$T/other"
+run_config --fs "{\"allowWrite\": [\".\", \"$T/other\"]}"
+(cd "$T/other" && find . | sort) >"$T/other.before"
+sbx -- /bin/sh -c "cd '$T/other' && MANDATORY='.git/hooks .git/config
+    .git/commondir .git/config.worktree .bashrc' /bin/sh '$T/mandatory.sh'" \
+    >"$T/out" 2>&1
+eq "another writable root: no .git name could be created" "$(grep -E '^(CREATED|RENAMED|LINKED|MOVED)' "$T/out" | tr '\n' ' ')" ""
+check "another writable root: unchanged" \
+    sh -c "cd '$T/other' && find . | sort | cmp -s - '$T/other.before'"
+run_config
 
 # 4. Existing protected files stay as they are.
 mkdir -p "$WS/.git/hooks" "$WS/.vscode"

@@ -4,7 +4,7 @@
 # that exist when the run starts: .git/commondir pointing at a copy with
 # core.fsmonitor, .git renamed away and replaced by a file, swapped in by
 # RENAME_EXCHANGE, config.worktree, worktrees/*/ and modules/**/ config
-# and hooks, a nested repository at depth (config written, truncated,
+# and hooks (a new worktree entry's commondir is git's own "../.."), a nested repository at depth (config written, truncated,
 # hard-linked, reopened through /proc/self/fd), a submodule's .git file,
 # a bare repository, core.hooksPath, a new .git in an existing
 # directory.  Afterwards git runs on the host in each repository and
@@ -71,7 +71,8 @@ if libc.renameat2(-100, b'$W/evil', -100, b'$W/.git', 2) != 0:
 # config.worktree, worktrees/*/, modules/**/ of the top repository.
 try sh -c "echo '[core] fsmonitor = x' >'$W/.git/config.worktree'"
 try mkdir -p "$W/.git/worktrees/w/hooks"
-try sh -c "echo ../.. >'$W/.git/worktrees/w/commondir'"
+# A new entry's commondir is git's "../..", whatever the command writes.
+sh -c "echo '$W/evil' >'$W/.git/worktrees/w/commondir'" >/dev/null 2>&1
 plant "$W/.git/modules/mod/config"
 hook "$W/.git/modules/mod/hooks/post-checkout"
 try mkdir -p "$W/.git/modules/new/hooks"
@@ -108,6 +109,9 @@ check "configs, .git files and hooks unchanged" cmp -s "$T/before" "$T/after"
 check "no hook planted" test ! -e "$WS/lib/deep/nested/.git/hooks/pre-commit" \
     -a ! -e "$WS/store.git/hooks/post-update" \
     -a ! -e "$WS/hooked/githooks/pre-commit"
+check "a worktree entry's commondir, if made, names its own repository" \
+    sh -c "test ! -e '$WS/.git/worktrees/w/commondir' ||
+    test \"\$(cat '$WS/.git/worktrees/w/commondir')\" = ../.."
 check "no new .git in an existing directory" \
     test ! -e "$WS/lib/.git" -a ! -e "$WS/lib/deep/.git"
 contains "refusals explained" "$(cat "$T/err")" \

@@ -1,7 +1,8 @@
 #!/bin/sh
 # pisbx-supervisor --tty: reviews answered by the person at the
 # supervisor's terminal (played by pty-answer.py): y allows, n denies, a
-# host-IPC question carries the outside-the-sandbox warning, and two
+# network question shows the request's warning as a note line above the
+# answer, a host-IPC question carries the outside-the-sandbox warning, and two
 # reviews at once are asked one after the other, never interleaved.
 . "$PISBX_TOP/tests/lib/common.sh"
 . "$PISBX_TOP/tests/lib/super.sh"
@@ -23,7 +24,7 @@ req() {
 	    "{\"version\":1,\"capability\":\"$CAP\",\"id\":\"\$1\",\"type\":\"\$2\",\"workerId\":\"w1\",\"cwd\":\"/work/p\",\$3}"
 }
 req r0 register '"x":0' >"$T/r0"
-req r1 network '"hostname":"yes.example","port":443,"protocol":"connect"' >"$T/r1"
+req r1 network '"hostname":"yes.example","port":443,"protocol":"connect","warning":"yes.example is 10.0.0.1 (rfc1918) in /etc/hosts: refused even when allowed here"' >"$T/r1"
 req r2 host-ipc '"operation":"execute-host","command":"tmux ls","rule":"preflight-prefix:tmux"' >"$T/r2"
 req r3 network '"hostname":"one.example","port":443,"protocol":"http"' >"$T/r3" &
 P3=\$!
@@ -48,6 +49,12 @@ for s in ("target   yes.example", "port     443", "protocol connect", "in       
           "time     60 s to answer (no answer: no)",
           "allow it? y = once, r = for this command\x27s run, N = no [y/r/N]"):
     assert s in t, s
+' "$T/tty.out"
+check "the request's warning is a note line, before the answer" $PY -c '
+import sys
+t = open(sys.argv[1]).read()
+i = t.index("pisbx:   note     yes.example is 10.0.0.1 (rfc1918) in /etc/hosts: refused even when allowed here")
+assert t.index("worker   w1") < i < t.index("allow it? y = once"), i
 ' "$T/tty.out"
 check "the host-IPC question warns it runs outside the sandbox" $PY -c '
 import sys

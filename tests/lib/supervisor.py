@@ -5,7 +5,7 @@
         [--register allow|deny|garbage|noreply|wrongid|extra|nonetwork|badpolicy|
                     noallowed|nodenied|notobject|nulllist]
         [--network JSON] [--review allow|deny|hang] [--review-scope S]
-        [--hostipc allow|deny]
+        [--hostipc allow|deny] [--policy-file JSON]
   supervisor.py send --socket PATH LINE     (one line out, the reply printed)
 
 serve listens on a Unix stream socket and answers one JSON line per
@@ -67,7 +67,10 @@ def handle(conn, a):
             mode = a.register
             net = json.loads(a.network)
             if mode == "allow":
-                reply(conn, {"id": rid, "action": "allow", "network": net})
+                r = {"id": rid, "action": "allow", "network": net}
+                if a.policy_file is not None:
+                    r["policyFile"] = json.loads(a.policy_file)
+                reply(conn, r)
             elif mode == "deny":
                 reply(conn, {"id": rid, "action": "deny",
                              "reason": "no workers today"})
@@ -168,6 +171,8 @@ def main():
     ps.add_argument("--network",
                     default='{"allowedDomains":[],"deniedDomains":[]}')
     ps.add_argument("--review", default="deny")
+    # The registration reply's policyFile, as JSON (a string, or not).
+    ps.add_argument("--policy-file", default=None)
     ps.add_argument("--review-scope", default=None)
     ps.add_argument("--hostipc", default="deny")
     pc = sub.add_parser("send")

@@ -6,10 +6,12 @@
  * before any section), and the cap on what is named.  gitstate.c: which
  * lines of a stopped rebase's or cherry-pick's state would run more than
  * git on --continue (todo commands, strategies, sequencer/opts, apply
- * options, links).
+ * options, links).  gitnew_check of a linked worktree's .git file: not
+ * named only when it is exactly what git worktree add writes.
  */
 #include <sys/stat.h>
 
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -227,6 +229,118 @@ test_gitstate_check(void **state)
 	assert_int_equal(rmdir(top), 0);
 }
 
+/* Write text to path (NULL: remove it). */
+static void
+put(const char *path, const char *text)
+{
+	FILE	*fp;
+
+	if (text == NULL) {
+		(void)unlink(path);
+		return;
+	}
+	assert_non_null(fp = fopen(path, "w"));
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/*
+ * A worktree's .git file: "gitdir: COMMON/worktrees/W" with commondir
+ * "../.." and nothing of its own is not named; any other commondir, a
+ * config.worktree, hooks, a relative or linked gitdir, extra text is.
+ */
+static void
+test_gitnew_worktree(void **state)
+{
+	struct gitnew_found	 f;
+	char			 top[] = "/tmp/test_gitwt.XXXXXX";
+	char			 p[512], wt[256], ent[256], line[600];
+	const char		*named = ".git (a file naming another git directory)";
+	int			 fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	snprintf(p, sizeof(p), "%s/.git", top);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/.git/worktrees", top);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(ent, sizeof(ent), "%s/.git/worktrees/wt", top);
+	assert_int_equal(mkdir(ent, 0700), 0);
+	snprintf(wt, sizeof(wt), "%s/wt", top);
+	assert_int_equal(mkdir(wt, 0700), 0);
+	snprintf(p, sizeof(p), "%s/commondir", ent);
+	put(p, "../..\n");
+	snprintf(p, sizeof(p), "%s/.git", wt);
+	snprintf(line, sizeof(line), "gitdir: %s\n", ent);
+	put(p, line);
+	assert_true((fd = open(wt, O_RDONLY | O_DIRECTORY)) != -1);
+
+	gitnew_found_init(&f);
+	gitnew_check(fd, 0, &f);
+	assert_int_equal(f.n, 0);
+
+	/* Another commondir. */
+	snprintf(p, sizeof(p), "%s/commondir", ent);
+	put(p, "/elsewhere\n");
+	gitnew_found_init(&f);
+	gitnew_check(fd, 0, &f);
+	assert_string_equal(f.text, named);
+	put(p, "../..\n");
+
+	/* Files of its own git would read. */
+	snprintf(p, sizeof(p), "%s/config.worktree", ent);
+	put(p, "[core]\n\tfsmonitor = x\n");
+	gitnew_found_init(&f);
+	gitnew_check(fd, 0, &f);
+	assert_string_equal(f.text, named);
+	put(p, NULL);
+	snprintf(p, sizeof(p), "%s/hooks", ent);
+	assert_int_equal(mkdir(p, 0700), 0);
+	gitnew_found_init(&f);
+	gitnew_check(fd, 0, &f);
+	assert_string_equal(f.text, named);
+	assert_int_equal(rmdir(p), 0);
+
+	/* A relative gitdir, extra text, a path through a link. */
+	snprintf(p, sizeof(p), "%s/.git", wt);
+	put(p, "gitdir: ../.git/worktrees/wt\n");
+	gitnew_found_init(&f);
+	gitnew_check(fd, 0, &f);
+	assert_string_equal(f.text, named);
+	snprintf(line, sizeof(line), "gitdir: %s\nx\n", ent);
+	put(p, line);
+	gitnew_found_init(&f);
+	gitnew_check(fd, 0, &f);
+	assert_string_equal(f.text, named);
+	snprintf(line, sizeof(line), "%s/link", top);
+	assert_int_equal(symlink(".git", line), 0);
+	snprintf(line, sizeof(line), "gitdir: %s/link/worktrees/wt\n", top);
+	put(p, line);
+	gitnew_found_init(&f);
+	gitnew_check(fd, 0, &f);
+	assert_string_equal(f.text, named);
+	/* Not an entry under worktrees/. */
+	snprintf(line, sizeof(line), "gitdir: %s/.git\n", top);
+	put(p, line);
+	gitnew_found_init(&f);
+	gitnew_check(fd, 0, &f);
+	assert_string_equal(f.text, named);
+
+	close(fd);
+	put(p, NULL);
+	snprintf(p, sizeof(p), "%s/link", top);
+	put(p, NULL);
+	snprintf(p, sizeof(p), "%s/commondir", ent);
+	put(p, NULL);
+	assert_int_equal(rmdir(ent), 0);
+	assert_int_equal(rmdir(wt), 0);
+	snprintf(p, sizeof(p), "%s/.git/worktrees", top);
+	assert_int_equal(rmdir(p), 0);
+	snprintf(p, sizeof(p), "%s/.git", top);
+	assert_int_equal(rmdir(p), 0);
+	assert_int_equal(rmdir(top), 0);
+}
+
 int
 main(void)
 {
@@ -234,6 +348,7 @@ main(void)
 		cmocka_unit_test(test_gitnew_config),
 		cmocka_unit_test(test_gitstate_todo),
 		cmocka_unit_test(test_gitstate_check),
+		cmocka_unit_test(test_gitnew_worktree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -180,6 +180,68 @@ test_report_refusals(void **state)
 	guard_report_free(r);
 }
 
+/*
+ * Loopback records (a TCP connect to the sandbox's loopback nothing
+ * answered) become one summary item per port, with what the config says
+ * of host.pisbx.internal on it; a port that is not one is dropped; the
+ * other records stay guard_report_warn's, counted once.
+ */
+static void
+test_report_loopback(void **state)
+{
+	struct config_errors	 errs = { NULL, 0 };
+	struct guard_report	*r;
+	struct summary		*sum;
+	struct config		*conf;
+	char			 dir[] = "/tmp/test_guard_report.XXXXXX";
+	char			 path[PATH_MAX], want[2 * PATH_MAX];
+	char			*json, *text;
+	int			 sv[2];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "c.json", "{\"network\": {\"allowedDomains\": "
+	    "[\"host.pisbx.internal:8080\"]}}");
+	snprintf(path, sizeof(path), "%s/c.json", dir);
+	assert_non_null(conf = config_load(path, &errs));
+	pair(sv);
+	send_rec(sv[1], REPORT_LOOPBACK, "127.0.0.1", "5173", NULL);
+	send_rec(sv[1], REPORT_REFUSED, "create", "/w/.bashrc", "bash");
+	send_rec(sv[1], REPORT_LOOPBACK, "[::1]", "8080", NULL);
+	send_rec(sv[1], REPORT_LOOPBACK, "127.0.0.1", "0", NULL);
+	send_rec(sv[1], REPORT_LOOPBACK, "127.0.0.1", "65536", NULL);
+	send_rec(sv[1], REPORT_LOOPBACK, "127.0.0.1", "80x", NULL);
+	r = collect(sv);
+	assert_non_null(sum = summary_new());
+	guard_report_loopback(r, sum, conf);
+	assert_int_equal(summary_count(sum), 2);
+	text = warn_text(r, sum);
+	assert_string_equal(text, "");
+	assert_int_equal(summary_count(sum), 3);
+	json = json_text(sum);
+	assert_non_null(strstr(json, "{\"kind\":\"unreachable\",\"host\":"
+	    "\"127.0.0.1\",\"port\":5173,\"proto\":\"tcp\",\"reason\":"
+	    "\"sandbox-loopback\",\"count\":1,\"detail\":\"nothing listens "
+	    "on port 5173 inside the sandbox, whose loopback is its own; a "
+	    "server on this machine is host.pisbx.internal:5173 inside\""));
+	snprintf(want, sizeof(want), "\"hint\":\"to allow it, add "
+	    "\\\"host.pisbx.internal:5173\\\" to network.allowedDomains in "
+	    "%s\"", path);
+	assert_non_null(strstr(json, want));
+	snprintf(want, sizeof(want), "\"hint\":\"host.pisbx.internal:8080 is "
+	    "allowed in %s: use that name\"", path);
+	assert_non_null(strstr(json, want));
+	assert_null(strstr(json, "\"port\":0,"));
+	assert_null(strstr(json, "65536"));
+	assert_null(strstr(json, "\"port\":80,"));
+	free(json);
+	free(text);
+	summary_free(sum);
+	guard_report_free(r);
+	config_free(conf);
+	rm_tree(dir);
+}
+
 /* Records that are not whole are dropped; the whole ones kept. */
 static void
 test_report_malformed(void **state)
@@ -290,6 +352,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_refusals),
+		cmocka_unit_test(test_report_loopback),
 		cmocka_unit_test(test_report_malformed),
 		cmocka_unit_test(test_report_repos),
 		cmocka_unit_test(test_report_full),

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "common/log.h"
 #include "policy/policy.h"
 #include "launcher/run/run.h"
 
@@ -50,7 +51,7 @@ test_summary_empty(void **state)
 	(void)state;
 	assert_non_null(s = summary_new());
 	assert_non_null(f = tmpfile());
-	summary_print(s, f, NULL, 1);
+	summary_print(s, f, NULL, 1, 0);
 	out = slurp(f);
 	assert_string_equal(out, "");
 	free(out);
@@ -90,7 +91,7 @@ test_summary_dedup(void **state)
 	assert_int_equal(summary_count(s), 4);
 
 	assert_non_null(f = tmpfile());
-	summary_print(s, f, NULL, 1);
+	summary_print(s, f, NULL, 1, 0);
 	out = slurp(f);
 	assert_string_equal(out,
 	    "pisbx-run: refused during this run (--quiet hides "
@@ -148,7 +149,7 @@ test_summary_cap(void **state)
 	}
 	summary_more(s);
 	assert_non_null(f = tmpfile());
-	summary_print(s, f, "/tmp/r.json", 1);
+	summary_print(s, f, "/tmp/r.json", 1, 0);
 	out = slurp(f);
 	for (p = out; (p = strchr(p, '\n')) != NULL; p++)
 		lines++;
@@ -197,7 +198,7 @@ test_summary_unreachable(void **state)
 	    "10.0.0.1:3128: Connection refused", "check that the upstream "
 	    "proxy is up");
 	assert_non_null(f = tmpfile());
-	summary_print(s, f, NULL, 101);
+	summary_print(s, f, NULL, 101, 0);
 	out = slurp(f);
 	assert_string_equal(out,
 	    "pisbx-run: allowed, but could not be reached (--quiet hides "
@@ -220,7 +221,7 @@ test_summary_unreachable(void **state)
 		    "refused", NULL);
 	}
 	assert_non_null(f = tmpfile());
-	summary_print(s, f, NULL, 1);
+	summary_print(s, f, NULL, 1, 0);
 	out = slurp(f);
 	assert_string_equal(out,
 	    "pisbx-run: refused during this run (--quiet hides this):\n"
@@ -276,7 +277,7 @@ test_summary_succeeded(void **state)
 	summary_net(s, SUMMARY_NET, "registry.npmjs.org", 443, "connect",
 	    "no-reviewer", NULL, HINT);
 	assert_non_null(f = tmpfile());
-	summary_print(s, f, NULL, 0);
+	summary_print(s, f, NULL, 0, 0);
 	out = slurp(f);
 	assert_string_equal(out,
 	    "pisbx-run: the command exited 0; refused on the way (allow "
@@ -309,7 +310,7 @@ test_summary_masked(void **state)
 	summary_net(s, SUMMARY_UNREACH, "a.test", 443, "connect",
 	    "parent-error", "the upstream answered \033]0;owned\007", NULL);
 	assert_non_null(f = tmpfile());
-	summary_print(s, f, NULL, 1);
+	summary_print(s, f, NULL, 1, 0);
 	out = slurp(f);
 	assert_string_equal(out,
 	    "pisbx-run: refused during this run (--quiet hides this):\n"
@@ -332,6 +333,55 @@ test_summary_masked(void **state)
 	summary_free(s);
 }
 
+/*
+ * Under pisbx-sh the reader is a model: the lines are signed as the
+ * program's other lines are (pisbx-sh), and name no option it cannot
+ * pass (--quiet, --report).
+ */
+static void
+test_summary_agent(void **state)
+{
+	struct summary	*s;
+	FILE		*f;
+	char		*out, path[32];
+	size_t		 i;
+
+	(void)state;
+	log_init("pisbx-sh", 0);
+	assert_non_null(s = summary_new());
+	for (i = 0; i < 12; i++) {
+		snprintf(path, sizeof(path), "/w/.bashrc%zu", i);
+		summary_file(s, "create", path, "protected path");
+	}
+	summary_net(s, SUMMARY_UNREACH, "a.test", 443, "connect",
+	    "dns-error", "no such name", NULL);
+	assert_non_null(f = tmpfile());
+	summary_print(s, f, NULL, 1, 1);
+	out = slurp(f);
+	assert_non_null(strstr(out, "pisbx-sh: refused during this run:\n"
+	    "  create /w/.bashrc0: protected path\n"));
+	assert_non_null(strstr(out, "  ... and more\n"
+	    "pisbx-sh: allowed, but could not be reached:\n"));
+	assert_null(strstr(out, "pisbx-run"));
+	assert_null(strstr(out, "--quiet"));
+	assert_null(strstr(out, "--report"));
+	free(out);
+	fclose(f);
+	summary_free(s);
+	s = summary_new();
+	summary_file(s, "create", "/w/.bashrc", "protected path");
+	assert_non_null(f = tmpfile());
+	summary_print(s, f, NULL, 0, 1);
+	out = slurp(f);
+	assert_string_equal(out, "pisbx-sh: the command exited 0; refused on "
+	    "the way (allow these only if something is missing):\n"
+	    "  create /w/.bashrc: protected path\n");
+	free(out);
+	fclose(f);
+	summary_free(s);
+	log_init("pisbx-run", 0);
+}
+
 int
 main(void)
 {
@@ -342,7 +392,9 @@ main(void)
 		cmocka_unit_test(test_summary_unreachable),
 		cmocka_unit_test(test_summary_succeeded),
 		cmocka_unit_test(test_summary_masked),
+		cmocka_unit_test(test_summary_agent),
 	};
 
+	log_init("pisbx-run", 0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
