@@ -78,6 +78,7 @@ budget_hash(const void *p, size_t n, uint32_t h)
 	return h;
 }
 
+/* A client's empty accounts, keyed like its client slot. */
 static struct budget_client *
 budget_client_new(int family, const uint8_t *key)
 {
@@ -93,6 +94,7 @@ budget_client_new(int family, const uint8_t *key)
 	return bc;
 }
 
+/* Free a client's accounts and their host names. */
 static void
 budget_client_free(struct budget_client *bc)
 {
