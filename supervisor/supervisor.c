@@ -593,7 +593,12 @@ client_handle(struct client *c, const char *line, size_t len)
 	w->requests++;
 	if (r.kind == SUPREQ_NETWORK) {
 		request_target(r.obj, &c->target);
-		if (session_covers(sup, &c->target)) {
+		/*
+		 * A host past an egress budget is a question of its own: an
+		 * earlier session approval of the host does not answer it.
+		 */
+		if (json_object_get(r.obj, "budget") == NULL &&
+		    session_covers(sup, &c->target)) {
 			client_reply(c, r.id, "allow", "allowed at the "
 			    "terminal earlier in this session", NULL);
 			sup_log(sup->logfd, r.obj, "allow", "review:session");
