@@ -45,6 +45,14 @@ struct review_request {
 	const char	*warning;	/* what a person should know before
 					   answering (an allow that would
 					   still be refused), or NULL */
+	/*
+	 * An allowed host past an egress budget: its key ("bytesUpPerHost",
+	 * "connectionsPerHost"), the budget and what was used; NULL when
+	 * the question is the host itself.
+	 */
+	const char	*budget;
+	unsigned long long budget_limit;
+	unsigned long long budget_used;
 };
 
 /*

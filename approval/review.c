@@ -212,6 +212,12 @@ review_start(struct reviewer *r, const struct review_request *req,
 		json_object_set_new(o, "command", json_string(r->command));
 	if (o != NULL && req->warning != NULL)
 		json_object_set_new(o, "warning", json_string(req->warning));
+	/* A host past its egress budget: which, and how far. */
+	if (o != NULL && req->budget != NULL)
+		json_object_set_new(o, "budget", json_pack("{s:s, s:I, s:I}",
+		    "name", req->budget, "limit",
+		    (json_int_t)req->budget_limit, "used",
+		    (json_int_t)req->budget_used));
 	rv = review_begin(r, o, req, cb, arg, now, detail);
 	json_decref(o);
 	return rv;

@@ -48,6 +48,7 @@ static int	 tty_open(char *, size_t);
 static int	 tty_ask(struct reviewer *, struct review *, int, char *,
 		    size_t);
 static char	*tty_question(const struct reviewer *, const struct review *);
+static void	 tty_budget(FILE *, const json_t *, const char *);
 static void	 tty_field(FILE *, const char *, const json_t *,
 		    const char *);
 static void	 tty_note(FILE *, const char *, const json_t *);
@@ -290,6 +291,7 @@ tty_question(const struct reviewer *r, const struct review *rv)
 			    "?");
 			free(cmd);
 		}
+		tty_budget(f, rv->req, "  budget:   ");
 		fprintf(f, "  host:     %s\r\n"
 		    "  port:     %u\r\n"
 		    "  protocol: %s\r\n"
@@ -324,6 +326,7 @@ tty_question(const struct reviewer *r, const struct review *rv)
 		tty_field(f, "in", rv->req, "cwd");
 		tty_field(f, "worker", rv->req, "workerId");
 		tty_field(f, "note", rv->req, "warning");
+		tty_budget(f, rv->req, "pisbx:   budget   ");
 		tty_waiting(r, wait, sizeof(wait));
 		fprintf(f, "pisbx:   %-8s %s\r\n"
 		    "pisbx:   %-8s %d s to answer (no answer: no)\r\n",
@@ -346,6 +349,28 @@ tty_question(const struct reviewer *r, const struct review *rv)
 		return NULL;
 	}
 	return q;
+}
+
+/*
+ * A host past an egress budget (the request's "budget"): one line after
+ * prefix naming the budget, what was used, and what each answer does.
+ */
+static void
+tty_budget(FILE *f, const json_t *req, const char *prefix)
+{
+	const json_t	*b = json_object_get(req, "budget");
+	const char	*name;
+	char		 clean[64];
+
+	if (!json_is_object(b))
+		return;
+	name = json_string_value(json_object_get(b, "name"));
+	text_clean(clean, sizeof(clean), name != NULL ? name : "?", 0);
+	fprintf(f, "%spast network.budget.%s (%lld, used %lld): y allows one "
+	    "budget more, r lifts it for this host for the rest of the run\r\n",
+	    prefix, clean, (long long)json_integer_value(json_object_get(b,
+	    "limit")), (long long)json_integer_value(json_object_get(b,
+	    "used")));
 }
 
 /*

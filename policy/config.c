@@ -55,6 +55,10 @@ static void	 pattern_warn(struct cfgctx *, const char *, const char *,
 		    const struct pattern *, struct strlist *);
 static void	 parse_network(struct cfgctx *, const char *, const json_t *,
 		    struct config *, struct policy *);
+static void	 parse_budget(struct cfgctx *, const char *, const json_t *,
+		    struct config *);
+static void	 parse_budget_hosts(struct cfgctx *, const char *,
+		    const json_t *, struct config *);
 static void	 parse_parent(struct cfgctx *, const char *, const json_t *,
 		    struct config *);
 static void	 parent_url(struct cfgctx *, const char *, const json_t *,
@@ -116,7 +120,15 @@ static const char *const keys_network[] = {
 	"deniedDomainReasons", "strictAllowlist", "allowUnixSockets",
 	"allowLocalBinding", "allowMachLookup", "httpProxyPort",
 	"socksProxyPort", "mitmProxy", "filterRequest", "tlsTerminate",
-	"deniedResolvedAddresses", "parentProxy", NULL
+	"deniedResolvedAddresses", "parentProxy",
+	/* pisbx's */
+	"budget", NULL
+};
+static const char *const keys_budget[] = {
+	"bytesUpPerHost", "connectionsPerHost", "hosts", NULL
+};
+static const char *const keys_budget_host[] = {
+	"host", "bytesUp", "connections", NULL
 };
 static const char *const keys_parent[] = {
 	"http", "https", "noProxy", "credentialsFile", "credentialsEnv",
@@ -546,6 +558,20 @@ int
 cfg_int(struct cfgctx *ctx, const char *base, const json_t *obj,
     const char *key, long long min, long long max, int *out)
 {
+	long long n;
+
+	if (cfg_int64(ctx, base, obj, key, min, max, &n) == -1)
+		return -1;
+	if (json_object_get(obj, key) != NULL)
+		*out = (int)n;
+	return 0;
+}
+
+/* cfg_int for a range beyond int's (byte counts). */
+int
+cfg_int64(struct cfgctx *ctx, const char *base, const json_t *obj,
+    const char *key, long long min, long long max, long long *out)
+{
 	char p[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
 	const json_t *v;
 	json_int_t n;
@@ -560,7 +586,7 @@ cfg_int(struct cfgctx *ctx, const char *base, const json_t *obj,
 		    min, max, got);
 		return -1;
 	}
-	*out = (int)n;
+	*out = (long long)n;
 	return 0;
 }
 
@@ -1071,7 +1097,138 @@ parse_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 	    &conf->allow_all_unix_sockets);
 	if (json_object_get(v, "parentProxy") != NULL)
 		parse_parent(ctx, jpath, v, conf);
+	if (json_object_get(v, "budget") != NULL)
+		parse_budget(ctx, jpath, v, conf);
 	compat_network(ctx, jpath, v, conf);
+}
+
+/*
+ * "network.budget": what one client may send to one host, and how many
+ * connections to it are allowed, before the next one goes to review.
+ */
+static void
+parse_budget(struct cfgctx *ctx, const char *base, const json_t *obj,
+    struct config *conf)
+{
+	char p[CONFIG_JPATH_MAX];
+	const json_t *v = json_object_get(obj, "budget");
+	long long n = 0;
+
+	cfg_jpath_key(p, sizeof(p), base, "budget");
+	if (cfg_obj_check(ctx, p, v, keys_budget) == -1)
+		return;
+	if (cfg_int64(ctx, p, v, "bytesUpPerHost", 1, BUDGET_BYTES_MAX,
+	    &n) == 0)
+		conf->budget_bytes_up = (uint64_t)n;
+	cfg_int(ctx, p, v, "connectionsPerHost", 1, 1000000,
+	    &conf->budget_connections);
+	if (json_object_get(v, "hosts") != NULL)
+		parse_budget_hosts(ctx, p, v, conf);
+}
+
+/*
+ * "network.budget.hosts": hosts with a budget of their own, each an
+ * exact host (no wildcard, no port) once; a key left out is the
+ * default's.
+ */
+static void
+parse_budget_hosts(struct cfgctx *ctx, const char *base, const json_t *obj,
+    struct config *conf)
+{
+	char p[CONFIG_JPATH_MAX], ip[CONFIG_JPATH_MAX], hp[CONFIG_JPATH_MAX];
+	char got[CONFIG_QUOTE_MAX];
+	const json_t *v = json_object_get(obj, "hosts"), *item;
+	struct budget_host *bh;
+	struct host h;
+	const char *s, *errstr = NULL;
+	long long n;
+	size_t i, j, len;
+
+	cfg_jpath_key(p, sizeof(p), base, "hosts");
+	if (!json_is_array(v) || json_array_size(v) > BUDGET_HOSTS_LISTED) {
+		cfg_describe(got, sizeof(got), v);
+		cfg_err(ctx, p, "expected an array of at most %d objects, got "
+		    "%s", BUDGET_HOSTS_LISTED, got);
+		return;
+	}
+	if ((conf->budget_hosts = calloc(json_array_size(v) + 1,
+	    sizeof(*conf->budget_hosts))) == NULL) {
+		cfg_nomem(ctx, p);
+		return;
+	}
+	json_array_foreach(v, i, item) {
+		cfg_jpath_index(ip, sizeof(ip), p, i);
+		if (cfg_obj_check(ctx, ip, item, keys_budget_host) == -1)
+			continue;
+		bh = &conf->budget_hosts[conf->nbudget_hosts];
+		cfg_jpath_key(hp, sizeof(hp), ip, "host");
+		if ((s = cfg_string(ctx, ip, item, "host", &len)) == NULL) {
+			if (len != (size_t)-1)
+				cfg_err(ctx, hp, "missing: the host this "
+				    "budget is for (\"api.example.com\")");
+			continue;
+		}
+		if (host_canon(s, len, &h, &errstr) == -1) {
+			cfg_quote(got, sizeof(got), s, len);
+			cfg_err(ctx, hp, "invalid host %s: %s (one exact host, "
+			    "no wildcard, no port)", got, errstr);
+			continue;
+		}
+		snprintf(bh->host, sizeof(bh->host), "%s", h.text);
+		for (j = 0; j < conf->nbudget_hosts; j++)
+			if (strcmp(conf->budget_hosts[j].host, bh->host) == 0)
+				break;
+		if (j < conf->nbudget_hosts) {
+			cfg_err(ctx, hp, "\"%s\" has a budget already (entry "
+			    "%zu)", bh->host, j);
+			continue;
+		}
+		n = 0;
+		if (cfg_int64(ctx, ip, item, "bytesUp", 1, BUDGET_BYTES_MAX,
+		    &n) == 0)
+			bh->bytes_up = (uint64_t)n;
+		cfg_int(ctx, ip, item, "connections", 1, 1000000,
+		    &bh->connections);
+		conf->nbudget_hosts++;
+	}
+}
+
+void
+config_budget_key(const struct config *conf, const char *host, int bytes,
+    char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; host != NULL && i < conf->nbudget_hosts; i++)
+		if (strcmp(conf->budget_hosts[i].host, host) == 0 &&
+		    (bytes ? conf->budget_hosts[i].bytes_up > 0 :
+		    conf->budget_hosts[i].connections > 0)) {
+			snprintf(buf, len, "network.budget.hosts[%zu].%s", i,
+			    bytes ? "bytesUp" : "connections");
+			return;
+		}
+	snprintf(buf, len, "network.budget.%s", bytes ? "bytesUpPerHost" :
+	    "connectionsPerHost");
+}
+
+void
+config_budget(const struct config *conf, const char *host,
+    uint64_t *bytes_up, int *connections)
+{
+	size_t i;
+
+	*bytes_up = conf->budget_bytes_up;
+	*connections = conf->budget_connections;
+	if (host == NULL)
+		return;
+	for (i = 0; i < conf->nbudget_hosts; i++)
+		if (strcmp(conf->budget_hosts[i].host, host) == 0) {
+			if (conf->budget_hosts[i].bytes_up > 0)
+				*bytes_up = conf->budget_hosts[i].bytes_up;
+			if (conf->budget_hosts[i].connections > 0)
+				*connections = conf->budget_hosts[i].connections;
+			return;
+		}
 }
 
 /*
@@ -2193,6 +2350,7 @@ config_free(struct config *conf)
 	if (conf->policy != NULL)
 		policy_free(conf->policy);
 	parent_free(conf->parent);
+	free(conf->budget_hosts);
 	strlist_free(&conf->listen);
 	free(conf->metrics_listen);
 	free(conf->syslog_address);

@@ -63,6 +63,8 @@ int		 cfg_bool(struct cfgctx *, const char *, const json_t *,
 		    const char *, int *);
 int		 cfg_int(struct cfgctx *, const char *, const json_t *,
 		    const char *, long long, long long, int *);
+int		 cfg_int64(struct cfgctx *, const char *, const json_t *,
+		    const char *, long long, long long, long long *);
 const char	*cfg_string(struct cfgctx *, const char *, const json_t *,
 		    const char *, size_t *);
 int		 cfg_strlist(struct cfgctx *, const char *, const json_t *,

@@ -282,7 +282,7 @@ int
 policy_hint(const struct config *conf, const struct host *h, uint16_t port,
     const char *reason, char *buf, size_t len)
 {
-	char	 file[1024];
+	char	 file[1024], key[96];
 	size_t	 used;
 	int	 rc;
 
@@ -290,6 +290,16 @@ policy_hint(const struct config *conf, const struct host *h, uint16_t port,
 		buf[0] = '\0';
 	if (reason == NULL)
 		return -1;
+	/* network.budget comes from the trusted config, supervised too. */
+	if (strncmp(reason, "budget-", 7) == 0) {
+		policy_hint_file(conf, file, sizeof(file));
+		config_budget_key(conf, h->text, strcmp(reason,
+		    "budget-bytes-up") == 0, key, sizeof(key));
+		snprintf(buf, len, "to allow more, raise %s in %s%s", key, file,
+		    conf->review_mode == REVIEW_NONE ? " (or configure a "
+		    "reviewer to ask past it)" : "");
+		return 0;
+	}
 	if (conf->policy_from != NULL && (strcmp(reason, "no-reviewer") == 0 ||
 	    strncmp(reason, "review:", 7) == 0 ||
 	    strncmp(reason, "deny-list:", 10) == 0 ||

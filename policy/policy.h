@@ -413,6 +413,31 @@ const char	*config_layer_name(enum config_layer);
 
 struct managed;
 
+/* network.budget.bytesUpPerHost: at most 1 TiB. */
+#define BUDGET_BYTES_MAX	1099511627776LL
+#define BUDGET_HOSTS_LISTED	256	/* network.budget.hosts entries */
+
+/* One network.budget.hosts entry: a host's own budget (0: the default). */
+struct budget_host {
+	char		 host[HOST_TEXT_MAX];	/* canonical, exact */
+	uint64_t	 bytes_up;
+	int		 connections;
+};
+/*
+ * The budget of one canonical host under conf: its hosts entry's values,
+ * else bytesUpPerHost and connectionsPerHost (0: no budget).  host NULL:
+ * the defaults.
+ */
+void	 config_budget(const struct config *, const char *host,
+	    uint64_t *bytes_up, int *connections);
+/*
+ * The key that sets that budget, as a person would raise it:
+ * "network.budget.bytesUpPerHost", or "network.budget.hosts[2].bytesUp"
+ * (bytes: 1 the bytes budget, 0 the connections budget).
+ */
+void	 config_budget_key(const struct config *, const char *host,
+	    int bytes, char *buf, size_t len);
+
 /* Every error found, each "FILE: $.json.path: message (value)". */
 struct config_errors {
 	char	**msg;
@@ -441,6 +466,14 @@ struct config {
 	struct strlist	 allow_unix_sockets;	/* absolute socket paths */
 	int		 strict_allowlist;	/* srt: no review for others */
 	struct parent_proxy *parent;	/* network.parentProxy, or NULL */
+	/*
+	 * network.budget: per client and canonical host, the bytes sent up
+	 * and the connections allowed; 0 is no budget.
+	 */
+	uint64_t	 budget_bytes_up;	/* bytesUpPerHost */
+	int		 budget_connections;	/* connectionsPerHost */
+	struct budget_host *budget_hosts;	/* network.budget.hosts */
+	size_t		 nbudget_hosts;
 
 	/* proxy */
 	struct strlist	 listen;	/* "127.0.0.1:3128", "[::1]:0", "/path" */

@@ -65,7 +65,7 @@ replay_origin(const struct replay_record *r)
 	};
 	static const char *const beside[] = {
 		"invalid-host", "max-connections", "max-client-connections",
-		"sni-mismatch", NULL
+		"sni-mismatch", "budget-connections", "budget-bytes-up", NULL
 	};
 	size_t i;
 

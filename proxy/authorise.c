@@ -34,6 +34,8 @@ static void	 conn_review_cb(enum review_result, enum review_scope,
 static void	 conn_review_late(struct conn *, struct pgen *,
 		    enum review_result, const char *);
 static void	 conn_allowed(struct conn *, const char *, const char *);
+static int	 conn_budget(struct conn *, struct pgen *);
+static void	 conn_ask(struct conn *, struct pgen *);
 
 void
 conn_decide(struct conn *c, int allow, const char *reason,
@@ -220,6 +222,48 @@ conn_review_request(const struct conn *c, struct review_request *req)
 	req->port = c->port;
 	req->protocol = conn_proto_name(c->proto);
 	req->client = c->client_name[0] != '\0' ? c->client_name : NULL;
+	req->budget = c->budget_key;
+	req->budget_limit = c->budget_limit;
+	req->budget_used = c->budget_used;
+}
+
+/*
+ * network.budget: the account this decision counts against, and whether
+ * the host is past a budget (c->budget_key).  Past one, a reviewer is
+ * asked (1 is returned) or, without one, the connection is refused (-1,
+ * answered); 0 goes on.  An account that cannot be made is a refusal.
+ */
+static int
+conn_budget(struct conn *c, struct pgen *g)
+{
+	char detail[HOST_TEXT_MAX + 512], key[96];
+	int conns;
+
+	c->budget_ask = NULL;
+	c->budget_key = NULL;
+	if (!budget_enabled(g->conf))
+		return 0;
+	if ((c->budget_ask = budget_acct_get(c->px, g->conf, c->slot,
+	    c->host.text)) == NULL) {
+		conn_deny(c, "budget-connections", "out of memory for the "
+		    "network.budget accounts", CERR_DENY);
+		return -1;
+	}
+	c->budget_key = budget_over(g->conf, c->budget_ask, &c->budget_limit,
+	    &c->budget_used);
+	if (c->budget_key == NULL)
+		return 0;
+	if (reviewer_enabled(g->rv))
+		return 1;
+	conns = strcmp(c->budget_key, "connectionsPerHost") == 0;
+	config_budget_key(g->conf, c->host.text, !conns, key, sizeof(key));
+	snprintf(detail, sizeof(detail), "%s (%llu%s) used up for %s by this "
+	    "client: %llu%s; no reviewer to ask", key,
+	    (unsigned long long)c->budget_limit, conns ? "" :
+	    " bytes", c->host.text, (unsigned long long)c->budget_used,
+	    conns ? " connections" : " bytes");
+	conn_deny(c, budget_reason(c->budget_key), detail, CERR_DENY);
+	return -1;
 }
 
 /*
@@ -233,9 +277,7 @@ conn_authorise(struct conn *c)
 	struct pgen *g = c->px->gen;
 	const struct pattern *pat = NULL;
 	struct review_request req;
-	enum review_result now;
-	const char *detail = NULL;
-	char reason[TARGET_TEXT_MAX + 32], why[256], warning[2048];
+	char reason[TARGET_TEXT_MAX + 32], why[256];
 	enum verdict v;
 
 	c->state = CONN_AUTHORISE;
@@ -275,6 +317,13 @@ conn_authorise(struct conn *c)
 		    pat->reason, CERR_DENY);
 		return;
 	case VERDICT_ALLOW:
+		switch (conn_budget(c, g)) {
+		case -1:
+			return;
+		case 1:
+			conn_ask(c, g);
+			return;
+		}
 		conn_allowed(c, reason, NULL);
 		return;
 	case VERDICT_REVIEW:
@@ -290,23 +339,40 @@ conn_authorise(struct conn *c)
 		conn_deny(c, "non-public-address", why, CERR_DENY);
 		return;
 	}
+	/* Without a reviewer it is no-reviewer, budget or not. */
+	if (reviewer_enabled(g->rv) && conn_budget(c, g) == -1)
+		return;
 	/*
 	 * An approval covers what it was asked about: this target over this
 	 * protocol.  A CONNECT after an approved forwarded request on the
-	 * same client connection is a new question.
+	 * same client connection is a new question.  Past a budget, every
+	 * connection is a new question.
 	 */
 	conn_review_request(c, &req);
-	if (review_grant_covers(&c->grant, &req)) {
+	if (c->budget_key == NULL && review_grant_covers(&c->grant, &req)) {
 		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW),
 		    "approved earlier on this connection");
 		return;
 	}
 	/* An approval with the scope "run" or "worker", still in force. */
-	if (proxy_grant_covers(c->px, &req)) {
+	if (c->budget_key == NULL && proxy_grant_covers(c->px, &req)) {
 		conn_allowed(c, review_result_reason(REVIEW_RESULT_ALLOW),
 		    "approved earlier in this run (scope run)");
 		return;
 	}
+	conn_ask(c, g);
+}
+
+/* Ask the reviewer about the connection's target (and its budget). */
+static void
+conn_ask(struct conn *c, struct pgen *g)
+{
+	struct review_request req;
+	enum review_result now;
+	const char *detail = NULL;
+	char warning[2048];
+
+	conn_review_request(c, &req);
 	c->state = CONN_REVIEW;
 	metrics_review_begin(c);
 	if (conn_review_warning(c, warning, sizeof(warning)) == 0)
@@ -379,6 +445,9 @@ conn_review_cb(enum review_result res, enum review_scope scope,
 	if (res == REVIEW_RESULT_ALLOW) {
 		conn_review_request(c, &req);
 		review_grant_set(&c->grant, &req);
+		/* Past a budget: one budget more, or none for the run. */
+		if (c->budget_key != NULL)
+			budget_raise(c->budget_ask, scope != REVIEW_SCOPE_ONCE);
 		/* Wider: every later connection of this process. */
 		if (scope != REVIEW_SCOPE_ONCE)
 			proxy_grant_add(c->px, &req, scope);
@@ -426,6 +495,8 @@ conn_review_late(struct conn *c, struct pgen *g, enum review_result res,
 static void
 conn_allowed(struct conn *c, const char *reason, const char *detail)
 {
+	budget_take(c, c->budget_ask);
+	c->budget_key = NULL;
 	conn_decide(c, 1, reason, detail);
 	conn_resolve(c);
 }

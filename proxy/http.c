@@ -563,6 +563,12 @@ http_connected(struct conn *c)
 	bufferevent_setwatermark(c->client, EV_WRITE, RELAY_LOW, 0);
 	bufferevent_setwatermark(c->upstream, EV_WRITE, RELAY_LOW, 0);
 	n = evbuffer_get_length(h->req_head);
+	/* network.budget: a head that would cross it is not sent. */
+	if ((uint64_t)n > budget_left(c)) {
+		budget_cross(c);
+		return;
+	}
+	budget_spend(c, n);
 	c->bytes_up += n;
 	/*
 	 * A kept-alive upstream may have closed just as this request went
@@ -606,14 +612,28 @@ static void
 http_forward_request(struct conn *c)
 {
 	struct http_conn *h = c->http;
+	uint64_t left, sent;
 	int r;
 
 	if (c->upstream == NULL || h->req.done)
 		return;
 	if (h->req.kind != BODY_NONE)
 		relay_read_more(c->client);
+	left = budget_left(c);
+	sent = c->bytes_up;
 	r = body_forward(&h->req, bufferevent_get_input(c->client),
 	    bufferevent_get_output(c->upstream), &c->bytes_up);
+	/*
+	 * network.budget: body bytes that would cross it are still in the
+	 * upstream's output (written from the loop, never here): closing
+	 * now sends none of them.
+	 */
+	if (c->bytes_up - sent > left) {
+		c->bytes_up = sent;
+		budget_cross(c);
+		return;
+	}
+	budget_spend(c, c->bytes_up - sent);
 	if (r == -1) {
 		conn_error(c, "malformed chunked request body");
 		conn_close(c, "bad-request-body");

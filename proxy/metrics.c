@@ -65,6 +65,7 @@ struct metrics {
 	uint64_t		 busy_max;	/* max-connections */
 	uint64_t		 busy_client;	/* max-client-connections */
 	uint64_t		 busy_nofd;	/* out-of-descriptors */
+	uint64_t		 budget_cut;	/* closed at a bytes budget */
 	uint64_t		 review_le[METRICS_NLE];
 	uint64_t		 review_count;
 	double			 review_sum;
@@ -164,6 +165,13 @@ metrics_accept(struct proxy *px)
 {
 	if (px->metrics != NULL)
 		px->metrics->accepted++;
+}
+
+void
+metrics_budget(struct proxy *px)
+{
+	if (px->metrics != NULL)
+		px->metrics->budget_cut++;
 }
 
 void
@@ -385,11 +393,15 @@ metrics_render(struct metrics *m, struct evbuffer *b)
 	    "# HELP pisbx_accesslog_lost_total Access-log records that could "
 	    "not be written.\n"
 	    "# TYPE pisbx_accesslog_lost_total counter\n"
-	    "pisbx_accesslog_lost_total %llu\n",
+	    "pisbx_accesslog_lost_total %llu\n"
+	    "# HELP pisbx_budget_closed_total Connections closed at the "
+	    "byte that crossed network.budget.bytesUpPerHost.\n"
+	    "# TYPE pisbx_budget_closed_total counter\n"
+	    "pisbx_budget_closed_total %llu\n",
 	    (unsigned long long)m->busy_max,
 	    (unsigned long long)m->busy_client,
 	    (unsigned long long)(m->busy_nofd + px->nofd_total),
-	    px->dropped_total, lost);
+	    px->dropped_total, lost, (unsigned long long)m->budget_cut);
 }
 
 /* GET /metrics: the figures; anything else: 404. */

@@ -253,6 +253,7 @@ proxy_reload(struct proxy *px, struct config *conf)
 	px->ngrants = 0;
 	TAILQ_FOREACH(c, &px->conns, entry)
 		memset(&c->grant, 0, sizeof(c->grant));
+	budget_reload(px);
 	nclosed = proxy_recheck(px, old->conf, &nkept);
 	pgen_unref(old);
 	(px->reload_said ? log_notice : log_info)("configuration reloaded "
@@ -405,6 +406,7 @@ proxy_free(struct proxy *px)
 	if (px->spare_fd != -1)
 		close(px->spare_fd);
 	metrics_free(px);
+	budget_free(px);
 	dns_free(px->dns);
 	pgen_unref(px->gen);
 	accesslog_free(px->alog);

@@ -113,6 +113,8 @@ struct listener {
 struct http_conn;
 struct parent_conn;
 struct relay;
+struct budget;
+struct budget_acct;
 
 /* What one client holds: its address (or uid) and its connections. */
 #define CLIENT_BUCKETS		256
@@ -182,6 +184,11 @@ struct conn {
 
 	uint64_t		 bytes_up;
 	uint64_t		 bytes_down;
+	struct budget_acct	*budget;	/* its host's, or NULL */
+	struct budget_acct	*budget_ask;	/* the decision's, or NULL */
+	const char		*budget_key;	/* past it: under review */
+	uint64_t		 budget_limit;
+	uint64_t		 budget_used;
 
 	struct relay		*relay;		/* CONNECT, SOCKS5 tunnels */
 	struct timeval		 review_t0;	/* the review was asked */
@@ -223,6 +230,7 @@ struct proxy {
 	int			 spare_fd;	/* for a 503 at EMFILE */
 	LIST_HEAD(, client_slot) clients[CLIENT_BUCKETS];
 	struct metrics		*metrics;	/* proxy.metrics, or NULL */
+	struct budget		*budget;	/* network.budget accounts */
 	uint64_t		 next_id;
 	int			 stopping;
 };
@@ -334,6 +342,46 @@ void	 conn_connected(struct conn *);
 /* Dial the current target's checked addresses again (HTTP retry). */
 void	 conn_redial(struct conn *);
 
+/* ---- budget.c ---- */
+
+/*
+ * Clients whose budgets are kept apart, and hosts per client; past them
+ * new clients share one table and new hosts one account.
+ */
+#define BUDGET_CLIENTS_MAX	256
+#define BUDGET_HOSTS_MAX	1024
+
+/* Whether conf sets a budget. */
+int	 budget_enabled(const struct config *);
+/*
+ * The account of slot's client for the canonical host, made when new
+ * (it lives as long as the proxy).  NULL: out of memory.
+ */
+struct budget_acct *budget_acct_get(struct proxy *, const struct config *,
+	    const struct client_slot *, const char *host);
+/*
+ * The budget a is past under conf ("connectionsPerHost",
+ * "bytesUpPerHost") with its limit and what was used; NULL when none.
+ */
+const char *budget_over(const struct config *, const struct budget_acct *,
+	    uint64_t *limit, uint64_t *used);
+/* The access log's reason for a budget's key. */
+const char *budget_reason(const char *key);
+/* An approval of a budget review: one budget more, or (run) none. */
+void	 budget_raise(struct budget_acct *, int run);
+/* A reload: every approval that raised or lifted a budget ends. */
+void	 budget_reload(struct proxy *);
+/* An allowed connection counts against a (may be NULL). */
+void	 budget_take(struct conn *, struct budget_acct *);
+/* Bytes the connection may still send up: UINT64_MAX without a budget. */
+uint64_t budget_left(const struct conn *);
+/* Count n bytes sent up. */
+void	 budget_spend(struct conn *, uint64_t n);
+/* The next byte up crosses the bytes budget: log, tell, close. */
+void	 budget_cross(struct conn *);
+/* Free every account (proxy_free). */
+void	 budget_free(struct proxy *);
+
 /* ---- metrics.c ---- */
 
 struct metrics;
@@ -348,6 +396,8 @@ const char *metrics_addr(const struct proxy *);
  */
 void	 metrics_accept(struct proxy *);
 void	 metrics_tunnel(struct proxy *, int);
+/* A connection closed at its bytes budget. */
+void	 metrics_budget(struct proxy *);
 void	 metrics_review_begin(struct conn *);
 void	 metrics_review_end(struct conn *);
 void	 metrics_decision(struct proxy *, enum conn_proto,

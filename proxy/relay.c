@@ -115,7 +115,9 @@ static void	 relay_end_free(struct relay_end *);
 static void	 relay_readable_cb(evutil_socket_t, short, void *);
 static void	 relay_writable_cb(evutil_socket_t, short, void *);
 static int	 relay_push(struct relay_end *);
-static ssize_t	 relay_readv(struct evbuffer *, int);
+static ssize_t	 relay_readv(struct evbuffer *, int, size_t);
+static size_t	 relay_budget(struct relay_end *, size_t);
+static void	 relay_budget_probe(struct relay_end *);
 static int	 relay_through(struct relay_end *, const char *, size_t);
 static void	 relay_pause(struct relay_end *);
 static int	 relay_check(struct relay *);
@@ -408,21 +410,28 @@ relay_pause(struct relay_end *e)
 }
 
 /*
- * Read what fd has into buf, up to RELAY_READ_MAX bytes.  The bytes read,
- * 0 at EOF, -1 with errno set (ENOMEM: no room in buf).
+ * Read what fd has into buf, up to max bytes.  The bytes read, 0 at EOF,
+ * -1 with errno set (ENOMEM: no room in buf).
  */
 static ssize_t
-relay_readv(struct evbuffer *buf, int fd)
+relay_readv(struct evbuffer *buf, int fd, size_t max)
 {
 	struct evbuffer_iovec v[2];
 	ssize_t r;
 	size_t left;
 	int nv, i;
 
-	nv = evbuffer_reserve_space(buf, RELAY_READ_MAX, v, 2);
+	nv = evbuffer_reserve_space(buf, (ev_ssize_t)max, v, 2);
 	if (nv <= 0) {
 		errno = ENOMEM;
 		return -1;
+	}
+	/* Reserved space may be larger than asked: read no more than max. */
+	left = max;
+	for (i = 0; i < nv; i++) {
+		if (v[i].iov_len > left)
+			v[i].iov_len = left;
+		left -= v[i].iov_len;
 	}
 	r = readv(fd, (struct iovec *)v, nv);
 	left = r > 0 ? (size_t)r : 0;
@@ -433,6 +442,50 @@ relay_readv(struct evbuffer *buf, int fd)
 	}
 	evbuffer_commit_space(buf, v, r > 0 ? nv : 0);
 	return r;
+}
+
+/*
+ * How much end e may read now, at most want: for the client end, no
+ * more than its host's bytes budget has left (network.budget), less
+ * what it holds unchecked.  0 when the budget is spent.
+ */
+static size_t
+relay_budget(struct relay_end *e, size_t want)
+{
+	struct relay *rl = e->rl;
+	uint64_t left;
+	size_t held;
+
+	if (e != &rl->client)
+		return want;
+	left = budget_left(rl->conn);
+	held = rl->checking ? evbuffer_get_length(rl->held) : 0;
+	left = left > held ? left - held : 0;
+	return left < want ? (size_t)left : want;
+}
+
+/*
+ * The client's bytes budget is spent and its socket is readable: a byte
+ * waiting there would cross it, so the tunnel is closed before that
+ * byte goes anywhere (budget_cross); an end of stream is passed on.
+ */
+static void
+relay_budget_probe(struct relay_end *e)
+{
+	char b;
+	ssize_t r;
+
+	r = recv(e->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (r == 1) {
+		budget_cross(e->rl->conn);
+		return;
+	}
+	if (r == 0) {
+		relay_eof(e);
+		return;
+	}
+	if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		relay_fault(e, errno);
 }
 
 /*
@@ -474,9 +527,14 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 	struct relay_end *e = arg;
 	struct relay *rl = e->rl;
 	ssize_t r;
+	size_t want;
 	int through, held, scan;
 
 	(void)what;
+	if ((want = relay_budget(e, sizeof(rbuf))) == 0) {
+		relay_budget_probe(e);
+		return;
+	}
 	if (e->spliced) {
 		relay_splice_in(e);
 		return;
@@ -493,9 +551,9 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 	scan = e == &rl->upstream && rl->scanning;
 	through = !held && evbuffer_get_length(e->buf) == 0;
 	if (through || scan)
-		r = read(fd, rbuf, sizeof(rbuf));
+		r = read(fd, rbuf, want);
 	else
-		r = relay_readv(held ? rl->held : e->buf, fd);
+		r = relay_readv(held ? rl->held : e->buf, fd, want);
 	if (r == -1) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return;
@@ -517,6 +575,8 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	*e->bytes += (uint64_t)r;
+	if (e == &rl->client)
+		budget_spend(rl->conn, (uint64_t)r);
 	if (scan && relay_scan(rl, rbuf, (size_t)r) == -1)
 		return;
 	if (!through && scan &&
@@ -588,7 +648,7 @@ relay_splice_in(struct relay_end *e)
 {
 	ssize_t n;
 
-	n = splice(e->fd, NULL, e->pipe[1], NULL, e->pipesz,
+	n = splice(e->fd, NULL, e->pipe[1], NULL, relay_budget(e, e->pipesz),
 	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 	if (n == 0) {
 		relay_eof(e);
@@ -608,6 +668,8 @@ relay_splice_in(struct relay_end *e)
 	}
 	e->pipelen += (size_t)n;
 	*e->bytes += (uint64_t)n;
+	if (e == &e->rl->client)
+		budget_spend(e->rl->conn, (uint64_t)n);
 	conn_touch(e->rl->conn);
 	if (relay_splice_out(e) == -1)
 		return;
@@ -1013,8 +1075,11 @@ relay_check_move(struct relay *rl, size_t n)
 {
 	int	 moved;
 
-	if ((moved = evbuffer_remove_buffer(rl->held, rl->client.buf, n)) > 0)
+	if ((moved = evbuffer_remove_buffer(rl->held, rl->client.buf,
+	    n)) > 0) {
 		*rl->client.bytes += (uint64_t)moved;
+		budget_spend(rl->conn, (uint64_t)moved);
+	}
 }
 
 /* The handshake is settled (or there is none): relay the rest unlooked. */

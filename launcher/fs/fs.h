@@ -5,7 +5,7 @@
  * hidden and protected; fspath.c, fsset.c: paths and the set of them;
  * fsgit.c: the project and git discovery; fshome.c, fsprivate.c: what is
  * shown and hidden of the home and the caller's private files; fsglob.c:
- * the config's patterns; fsfilter.c: the filtered copies of settings
+ * the config's patterns; fsfilter*.c: the filtered copies of settings
  * files; fsreview.c: the reviewer's files); the sandbox child mounts it
  * and Landlock restricts to it; the guard asks it on every creation
  * (fslookup.c: fs_plan_guarded, fs_root_of; fs_glob_denied; and
@@ -39,7 +39,7 @@ struct fs_rule {
 	const char	*note;		/* for -v (owned by the plan), or NULL */
 };
 
-/* The filtered copies of settings files (fsfilter.c). */
+/* The filtered copies of settings files (fsfilter*.c). */
 enum fs_filter {
 	FS_FILTER_NONE,
 	FS_FILTER_GIT,		/* a git config */
@@ -201,7 +201,7 @@ int	 fs_glob_moved(const struct fs_plan *, int dirfd, const char *from,
 const char *fs_glob_key(const struct fs_glob *);
 void	 fs_glob_free(struct fs_plan *);
 
-/* fsfilter.c */
+/* fsfilter.c (the copies), fsfilter_git.c, fsfilter_tools.c (formats) */
 /* What a filter made: the text to show, the names it left out. */
 struct fsfilter_out {
 	char	*text;		/* malloc'ed */

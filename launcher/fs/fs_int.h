@@ -189,6 +189,27 @@ int	 fs_filtered_show(struct fs_set *, struct fs_plan *,
 	    const struct config *, const char *home, const char *proj,
 	    const char *rundir);
 
+/* ---- fsfilter.c ---- */
+
+/* A growing output buffer; ok drops to 0 on no memory. */
+struct fsf_buf {
+	char	*s;
+	size_t	 len, cap;
+	int	 ok;
+};
+
+/* Append n octets of s to b, NUL-terminated. */
+void	 fsf_add(struct fsf_buf *, const char *, size_t);
+/* Append a printf-formatted text to b. */
+void	 fsf_addf(struct fsf_buf *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* Add a name to a list of names left out ("a, b"), once: 0 or -1. */
+int	 fsf_drop(char **, const char *name, size_t len);
+/* Whether s is one of the n strings of v, in any case. */
+int	 fsf_in(const char *const *, size_t, const char *);
+/* Hand b to out when rc is 0, else free it: rc. */
+int	 fsf_result(struct fsfilter_out *, struct fsf_buf *, int rc);
+
 /* ---- fsprivate.c ---- */
 
 /* The caller's private entries outside the home, hidden. */

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the settings-file filters (launcher/fs/fsfilter.c):
+ * libFuzzer target for the settings-file filters (launcher/fs/fsfilter*.c):
  * arbitrary bytes as a git config, go's env file, a mise config and an
  * npmrc or pip.conf (whose kept text never names a credential).  A
  * git config that is read gives text git reads back the same; every

@@ -2,7 +2,8 @@
  * review_driver: run reviews through approval/ on a libevent loop and
  * print each answer, for tests that do not need the proxy.
  *
- *   review_driver [-n N] [-M max] [-t ms] [-w worker] [-c client] [-d cwd]
+ *   review_driver [-n N] [-M max] [-t ms] [-w worker] [-c client]
+ *       [-b name:limit:used] [-d cwd]
  *       [-k capability] [-e env] [-x cancel-ms] [-g] [-s] [-F]
  *       MODE HOST PORT PROTO [ARGV...]
  *
@@ -74,6 +75,7 @@ main(int argc, char *argv[])
 	const char		*detail, *mode, *worker = "test-worker";
 	const char		*cwd = "/work/test", *capability = NULL;
 	const char		*client = NULL;
+	char			*p;
 	const char		*errstr;
 	int			 ch, n = 1, i, cancel_ms = -1, fg = 0, tfd = -1;
 	int			 stop = 0;
@@ -81,10 +83,11 @@ main(int argc, char *argv[])
 	long			 l;
 
 	memset(&conf, 0, sizeof(conf));
+	memset(&req, 0, sizeof(req));
 	conf.review_timeout_ms = 30000;
 	conf.review_max_inflight = 16;
 	conf.review_capability_env = (char *)"PISBX_CAPABILITY";
-	while ((ch = getopt(argc, argv, "+n:M:t:w:c:d:k:e:x:gsF")) != -1) {
+	while ((ch = getopt(argc, argv, "+n:M:t:w:c:b:d:k:e:x:gsF")) != -1) {
 		switch (ch) {
 		case 'n':
 			n = atoi(optarg);
@@ -100,6 +103,14 @@ main(int argc, char *argv[])
 			break;
 		case 'c':
 			client = optarg;
+			break;
+		case 'b':
+			/* -b NAME:LIMIT:USED: a host past an egress budget */
+			req.budget = strtok(optarg, ":");
+			if ((p = strtok(NULL, ":")) != NULL)
+				req.budget_limit = strtoull(p, NULL, 10);
+			if ((p = strtok(NULL, ":")) != NULL)
+				req.budget_used = strtoull(p, NULL, 10);
 			break;
 		case 'd':
 			cwd = optarg;
@@ -241,7 +252,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: review_driver [-n N] [-M max] [-t ms] "
-	    "[-w worker] [-c client] [-d cwd] [-k cap] [-e env] [-x cancel-ms] [-g] [-s] [-F] "
+	    "[-w worker] [-c client] [-b name:limit:used] [-d cwd] [-k cap] [-e env] [-x cancel-ms] [-g] [-s] [-F] "
 	    "none|command|socket:PATH|tty HOST PORT PROTO [ARGV...]\n");
 	exit(2);
 }

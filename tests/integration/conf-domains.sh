@@ -35,7 +35,7 @@ EOF
 		fi
 		out=$("$PROXY" --config "$f" --explain "$h:443")
 		eq "$b: $h:443 allowed by its entry" "$out" \
-		    "{\"host\":\"$h\",\"port\":443,\"decision\":\"allow\",\"reason\":\"allow-list:$e\",\"source\":\"$f: \$.network.allowedDomains[$i]\"}"
+		    "{\"host\":\"$h\",\"port\":443,\"decision\":\"allow\",\"reason\":\"allow-list:$e\",\"source\":\"$f: \$.network.allowedDomains[$i]\",\"layer\":\"run\"}"
 		i=$((i + 1))
 		out=$("$PROXY" --config "$f" --explain "$h:80")
 		contains "$b: $h:80 is not allowed" "$out" '"decision":"deny"'

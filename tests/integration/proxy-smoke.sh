@@ -56,7 +56,7 @@ check "SOCKS5: denied (curl exit $rc)" [ $rc -eq 97 ]
 
 sleep 0.2
 check "access log: allow decision with the dialled address" \
-    has_line "$T/access.log" '"event":"decision".*"proto":"http".*"host":"allowed.test".*"decision":"allow","reason":"allow-list:allowed.test","addr":"127.0.0.1:'"$UP"'"'
+    has_line "$T/access.log" '"event":"decision".*"proto":"http".*"host":"allowed.test".*"decision":"allow","reason":"allow-list:allowed.test","source":"[^"]*: \$\.network\.allowedDomains\[0\]","layer":"run","addr":"127.0.0.1:'"$UP"'"'
 check "access log: deny decision" \
     has_line "$T/access.log" '"event":"decision".*"host":"denied.test".*"decision":"deny","reason":"deny-list:denied.test"'
 check "access log: close record with byte counts" \
@@ -107,7 +107,7 @@ check "text format: proxy starts" start_proxy text
 curl -s -o /dev/null -x "http://127.0.0.1:$PORT" "http://denied.test:$UP/"
 sleep 0.2
 check "text format: readable deny line" \
-    has_line "$T/access.log" '^[0-9T:.-]+Z conn=1 decision http .* -> denied.test:'"$UP"' deny deny-list:denied.test$'
+    has_line "$T/access.log" '^[0-9T:.-]+Z conn=1 decision http .* -> denied.test:'"$UP"' deny deny-list:denied.test rule=.*: \$\.network\.deniedDomains\[0\] \(run\)$'
 kill -TERM "$PXPID"
 wait "$PXPID"
 done_testing

@@ -22,6 +22,13 @@ check "yes: ... the protocol" has_line "$T/yes.out" '^  protocol: http$'
 check "yes: ... the cwd" has_line "$T/yes.out" '^  cwd:      /home/u/proj$'
 check "yes: ... the worker" has_line "$T/yes.out" '^pisbx: sbx-3 wants a network connection$'
 
+# A host past an egress budget: the question says which, and what was used.
+pty budget r -- -t 20000 -b connectionsPerHost:200:200 tty $H
+check_case budget review:allow 'allowed at the terminal'
+check "budget: the question names the budget and what was used" has_line \
+    "$T/budget.out" '^  budget:   past network\.budget\.connectionsPerHost \(200, used 200\): y allows one budget more, r lifts it'
+check "budget: none without one" sh -c "! grep -q 'budget:' '$T/yes.out'"
+
 # No worker (a standalone pisbx-proxy without --label): the question
 # names the client's address, else this proxy.
 pty anon y -- -t 20000 -w '' -c 127.0.0.1:40123 tty $H

@@ -6,6 +6,7 @@
     servers.py echo      --port-file F [--bind ADDR]
     servers.py blackhole --port-file F [--bind ADDR] [--no-read]
     servers.py synhole   --port-file F
+    servers.py upload    --port-file F --record FILE [--bind ADDR]
     servers.py certgen   DIR NAME...
     servers.py client    --port P|--unix PATH [--timeout S] [--shut] [--hex] [--trickle MS]
     servers.py socks5    --port P --target H:P [--auth U:P] [--cmd C] [--send X]
@@ -35,6 +36,11 @@ checked) on every path.
 echo: every byte read is written back; EOF closes.
 blackhole: accepts and reads, never writes, never closes; with --no-read
 it never reads either.
+upload: reads one HTTP request per connection, counting every byte that
+arrives; answers 200 {"body_len": N} once a Content-Length body is whole,
+and at the connection's end appends a line "BYTES" (all bytes received
+on it, head included) to the record file, for scenarios that check how
+much of an upload got through.
 synhole: a listener whose accept queue is full, so a further SYN is
 never answered (a connect to it times out).  It writes "unsupported" to
 the port file when the kernel answered anyway.
@@ -334,6 +340,45 @@ def cmd_echo(args):
     s = listener(args.bind)
     write_port(args.port_file, s.getsockname()[1])
     serve_threads(s, echo_until_eof)
+
+
+def upload_conn(c, record):
+    """Count what c sends; answer once its Content-Length body is in."""
+    data = bytearray()
+    answered = False
+    try:
+        while True:
+            d = c.recv(1 << 16)
+            if not d:
+                break
+            data += d
+            if answered:
+                continue
+            end = data.find(b"\r\n\r\n", 0, 65536)
+            if end < 0:
+                continue
+            length = 0
+            for line in bytes(data[:end]).split(b"\r\n")[1:]:
+                k, _, v = line.partition(b":")
+                if k.strip().lower() == b"content-length":
+                    length = int(v.strip())
+            if len(data) - end - 4 >= length:
+                body = json.dumps({"body_len": length}).encode() + b"\n"
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n"
+                          b"Connection: close\r\n\r\n" % len(body) + body)
+                answered = True
+                c.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    with open(record, "a") as f:
+        f.write("%d\n" % len(data))
+    c.close()
+
+
+def cmd_upload(args):
+    s = listener(args.bind)
+    write_port(args.port_file, s.getsockname()[1])
+    serve_threads(s, lambda c: upload_conn(c, args.record))
 
 
 def cmd_blackhole(args):
@@ -810,6 +855,10 @@ def main():
             sp.add_argument("--tls-key")
             sp.add_argument("--root")
             sp.add_argument("--root-prefix", default="/git/")
+    sp = sub.add_parser("upload")
+    sp.add_argument("--port-file", required=True)
+    sp.add_argument("--record", required=True)
+    sp.add_argument("--bind", default="127.0.0.1")
     sp = sub.add_parser("certgen")
     sp.add_argument("dir")
     sp.add_argument("names", nargs="+")
@@ -857,7 +906,7 @@ def main():
     sub.add_parser("dnsport")
     args = p.parse_args()
     {"http": cmd_http, "echo": cmd_echo, "blackhole": cmd_blackhole,
-     "synhole": cmd_synhole, "certgen": cmd_certgen,
+     "synhole": cmd_synhole, "upload": cmd_upload, "certgen": cmd_certgen,
      "client": cmd_client, "socks5": cmd_socks5, "tls": cmd_tls,
      "hrr": cmd_hrr,
      "sha": cmd_sha, "dnsport": cmd_dnsport}[args.cmd](args)

@@ -204,6 +204,48 @@ static const struct bad_case bad_cases[] = {
 	    "$.filesystem.allowGitConfig", "expected true or false" },
 	{ "{\"filesystem\": {\"allowgitconfig\": true}}",
 	    "$.filesystem.allowgitconfig", "unknown key" },
+	/* network.budget */
+	{ "{\"network\": {\"budget\": []}}", "$.network.budget",
+	    "expected an object, got an array" },
+	{ "{\"network\": {\"budget\": {\"bytesUpPerHost\": 0}}}",
+	    "$.network.budget.bytesUpPerHost",
+	    "expected an integer from 1 to 1099511627776, got 0" },
+	{ "{\"network\": {\"budget\": {\"bytesUpPerHost\": -1}}}",
+	    "$.network.budget.bytesUpPerHost",
+	    "expected an integer from 1 to 1099511627776, got -1" },
+	{ "{\"network\": {\"budget\": {\"bytesUpPerHost\": 1e6}}}",
+	    "$.network.budget.bytesUpPerHost",
+	    "expected an integer from 1 to 1099511627776, got 1000000.0" },
+	{ "{\"network\": {\"budget\": {\"connectionsPerHost\": 1000001}}}",
+	    "$.network.budget.connectionsPerHost",
+	    "expected an integer from 1 to 1000000, got 1000001" },
+	{ "{\"network\": {\"budget\": {\"connectionsPerHost\": true}}}",
+	    "$.network.budget.connectionsPerHost",
+	    "expected an integer from 1 to 1000000, got true" },
+	{ "{\"network\": {\"budget\": {\"perHost\": []}}}",
+	    "$.network.budget.perHost", "unknown key (known keys here: "
+	    "bytesUpPerHost, connectionsPerHost, hosts)" },
+	{ "{\"network\": {\"budget\": {\"hosts\": {}}}}",
+	    "$.network.budget.hosts",
+	    "expected an array of at most 256 objects, got an object" },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"bytesUp\": 5}]}}}",
+	    "$.network.budget.hosts[0].host", "missing: the host this budget "
+	    "is for" },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"host\": "
+	    "\"*.a.com\"}]}}}", "$.network.budget.hosts[0].host",
+	    "invalid host \"*.a.com\": " },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"host\": "
+	    "\"a.com:443\"}]}}}", "$.network.budget.hosts[0].host",
+	    "invalid host \"a.com:443\": " },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"host\": \"A.com\"}, "
+	    "{\"host\": \"a.com.\"}]}}}", "$.network.budget.hosts[1].host",
+	    "\"a.com\" has a budget already (entry 0)" },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"host\": \"a.com\", "
+	    "\"bytes\": 1}]}}}", "$.network.budget.hosts[0].bytes",
+	    "unknown key (known keys here: host, bytesUp, connections)" },
+	{ "{\"network\": {\"budget\": {\"hosts\": [{\"host\": \"a.com\", "
+	    "\"connections\": 0}]}}}", "$.network.budget.hosts[0].connections",
+	    "expected an integer from 1 to 1000000, got 0" },
 	/* proxy */
 	{ "{\"proxy\": {\"maxConnections\": 0}}", "$.proxy.maxConnections",
 	    "expected an integer from 1 to 1000000, got 0" },
@@ -1216,6 +1258,48 @@ test_network_policy(void **state)
  * An allow entry for the loopback loads, with a warning naming it and
  * the loopback name to use instead; deny entries and look-alikes do not.
  */
+/* network.budget: both keys read, the largest byte count whole. */
+static void
+test_budget(void **state)
+{
+	struct config_errors errs = { NULL, 0 };
+	struct config *conf;
+	uint64_t bytes;
+	int conns;
+	char key[96];
+
+	(void)state;
+	conf = load("{\"network\": {\"budget\": {\"bytesUpPerHost\": "
+	    "1099511627776, \"connectionsPerHost\": 7}}}", &errs);
+	assert_non_null(conf);
+	assert_true(conf->budget_bytes_up == 1099511627776ULL);
+	assert_int_equal(conf->budget_connections, 7);
+	config_free(conf);
+	conf = load("{\"network\": {\"budget\": {\"bytesUpPerHost\": 10, "
+	    "\"hosts\": [{\"host\": \"API.Example.COM.\", \"connections\": 3},"
+	    " {\"host\": \"b.example\", \"bytesUp\": 99}]}}}", &errs);
+	assert_non_null(conf);
+	config_budget(conf, "api.example.com", &bytes, &conns);
+	assert_true(bytes == 10);
+	assert_int_equal(conns, 3);
+	config_budget(conf, "b.example", &bytes, &conns);
+	assert_true(bytes == 99);
+	assert_int_equal(conns, 0);
+	config_budget(conf, "c.example", &bytes, &conns);
+	assert_true(bytes == 10);
+	config_budget_key(conf, "b.example", 1, key, sizeof(key));
+	assert_string_equal(key, "network.budget.hosts[1].bytesUp");
+	config_budget_key(conf, "b.example", 0, key, sizeof(key));
+	assert_string_equal(key, "network.budget.connectionsPerHost");
+	config_free(conf);
+	conf = load("{\"network\": {\"budget\": {}}}", &errs);
+	assert_non_null(conf);
+	assert_true(conf->budget_bytes_up == 0);
+	assert_int_equal(conf->budget_connections, 0);
+	config_free(conf);
+	config_errors_clear(&errs);
+}
+
 static void
 test_loopback_warnings(void **state)
 {
@@ -1538,6 +1622,7 @@ main(void)
 		cmocka_unit_test(test_message_values),
 		cmocka_unit_test(test_parent),
 		cmocka_unit_test(test_loopback_warnings),
+		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_review_command_warn),
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);

@@ -1,5 +1,5 @@
 /*
- * The filtered copies of settings files (launcher/fs/fsfilter.c), as tables
+ * The filtered copies of settings files (launcher/fs/fsfilter*.c), as tables
  * of input and expected output: a git config keeps its allowed sections
  * and loses every credential (a URL with a user or password, an
  * Authorization header, http's other keys, credential, sendemail,

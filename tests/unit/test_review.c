@@ -250,8 +250,8 @@ test_immediate(void **state)
 	struct reviewer		*r;
 	struct config		 conf;
 	struct reviewer_opts	 o;
-	struct review_request	 req = { "example.com", 443, "connect",
-				    NULL, NULL };
+	struct review_request	 req = { .host = "example.com", .port = 443,
+	    .protocol = "connect" };
 	enum review_result	 now;
 	const char		*detail;
 
