@@ -565,7 +565,13 @@ client_slot_get(struct proxy *px, int fd, const struct sockaddr *sa)
 	struct client_slot k, *cs;
 	unsigned b;
 
-	b = client_key(fd, sa, &k);
+	if (px->one_client) {
+		/* The run is the one client, whatever its source address. */
+		memset(&k, 0, sizeof(k));
+		k.family = AF_UNSPEC;
+		b = 0;
+	} else
+		b = client_key(fd, sa, &k);
 	LIST_FOREACH(cs, &px->clients[b], entry)
 		if (cs->family == k.family &&
 		    memcmp(cs->key, k.key, sizeof(k.key)) == 0)
@@ -607,6 +613,9 @@ client_slot_text(const struct client_slot *cs, char *buf, size_t len)
 		inet_ntop(AF_INET6, cs->key, a, sizeof(a));
 		snprintf(buf, len, "%s%s", a, IN6_IS_ADDR_LOOPBACK(
 		    (const struct in6_addr *)cs->key) ? "" : "/64");
+		break;
+	case AF_UNSPEC:
+		snprintf(buf, len, "this run");
 		break;
 	default:
 		memcpy(&uid, cs->key, sizeof(uid));

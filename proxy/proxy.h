@@ -54,6 +54,13 @@ struct proxy_opts {
 	 * pisbx-run's, on its command's stderr, only with -v.
 	 */
 	int		 reload_said;
+	/*
+	 * Every client is one (pisbx-run: the listeners are the sandbox's,
+	 * and the command picks its source address -- 127.0.0.2, ... -- so
+	 * an address would be a fresh budget and client limit for the
+	 * asking).  maxClientConnections and network.budget count the run.
+	 */
+	int		 one_client;
 };
 
 /* replay.c */

@@ -212,6 +212,7 @@ struct proxy {
 				    void *);
 	void			*refused_arg;
 	int			 reload_said;	/* proxy_opts' */
+	int			 one_client;	/* proxy_opts' */
 	char			*command;	/* the tty shows it */
 	struct review_grant	*grants;	/* scope run/worker approvals */
 	enum review_scope	*grant_scope;	/* each one's scope */

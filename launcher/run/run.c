@@ -755,6 +755,7 @@ run_start(struct run_state *rs)
 	rs->popts.cwd = rs->cwd;
 	rs->popts.refused = summary_proxy_cb;
 	rs->popts.refused_arg = rs->sum;
+	rs->popts.one_client = 1;	/* the run, whatever its address */
 	if ((rs->cmdline = run_cmdline(o)) == NULL) {
 		log_warn("command line");
 		return RUN_FAIL;

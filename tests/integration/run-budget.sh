@@ -6,6 +6,8 @@
 #   --report name the budget and what was used;
 # - past connectionsPerHost the next curl gets 403 budget-connections,
 #   named in the summary;
+# - another source address (curl --interface 127.0.0.2: the whole of
+#   127/8 is the sandbox's own) is the same client: no fresh budget;
 # - the next run starts with a fresh budget;
 # - a reviewer's approval with scope "run" lifts the budget of that host
 #   for the rest of the run: asked once, every later connection goes.
@@ -33,6 +35,14 @@ curl -sS -m 20 --data-binary @big -o /dev/null http://up.test:$UP/up; echo up=\$
 for i in 1 2 3; do
 	printf 'conn%s=' \$i
 	curl -s -m 10 -o /dev/null -w '%{http_code}\n' http://conn.test:$WEB/\$i
+done
+for a in 127.0.0.2 127.9.9.9; do
+	printf 'from %s=' \$a
+	curl -s -m 10 --interface \$a -o /dev/null -w '%{http_code}\n' \
+	    http://conn.test:$WEB/\$a
+	printf 'up from %s=' \$a
+	curl -s -m 10 --interface \$a -o /dev/null -w '%{http_code}\n' \
+	    --data-binary @big http://up.test:$UP/\$a
 done" >"$T/s.out" 2>"$T/s.err"
 out=$(cat "$T/s.out")
 case $out in
@@ -51,14 +61,19 @@ check_log "close record end budget-bytes-up" event=close host=up.test \
 contains "connections 1 and 2 are allowed" "$out" "conn1=200
 conn2=200"
 contains "connection 3 is refused" "$out" "conn3=403"
+# The sandbox picks its source address: each is the same client.
+for a in 127.0.0.2 127.9.9.9; do
+	contains "from $a: no fresh connection budget" "$out" "from $a=403"
+	contains "from $a: no fresh bytes budget" "$out" "up from $a=403"
+done
 check_log "decision record budget-connections" event=decision \
     host=conn.test decision=deny reason=budget-connections
 err=$(cat "$T/s.err")
 grep -F "(budget-" "$T/s.err" | sed "s/^/# /"
 contains "summary: the bytes budget, what was used" "$err" \
-    "http up.test:$UP (budget-bytes-up): network.budget.bytesUpPerHost (1048576 bytes) used up for up.test by this client: 1048576 bytes, and it sent more; to allow more, raise network.budget.bytesUpPerHost in $CONF (or configure a reviewer to ask past it)"
+    "http up.test:$UP (budget-bytes-up, 3 times): network.budget.bytesUpPerHost (1048576 bytes) used up for up.test by this client: 1048576 bytes, and it sent more; to allow more, raise network.budget.bytesUpPerHost in $CONF (or configure a reviewer to ask past it)"
 contains "summary: the connection budget, what was used" "$err" \
-    "http conn.test:$WEB (budget-connections): network.budget.connectionsPerHost (2) used up for conn.test by this client: 2 connections; no reviewer to ask; to allow more, raise network.budget.connectionsPerHost in $CONF (or configure a reviewer to ask past it)"
+    "http conn.test:$WEB (budget-connections, 3 times): network.budget.connectionsPerHost (2) used up for conn.test by this client: 2 connections; no reviewer to ask; to allow more, raise network.budget.connectionsPerHost in $CONF (or configure a reviewer to ask past it)"
 "$PY" - "$T/report.json" <<'EOF' >"$T/report.chk" 2>&1
 import json, sys
 items = json.load(open(sys.argv[1]))
