@@ -160,6 +160,11 @@ const char *fs_plan_guarded(const struct fs_plan *, const char *path,
  * lookups (the creation guard asks on every creation).  0, or -1.
  */
 int	 fs_plan_index(struct fs_plan *);
+/*
+ * Whether path (resolved) lies in what the plan hides: 1 or 0.  The
+ * guard refuses a Unix socket there even with allowAllUnixSockets.
+ */
+int	 fs_plan_hidden(const struct fs_plan *, const char *path);
 /* The writable root of the plan that path (resolved) lies in, or NULL. */
 const char *fs_root_of(const struct fs_plan *, const char *path);
 /* A hash of a file's identity (device, inode), for the guard's tables. */

@@ -46,6 +46,30 @@ fs_root_of(const struct fs_plan *plan, const char *path)
 }
 
 /*
+ * Whether path (absolute, resolved) is hidden: the deepest rule on or
+ * above it hides it (denyRead, the home, the base of the run
+ * directories).  With namespaces nothing there can be reached; without
+ * them Landlock refuses reading it but not connect(2) to a Unix socket
+ * there, so the guard asks this too.
+ */
+int
+fs_plan_hidden(const struct fs_plan *plan, const char *path)
+{
+	const struct fs_rule	*best = NULL;
+	size_t			 i, l, bl = 0;
+
+	for (i = 0; i < plan->nrules; i++) {
+		l = strlen(plan->rules[i].path);
+		if ((best == NULL || l >= bl) &&
+		    fs_under(path, plan->rules[i].path)) {
+			best = &plan->rules[i];
+			bl = l;
+		}
+	}
+	return best != NULL && best->action == FS_HIDE;
+}
+
+/*
  * Whether creating or replacing path would touch a guarded path: the path
  * itself or anything below it, and with ancestors_too also a directory on
  * the way to one (renaming a prepared directory to ".git" would otherwise

@@ -226,6 +226,23 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 	for (i = 0; i < plan->nunix; i++)
 		if (strcmp(real, plan->unix_sockets[i]) == 0)
 			break;
+	/*
+	 * A socket in a hidden place (the home, denyRead, another run's
+	 * directory and its --explain/push socket) is out of reach with
+	 * namespaces, whatever allowAllUnixSockets says: the mount hides
+	 * it.  Without namespaces only this check hides it.
+	 */
+	if (i == plan->nunix && fs_plan_hidden(plan, real) &&
+	    !guard_sock_ours(gr->g, fd)) {
+		guard_refuse(gr, real, verb, "a Unix socket in a hidden path "
+		    "(denyRead, the home, or another run's directory), out "
+		    "of reach even with network.allowAllUnixSockets; to let "
+		    "commands reach it, add \"%s\" to "
+		    "network.allowUnixSockets in %s", real,
+		    gr->g->conf.config_file);
+		rc = -EPERM;
+		goto done;
+	}
 	if (i == plan->nunix && !gr->g->conf.allow_all_unix &&
 	    !guard_sock_ours(gr->g, fd)) {
 		guard_refuse(gr, real, verb, "a Unix socket the command did "
