@@ -67,6 +67,8 @@ runsock_ask(long pid, const char *line, char *ans, size_t anslen, int *none,
 	struct timeval		 tv = { RUNSOCK_TIMEOUT_S, 0 };
 	char			 path[4096];
 	size_t			 len = 0;
+	struct ucred		 cr = { 0, (uid_t)-1, (gid_t)-1 };
+	socklen_t		 crlen = sizeof(cr);
 	ssize_t			 r;
 	int			 s;
 
@@ -87,8 +89,28 @@ runsock_ask(long pid, const char *line, char *ans, size_t anslen, int *none,
 	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
 	    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
 	    setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1 ||
-	    connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    dprintf(s, "%s\n", line) < 0) {
+	    connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (s != -1)
+			close(s);
+		return -1;
+	}
+	/*
+	 * The socket must be that run's own: its listener made by the
+	 * process pid of our user.  A socket planted under the name (a
+	 * base the command could write to, a stale one whose pid came
+	 * back) would otherwise get the line -- a supervisor's push
+	 * carries its capability.
+	 */
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == -1 ||
+	    (long)cr.pid != pid || cr.uid != geteuid()) {
+		snprintf(err, errlen, "%s is not the socket of pisbx-run pid "
+		    "%ld (it belongs to pid %ld, uid %ld): nothing was sent",
+		    path, pid, (long)cr.pid, (long)cr.uid);
+		close(s);
+		return -1;
+	}
+	if (dprintf(s, "%s\n", line) < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		if (s != -1)
 			close(s);

@@ -93,4 +93,38 @@ contains "... as the --explain JSON line" "$out" '{"host":"r.test","port":443,'
 eq "--run without --explain: a usage error" "$?" 2
 "$RUN" --explain "r.test" --run 12x >/dev/null 2>"$T/usage.out"
 eq "--run that is no pid: a usage error" "$?" 2
+# A socket planted under a run's name (a pid whose run is not there: a
+# base some command could write to, a stale name whose pid came back)
+# is not that run's: nothing is sent to it, and --run says so.
+sleep 30 &
+FPID=$!
+FSOCK=${TMPDIR:-/tmp}/pisbx-$(id -u)/pisbx-run.$FPID.planted.sock
+"$PY" - "$FSOCK" "$T/planted.got" <<'EOF2' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1]); s.listen(4); s.settimeout(20)
+open(sys.argv[2] + ".ready", "w").close()
+try:
+    c, _ = s.accept(); c.settimeout(3)
+    got = c.recv(4096)
+    open(sys.argv[2], "wb").write(got)
+    c.sendall(b'{"host":"planted","decision":"allow"}\n')
+except Exception:
+    pass
+EOF2
+PLPID=$!
+i=0
+while [ ! -e "$T/planted.got.ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+"$RUN" --explain "r.test:$WEB" --run "$FPID" >"$T/planted.out" 2>&1
+eq "--run of a planted socket: an error" "$?" 1
+contains "--run of a planted socket: says whose it is" "$(cat "$T/planted.out")" \
+    "is not the socket of pisbx-run pid $FPID"
+if [ -s "$T/planted.got" ]; then
+	not_ok "the planted socket got the line: $(cat "$T/planted.got")"
+else
+	ok "the planted socket got nothing"
+fi
+kill "$FPID" "$PLPID" 2>/dev/null
+wait "$FPID" "$PLPID" 2>/dev/null
+rm -f "$FSOCK"
 done_testing
