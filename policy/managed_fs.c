@@ -21,6 +21,7 @@
 static int	 managed_fs_prepend(struct strlist *, const struct strlist *);
 static void	 managed_normalise(char *);
 static char	*managed_expand(const char *, const char *, const char *);
+static int	 managed_walk(const char *, char *, size_t);
 static int	 managed_under(const char *, const char *);
 static int	 managed_path_meets(const char *, const char *, const char *,
 		    const char *);
@@ -144,12 +145,72 @@ managed_expand(const char *e, const char *proj, const char *home)
 		r = proj != NULL ? asprintf(&p, "%s/%s", proj, e) : -1;
 	if (r == -1)
 		return NULL;
-	managed_normalise(p);
-	if (!glob_is_pattern(p) && realpath(p, real) != NULL) {
+	if (managed_walk(p, real, sizeof(real)) == 0) {
 		free(p);
-		p = strdup(real);
+		return strdup(real);
 	}
+	/* Too long to walk: lexically (the plan cannot open it either). */
+	managed_normalise(p);
 	return p;
+}
+
+/*
+ * p as the kernel walks it, into out: each component that exists
+ * resolved (symbolic links followed), so that ".." goes to the real
+ * parent -- "/srv/link/../secret" with link -> /srv/a/b is
+ * "/srv/a/secret", not the lexical "/srv/secret" -- and lexically from
+ * the first component that does not exist or holds a pattern.  0, or -1
+ * when it does not fit.
+ */
+static int
+managed_walk(const char *p, char *out, size_t outlen)
+{
+	char		 cur[PATH_MAX], real[PATH_MAX], comp[NAME_MAX + 1];
+	char		*slash;
+	const char	*in = p;
+	size_t		 n, l;
+	int		 walk = 1;
+
+	if (outlen < 2)
+		return -1;
+	strcpy(cur, "/");
+	while (*in != '\0') {
+		while (*in == '/')
+			in++;
+		if (*in == '\0')
+			break;
+		n = strcspn(in, "/");
+		if (n > NAME_MAX)
+			return -1;
+		memcpy(comp, in, n);
+		comp[n] = '\0';
+		in += n;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			/* cur is real while walking: its parent is. */
+			if ((slash = strrchr(cur, '/')) != NULL)
+				slash[slash == cur ? 1 : 0] = '\0';
+			continue;
+		}
+		if (glob_is_pattern(comp))
+			walk = 0;
+		l = strlen(cur);
+		if (l + (l > 1) + n + 1 > sizeof(cur))
+			return -1;
+		snprintf(cur + l, sizeof(cur) - l, "%s%s", l > 1 ? "/" : "",
+		    comp);
+		if (walk) {
+			if (realpath(cur, real) != NULL)
+				memcpy(cur, real, strlen(real) + 1);
+			else
+				walk = 0;
+		}
+	}
+	if (strlen(cur) + 1 > outlen)
+		return -1;
+	memcpy(out, cur, strlen(cur) + 1);
+	return 0;
 }
 
 /* Whether path is dir or lies below it. */

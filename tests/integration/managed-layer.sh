@@ -127,6 +127,24 @@ check "... and the command did not run" test ! -e "$WS/ran"
 contains "... both files and the key named" "$(cat "$T/b.err")" \
     "$CONF: \$.filesystem.allowRead: \"../home/.ssh/id_test\" would open \"~/.ssh\" of \$.filesystem.denyRead in the managed file $MF"
 
+# --- ".." after a symbolic link goes where the kernel goes. ----------
+# hop -> ~/sub/dir: "hop/../../.ssh/id_test" is ~/.ssh/id_test to the
+# kernel (and to the plan), though lexically it is $T/.ssh/id_test.
+mkdir -p "$FAKEHOME/.ssh" "$FAKEHOME/sub/dir"
+echo KEY >"$FAKEHOME/.ssh/id_test"
+ln -s "$FAKEHOME/sub/dir" "$WS/hop"
+run_config --fs "{\"allowRead\": [\"$WS/hop/../../.ssh/id_test\"]}"
+sbx -- cat "$FAKEHOME/.ssh/id_test" >"$T/h.out" 2>"$T/h.err"
+eq "allowRead through a link and ..: the run exits 78" "$?" 78
+check "... and the key was not read" test ! -s "$T/h.out"
+contains "... named as opening ~/.ssh" "$(cat "$T/h.err")" \
+    "\"$WS/hop/../../.ssh/id_test\" would open \"~/.ssh\" of \$.filesystem.denyRead in the managed file $MF"
+run_config --fs '{"allowRead": ["hop/../../.ssh"]}'
+sbx -- cat "$FAKEHOME/.ssh/id_test" >"$T/h.out" 2>"$T/h.err"
+eq "relative allowRead through a link and ..: the run exits 78" "$?" 78
+check "... and the key was not read" test ! -s "$T/h.out"
+rm -f "$WS/hop" "$FAKEHOME/.ssh/id_test"
+
 # --- Decisions inside pisbx-run: the managed deny, the ceiling. -------
 srv_start http web
 P=$SRV_PORT
