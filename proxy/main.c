@@ -35,8 +35,8 @@ struct main_args {
 	struct proxy_opts	 opts;
 	const char		*cli_config;
 	const char		*replay;	/* --replay LOG */
-	char			**explain;	/* --explain, nexplain of them */
-	char			**listen;	/* --listen, nlisten of them */
+	char			**explain;	/* --explain: nexplain */
+	char			**listen;	/* --listen: nlisten */
 	size_t			 nexplain, nlisten;
 	int			 check, verbose, fmt_set;
 	int			 replay_json, replay_format;
