@@ -354,6 +354,18 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", why);
 		return -EACCES;
 	}
+	/*
+	 * Without namespaces no mount hides a hidden path, and Landlock's
+	 * write rules cover all of an allowWrite root -- /tmp, say, over
+	 * the base of the run directories: another run's TMPDIR, a socket
+	 * planted under a run's name.  What the plan hides is not written.
+	 */
+	if (gr->g->conf.nons && fs_plan_hidden(gr->g->conf.plan, gp->full)) {
+		guard_refuse(gr, gp->full, guard_verb(gp, verb), "a hidden "
+		    "path (denyRead, the home, or another run's directory): "
+		    "not written, even under an allowWrite entry");
+		return -EACCES;
+	}
 	if ((fg = fs_glob_denied(gr->g->conf.plan, gp->full)) != NULL) {
 		guard_glob_refused(gr, guard_verb(gp, verb), gp->full, NULL, fg);
 		return -EACCES;

@@ -28,7 +28,7 @@ run_config --net '{"allowAllUnixSockets": true}' \
 
 # Another run, concurrent: its socket is next to its run directory.
 before=$(rundirs)
-sbx -- sleep 60 >/dev/null 2>&1 &
+sbx -- sh -c 'echo VICTIM >"$TMPDIR/v.txt"; exec sleep 60' >/dev/null 2>&1 &
 VICTIM=$!
 i=0
 while [ "$(rundirs)" = "$before" ] && [ $i -lt 100 ]; do
@@ -97,6 +97,30 @@ if [ -x "$CONTAINER" ] && "$CONTAINER" --check >/dev/null 2>&1; then
 	if ! grep -q "needs Landlock ABI" "$T/err.l"; then
 		contains "nons: a hidden socket listed in allowUnixSockets is reached" \
 		    "$out" "connect ok allowed"
+	fi
+fi
+
+# Writes into what is hidden, under allowWrite of the base's parent.
+BASE=$(dirname "$VDIR")
+run_config --fs "{\"allowWrite\": [\"$(dirname "$BASE")\", \"$WS\"]}"
+if [ -x "$CONTAINER" ] && "$CONTAINER" --check >/dev/null 2>&1; then
+	PISBX_RUN_WRAP=$CONTAINER sbx -- /bin/sh -c '
+	    echo x >"$1/planted" && echo "base=written"
+	    echo x >"$2/tmp/new" && echo "new=written"
+	    echo x >>"$2/tmp/v.txt" && echo "old=written"
+	    echo own >"$TMPDIR/own" && echo "own=written"' sh "$BASE" "$VDIR" \
+	    >"$T/w.out" 2>"$T/w.err"
+	if ! grep -q "needs Landlock ABI" "$T/w.err"; then
+		out=$(cat "$T/w.out")
+		check "nons: nothing created in the base of the run directories" \
+		    test ! -e "$BASE/planted"
+		check "nons: nothing created in another run's TMPDIR" \
+		    test ! -e "$VDIR/tmp/new"
+		eq "nons: another run's file unchanged" "$(cat "$VDIR/tmp/v.txt")" VICTIM
+		eq "nons: the command's own TMPDIR is written" "$out" "own=written"
+		contains "nons: the refusal names the hidden path" \
+		    "$(cat "$T/w.err")" "a hidden path"
+		rm -f "$BASE/planted"
 	fi
 fi
 
