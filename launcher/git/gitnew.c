@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "launcher/git/git.h"
@@ -81,7 +82,18 @@ static void	gitnew_readconf(int gitfd, const char *pre,
 		    struct gitnew_found *);
 static void	gitnew_dir(int gitfd, const char *name, const char *pre,
 		    struct gitnew_found *);
-static int	gitnew_worktree(int repofd);
+static int	gitnew_worktree(int repofd, struct gitnew_found *);
+static int	gitnew_common(int entryfd, char *what, size_t len);
+static int	gitnew_old(int dirfd, const char *name);
+
+/* When the run started (gitnew_run_started); 0: nothing is older. */
+static struct timespec	gitnew_since;
+
+void
+gitnew_run_started(void)
+{
+	(void)clock_gettime(CLOCK_REALTIME_COARSE, &gitnew_since);
+}
 
 void
 gitnew_found_init(struct gitnew_found *f)
@@ -348,20 +360,94 @@ gitnew_dir(int gitfd, const char *name, const char *pre,
 }
 
 /*
+ * Whether dirfd/name (not followed) changed before the run started: its
+ * inode's ctime, which every write, rename, link and chmod sets to the
+ * current time and which the command cannot set back.
+ */
+static int
+gitnew_old(int dirfd, const char *name)
+{
+	struct stat	st;
+
+	if (gitnew_since.tv_sec == 0 ||
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    (strcmp(name, "config") == 0 && !S_ISREG(st.st_mode)))
+		return 0;
+	return st.st_ctim.tv_sec < gitnew_since.tv_sec ||
+	    (st.st_ctim.tv_sec == gitnew_since.tv_sec &&
+	    st.st_ctim.tv_nsec < gitnew_since.tv_nsec);
+}
+
+/*
+ * The common directory of the linked worktree entry entryfd (its
+ * "../.."): the config and hooks git in that worktree runs.  1 when
+ * they are what git init makes, or the user's: a config file and a
+ * hooks directory (each of its entries too) unchanged since before the
+ * run -- a repository older than the run, whose config and hooks the
+ * guard protected throughout.  0 otherwise, what is there in what.
+ */
+static int
+gitnew_common(int entryfd, char *what, size_t len)
+{
+	struct gitnew_found	 f;
+	struct dirent		*de;
+	DIR			*d;
+	int			 cfd, hfd = -1, ok;
+
+	if ((cfd = openat(entryfd, "../..", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1) {
+		(void)snprintf(what, len, "(not read)");
+		return 0;
+	}
+	gitnew_found_init(&f);
+	gitnew_readconf(cfd, "", &f);
+	gitnew_dir(cfd, "hooks", "", &f);
+	(void)snprintf(what, len, "%s", f.text);
+	ok = f.n == 0;
+	if (!ok && gitnew_old(cfd, "config") &&
+	    (hfd = openat(cfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 && errno == ENOENT)
+		ok = 1;		/* no hooks: the config is the user's */
+	else if (!ok && gitnew_old(cfd, "config") && hfd != -1 &&
+	    gitnew_old(cfd, "hooks")) {
+		if ((d = fdopendir(hfd)) == NULL) {
+			close(hfd);
+			hfd = -1;
+		} else {
+			ok = 1;
+			while (ok && (de = readdir(d)) != NULL)
+				if (strcmp(de->d_name, "..") != 0 &&
+				    !gitnew_old(dirfd(d), de->d_name))
+					ok = 0;
+			closedir(d);
+			hfd = -1;
+		}
+	}
+	if (hfd != -1)
+		close(hfd);
+	close(cfd);
+	return ok;
+}
+
+/*
  * Whether repofd's .git file is what git worktree add writes: "gitdir:
  * DIR" where DIR is a linked worktree's entry, COMMON/worktrees/W,
  * reached without a symbolic link, whose commondir is git's "../.."
  * and which holds no config, config.worktree or hooks of its own.  Git
- * in that worktree then runs only what COMMON's config and hooks name:
- * a repository older than the run (protected) or one made during it
- * (read on its own).
+ * in that worktree then runs only what COMMON's config and hooks name,
+ * so COMMON must be a repository older than the run (protected) or
+ * have nothing beyond git init (gitnew_common): a COMMON the command
+ * made, wherever (one moved out of a .git is reported nowhere else), is
+ * named here, with what it has.  1: that worktree; 0: not (f told when
+ * it is one whose COMMON is the command's).
  */
 static int
-gitnew_worktree(int repofd)
+gitnew_worktree(int repofd, struct gitnew_found *f)
 {
 	struct gitnew_found	 junk;
 	struct stat		 st;
 	char			*text, *dir = NULL, *eol, *real = NULL, *cd = NULL;
+	char			 what[sizeof(f->text)];
 	const char		*w;
 	size_t			 len;
 	int			 fd = -1, ok = 0;
@@ -394,7 +480,18 @@ gitnew_worktree(int repofd)
 	    errno == ENOENT && fstatat(fd, "config.worktree", &st,
 	    AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT &&
 	    fstatat(fd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == -1 &&
-	    errno == ENOENT;
+	    errno == ENOENT && junk.n == 0;
+	if (ok && !gitnew_common(fd, what, sizeof(what))) {
+		ok = 0;
+		/* dir ends in "/worktrees/W": its common directory. */
+		gitnew_add(f, ".git (a worktree of %.*s, made or changed "
+		    "during the run: %s)", (int)(w - 10 - dir), dir, what);
+		free(cd);
+		free(real);
+		free(text);
+		close(fd);
+		return -1;
+	}
 done:
 	if (fd != -1)
 		close(fd);
@@ -416,15 +513,16 @@ gitnew_check(int repofd, int bare, struct gitnew_found *f)
 	struct stat	 st;
 	DIR		*d;
 	const char	*pre = bare ? "" : ".git/";
-	int		 gitfd;
+	int		 gitfd, r;
 
 	if (bare)
 		gitfd = openat(repofd, ".", O_RDONLY | O_DIRECTORY |
 		    O_CLOEXEC);
 	else if (fstatat(repofd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    !S_ISDIR(st.st_mode)) {
-		if (S_ISREG(st.st_mode) && gitnew_worktree(repofd))
-			return;
+		if (S_ISREG(st.st_mode) && (r = gitnew_worktree(repofd,
+		    f)) != 0)
+			return;	/* 1: git's own; -1: named */
 		/* A gitdir file or a link: git goes where it points. */
 		gitnew_add(f, ".git (%s)", S_ISLNK(st.st_mode) ?
 		    "a symbolic link" : "a file naming another git directory");
