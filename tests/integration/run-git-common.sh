@@ -95,4 +95,19 @@ eq "old: nothing said about a repository" \
 git -C "$T/sub/s" status >/dev/null 2>&1
 check "sub: control: git in s runs what c names" test -e "$MARK/sub"
 
+# 5. A .git file that is the command's last act (the process exits as
+# soon as its open returns): the guard tells the parent before it
+# answers, so the repository is read at exit every time.
+n=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	newws last$i
+	sbx -- "$PY" -c 'import os
+os.mkdir("s")
+fd = os.open("s/.git", os.O_CREAT | os.O_WRONLY, 0o644)
+os.write(fd, b"gitdir: /nonexistent/elsewhere\n")
+os._exit(0)' >/dev/null 2>"$T/last.err"
+	grep -q "repository at $WS/s " "$T/last.err" && n=$((n + 1))
+done
+eq "last: a .git made by the last open is named in every run" "$n" 10
+
 done_testing
