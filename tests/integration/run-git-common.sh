@@ -8,7 +8,10 @@
 # project directory after git init, or in a subdirectory -- has that
 # .git named, and the project directory's moved aside: the host's git
 # status there runs nothing (the marker the planted fsmonitor would
-# write stays absent; pointing the host's git at it shows it would).
+# write stays absent; pointing the host's git at it shows it would).  A
+# worktree of the user's own repository (its config keys and hooks older
+# than the run) is not named.  And a .git file made by the command's
+# last open before it exits is told to the parent all the same.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
