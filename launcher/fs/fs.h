@@ -156,6 +156,13 @@ extern const char fs_why_git_config[];
 const char *fs_plan_guarded(const struct fs_plan *, const char *path,
 	    int ancestors_too);
 /*
+ * The hidden path (denyRead, and what the plan hides by itself) that is
+ * path, lies below it, or holds it (the most specific rule above path
+ * hides: not a tree re-exposed or made writable inside), or NULL;
+ * letters compared as fs_plan_guarded does.
+ */
+const char *fs_plan_hides(const struct fs_plan *, const char *path);
+/*
  * Index the guarded paths, so that fs_plan_guarded answers in a few
  * lookups (the creation guard asks on every creation).  0, or -1.
  */

@@ -45,6 +45,23 @@ fs_root_of(const struct fs_plan *plan, const char *path)
 	return NULL;
 }
 
+const char *
+fs_plan_hides(const struct fs_plan *plan, const char *path)
+{
+	const struct fs_rule	*in = NULL;
+	size_t			 i;
+
+	for (i = 0; i < plan->nrules; i++) {
+		if (plan->rules[i].action == FS_HIDE &&
+		    fs_under_ci(plan->rules[i].path, path))
+			return plan->rules[i].path;
+		if (fs_under_ci(path, plan->rules[i].path) && (in == NULL ||
+		    strlen(plan->rules[i].path) > strlen(in->path)))
+			in = &plan->rules[i];
+	}
+	return in != NULL && in->action == FS_HIDE ? in->path : NULL;
+}
+
 /*
  * Whether creating or replacing path would touch a guarded path: the path
  * itself or anything below it, and with ancestors_too also a directory on

@@ -227,6 +227,35 @@ guard_glob_refused(struct guard_req *gr, const char *verb, const char *path,
 }
 
 /*
+ * A rename, hard link or removal of gp: refused (-EACCES, said) when gp
+ * is a hidden path, a directory above one, or inside a hidden tree (and
+ * not in a tree re-exposed there).  A hidden path is found by
+ * its name when a run starts: under a new name (".env" renamed "env",
+ * or linked, or its directory renamed) it would be readable by the next
+ * run.  With namespaces the hidden path itself is a mount point (EBUSY,
+ * EXDEV) but a directory above it moves with it; without them
+ * (guard/nons.c) it is the real file, which Landlock leaves writable
+ * beneath a writable root.
+ */
+int
+guard_hidden(struct guard_req *gr, const struct guard_path *gp,
+    const char *verb)
+{
+	const char	*h;
+
+	if (gp->dots || gp->full[0] == '\0' ||
+	    (h = fs_plan_hides(gr->g->conf.plan, gp->full)) == NULL)
+		return 0;
+	guard_refuse(gr, gp->full, guard_verb(gp, verb), "%s%s is hidden "
+	    "(filesystem.denyRead, or a secret pisbx-run hides; see "
+	    "pisbx-run(1), FILESYSTEM): under another name it would be "
+	    "readable by the next run", strcmp(h, gp->full) == 0 ? "it" : h,
+	    strcmp(h, gp->full) == 0 ? "" : fs_under_ci(h, gp->full) ?
+	    ", below it," : ", which holds it,");
+	return -EACCES;
+}
+
+/*
  * A directory renamed from op to np: refused (-EACCES, said) when a name
  * in it would match a deny pattern where it lands, or when there are too
  * many names to check.

@@ -291,6 +291,32 @@ sleep 0.3
 eq "ptrace calls: no host listener was reached" "$(sort -u "$HITS" | tr '\n' ' ')" ""
 CONTAINER_OPTS=
 
+# A hidden path keeps its name: hiding finds it by name when a run
+# starts, so under a new one (renamed, hard-linked, its directory
+# renamed) the next run would read it; nor is it removed (with
+# namespaces it is a mount point: EBUSY).
+mkdir -p "$WS/hid/deep" "$WS/keep"; : >"$WS/keep/other"
+echo SECRET-ENV >"$WS/.env"
+echo SECRET-DIR >"$WS/hid/deep/key"
+echo SECRET-NEST >"$WS/keep/nest.env"
+run_config --allow "allowed.test" \
+    --fs '{"denyRead": [".env", "hid", "keep/nest.env"]}'
+for c in "mv .env env-moved" "ln .env env-linked" "mv hid hid-moved" \
+    "mv keep keep-moved" "rm -f .env" "rm -rf hid" \
+    "$PY -c \"import os; os.rename('.env', 'env-py')\"" \
+    "$PY -c \"import ctypes, os; fd = os.open('.env', os.O_PATH); l = ctypes.CDLL(None); l.linkat(fd, b'', -100, b'env-fd', 0x1000)\"" \
+    "$PY -c \"import ctypes; l = ctypes.CDLL(None); l.renameat2(-100, b'hid', -100, b'keep', 2)\""; do
+	csbx -- /bin/sh -c "$c" >"$T/out" 2>&1
+	contains "hidden: '$c' is refused" "$(cat "$T/out")" "is hidden"
+done
+check "hidden: the hidden paths are where they were" \
+    test -s "$WS/.env" -a -s "$WS/hid/deep/key" -a -s "$WS/keep/nest.env"
+csbx -- /bin/sh -c 'cat env-moved env-linked env-py env-fd hid-moved/deep/key keep-moved/nest.env keep/deep/key hid/nest.env .env' >"$T/out" 2>&1
+check "hidden: the next run reads no secret ($(grep -c SECRET "$T/out") read)" \
+    sh -c "! grep -q SECRET '$T/out'"
+csbx -- /bin/sh -c 'mv keep/other keep/other2 && ls keep' >"$T/out" 2>&1
+contains "hidden: a rename beside a hidden path works" "$(cat "$T/out")" "other2"
+
 # Refuse instead: the option and the config key.
 csbx --require-namespaces -- /bin/sh -c "touch '$WS/ran1'" >"$T/out" 2>&1
 eq "--require-namespaces refuses (125)" "$?" 125
