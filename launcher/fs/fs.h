@@ -156,9 +156,10 @@ extern const char fs_why_git_config[];
 const char *fs_plan_guarded(const struct fs_plan *, const char *path,
 	    int ancestors_too);
 /*
- * The hidden path (denyRead, and what the plan hides by itself) that is
+ * The hidden path (denyRead, what the plan hides by itself, a settings
+ * file shown as a filtered copy) that is
  * path, lies below it, or holds it (the most specific rule above path
- * hides: not a tree re-exposed or made writable inside), or NULL;
+ * hides: not a tree re-exposed or a writable root inside), or NULL;
  * letters compared as fs_plan_guarded does.
  */
 const char *fs_plan_hides(const struct fs_plan *, const char *path);

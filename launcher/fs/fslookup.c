@@ -52,14 +52,22 @@ fs_plan_hides(const struct fs_plan *plan, const char *path)
 	size_t			 i;
 
 	for (i = 0; i < plan->nrules; i++) {
-		if (plan->rules[i].action == FS_HIDE &&
+		if ((plan->rules[i].action == FS_HIDE ||
+		    plan->rules[i].source != NULL) &&
 		    fs_under_ci(plan->rules[i].path, path))
 			return plan->rules[i].path;
 		if (fs_under_ci(path, plan->rules[i].path) && (in == NULL ||
 		    strlen(plan->rules[i].path) > strlen(in->path)))
 			in = &plan->rules[i];
 	}
-	return in != NULL && in->action == FS_HIDE ? in->path : NULL;
+	if (in == NULL || (in->action != FS_HIDE && in->source == NULL))
+		return NULL;
+	/* A writable root inside the hidden tree is not hidden. */
+	for (i = 0; i < plan->nwritable; i++)
+		if (fs_under_ci(path, plan->writable[i]) &&
+		    strlen(plan->writable[i]) > strlen(in->path))
+			return NULL;
+	return in->path;
 }
 
 /*

@@ -227,15 +227,16 @@ guard_glob_refused(struct guard_req *gr, const char *verb, const char *path,
 }
 
 /*
- * A rename, hard link or removal of gp: refused (-EACCES, said) when gp
- * is a hidden path, a directory above one, or inside a hidden tree (and
- * not in a tree re-exposed there).  A hidden path is found by
- * its name when a run starts: under a new name (".env" renamed "env",
- * or linked, or its directory renamed) it would be readable by the next
- * run.  With namespaces the hidden path itself is a mount point (EBUSY,
- * EXDEV) but a directory above it moves with it; without them
- * (guard/nons.c) it is the real file, which Landlock leaves writable
- * beneath a writable root.
+ * A rename, hard link, removal, write or creation of gp: refused
+ * (-EACCES, said) when gp is a hidden path, a directory above one, or
+ * inside a hidden tree (and not in a tree re-exposed or writable
+ * there).  A hidden path is found by its name when a run starts: under
+ * a new name (".env" renamed "env", or linked, or its directory renamed)
+ * the next run would read it.  With namespaces the hidden path itself
+ * is an empty stand-in mounted over it (EBUSY, EXDEV, EROFS) but a
+ * directory above it moves with it; without them (guard/nons.c) it is
+ * the real file, which Landlock leaves writable beneath a writable root:
+ * guard_check asks here for every write and creation too.
  */
 int
 guard_hidden(struct guard_req *gr, const struct guard_path *gp,
@@ -248,8 +249,9 @@ guard_hidden(struct guard_req *gr, const struct guard_path *gp,
 		return 0;
 	guard_refuse(gr, gp->full, guard_verb(gp, verb), "%s%s is hidden "
 	    "(filesystem.denyRead, or a secret pisbx-run hides; see "
-	    "pisbx-run(1), FILESYSTEM): under another name it would be "
-	    "readable by the next run", strcmp(h, gp->full) == 0 ? "it" : h,
+	    "pisbx-run(1), FILESYSTEM): it keeps its name and its contents, "
+	    "or the next run could read it under another name",
+	    strcmp(h, gp->full) == 0 ? "it" : h,
 	    strcmp(h, gp->full) == 0 ? "" : fs_under_ci(h, gp->full) ?
 	    ", below it," : ", which holds it,");
 	return -EACCES;
@@ -387,6 +389,8 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		guard_glob_refused(gr, guard_verb(gp, verb), gp->full, NULL, fg);
 		return -EACCES;
 	}
+	if (gr->g->conf.nons && guard_hidden(gr, gp, verb) < 0)
+		return -EACCES;
 	if (git) {
 		gitrule_why(gp->full, gr->g->conf.config_file, text,
 		    sizeof(text));
