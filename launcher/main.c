@@ -19,8 +19,22 @@
 #include "launcher/agent/agent.h"
 #include "launcher/run/run.h"
 
+/* What the command line asks for, besides the run's options. */
+struct main_args {
+	struct run_opts	 o;
+	const char	*hook;		/* --hook AGENT */
+	const char	*run;		/* --run PID */
+	char		**explain;	/* --explain, nexplain of them */
+	size_t		 nexplain;
+	int		 connect_mode;	/* --connect-proxy */
+	int		 check;		/* --check */
+};
+
 static void	usage(FILE *, int) __attribute__((noreturn));
 static int	self_dir(char *, size_t);
+static int	main_options(struct main_args *, int, char *[]);
+static int	main_modes(struct main_args *, int, char *[], int *);
+static int	main_run(struct run_opts *, int, char *[]);
 static int	check_main(const struct run_opts *, int, char *const *,
 		    size_t);
 
@@ -137,8 +151,12 @@ check_main(const struct run_opts *o, int check, char *const *explain,
 	return rc;
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * The command line into a (optind past the options): -1 to go on, else
+ * the exit status of a usage error (said) or --version.
+ */
+static int
+main_options(struct main_args *a, int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "config",		required_argument, NULL, 'C' },
@@ -158,59 +176,43 @@ main(int argc, char *argv[])
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct run_opts	 o;
-	const char	*name, *hook = NULL, *run = NULL;
-	char		*end, dir[PATH_MAX], **explain;
-	size_t		 nexplain = 0;
+	char		*end;
 	long		 lfd;
-	int		 ch, connect_mode = 0, check = 0, rc;
+	int		 ch;
 
-	name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
-	    argv[0];
-	if (strcmp(name, "pisbx-sh") == 0)
-		return sh_main(argc, argv);
-
-	memset(&o, 0, sizeof(o));
-	o.fmt = LOG_FORMAT_JSON;
-	o.control_fd = -1;
-	if ((explain = calloc((size_t)argc + 1, sizeof(*explain))) == NULL) {
-		log_warn("calloc");
-		return EXIT_SETUP;
-	}
-	log_init("pisbx-run", 0);
 	while ((ch = getopt_long(argc, argv, "+c:qvhV", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'C':
-			o.cli_config = optarg;
+			a->o.cli_config = optarg;
 			break;
 		case 't':
 			errno = 0;
-			o.timeout = strtod(optarg, &end);
-			if (errno != 0 || *end != '\0' || o.timeout <= 0 ||
-			    o.timeout > 1e9) {
+			a->o.timeout = strtod(optarg, &end);
+			if (errno != 0 || *end != '\0' || a->o.timeout <= 0 ||
+			    a->o.timeout > 1e9) {
 				log_warnx("--timeout: not a positive number of "
 				    "seconds: %s", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'a':
-			o.access_log = optarg;
+			a->o.access_log = optarg;
 			break;
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
-				o.fmt = LOG_FORMAT_JSON;
+				a->o.fmt = LOG_FORMAT_JSON;
 			else if (strcmp(optarg, "text") == 0)
-				o.fmt = LOG_FORMAT_TEXT;
+				a->o.fmt = LOG_FORMAT_TEXT;
 			else {
 				log_warnx("--log-format: json or text, not %s",
 				    optarg);
 				return EXIT_USAGE;
 			}
-			o.fmt_set = 1;
+			a->o.fmt_set = 1;
 			break;
 		case 'P':
-			connect_mode = 1;
+			a->connect_mode = 1;
 			break;
 		case 'F':
 			/* Digits only: not "0x10", " 5", "3e0". */
@@ -223,34 +225,34 @@ main(int argc, char *argv[])
 				    "and stderr), not %s", optarg);
 				return EXIT_USAGE;
 			}
-			o.control_fd = (int)lfd;
+			a->o.control_fd = (int)lfd;
 			break;
 		case 'q':
-			o.quiet = 1;
+			a->o.quiet = 1;
 			break;
 		case 'r':
-			o.report = optarg;
+			a->o.report = optarg;
 			break;
 		case 'H':
-			hook = optarg;
+			a->hook = optarg;
 			break;
 		case 'E':
-			explain[nexplain++] = optarg;
+			a->explain[a->nexplain++] = optarg;
 			break;
 		case 'n':
-			check = 1;
+			a->check = 1;
 			break;
 		case 'R':
-			run = optarg;
+			a->run = optarg;
 			break;
 		case 'N':
-			o.require_ns = 1;
+			a->o.require_ns = 1;
 			break;
 		case 'c':
-			o.line = optarg;
+			a->o.line = optarg;
 			break;
 		case 'v':
-			o.verbose++;
+			a->o.verbose++;
 			break;
 		case 'h':
 			usage(stdout, 0);
@@ -261,55 +263,108 @@ main(int argc, char *argv[])
 			usage(stderr, EXIT_USAGE);
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	log_init("pisbx-run", o.verbose);
+	return -1;
+}
 
-	if (connect_mode) {
+/*
+ * The modes that run no command of their own: --connect-proxy, --explain
+ * --run, --check and --explain, --hook.  1 when one ran (its exit status
+ * in *rc), 0 to go on to the run.  Frees a->explain unless 1 is returned
+ * for --connect-proxy.
+ */
+static int
+main_modes(struct main_args *a, int argc, char *argv[], int *rc)
+{
+	char	dir[PATH_MAX];
+
+	if (a->connect_mode) {
 		if (argc != 2)
 			usage(stderr, EXIT_USAGE);
-		return connect_proxy_main("127.0.0.1:3128", argv[0], argv[1]);
+		*rc = connect_proxy_main("127.0.0.1:3128", argv[0], argv[1]);
+		return 1;
 	}
 	/* A running run's answer; its own function (run/explain.c). */
-	if (run != NULL) {
-		if (nexplain != 1 || check || argc != 0 || o.line != NULL) {
+	if (a->run != NULL) {
+		if (a->nexplain != 1 || a->check || argc != 0 ||
+		    a->o.line != NULL) {
 			log_warnx("--explain HOST[:PORT] --run PID: both, and "
 			    "nothing else");
 			usage(stderr, EXIT_USAGE);
 		}
-		rc = explain_running(run, explain[0]);
-		free(explain);
-		return rc;
+		*rc = explain_running(a->run, a->explain[0]);
+		free(a->explain);
+		return 1;
 	}
 	/* The config's answer, or the merged policy: nothing runs. */
-	if (check || nexplain > 0) {
-		if (argc != 0 || o.line != NULL || hook != NULL) {
+	if (a->check || a->nexplain > 0) {
+		if (argc != 0 || a->o.line != NULL || a->hook != NULL) {
 			log_warnx("--check and --explain run nothing: no "
 			    "command, -c or --hook with them");
 			usage(stderr, EXIT_USAGE);
 		}
-		rc = check_main(&o, check, explain, nexplain);
-		free(explain);
-		return rc;
+		*rc = check_main(&a->o, a->check, a->explain, a->nexplain);
+		free(a->explain);
+		return 1;
 	}
-	free(explain);
-	if (hook != NULL) {
-		if (argc != 0 || o.line != NULL)
+	free(a->explain);
+	if (a->hook != NULL) {
+		if (argc != 0 || a->o.line != NULL)
 			usage(stderr, EXIT_USAGE);
 		if (self_dir(dir, sizeof(dir)) == -1) {
 			log_warn("--hook: /proc/self/exe; the command was not "
 			    "run");
-			return 2;
+			*rc = 2;
+			return 1;
 		}
-		return hook_main(hook, dir);
+		*rc = hook_main(a->hook, dir);
+		return 1;
 	}
-	if ((o.line == NULL) == (argc == 0)) {
-		if (o.line != NULL)
+	return 0;
+}
+
+/* The command (-c LINE, or the words left in argv) in its sandbox. */
+static int
+main_run(struct run_opts *o, int argc, char *argv[])
+{
+	if ((o->line == NULL) == (argc == 0)) {
+		if (o->line != NULL)
 			log_warnx("-c takes the whole command; no arguments "
 			    "after it");
 		usage(stderr, EXIT_USAGE);
 	}
-	if (o.line == NULL)
-		o.argv = argv;
-	return run_command(&o);
+	if (o->line == NULL)
+		o->argv = argv;
+	return run_command(o);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct main_args a;
+	const char	*name;
+	int		 rc;
+
+	name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
+	    argv[0];
+	if (strcmp(name, "pisbx-sh") == 0)
+		return sh_main(argc, argv);
+
+	memset(&a, 0, sizeof(a));
+	a.o.fmt = LOG_FORMAT_JSON;
+	a.o.control_fd = -1;
+	if ((a.explain = calloc((size_t)argc + 1, sizeof(*a.explain))) ==
+	    NULL) {
+		log_warn("calloc");
+		return EXIT_SETUP;
+	}
+	log_init("pisbx-run", 0);
+	if ((rc = main_options(&a, argc, argv)) != -1)
+		return rc;
+	argc -= optind;
+	argv += optind;
+	log_init("pisbx-run", a.o.verbose);
+
+	if (main_modes(&a, argc, argv, &rc))
+		return rc;
+	return main_run(&a.o, argc, argv);
 }

@@ -73,6 +73,7 @@ const char *const managed_modes[] = {
 };
 
 static int	 managed_open(struct cfgctx *);
+static int	 managed_root_unmapped(void);
 static int	 managed_trusted(struct cfgctx *, int, const char *, int);
 static struct managed *managed_parse(struct cfgctx *, const char *,
 		    size_t);
@@ -183,6 +184,29 @@ fail:
 }
 
 /*
+ * Whether this process's user namespace leaves its parent's root
+ * unmapped: there a file of root's (of anyone unmapped) shows as the
+ * overflow uid, and who owns it cannot be told.  /proc/self/uid_map
+ * holds "inside outside count" lines; the initial namespace's is
+ * "0 0 4294967295".
+ */
+static int
+managed_root_unmapped(void)
+{
+	unsigned long	 in, out, n;
+	FILE		*f;
+	int		 unmapped = 1;
+
+	if ((f = fopen("/proc/self/uid_map", "re")) == NULL)
+		return 0;
+	while (fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
+		if (out == 0 && n > 0)
+			unmapped = 0;
+	fclose(f);
+	return unmapped;
+}
+
+/*
  * Whether what fd holds (the directory or the file what) can be trusted:
  * root's, and writable by no one else.  Otherwise one error saying what
  * to change; every run is refused until it is.
@@ -199,6 +223,14 @@ managed_trusted(struct cfgctx *ctx, int fd, const char *what, int dir)
 	}
 	if (!dir && !S_ISREG(st.st_mode)) {
 		cfg_err(ctx, NULL, "not a regular file");
+		return -1;
+	}
+	if (st.st_uid != 0 && managed_root_unmapped()) {
+		cfg_err(ctx, NULL, "%s belongs to a user outside this user "
+		    "namespace (shown as uid %u), so the managed file cannot "
+		    "be verified from inside it (inside another sandbox, for "
+		    "one); nothing runs: run pisbx-run where root's files are "
+		    "root's", what, (unsigned)st.st_uid);
 		return -1;
 	}
 	if (st.st_uid != 0) {

@@ -30,10 +30,28 @@ struct main_state {
 	enum config_layer	 layer;		/* run with --config */
 };
 
+/* What the command line asks for. */
+struct main_args {
+	struct proxy_opts	 opts;
+	const char		*cli_config;
+	const char		*replay;	/* --replay LOG */
+	char			**explain;	/* --explain: nexplain */
+	char			**listen;	/* --listen: nlisten */
+	size_t			 nexplain, nlisten;
+	int			 check, verbose, fmt_set;
+	int			 replay_json, replay_format;
+	char			*conf_log;	/* the config's access log */
+	char			 cwd[4096];	/* opts.cwd */
+};
+
 static void	 usage(FILE *);
 static struct config *load_config(const char *, enum config_layer);
 static void	 sighup_cb(evutil_socket_t, short, void *);
 static void	 sigterm_cb(evutil_socket_t, short, void *);
+static int	 main_options(struct main_args *, int, char *[]);
+static int	 main_modes(struct config *, const struct main_args *, int *);
+static int	 main_start(struct main_state *, struct config *,
+		    struct main_args *);
 
 static void
 usage(FILE *f)
@@ -138,8 +156,12 @@ sigterm_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(ms->base, NULL);
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * The command line into a: -1 to go on, else the exit status (0 after
+ * --help or --version, 64 on a usage error, said on stderr).
+ */
+static int
+main_options(struct main_args *a, int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "config",	required_argument,	NULL, 'c' },
@@ -156,212 +178,239 @@ main(int argc, char *argv[])
 		{ "replay-format", required_argument,	NULL, 'F' },
 		{ NULL,		0,			NULL, 0 }
 	};
-	struct main_state ms;
-	struct proxy_opts opts;
-	struct config *conf;
-	struct event *ev_hup, *ev_term, *ev_int;
-	const char *cli_config = NULL, *replay = NULL;
-	char **explain = NULL, **listen = NULL, bound[512], cwd[4096];
-	char *conf_log = NULL;
-	size_t nexplain = 0, nlisten = 0, i;
-	int ch, check = 0, verbose = 0, rc = 0, fmt_set = 0;
-	int replay_json = 0, replay_format = 0;
+	int ch;
 
-	memset(&ms, 0, sizeof(ms));
-	memset(&opts, 0, sizeof(opts));
-	opts.log_format = LOG_FORMAT_JSON;
-	opts.reload_said = 1;
-	if ((explain = calloc(argc, sizeof(*explain))) == NULL ||
-	    (listen = calloc(argc, sizeof(*listen))) == NULL)
-		err(1, NULL);
 	while ((ch = getopt_long(argc, argv, "c:ne:l:a:f:L:vhV", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			cli_config = optarg;
+			a->cli_config = optarg;
 			break;
 		case 'n':
-			check = 1;
+			a->check = 1;
 			break;
 		case 'e':
-			explain[nexplain++] = optarg;
+			a->explain[a->nexplain++] = optarg;
 			break;
 		case 'l':
-			listen[nlisten++] = optarg;
+			a->listen[a->nlisten++] = optarg;
 			break;
 		case 'a':
-			opts.access_log = optarg;
+			a->opts.access_log = optarg;
 			break;
 		case 'f':
-			fmt_set = 1;
+			a->fmt_set = 1;
 			if (strcmp(optarg, "json") == 0)
-				opts.log_format = LOG_FORMAT_JSON;
+				a->opts.log_format = LOG_FORMAT_JSON;
 			else if (strcmp(optarg, "text") == 0)
-				opts.log_format = LOG_FORMAT_TEXT;
+				a->opts.log_format = LOG_FORMAT_TEXT;
 			else {
 				fprintf(stderr, "pisbx-proxy: --log-format "
 				    "takes json or text, not \"%s\"\n", optarg);
-				rc = EX_USAGE_;
-				goto out;
+				return EX_USAGE_;
 			}
 			break;
 		case 'L':
-			opts.label = optarg;
+			a->opts.label = optarg;
 			break;
 		case 'v':
-			verbose++;
+			a->verbose++;
 			break;
 		case 'h':
 			usage(stdout);
-			goto out;
+			return 0;
 		case 'V':
 			printf("pisbx-proxy %s\n", PISBX_VERSION);
-			goto out;
+			return 0;
 		case 'R':	/* --replay: long option only */
-			replay = optarg;
+			a->replay = optarg;
 			break;
 		case 'F':	/* --replay-format: long option only */
 			if (strcmp(optarg, "json") == 0)
-				replay_json = 1;
+				a->replay_json = 1;
 			else if (strcmp(optarg, "text") == 0)
-				replay_json = 0;
+				a->replay_json = 0;
 			else {
 				fprintf(stderr, "pisbx-proxy: --replay-format "
 				    "takes text or json, not \"%s\"\n", optarg);
-				rc = EX_USAGE_;
-				goto out;
+				return EX_USAGE_;
 			}
-			replay_format = 1;
+			a->replay_format = 1;
 			break;
 		default:
 			usage(stderr);
-			rc = EX_USAGE_;
-			goto out;
+			return EX_USAGE_;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "pisbx-proxy: unexpected argument \"%s\"\n",
 		    argv[optind]);
 		usage(stderr);
-		rc = EX_USAGE_;
-		goto out;
+		return EX_USAGE_;
 	}
-	if (replay_format && replay == NULL) {
+	if (a->replay_format && a->replay == NULL) {
 		fprintf(stderr, "pisbx-proxy: --replay-format goes with "
 		    "--replay LOG\n");
-		rc = EX_USAGE_;
-		goto out;
+		return EX_USAGE_;
 	}
-	if (replay != NULL && (check || nexplain > 0)) {
+	if (a->replay != NULL && (a->check || a->nexplain > 0)) {
 		fprintf(stderr, "pisbx-proxy: --replay does not go with "
 		    "--check or --explain\n");
-		rc = EX_USAGE_;
-		goto out;
+		return EX_USAGE_;
 	}
-	log_init(argv[0], verbose);
+	return -1;
+}
 
-	ms.config_path = config_find(cli_config);
-	ms.layer = cli_config != NULL ? LAYER_RUN : LAYER_USER;
-	if ((conf = check_load(ms.config_path, ms.layer)) == NULL) {
-		rc = EX_CONFIG_;
-		goto out;
-	}
+/*
+ * --replay, --check and --explain on the loaded config: 1 when one ran
+ * (its exit status in *rc), 0 to go on and serve.
+ */
+static int
+main_modes(struct config *conf, const struct main_args *a, int *rc)
+{
+	size_t i;
+
 	for (i = 0; i < conf->warnings.n; i++)
 		fprintf(stderr, "pisbx-proxy: warning: %s\n",
 		    conf->warnings.v[i]);
-	if (replay != NULL) {
-		rc = replay_run(conf, replay, replay_json);
-		config_free(conf);
-		goto out;
+	if (a->replay != NULL) {
+		*rc = replay_run(conf, a->replay, a->replay_json);
+		return 1;
 	}
-	if (check) {
-		if (check_print(conf, verbose) == -1)
+	if (a->check) {
+		if (check_print(conf, a->verbose) == -1)
 			err(1, "--check");
 	} else
 		for (i = 0; i < conf->notes.n; i++)
 			log_info("%s", conf->notes.msg[i]);
-	if (nexplain > 0 && check_explain(conf, explain, nexplain) == -1)
+	if (a->nexplain > 0 &&
+	    check_explain(conf, a->explain, a->nexplain) == -1)
 		err(1, "--explain");
-	if (check || nexplain > 0) {
-		config_free(conf);
-		goto out;
+	if (a->check || a->nexplain > 0) {
+		*rc = 0;
+		return 1;
 	}
-	if (nlisten == 0) {
+	return 0;
+}
+
+/*
+ * Serve: bind the listeners (the command line's, else the config's), run
+ * the loop until SIGTERM or SIGINT.  Takes conf.  The exit status.
+ */
+static int
+main_start(struct main_state *ms, struct config *conf, struct main_args *a)
+{
+	struct event *ev_hup, *ev_term, *ev_int;
+	char bound[512];
+	size_t i;
+
+	if (a->nlisten == 0) {
 		for (i = 0; i < conf->listen.n; i++)
-			listen[nlisten++] = conf->listen.v[i];
+			a->listen[a->nlisten++] = conf->listen.v[i];
 	}
-	if (nlisten == 0) {
+	if (a->nlisten == 0) {
 		fprintf(stderr, "pisbx-proxy: no listeners: give --listen "
 		    "ADDR or \"proxy\": {\"listen\": [...]} in %s\n",
-		    ms.config_path != NULL ? ms.config_path :
+		    ms->config_path != NULL ? ms->config_path :
 		    "the config");
 		config_free(conf);
-		rc = EX_CONFIG_;
-		goto out;
+		return EX_CONFIG_;
 	}
 
 	signal(SIGPIPE, SIG_IGN);
-	if (getcwd(cwd, sizeof(cwd)) != NULL)
-		opts.cwd = cwd;
-	if ((ms.base = proxy_base_new()) == NULL)
+	if (getcwd(a->cwd, sizeof(a->cwd)) != NULL)
+		a->opts.cwd = a->cwd;
+	if ((ms->base = proxy_base_new()) == NULL)
 		errx(1, "cannot create the event loop");
 	/*
 	 * proxy_new takes ownership of conf, but the listen strings may
 	 * point into it: copy them first.
 	 */
-	for (i = 0; i < nlisten; i++)
-		if ((listen[i] = strdup(listen[i])) == NULL)
+	for (i = 0; i < a->nlisten; i++)
+		if ((a->listen[i] = strdup(a->listen[i])) == NULL)
 			err(1, NULL);
 	/* The command line's access log, else the config's (read at start). */
-	if (opts.access_log == NULL && conf->access_log != NULL) {
-		if ((conf_log = strdup(conf->access_log)) == NULL)
+	if (a->opts.access_log == NULL && conf->access_log != NULL) {
+		if ((a->conf_log = strdup(conf->access_log)) == NULL)
 			err(1, NULL);
-		opts.access_log = conf_log;
-		if (!fmt_set)
-			opts.log_format = conf->access_log_text ?
+		a->opts.access_log = a->conf_log;
+		if (!a->fmt_set)
+			a->opts.log_format = conf->access_log_text ?
 			    LOG_FORMAT_TEXT : LOG_FORMAT_JSON;
 	}
-	if ((ms.px = proxy_new(ms.base, conf, &opts)) == NULL) {
-		rc = EX_CONFIG_;
-		goto out;
-	}
-	proxy_nofile_prepare(ms.px);
-	for (i = 0; i < nlisten; i++) {
-		if (proxy_listen(ms.px, listen[i], bound, sizeof(bound)) ==
+	if ((ms->px = proxy_new(ms->base, conf, &a->opts)) == NULL)
+		return EX_CONFIG_;
+	proxy_nofile_prepare(ms->px);
+	for (i = 0; i < a->nlisten; i++) {
+		if (proxy_listen(ms->px, a->listen[i], bound, sizeof(bound)) ==
 		    -1) {
 			fprintf(stderr, "pisbx-proxy: cannot listen on %s\n",
-			    listen[i]);
-			rc = EX_OSERR_;
-			goto out;
+			    a->listen[i]);
+			return EX_OSERR_;
 		}
 		fprintf(stderr, "pisbx-proxy: listening on %s\n", bound);
 	}
 	fflush(stderr);
 
-	ev_hup = evsignal_new(ms.base, SIGHUP, sighup_cb, &ms);
-	ev_term = evsignal_new(ms.base, SIGTERM, sigterm_cb, &ms);
-	ev_int = evsignal_new(ms.base, SIGINT, sigterm_cb, &ms);
+	ev_hup = evsignal_new(ms->base, SIGHUP, sighup_cb, ms);
+	ev_term = evsignal_new(ms->base, SIGTERM, sigterm_cb, ms);
+	ev_int = evsignal_new(ms->base, SIGINT, sigterm_cb, ms);
 	if (ev_hup == NULL || ev_term == NULL || ev_int == NULL ||
 	    evsignal_add(ev_hup, NULL) == -1 ||
 	    evsignal_add(ev_term, NULL) == -1 ||
 	    evsignal_add(ev_int, NULL) == -1)
 		errx(1, "cannot install signal handlers");
 
-	event_base_dispatch(ms.base);
+	event_base_dispatch(ms->base);
 
 	event_free(ev_hup);
 	event_free(ev_term);
 	event_free(ev_int);
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct main_state ms;
+	struct main_args a;
+	struct config *conf;
+	size_t i;
+	int rc;
+
+	memset(&ms, 0, sizeof(ms));
+	memset(&a, 0, sizeof(a));
+	a.opts.log_format = LOG_FORMAT_JSON;
+	a.opts.reload_said = 1;
+	if ((a.explain = calloc(argc, sizeof(*a.explain))) == NULL ||
+	    (a.listen = calloc(argc, sizeof(*a.listen))) == NULL)
+		err(1, NULL);
+	if ((rc = main_options(&a, argc, argv)) != -1)
+		goto out;
+	rc = 0;
+	log_init(argv[0], a.verbose);
+
+	ms.config_path = config_find(a.cli_config);
+	ms.layer = a.cli_config != NULL ? LAYER_RUN : LAYER_USER;
+	if ((conf = check_load(ms.config_path, ms.layer)) == NULL) {
+		rc = EX_CONFIG_;
+		goto out;
+	}
+	if (main_modes(conf, &a, &rc)) {
+		config_free(conf);
+		goto out;
+	}
+	rc = main_start(&ms, conf, &a);
 out:
 	proxy_free(ms.px);
 	if (ms.base != NULL)
 		event_base_free(ms.base);
 	if (ms.base != NULL)
-		for (i = 0; i < nlisten; i++)
-			free(listen[i]);
+		for (i = 0; i < a.nlisten; i++)
+			free(a.listen[i]);
 	free(ms.config_path);
-	free(conf_log);
-	free(explain);
-	free(listen);
+	free(a.conf_log);
+	free(a.explain);
+	free(a.listen);
 	return rc;
 }

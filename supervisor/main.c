@@ -30,6 +30,30 @@
 
 #define CAPABILITY_BYTES	32
 
+/* What the command line asks for. */
+struct main_args {
+	struct supervisor_opts	 o;
+	const char		*cli_config;
+	const char		*push;		/* --push FILE */
+	char			**rargv;	/* the reviewer's argv */
+	int			 verbose;
+};
+
+/* What main holds until the supervisor stops, freed at its end. */
+struct main_state {
+	struct event_base	*base;
+	struct config		*conf;
+	char			*path;		/* NULL: embedded default */
+	char			*net;		/* o.network_json */
+	char			*policy_file;	/* o.policy_file */
+	char			*envfile;	/* --interactive */
+	char			*defsock;	/* --interactive's socket */
+	ino_t			 envino;	/* envfile's, as written */
+	int			 rargv_alloc;	/* rargv is the config's */
+	int			 from_env;	/* cap from the environment */
+	char			 cap[CAPABILITY_BYTES * 2 + 1];
+};
+
 static void	 usage(FILE *, int) __attribute__((noreturn));
 static int	 push_main(const char *, const char *, int);
 static void	 signal_cb(evutil_socket_t, short, void *);
@@ -37,6 +61,11 @@ static char	*read_file(const char *, size_t *);
 static char	*runtime_path(const char *);
 static int	 envfile_write(const char *, const char *, const char *,
 		    ino_t *);
+static int	 main_options(struct main_args *, int, char *[]);
+static int	 main_modes(struct main_state *, struct main_args *, int *);
+static void	 main_config(struct main_state *, struct main_args *);
+static void	 main_capability(struct main_state *, struct main_args *);
+static void	 main_start(struct main_state *, struct main_args *);
 
 static struct supervisor *sup;
 
@@ -95,72 +124,72 @@ usage(FILE *f, int status)
 	exit(status);
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * The command line into a: -1 to go on, else the exit status (0 after
+ * --version); usage errors and --help exit here.
+ */
+static int
+main_options(struct main_args *a, int argc, char *argv[])
 {
-	struct supervisor_opts	 o;
-	struct config_errors	 errs = { NULL, 0 };
-	struct stat		 st;
-	struct config		*conf;
-	struct event_base	*base;
-	struct event		*ev[4];
-	static const int	 sigs[4] = { SIGUSR1, SIGTERM, SIGINT, SIGHUP };
-	const char		*cli_config = NULL, *env, *push = NULL;
-	unsigned char		 rnd[CAPABILITY_BYTES];
-	char			 cap[CAPABILITY_BYTES * 2 + 1];
-	char			 errbuf[512];
-	char			*path, *text, *net, *q;
-	char			*envfile = NULL, *defsock = NULL;
-	char			*policy_file = NULL;
-	char			**rargv = NULL;
-	size_t			 i, len;
-	ino_t			 envino = 0;
-	int			 verbose = 0, from_env = 0, rargv_alloc = 0;
-	int			 fd;
+	size_t	 i;
 
-	memset(&o, 0, sizeof(o));
 	for (i = 1; i < (size_t)argc; i++) {
-		const char *a = argv[i];
+		const char *s = argv[i];
 
-		if (strcmp(a, "--config") == 0 && i + 1 < (size_t)argc)
-			cli_config = argv[++i];
-		else if (strcmp(a, "--socket") == 0 && i + 1 < (size_t)argc)
-			o.socket_path = argv[++i];
-		else if (strcmp(a, "--push") == 0 && i + 1 < (size_t)argc)
-			push = argv[++i];
-		else if (strcmp(a, "--access-log") == 0 && i + 1 <
+		if (strcmp(s, "--config") == 0 && i + 1 < (size_t)argc)
+			a->cli_config = argv[++i];
+		else if (strcmp(s, "--socket") == 0 && i + 1 < (size_t)argc)
+			a->o.socket_path = argv[++i];
+		else if (strcmp(s, "--push") == 0 && i + 1 < (size_t)argc)
+			a->push = argv[++i];
+		else if (strcmp(s, "--access-log") == 0 && i + 1 <
 		    (size_t)argc)
-			o.access_log = argv[++i];
-		else if (strcmp(a, "--review-timeout") == 0 && i + 1 <
+			a->o.access_log = argv[++i];
+		else if (strcmp(s, "--review-timeout") == 0 && i + 1 <
 		    (size_t)argc) {
-			o.review_timeout_ms = atoi(argv[++i]);
-			if (o.review_timeout_ms <= 0)
+			a->o.review_timeout_ms = atoi(argv[++i]);
+			if (a->o.review_timeout_ms <= 0)
 				usage(stderr, 2);
-		} else if (strcmp(a, "--tty") == 0)
-			o.review_tty = 1;
-		else if (strcmp(a, "--interactive") == 0)
-			o.interactive = 1;
-		else if (strcmp(a, "--review-command") == 0) {
+		} else if (strcmp(s, "--tty") == 0)
+			a->o.review_tty = 1;
+		else if (strcmp(s, "--interactive") == 0)
+			a->o.interactive = 1;
+		else if (strcmp(s, "--review-command") == 0) {
 			/* The rest of the line is the reviewer's argv. */
 			if (i + 1 >= (size_t)argc || argv[i + 1][0] != '/')
 				errx(2, "--review-command needs an absolute "
 				    "path");
-			rargv = &argv[i + 1];
+			a->rargv = &argv[i + 1];
 			break;
-		} else if (strcmp(a, "-v") == 0)
-			verbose++;
-		else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+		} else if (strcmp(s, "-v") == 0)
+			a->verbose++;
+		else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)
 			usage(stdout, 0);
-		else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+		else if (strcmp(s, "-V") == 0 || strcmp(s, "--version") == 0) {
 			printf("pisbx-supervisor %s\n", PISBX_VERSION);
 			return 0;
 		} else
 			usage(stderr, 2);
 	}
-	if (push != NULL)
-		return push_main(push, o.socket_path, verbose);
-	if (o.interactive) {
-		if (rargv != NULL)
+	return -1;
+}
+
+/*
+ * --push runs on its own: 1 when it ran (its exit status in *rc), else 0
+ * after --interactive found its terminal and runtime files and the
+ * options were found to go together (errors exit here).
+ */
+static int
+main_modes(struct main_state *ms, struct main_args *a, int *rc)
+{
+	int	 fd;
+
+	if (a->push != NULL) {
+		*rc = push_main(a->push, a->o.socket_path, a->verbose);
+		return 1;
+	}
+	if (a->o.interactive) {
+		if (a->rargv != NULL)
 			errx(2, "--interactive and --review-command exclude "
 			    "each other");
 		/* A person answers: there has to be one. */
@@ -169,153 +198,213 @@ main(int argc, char *argv[])
 			errx(2, "--interactive needs a terminal to ask at: "
 			    "/dev/tty: %s", strerror(errno));
 		close(fd);
-		o.review_tty = 1;
-		if ((envfile = runtime_path(SUPERVISOR_ENV_FILE)) == NULL)
+		a->o.review_tty = 1;
+		if ((ms->envfile = runtime_path(SUPERVISOR_ENV_FILE)) == NULL)
 			exit(2);
-		if (o.socket_path == NULL) {
-			if ((defsock = runtime_path(SUPERVISOR_SOCKET_FILE)) ==
-			    NULL)
+		if (a->o.socket_path == NULL) {
+			if ((ms->defsock = runtime_path(SUPERVISOR_SOCKET_FILE))
+			    == NULL)
 				exit(2);
-			o.socket_path = defsock;
+			a->o.socket_path = ms->defsock;
 		}
-		if (strchr(o.socket_path, '\n') != NULL)
+		if (strchr(a->o.socket_path, '\n') != NULL)
 			errx(2, "--socket: a newline in the path");
 	}
-	if (o.socket_path == NULL)
+	if (a->o.socket_path == NULL)
 		usage(stderr, 2);
-	if (o.review_tty && rargv != NULL)
+	if (a->o.review_tty && a->rargv != NULL)
 		errx(2, "--tty and --review-command exclude each other");
-	log_init("pisbx-supervisor", verbose);
+	return 0;
+}
 
-	path = config_find(cli_config);
-	if ((conf = config_load(path, &errs)) == NULL) {
+/*
+ * Load the trusted config into ms and take from it the network policy,
+ * the policy file to name and, unless the command line chose, the
+ * reviewer and its timeout; a bad config exits here.
+ */
+static void
+main_config(struct main_state *ms, struct main_args *a)
+{
+	struct config_errors	 errs = { NULL, 0 };
+	char			*text;
+	size_t			 i, len;
+
+	ms->path = config_find(a->cli_config);
+	if ((ms->conf = config_load(ms->path, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
 			fprintf(stderr, "pisbx-supervisor: %s\n", errs.msg[i]);
 		errx(78, "%zu error(s) in the config; not started", errs.n);
 	}
-	if (path != NULL) {
-		if ((text = read_file(path, &len)) == NULL)
-			err(78, "%s", path);
+	if (ms->path != NULL) {
+		if ((text = read_file(ms->path, &len)) == NULL)
+			err(78, "%s", ms->path);
 	} else if ((text = strdup(pisbx_default_config)) == NULL)
 		err(1, "strdup");
 	else
 		len = strlen(text);
-	if ((net = supervisor_network_json(text, len)) == NULL)
+	if ((ms->net = supervisor_network_json(text, len)) == NULL)
 		errx(78, "%s: cannot read the network policy",
-		    path != NULL ? path : "(embedded default)");
+		    ms->path != NULL ? ms->path : "(embedded default)");
 	free(text);
-	o.network_json = net;
+	a->o.network_json = ms->net;
 	/*
 	 * The file a person edits to change the workers' policy: the
 	 * config read, else the per-user one the embedded default stands
 	 * in for.  pisbx-run's refusals name it.
 	 */
-	if (path != NULL)
-		policy_file = strdup(conf->path);
+	if (ms->path != NULL)
+		ms->policy_file = strdup(ms->conf->path);
 	else
-		policy_file = config_user_path();
-	o.policy_file = policy_file;
+		ms->policy_file = config_user_path();
+	a->o.policy_file = ms->policy_file;
 
 	/* The command line's reviewer wins over the config's. */
-	if (rargv == NULL && !o.review_tty) {
-		switch (conf->review_mode) {
+	if (a->rargv == NULL && !a->o.review_tty) {
+		switch (ms->conf->review_mode) {
 		case REVIEW_COMMAND:
-			if ((rargv = calloc(conf->review_command.n + 1,
+			if ((a->rargv = calloc(ms->conf->review_command.n + 1,
 			    sizeof(char *))) == NULL)
 				err(1, "calloc");
-			rargv_alloc = 1;
-			for (i = 0; i < conf->review_command.n; i++)
-				rargv[i] = conf->review_command.v[i];
+			ms->rargv_alloc = 1;
+			for (i = 0; i < ms->conf->review_command.n; i++)
+				a->rargv[i] = ms->conf->review_command.v[i];
 			break;
 		case REVIEW_TTY:
-			o.review_tty = 1;
+			a->o.review_tty = 1;
 			break;
 		case REVIEW_SOCKET:
 			errx(78, "%s: review.socket names another supervisor; "
 			    "give pisbx-supervisor a review command or --tty",
-			    conf->path);
+			    ms->conf->path);
 		case REVIEW_NONE:
 			break;
 		}
 	}
-	o.review_argv = rargv;
-	if (o.review_timeout_ms == 0)
-		o.review_timeout_ms = conf->review_timeout_ms;
+	a->o.review_argv = a->rargv;
+	if (a->o.review_timeout_ms == 0)
+		a->o.review_timeout_ms = ms->conf->review_timeout_ms;
+}
 
-	/*
-	 * The capability: the agent host's own when it set one, else a fresh
-	 * 256-bit secret printed once, for the agent host's environment.
-	 */
+/*
+ * The capability into ms->cap: the agent host's own when it set one, else
+ * a fresh 256-bit secret printed once, for the agent host's environment.
+ */
+static void
+main_capability(struct main_state *ms, struct main_args *a)
+{
+	unsigned char	 rnd[CAPABILITY_BYTES];
+	const char	*env;
+	size_t		 i;
+
 	env = policy_env_take(SUPERVISOR_CAPABILITY_ENV);
 	if (env != NULL && *env != '\0') {
-		if (strlen(env) >= sizeof(cap))
+		if (strlen(env) >= sizeof(ms->cap))
 			errx(2, "%s is too long (at most %zu characters)",
-			    SUPERVISOR_CAPABILITY_ENV, sizeof(cap) - 1);
-		snprintf(cap, sizeof(cap), "%s", env);
-		if (strchr(cap, '\n') != NULL)
+			    SUPERVISOR_CAPABILITY_ENV, sizeof(ms->cap) - 1);
+		snprintf(ms->cap, sizeof(ms->cap), "%s", env);
+		if (strchr(ms->cap, '\n') != NULL)
 			errx(2, "%s holds a newline", SUPERVISOR_CAPABILITY_ENV);
-		from_env = 1;
+		ms->from_env = 1;
 	} else {
 		if (RAND_bytes(rnd, sizeof(rnd)) != 1)
 			errx(1, "no random bytes for a capability");
 		for (i = 0; i < sizeof(rnd); i++)
-			snprintf(cap + 2 * i, 3, "%02x", rnd[i]);
+			snprintf(ms->cap + 2 * i, 3, "%02x", rnd[i]);
 		OPENSSL_cleanse(rnd, sizeof(rnd));
 	}
-	o.capability = cap;
+	a->o.capability = ms->cap;
+}
+
+/*
+ * Serve: start the supervisor, print the line to export (or write the
+ * --interactive file) and run the loop until a stopping signal.
+ */
+static void
+main_start(struct main_state *ms, struct main_args *a)
+{
+	struct event		*ev[4];
+	static const int	 sigs[4] = { SIGUSR1, SIGTERM, SIGINT, SIGHUP };
+	char			 errbuf[512];
+	char			*q;
+	size_t			 i;
 
 	signal(SIGPIPE, SIG_IGN);
-	if ((base = event_base_new()) == NULL)
+	if ((ms->base = event_base_new()) == NULL)
 		errx(1, "cannot create an event base");
-	if ((sup = supervisor_new(base, &o, errbuf, sizeof(errbuf))) == NULL)
+	if ((sup = supervisor_new(ms->base, &a->o, errbuf, sizeof(errbuf))) ==
+	    NULL)
 		errx(1, "%s", errbuf);
 	for (i = 0; i < 4; i++)
-		if ((ev[i] = evsignal_new(base, sigs[i], signal_cb, base)) ==
-		    NULL || evsignal_add(ev[i], NULL) == -1)
+		if ((ev[i] = evsignal_new(ms->base, sigs[i], signal_cb,
+		    ms->base)) == NULL || evsignal_add(ev[i], NULL) == -1)
 			errx(1, "cannot watch signal %d", sigs[i]);
 
-	if ((q = malloc(SHELL_QUOTE_SIZE(strlen(o.socket_path)))) == NULL)
+	if ((q = malloc(SHELL_QUOTE_SIZE(strlen(a->o.socket_path)))) == NULL)
 		err(1, "malloc");
-	shell_quote(q, o.socket_path);
-	if (envfile != NULL) {
+	shell_quote(q, a->o.socket_path);
+	if (ms->envfile != NULL) {
 		/* The capability goes in the file only, never on the screen. */
-		if (envfile_write(envfile, o.socket_path, cap, &envino) == -1) {
+		if (envfile_write(ms->envfile, a->o.socket_path, ms->cap,
+		    &ms->envino) == -1) {
 			supervisor_free(sup);
 			exit(1);
 		}
 		printf("pisbx-supervisor: asking here for the commands that "
 		    "register on %s;\n"
 		    "pisbx-supervisor: pisbx-run and pisbx-sh find it through "
-		    "%s (^C stops)\n", o.socket_path, envfile);
-	} else if (from_env)
+		    "%s (^C stops)\n", a->o.socket_path, ms->envfile);
+	} else if (ms->from_env)
 		printf("export %s=%s\n", SUPERVISOR_SOCKET_ENV, q);
 	else
 		printf("export %s=%s %s=%s\n", SUPERVISOR_SOCKET_ENV, q,
-		    SUPERVISOR_CAPABILITY_ENV, cap);
+		    SUPERVISOR_CAPABILITY_ENV, ms->cap);
 	fflush(stdout);
 	free(q);
-	log_info("listening on %s (%s)", o.socket_path,
-	    o.review_tty ? "reviews at the terminal" : o.review_argv != NULL ?
-	    "reviews by command" : "no reviewer: reviews denied");
+	log_info("listening on %s (%s)", a->o.socket_path,
+	    a->o.review_tty ? "reviews at the terminal" :
+	    a->o.review_argv != NULL ? "reviews by command" :
+	    "no reviewer: reviews denied");
 
-	event_base_dispatch(base);
+	event_base_dispatch(ms->base);
 
 	for (i = 0; i < 4; i++)
 		event_free(ev[i]);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct main_state	 ms;
+	struct main_args	 a;
+	struct stat		 st;
+	int			 rc;
+
+	memset(&ms, 0, sizeof(ms));
+	memset(&a, 0, sizeof(a));
+	if ((rc = main_options(&a, argc, argv)) != -1)
+		return rc;
+	if (main_modes(&ms, &a, &rc))
+		return rc;
+	log_init("pisbx-supervisor", a.verbose);
+	main_config(&ms, &a);
+	main_capability(&ms, &a);
+	main_start(&ms, &a);
+
 	/* Ours only: another supervisor may have replaced it meanwhile. */
-	if (envfile != NULL && stat(envfile, &st) == 0 && st.st_ino == envino)
-		unlink(envfile);
-	free(envfile);
-	free(defsock);
-	free(policy_file);
+	if (ms.envfile != NULL && stat(ms.envfile, &st) == 0 &&
+	    st.st_ino == ms.envino)
+		unlink(ms.envfile);
+	free(ms.envfile);
+	free(ms.defsock);
+	free(ms.policy_file);
 	supervisor_free(sup);
-	event_base_free(base);
-	OPENSSL_cleanse(cap, sizeof(cap));
-	if (rargv_alloc)
-		free(rargv);
-	free(net);
-	free(path);
-	config_free(conf);
+	event_base_free(ms.base);
+	OPENSSL_cleanse(ms.cap, sizeof(ms.cap));
+	if (ms.rargv_alloc)
+		free(a.rargv);
+	free(ms.net);
+	free(ms.path);
+	config_free(ms.conf);
 	return 0;
 }
 

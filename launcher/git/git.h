@@ -23,6 +23,11 @@ struct gitnew_found {
 };
 void	 gitnew_found_init(struct gitnew_found *);
 /*
+ * Now is when the run started: a linked worktree's common directory
+ * whose config and hooks are older is the user's (before the sandbox).
+ */
+void	 gitnew_run_started(void);
+/*
  * Name what git would use in the repository at repofd (its .git, or
  * repofd itself when bare) that git init and clone do not make.
  */

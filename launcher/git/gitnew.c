@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "launcher/git/git.h"
@@ -81,7 +82,25 @@ static void	gitnew_readconf(int gitfd, const char *pre,
 		    struct gitnew_found *);
 static void	gitnew_dir(int gitfd, const char *name, const char *pre,
 		    struct gitnew_found *);
-static int	gitnew_worktree(int repofd);
+static int	gitnew_worktree(int repofd, struct gitnew_found *);
+static int	gitnew_common(int entryfd, char *what, size_t len);
+static int	gitnew_old(int dirfd, const char *name);
+static void	gitnew_gitlinks(int repofd, int gitfd, int depth,
+		    struct gitnew_found *);
+static void	gitnew_check_at(int repofd, int bare, int depth,
+		    struct gitnew_found *);
+
+#define GITNEW_INDEX_MAX	(64 * 1024 * 1024)	/* larger: named */
+#define GITNEW_DEPTH		8	/* submodules in submodules */
+
+/* When the run started (gitnew_run_started); 0: nothing is older. */
+static struct timespec	gitnew_since;
+
+void
+gitnew_run_started(void)
+{
+	(void)clock_gettime(CLOCK_REALTIME_COARSE, &gitnew_since);
+}
 
 void
 gitnew_found_init(struct gitnew_found *f)
@@ -348,20 +367,94 @@ gitnew_dir(int gitfd, const char *name, const char *pre,
 }
 
 /*
+ * Whether dirfd/name (not followed) changed before the run started: its
+ * inode's ctime, which every write, rename, link and chmod sets to the
+ * current time and which the command cannot set back.
+ */
+static int
+gitnew_old(int dirfd, const char *name)
+{
+	struct stat	st;
+
+	if (gitnew_since.tv_sec == 0 ||
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    (strcmp(name, "config") == 0 && !S_ISREG(st.st_mode)))
+		return 0;
+	return st.st_ctim.tv_sec < gitnew_since.tv_sec ||
+	    (st.st_ctim.tv_sec == gitnew_since.tv_sec &&
+	    st.st_ctim.tv_nsec < gitnew_since.tv_nsec);
+}
+
+/*
+ * The common directory of the linked worktree entry entryfd (its
+ * "../.."): the config and hooks git in that worktree runs.  1 when
+ * they are what git init makes, or the user's: a config file and a
+ * hooks directory (each of its entries too) unchanged since before the
+ * run -- a repository older than the run, whose config and hooks the
+ * guard protected throughout.  0 otherwise, what is there in what.
+ */
+static int
+gitnew_common(int entryfd, char *what, size_t len)
+{
+	struct gitnew_found	 f;
+	struct dirent		*de;
+	DIR			*d;
+	int			 cfd, hfd = -1, ok;
+
+	if ((cfd = openat(entryfd, "../..", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1) {
+		(void)snprintf(what, len, "(not read)");
+		return 0;
+	}
+	gitnew_found_init(&f);
+	gitnew_readconf(cfd, "", &f);
+	gitnew_dir(cfd, "hooks", "", &f);
+	(void)snprintf(what, len, "%s", f.text);
+	ok = f.n == 0;
+	if (!ok && gitnew_old(cfd, "config") &&
+	    (hfd = openat(cfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 && errno == ENOENT)
+		ok = 1;		/* no hooks: the config is the user's */
+	else if (!ok && gitnew_old(cfd, "config") && hfd != -1 &&
+	    gitnew_old(cfd, "hooks")) {
+		if ((d = fdopendir(hfd)) == NULL) {
+			close(hfd);
+			hfd = -1;
+		} else {
+			ok = 1;
+			while (ok && (de = readdir(d)) != NULL)
+				if (strcmp(de->d_name, "..") != 0 &&
+				    !gitnew_old(dirfd(d), de->d_name))
+					ok = 0;
+			closedir(d);
+			hfd = -1;
+		}
+	}
+	if (hfd != -1)
+		close(hfd);
+	close(cfd);
+	return ok;
+}
+
+/*
  * Whether repofd's .git file is what git worktree add writes: "gitdir:
  * DIR" where DIR is a linked worktree's entry, COMMON/worktrees/W,
  * reached without a symbolic link, whose commondir is git's "../.."
  * and which holds no config, config.worktree or hooks of its own.  Git
- * in that worktree then runs only what COMMON's config and hooks name:
- * a repository older than the run (protected) or one made during it
- * (read on its own).
+ * in that worktree then runs only what COMMON's config and hooks name,
+ * so COMMON must be a repository older than the run (protected) or
+ * have nothing beyond git init (gitnew_common): a COMMON the command
+ * made, wherever (one moved out of a .git is reported nowhere else), is
+ * named here, with what it has.  1: that worktree; 0: not (f told when
+ * it is one whose COMMON is the command's).
  */
 static int
-gitnew_worktree(int repofd)
+gitnew_worktree(int repofd, struct gitnew_found *f)
 {
 	struct gitnew_found	 junk;
 	struct stat		 st;
 	char			*text, *dir = NULL, *eol, *real = NULL, *cd = NULL;
+	char			 what[sizeof(f->text)];
 	const char		*w;
 	size_t			 len;
 	int			 fd = -1, ok = 0;
@@ -394,7 +487,18 @@ gitnew_worktree(int repofd)
 	    errno == ENOENT && fstatat(fd, "config.worktree", &st,
 	    AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT &&
 	    fstatat(fd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == -1 &&
-	    errno == ENOENT;
+	    errno == ENOENT && junk.n == 0;
+	if (ok && !gitnew_common(fd, what, sizeof(what))) {
+		ok = 0;
+		/* dir ends in "/worktrees/W": its common directory. */
+		gitnew_add(f, ".git (a worktree of %.*s, made or changed "
+		    "during the run: %s)", (int)(w - 10 - dir), dir, what);
+		free(cd);
+		free(real);
+		free(text);
+		close(fd);
+		return -1;
+	}
 done:
 	if (fd != -1)
 		close(fd);
@@ -405,6 +509,121 @@ done:
 }
 
 /*
+ * The gitlinks (submodules) in the index of the repository whose work
+ * tree is repofd and git directory gitfd: "git status" there runs git
+ * in each (its core.fsmonitor too) when it has a .git.  Each one that
+ * has something to name is named, as "PATH (submodule: ...)"; an index
+ * this does not read (a version, a hash size, a length it does not
+ * know) is named.  Index versions 2, 3 and 4; SHA-1 or SHA-256.
+ */
+static void
+gitnew_gitlinks(int repofd, int gitfd, int depth, struct gitnew_found *f)
+{
+	struct gitnew_found	 sub;
+	char			*buf, path[4096], prev[4096] = "";
+	const unsigned char	*p, *end;
+	size_t			 len, i, n, hs, nl, strip, plen, plen0 = 0;
+	unsigned int		 ver, mode, flags;
+	int			 fd, ok = 0, try;
+
+	if ((buf = gitnew_read(gitfd, "index", ".git/index",
+	    GITNEW_INDEX_MAX, &len, f)) == NULL)
+		return;
+	/* SHA-1 first, then SHA-256: the one whose entries all parse. */
+	for (try = 0; try < 2 && !ok; try++) {
+		hs = try == 0 ? 20 : 32;
+		p = (const unsigned char *)buf;
+		end = p + len;
+		if (len < 12 || memcmp(p, "DIRC", 4) != 0)
+			break;
+		ver = (unsigned int)p[4] << 24 | p[5] << 16 | p[6] << 8 | p[7];
+		n = (size_t)p[8] << 24 | p[9] << 16 | p[10] << 8 | p[11];
+		if (ver < 2 || ver > 4)
+			break;
+		p += 12;
+		prev[0] = '\0';
+		plen0 = 0;
+		for (i = 0; i < n; i++) {
+			const unsigned char *e = p;
+
+			if ((size_t)(end - p) < 40 + hs + 2)
+				break;
+			mode = (unsigned int)p[24] << 24 | p[25] << 16 |
+			    p[26] << 8 | p[27];
+			flags = (unsigned int)p[40 + hs] << 8 | p[41 + hs];
+			nl = flags & 0xfff;
+			p += 42 + hs;
+			if ((flags & 0x4000) != 0) {
+				if (ver < 3 || end - p < 2)
+					break;
+				p += 2;
+			}
+			if (ver == 4) {
+				strip = 0;
+				do {
+					if (p >= end || strip > sizeof(path))
+						goto next;
+					strip = (strip << 7) | (*p & 0x7f);
+					if (*p & 0x80)
+						strip++;
+				} while (*p++ & 0x80);
+				if (strip > plen0)
+					break;
+				plen = plen0 - strip;
+				memcpy(path, prev, plen);
+			} else
+				plen = 0;
+			if ((e = memchr(p, '\0', (size_t)(end - p))) == NULL ||
+			    plen + (size_t)(e - p) >= sizeof(path))
+				break;
+			memcpy(path + plen, p, (size_t)(e - p));
+			plen += (size_t)(e - p);
+			path[plen] = '\0';
+			if (ver != 4 && nl != 0xfff && nl != plen)
+				break;
+			p = e + 1;
+			if (ver != 4) {
+				/* Padded with NULs to a multiple of 8. */
+				size_t used = 42 + hs + ((flags & 0x4000) ?
+				    2 : 0) + plen + 1;
+				size_t pad = (8 - used % 8) % 8;
+
+				if ((size_t)(end - p) < pad)
+					break;
+				p += pad;
+			}
+			memcpy(prev, path, plen + 1);
+			plen0 = plen;
+			if ((mode & 0170000) != 0160000)
+				continue;
+			/* A gitlink: git status looks in it. */
+			if ((fd = openat(repofd, path, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC)) == -1) {
+				if (errno != ENOENT && errno != ENOTDIR)
+					gitnew_add(f, "%s (a submodule, not read)",
+					    path);
+				continue;
+			}
+			gitnew_found_init(&sub);
+			if (depth >= GITNEW_DEPTH)
+				gitnew_add(&sub, "submodules too deep");
+			else
+				gitnew_check_at(fd, 0, depth + 1, &sub);
+			close(fd);
+			if (sub.n > 0)
+				gitnew_add(f, "%s (a submodule: %s)", path,
+				    sub.text);
+		}
+		ok = i == n;
+next:
+		;
+	}
+	if (!ok)
+		gitnew_add(f, ".git/index (not read)");
+	free(buf);
+}
+
+/*
  * Name what in the repository at repofd git would use beyond a fresh
  * clone: its .git directory, or repofd itself when bare.  f->n is 0 when
  * there is nothing.
@@ -412,19 +631,26 @@ done:
 void
 gitnew_check(int repofd, int bare, struct gitnew_found *f)
 {
+	gitnew_check_at(repofd, bare, 0, f);
+}
+
+static void
+gitnew_check_at(int repofd, int bare, int depth, struct gitnew_found *f)
+{
 	struct dirent	*de;
 	struct stat	 st;
 	DIR		*d;
 	const char	*pre = bare ? "" : ".git/";
-	int		 gitfd;
+	int		 gitfd, r;
 
 	if (bare)
 		gitfd = openat(repofd, ".", O_RDONLY | O_DIRECTORY |
 		    O_CLOEXEC);
 	else if (fstatat(repofd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    !S_ISDIR(st.st_mode)) {
-		if (S_ISREG(st.st_mode) && gitnew_worktree(repofd))
-			return;
+		if (S_ISREG(st.st_mode) && (r = gitnew_worktree(repofd,
+		    f)) != 0)
+			return;	/* 1: git's own; -1: named */
 		/* A gitdir file or a link: git goes where it points. */
 		gitnew_add(f, ".git (%s)", S_ISLNK(st.st_mode) ?
 		    "a symbolic link" : "a file naming another git directory");
@@ -441,6 +667,8 @@ gitnew_check(int repofd, int bare, struct gitnew_found *f)
 	gitnew_readconf(dirfd(d), pre, f);
 	gitnew_dir(dirfd(d), "hooks", pre, f);
 	gitnew_dir(dirfd(d), "info", pre, f);
+	if (!bare)
+		gitnew_gitlinks(repofd, dirfd(d), depth, f);
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0 ||

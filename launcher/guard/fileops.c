@@ -147,6 +147,14 @@ guard_open(struct guard_req *gr, int dfd, uint64_t addr, int flags,
 		goto done;
 	}
 	head = (flags & O_CREAT) && guard_head_before(gr, &gp);
+	/*
+	 * Told before the open answers the command (ADDFD_FLAG_SEND): a
+	 * command that exits at once ends the guard with the sandbox, and
+	 * a .git or HEAD told after could be never told.  Told for an open
+	 * that then fails, the parent finds no repository there.
+	 */
+	if (flags & O_CREAT)
+		guard_created(gr, &gp, head);
 	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
 		guard_umask(gr);
 	rc = guard_install(gr, gp.parent, gp.name, flags | O_NOFOLLOW, mode,

@@ -34,6 +34,7 @@ static int	gitinit_hold(int topfd, char *name, size_t len);
 void
 gitinit_start(const struct fs_plan *plan, struct gitinit *gi)
 {
+	gitnew_run_started();
 	gi->ok = guard_init_top(plan, &gi->top);
 	gi->path = plan->project;
 }

@@ -3,7 +3,8 @@
  * serves the proxy: the run itself, from config to exit status (run.c),
  * supervisor mode (supervise.c) and the host-IPC fallback (hostipc.c)
  * before the sandbox starts and after it ended, the per-run directory
- * (rundir.c), the command's environment (env.c), the command as a job
+ * (rundir.c), the command's environment (env.c) and its shell line
+ * (shell.c), the command as a job
  * of the caller's terminal (jobs.c), the reader of the guard's records
  * (guard_report.c), the repository a git init made at the project
  * directory (gitinit.c), the summary of what was refused (summary.c),
@@ -341,6 +342,14 @@ void	 summary_print(const struct summary *, FILE *, const char *report,
 	    int status, int agent);
 /* Every item as a JSON array, one object per line.  0 or -1. */
 int	 summary_json(const struct summary *, FILE *);
+
+/* shell.c */
+/* The shell for a command line: bash, or sh where there is none. */
+const char *run_bash(void);
+/* bash [OPTION...] [-l] -c LINE [$0 $1...], or NULL on no memory. */
+char	**run_shell_argv(const struct run_opts *, const char *login_rc);
+/* The command as a person would type it (malloc'ed), or NULL. */
+char	*run_cmdline(const struct run_opts *);
 
 /* env.c */
 struct env_inputs {

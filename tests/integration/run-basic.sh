@@ -185,7 +185,17 @@ eq "PISBX_DEPTH>0 refuses" "$?" 125
 # capabilities, no mounts) and nothing runs.
 sbx -- /usr/bin/env -u PISBX_DEPTH -u PISBX_SANDBOX "$RUN" --config "$CONF" -- \
     /bin/sh -c "echo RAN" >"$T/out" 2>&1
-eq "stripped nested run exits 125" "$?" 125
+rc=$?
+# Not root: the sandbox's user namespace shows root's files as the
+# overflow uid, and the managed file's path cannot be verified there
+# (exit 78, before the kernel would refuse).
+if [ "$(id -u)" = 0 ]; then
+	eq "stripped nested run exits 125" "$rc" 125
+else
+	eq "stripped nested run exits 78" "$rc" 78
+	contains "... because the managed file cannot be verified" \
+	    "$(cat "$T/out")" "outside this user namespace"
+fi
 check "stripped nested run ran nothing" sh -c "! grep -q RAN '$T/out'"
 contains "stripped nested run says why" "$(cat "$T/out")" "cannot"
 

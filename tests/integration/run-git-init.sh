@@ -8,7 +8,9 @@
 # programs would write; moving it back shows the same commit would have
 # run them).  A prepared .git moved into place is refused.  From the
 # next run on the repository is an existing one: its hooks are
-# protected.  A .git in an existing subdirectory stays refused.
+# protected.  A .git in an existing subdirectory stays refused.  One
+# whose index takes in a nested repository with a planted config (a
+# gitlink: git status runs git there) is held aside too.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -106,5 +108,29 @@ case_run sub 'git init -q lib'
 check "sub: git init in an existing subdirectory is refused" test $? -ne 0
 check "sub: the refusal names it" grep -q "refused to create $WS/lib/.git" "$T/sub.err"
 check "sub: no repository there" test ! -e "$WS/lib/.git"
+
+# A submodule: a nested repository made in the run whose config runs a
+# marker, taken into the new repository's index as a gitlink.  The
+# host's git status at the project directory would run its config: the
+# project's repository is held aside (the nested one is named too).
+newws gitlink
+case_run gitlink "git init -q && mkdir sub && git -C sub init -q &&
+	echo x >sub/f && git -C sub add f && git -C sub commit -qm x &&
+	git -C sub config core.fsmonitor 'touch $MARK/gitlink; false' &&
+	git add sub 2>/dev/null && git commit -qm top && echo ok"
+check "gitlink: the plant was made" grep -q '^ok$' "$T/gitlink.out"
+H=$(held)
+check "gitlink: the repository was held aside" test -n "$H"
+check "gitlink: ... saying why" grep -q "sub (a submodule: .git/config core.fsmonitor)" \
+    "$T/gitlink.err"
+git -C "$WS" status >/dev/null 2>&1
+check "gitlink: the host's git status runs nothing" test ! -e "$MARK/gitlink"
+if [ -n "$H" ]; then
+	mv "$H" "$WS/.git"
+	git -C "$WS" status >/dev/null 2>&1
+	check "gitlink: control: moved back, git status runs it" \
+	    test -e "$MARK/gitlink"
+fi
+rm -f "$MARK"/*
 
 done_testing

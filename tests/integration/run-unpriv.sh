@@ -28,7 +28,8 @@ chmod -R a+rX "$T/top"
 for s in run-basic run-escape-net run-escape-fs run-escape-sys \
     run-escape-git run-proxy run-unix run-globs run-guard run-home \
     run-guardfd run-guard-race run-jobs run-rundir run-private run-tty \
-    run-hostfiles run-reviewer run-workspace run-git-init run-git-worktree; do
+    run-hostfiles run-reviewer run-workspace run-git-init run-git-worktree \
+    run-git-common; do
 	f=$T/top/tests/integration/$s.sh
 	[ -f "$f" ] || continue
 	# A scratch dir nobody owns: the scenario's own $T lives below it.
