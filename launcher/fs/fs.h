@@ -156,15 +156,18 @@ extern const char fs_why_git_config[];
 const char *fs_plan_guarded(const struct fs_plan *, const char *path,
 	    int ancestors_too);
 /*
+ * The hidden path (denyRead, what the plan hides by itself, a settings
+ * file shown as a filtered copy) that is
+ * path, lies below it, or holds it (the most specific rule above path
+ * hides: not a tree re-exposed or a writable root inside), or NULL;
+ * letters compared as fs_plan_guarded does.
+ */
+const char *fs_plan_hides(const struct fs_plan *, const char *path);
+/*
  * Index the guarded paths, so that fs_plan_guarded answers in a few
  * lookups (the creation guard asks on every creation).  0, or -1.
  */
 int	 fs_plan_index(struct fs_plan *);
-/*
- * Whether path (resolved) lies in what the plan hides: 1 or 0.  The
- * guard refuses a Unix socket there even with allowAllUnixSockets.
- */
-int	 fs_plan_hidden(const struct fs_plan *, const char *path);
 /* The writable root of the plan that path (resolved) lies in, or NULL. */
 const char *fs_root_of(const struct fs_plan *, const char *path);
 /* A hash of a file's identity (device, inode), for the guard's tables. */

@@ -45,28 +45,29 @@ fs_root_of(const struct fs_plan *plan, const char *path)
 	return NULL;
 }
 
-/*
- * Whether path (absolute, resolved) is hidden: the deepest rule on or
- * above it hides it (denyRead, the home, the base of the run
- * directories).  With namespaces nothing there can be reached; without
- * them Landlock refuses reading it but not connect(2) to a Unix socket
- * there, so the guard asks this too.
- */
-int
-fs_plan_hidden(const struct fs_plan *plan, const char *path)
+const char *
+fs_plan_hides(const struct fs_plan *plan, const char *path)
 {
-	const struct fs_rule	*best = NULL;
-	size_t			 i, l, bl = 0;
+	const struct fs_rule	*in = NULL;
+	size_t			 i;
 
 	for (i = 0; i < plan->nrules; i++) {
-		l = strlen(plan->rules[i].path);
-		if ((best == NULL || l >= bl) &&
-		    fs_under(path, plan->rules[i].path)) {
-			best = &plan->rules[i];
-			bl = l;
-		}
+		if ((plan->rules[i].action == FS_HIDE ||
+		    plan->rules[i].source != NULL) &&
+		    fs_under_ci(plan->rules[i].path, path))
+			return plan->rules[i].path;
+		if (fs_under_ci(path, plan->rules[i].path) && (in == NULL ||
+		    strlen(plan->rules[i].path) > strlen(in->path)))
+			in = &plan->rules[i];
 	}
-	return best != NULL && best->action == FS_HIDE;
+	if (in == NULL || (in->action != FS_HIDE && in->source == NULL))
+		return NULL;
+	/* A writable root inside the hidden tree is not hidden. */
+	for (i = 0; i < plan->nwritable; i++)
+		if (fs_under_ci(path, plan->writable[i]) &&
+		    strlen(plan->writable[i]) > strlen(in->path))
+			return NULL;
+	return in->path;
 }
 
 /*

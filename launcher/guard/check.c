@@ -227,6 +227,37 @@ guard_glob_refused(struct guard_req *gr, const char *verb, const char *path,
 }
 
 /*
+ * A rename, hard link, removal, write or creation of gp: refused
+ * (-EACCES, said) when gp is a hidden path, a directory above one, or
+ * inside a hidden tree (and not in a tree re-exposed or writable
+ * there).  A hidden path is found by its name when a run starts: under
+ * a new name (".env" renamed "env", or linked, or its directory renamed)
+ * the next run would read it.  With namespaces the hidden path itself
+ * is an empty stand-in mounted over it (EBUSY, EXDEV, EROFS) but a
+ * directory above it moves with it; without them (guard/nons.c) it is
+ * the real file, which Landlock leaves writable beneath a writable root:
+ * guard_check asks here for every write and creation too.
+ */
+int
+guard_hidden(struct guard_req *gr, const struct guard_path *gp,
+    const char *verb)
+{
+	const char	*h;
+
+	if (gp->dots || gp->full[0] == '\0' ||
+	    (h = fs_plan_hides(gr->g->conf.plan, gp->full)) == NULL)
+		return 0;
+	guard_refuse(gr, gp->full, guard_verb(gp, verb), "%s%s is hidden "
+	    "(filesystem.denyRead, or a secret pisbx-run hides; see "
+	    "pisbx-run(1), FILESYSTEM): it keeps its name and its contents, "
+	    "or the next run could read it under another name",
+	    strcmp(h, gp->full) == 0 ? "it" : h,
+	    strcmp(h, gp->full) == 0 ? "" : fs_under_ci(h, gp->full) ?
+	    ", below it," : ", which holds it,");
+	return -EACCES;
+}
+
+/*
  * A directory renamed from op to np: refused (-EACCES, said) when a name
  * in it would match a deny pattern where it lands, or when there are too
  * many names to check.
@@ -354,22 +385,18 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 		    "outside the sandbox (see pisbx-run(1), FILESYSTEM)", why);
 		return -EACCES;
 	}
+	if ((fg = fs_glob_denied(gr->g->conf.plan, gp->full)) != NULL) {
+		guard_glob_refused(gr, guard_verb(gp, verb), gp->full, NULL, fg);
+		return -EACCES;
+	}
 	/*
 	 * Without namespaces no mount hides a hidden path, and Landlock's
 	 * write rules cover all of an allowWrite root -- /tmp, say, over
 	 * the base of the run directories: another run's TMPDIR, a socket
 	 * planted under a run's name.  What the plan hides is not written.
 	 */
-	if (gr->g->conf.nons && fs_plan_hidden(gr->g->conf.plan, gp->full)) {
-		guard_refuse(gr, gp->full, guard_verb(gp, verb), "a hidden "
-		    "path (denyRead, the home, or another run's directory): "
-		    "not written, even under an allowWrite entry");
+	if (gr->g->conf.nons && guard_hidden(gr, gp, verb) < 0)
 		return -EACCES;
-	}
-	if ((fg = fs_glob_denied(gr->g->conf.plan, gp->full)) != NULL) {
-		guard_glob_refused(gr, guard_verb(gp, verb), gp->full, NULL, fg);
-		return -EACCES;
-	}
 	if (git) {
 		gitrule_why(gp->full, gr->g->conf.config_file, text,
 		    sizeof(text));

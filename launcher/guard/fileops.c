@@ -309,7 +309,8 @@ guard_link(struct guard_req *gr, const __u64 *a, int at)
 	    &op)) < 0 || (rc = guard_final(gr, &op,
 	    (flags & AT_SYMLINK_FOLLOW) != 0, 1)) < 0)
 		goto done;
-	if ((rc = guard_check(gr, &op, 0, "link")) < 0)
+	if ((rc = guard_check(gr, &op, 0, "link")) < 0 ||
+	    (rc = guard_hidden(gr, &op, "link")) < 0)
 		goto done;
 	if (op.magic != -1) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", op.magic);

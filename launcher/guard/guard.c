@@ -204,6 +204,9 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		if ((rc = guard_check(gr, &np, 1, "replace")) < 0 ||
 		    (rc = guard_check(gr, &op,
 		    (flags & RENAME_EXCHANGE) != 0, "move")) < 0 ||
+		    (rc = guard_hidden(gr, &op, "move")) < 0 ||
+		    ((flags & RENAME_EXCHANGE) &&
+		    (rc = guard_hidden(gr, &np, "move")) < 0) ||
 		    (rc = guard_glob_moved(gr, &op, &np, "move")) < 0 ||
 		    ((flags & RENAME_EXCHANGE) &&
 		    (rc = guard_glob_moved(gr, &np, &op, "move")) < 0))

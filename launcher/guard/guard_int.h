@@ -240,6 +240,8 @@ int	 guard_wtadd(struct guard_req *, const struct guard_path *);
  */
 const char *guard_wtadd_path(char **argv, int argc, char *dir,
 	    size_t dirlen);
+int	 guard_hidden(struct guard_req *, const struct guard_path *,
+	    const char *verb);
 int	 guard_glob_moved(struct guard_req *, const struct guard_path *,
 	    const struct guard_path *, const char *verb);
 int	 guard_check(struct guard_req *, const struct guard_path *,

@@ -346,7 +346,8 @@ guard_nons_unlink(struct guard_req *gr, int dfd, uint64_t addr, int flags)
 	}
 	if ((rc = guard_at(gr, dfd, addr, &gp)) < 0 ||
 	    (rc = guard_final(gr, &gp, 0, 1)) < 0 ||
-	    (rc = guard_check(gr, &gp, 0, "remove")) < 0)
+	    (rc = guard_check(gr, &gp, 0, "remove")) < 0 ||
+	    (rc = guard_hidden(gr, &gp, "remove")) < 0)
 		goto done;
 	if (gp.parent == -1) {
 		rc = gp.magic != -1 ? -EPERM : -ENOENT;

@@ -232,7 +232,7 @@ guard_unix_target(struct guard_req *gr, const char *path, const char *verb)
 	 * namespaces, whatever allowAllUnixSockets says: the mount hides
 	 * it.  Without namespaces only this check hides it.
 	 */
-	if (i == plan->nunix && fs_plan_hidden(plan, real) &&
+	if (i == plan->nunix && fs_plan_hides(plan, real) != NULL &&
 	    !guard_sock_ours(gr->g, fd)) {
 		guard_refuse(gr, real, verb, "a Unix socket in a hidden path "
 		    "(denyRead, the home, or another run's directory), out "

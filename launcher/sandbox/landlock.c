@@ -214,7 +214,8 @@ landlock_cover(int ruleset, const struct ll_vis *v, size_t n,
 }
 
 /*
- * Without namespaces: the plan's hidden paths unreadable, and in /dev
+ * Without namespaces: the plan's hidden paths and the originals of its
+ * filtered copies unreadable, and in /dev
  * only the nodes a sandbox's own /dev holds -- not the host's ptys (the
  * agent's terminal) nor its /dev/shm (other processes' shared memory);
  * the command's own terminal is granted by its descriptors.  0, or -1.
@@ -231,7 +232,13 @@ landlock_nons(int ruleset, const struct sandbox *sb)
 		return -1;
 	for (i = 0; i < sb->plan.nrules; i++) {
 		v[n].path = sb->plan.rules[i].path;
-		v[n++].visible = sb->plan.rules[i].action != FS_HIDE;
+		/*
+		 * A filtered copy (source) stands in for its original with
+		 * namespaces; here nothing can, and the original holds what
+		 * the copy leaves out (an npmrc's token): hidden.
+		 */
+		v[n++].visible = sb->plan.rules[i].action != FS_HIDE &&
+		    sb->plan.rules[i].source == NULL;
 	}
 	v[n].path = "/dev";
 	v[n++].visible = 0;

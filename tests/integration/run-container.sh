@@ -211,6 +211,14 @@ check "the process outside is alive" alive "$OUTSIDE"
 check "nothing was written outside" test ! -e "$T/outside"
 csbx -- cat "$FAKEHOME/.ssh/id_test" >"$T/out" 2>&1
 check "the hidden key is not shown" sh -c "! grep -q 'PRIVATE KEY' '$T/out'"
+# A settings file shown filtered with namespaces: nothing stands in for
+# it here, and the original holds what the copy leaves out.
+printf 'registry=https://registry.example/\n//registry.example/:_authToken=npm-SECRET-TOKEN\n' >"$FAKEHOME/.npmrc"
+chmod 644 "$FAKEHOME/.npmrc"
+csbx -- cat "$FAKEHOME/.npmrc" >"$T/out" 2>&1
+check "the original of a filtered copy (~/.npmrc) is not shown" \
+    sh -c "! grep -q 'SECRET-TOKEN' '$T/out'"
+contains "... it is refused" "$(cat "$T/out")" "Permission denied"
 
 # What works: the workspace, Unix sockets made inside, a pipe.
 csbx -- /bin/sh -c 'echo inside >made && cat made' >"$T/out" 2>/dev/null
@@ -290,6 +298,37 @@ contains "ptrace calls: a Unix server, SCM_RIGHTS and a datagram of the command'
 sleep 0.3
 eq "ptrace calls: no host listener was reached" "$(sort -u "$HITS" | tr '\n' ' ')" ""
 CONTAINER_OPTS=
+
+# A hidden path keeps its name and its contents: hiding finds it by name
+# when a run starts, so under a new one (renamed, hard-linked, its
+# directory renamed) the next run would read it; nor is it removed,
+# written or made in (with namespaces it is an empty read-only stand-in).
+mkdir -p "$WS/hid/deep" "$WS/keep"; : >"$WS/keep/other"
+echo SECRET-ENV >"$WS/.env"
+echo SECRET-DIR >"$WS/hid/deep/key"
+echo SECRET-NEST >"$WS/keep/nest.env"
+run_config --allow "allowed.test" \
+    --fs '{"denyRead": [".env", "hid", "keep/nest.env"]}'
+for c in "mv .env env-moved" "ln .env env-linked" "mv hid hid-moved" \
+    "mv keep keep-moved" "rm -f .env" "rm -rf hid" \
+    "$PY -c \"import os; os.rename('.env', 'env-py')\"" \
+    "$PY -c \"import ctypes, os; fd = os.open('.env', os.O_PATH); l = ctypes.CDLL(None); l.linkat(fd, b'', -100, b'env-fd', 0x1000)\"" \
+    "$PY -c \"import ctypes; l = ctypes.CDLL(None); l.renameat2(-100, b'hid', -100, b'keep', 2)\"" \
+    "echo planted >>.env" "echo planted >.env" "truncate -s 0 hid/deep/key" \
+    "echo planted >hid/new" "mkdir hid/newdir" "ln -s x hid/sym" \
+    "$PY -c \"import os; os.truncate('keep/nest.env', 0)\""; do
+	csbx -- /bin/sh -c "$c" >"$T/out" 2>&1
+	contains "hidden: '$c' is refused" "$(cat "$T/out")" "is hidden"
+done
+eq "hidden: the hidden files are unchanged" \
+    "$(cat "$WS/.env" "$WS/hid/deep/key" "$WS/keep/nest.env" | tr '\n' ' ')" \
+    "SECRET-ENV SECRET-DIR SECRET-NEST "
+eq "hidden: nothing was made in a hidden directory" "$(ls "$WS/hid" | tr '\n' ' ')" "deep "
+csbx -- /bin/sh -c 'cat env-moved env-linked env-py env-fd hid-moved/deep/key keep-moved/nest.env keep/deep/key hid/nest.env .env' >"$T/out" 2>&1
+check "hidden: the next run reads no secret ($(grep -c SECRET "$T/out") read)" \
+    sh -c "! grep -q SECRET '$T/out'"
+csbx -- /bin/sh -c 'mv keep/other keep/other2 && ls keep' >"$T/out" 2>&1
+contains "hidden: a rename beside a hidden path works" "$(cat "$T/out")" "other2"
 
 # Refuse instead: the option and the config key.
 csbx --require-namespaces -- /bin/sh -c "touch '$WS/ran1'" >"$T/out" 2>&1

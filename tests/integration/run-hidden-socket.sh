@@ -119,7 +119,7 @@ if [ -x "$CONTAINER" ] && "$CONTAINER" --check >/dev/null 2>&1; then
 		eq "nons: another run's file unchanged" "$(cat "$VDIR/tmp/v.txt")" VICTIM
 		eq "nons: the command's own TMPDIR is written" "$out" "own=written"
 		contains "nons: the refusal names the hidden path" \
-		    "$(cat "$T/w.err")" "a hidden path"
+		    "$(cat "$T/w.err")" "is hidden"
 		rm -f "$BASE/planted"
 	fi
 fi
