@@ -39,11 +39,13 @@ sbx -- /bin/sh -c '
 	mv "$2" "$2.moved" 2>/dev/null && echo "moved the other run directory"
 	echo x >"$TMPDIR/mine" && echo "own TMPDIR writable"
 	test -x "$rundir/git-proxy" && echo "own git-proxy there"' sh \
-    "$base" "$otherdir" >"$T/out" 2>&1
+    "$base" "$otherdir" >"$T/out" 2>"$T/err"
 eq "allowWrite \$TMPDIR: other runs' directories unseen and untouched, ours read-only but its TMPDIR" \
     "$(cat "$T/out")" "own TMPDIR writable
 own git-proxy there"
 check "the other run's git-proxy is intact" test -x "$otherdir/git-proxy"
+check "... and the summary names the refused creates under /tmp" grep -q \
+    "create $base/planted: /tmp is read-only in the sandbox" "$T/err"
 kill "$other" 2>/dev/null
 wait "$other" 2>/dev/null
 
