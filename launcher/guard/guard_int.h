@@ -132,6 +132,9 @@ struct guard_path {
 	int		lexical;	/* no symlink before name, not in
 					   procfs: the kernel may walk it */
 	int		proc;		/* a procfs file itself */
+	int		onproc;		/* parent lies in procfs (its fstatfs,
+					   by guard_resolve), 0, or -1: not
+					   known */
 	int		magic;		/* O_PATH fd of a file reached through a
 					   procfs magic link, or -1 */
 	int		exists;		/* guard_final: st is the name's */

@@ -35,7 +35,8 @@ static int	guard_on_proc(int fd);
 static int	guard_proc_where(struct guard_req *, int fd, char *buf,
 		    size_t size);
 static int	guard_proc_refuse(struct guard_req *, const char *path);
-static int	guard_walk(struct guard_req *, int base, const char *dir);
+static int	guard_walk(struct guard_req *, int base, const char *dir,
+		    int *onproc);
 static int	guard_resolve(struct guard_req *, int base, int own,
 		    const char *basepath, const char *path, struct guard_path *);
 
@@ -45,6 +46,7 @@ guard_path_init(struct guard_path *gp)
 	gp->parent = gp->magic = gp->base = -1;
 	gp->name[0] = gp->full[0] = gp->last[0] = '\0';
 	gp->dots = gp->proc = gp->exists = gp->lexical = 0;
+	gp->onproc = -1;
 	gp->st.st_mode = 0;
 }
 
@@ -129,10 +131,11 @@ guard_proc_refuse(struct guard_req *gr, const char *path)
  * is left; "self" and "thread-self" at the procfs root become the
  * caller's ids; a procfs magic link (fd/N, cwd, root...) is followed
  * only in the caller's own /proc directory, where it names the caller's
- * object.  The O_PATH fd, or -errno (a refusal said).
+ * object.  The O_PATH fd, or -errno (a refusal said); *onproc: whether
+ * that fd lies in procfs.
  */
 static int
-guard_walk(struct guard_req *gr, int base, const char *dir)
+guard_walk(struct guard_req *gr, int base, const char *dir, int *onproc)
 {
 	struct stat	 st;
 	char		 rest[PATH_MAX], tmp[PATH_MAX], comp[NAME_MAX + 1];
@@ -241,7 +244,7 @@ guard_walk(struct guard_req *gr, int base, const char *dir)
 		}
 	}
 	/* The directory reached: the caller's, in procfs. */
-	if (guard_on_proc(cur) && guard_proc_where(gr, cur, where,
+	if ((*onproc = guard_on_proc(cur)) && guard_proc_where(gr, cur, where,
 	    sizeof(where)) == GUARD_PROC_OTHER) {
 		rc = guard_proc_refuse(gr, where);
 		goto fail;
@@ -318,9 +321,10 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 	const char	*slash, *d;
 	size_t		 len, end;
 	ssize_t		 n;
-	int		 named = 0, err = 0, w;
+	int		 named = 0, err = 0, onproc = 0, w;
 
 	gp->parent = -1;
+	gp->onproc = -1;
 	len = strlen(path);
 	if (len == 0) {
 		if (own)
@@ -365,7 +369,7 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 		named = basepath != NULL;
 		gp->lexical = 1;
 		/* A base in procfs: the caller's own, or nothing. */
-		if (gp->parent != -1 && guard_on_proc(gp->parent)) {
+		if (gp->parent != -1 && (onproc = guard_on_proc(gp->parent))) {
 			gp->lexical = 0;
 			if (guard_proc_where(gr, gp->parent, real,
 			    sizeof(real)) == GUARD_PROC_OTHER) {
@@ -397,7 +401,7 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 		}
 		if (gp->parent == -1 && (!gr->g->lexical || err == ELOOP ||
 		    err == ENOSYS)) {
-			if ((w = guard_walk(gr, base, dir)) < 0)
+			if ((w = guard_walk(gr, base, dir, &onproc)) < 0)
 				err = -w;
 			else
 				gp->parent = w;
@@ -407,6 +411,15 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 		close(base);
 	if (gp->parent == -1)
 		return -err;
+	/*
+	 * Every way here looked at the parent's filesystem: the root or
+	 * base, fstatfs'd above; openat2's result, fstatfs'd and kept only
+	 * off procfs; guard_walk's, fstatfs'd at its end.  An open fd's
+	 * filesystem is fixed for its life (no rename, mount or swap of
+	 * the command's moves it), so guard_final may use this answer
+	 * instead of asking again on the same fd.
+	 */
+	gp->onproc = onproc;
 
 	if (named) {
 		if (guard_lexical(basepath, d, real, sizeof(real)) < 0)
@@ -618,7 +631,10 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 	for (hops = 0;; hops++) {
 		gp->exists = 0;
 		memset(&gp->st, 0, sizeof(gp->st));
-		if (guard_on_proc(gp->parent))
+		/* Kept by guard_resolve for this very fd (see there). */
+		if (gp->onproc == -1)
+			gp->onproc = guard_on_proc(gp->parent);
+		if (gp->onproc)
 			return guard_magic(gr, gp, follow);
 		if (!look && !follow)
 			return 0;
