@@ -269,8 +269,7 @@ main_options(struct main_args *a, int argc, char *argv[])
 /*
  * The modes that run no command of their own: --connect-proxy, --explain
  * --run, --check and --explain, --hook.  1 when one ran (its exit status
- * in *rc), 0 to go on to the run.  Frees a->explain unless 1 is returned
- * for --connect-proxy.
+ * in *rc), 0 to go on to the run.  Frees a->explain either way.
  */
 static int
 main_modes(struct main_args *a, int argc, char *argv[], int *rc)
@@ -278,6 +277,7 @@ main_modes(struct main_args *a, int argc, char *argv[], int *rc)
 	char	dir[PATH_MAX];
 
 	if (a->connect_mode) {
+		free(a->explain);
 		if (argc != 2)
 			usage(stderr, EXIT_USAGE);
 		*rc = connect_proxy_main("127.0.0.1:3128", argv[0], argv[1]);
@@ -358,8 +358,10 @@ main(int argc, char *argv[])
 		return EXIT_SETUP;
 	}
 	log_init("pisbx-run", 0);
-	if ((rc = main_options(&a, argc, argv)) != -1)
+	if ((rc = main_options(&a, argc, argv)) != -1) {
+		free(a.explain);
 		return rc;
+	}
 	argc -= optind;
 	argv += optind;
 	log_init("pisbx-run", a.o.verbose);
