@@ -155,7 +155,7 @@ check "no line offers --quiet or --report" \
 (cd "$WS" && PISBX_CONFIG=$CONF "$SH" pisbx-no-such-program arg) \
     >"$T/s2.out" 2>"$T/s2.err"
 eq "a missing program: 127" $? 127
-eq "... said as pisbx-sh" "$(cat "$T/s2.err")" \
+eq "... said as pisbx-sh" "$(no_asan "$T/s2.err")" \
     "pisbx-sh: pisbx-no-such-program: No such file or directory"
 
 # 4. A denyWrite name that does not exist yet is what it protects.
