@@ -16,6 +16,7 @@
  * docs/config.md ("Updating a running command") is the contract.
  */
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -60,7 +61,8 @@ int
 control_check_fd(int fd, char *err, size_t errlen)
 {
 	struct stat	 st;
-	int		 fl;
+	socklen_t	 sl = sizeof(int);
+	int		 fl, listening = 0;
 
 	if ((fl = fcntl(fd, F_GETFL)) == -1) {
 		snprintf(err, errlen, "descriptor %d is not open", fd);
@@ -79,6 +81,14 @@ control_check_fd(int fd, char *err, size_t errlen)
 	if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode)) {
 		snprintf(err, errlen, "descriptor %d is not a pipe or a "
 		    "socket; give pisbx-run the read end of a pipe", fd);
+		return -1;
+	}
+	/* A listening socket never has a line to read: every update lost. */
+	if (S_ISSOCK(st.st_mode) && getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN,
+	    &listening, &sl) == 0 && listening) {
+		snprintf(err, errlen, "descriptor %d is a listening socket, "
+		    "which has no lines to read; give pisbx-run a connected "
+		    "socket or the read end of a pipe", fd);
 		return -1;
 	}
 	if (fcntl(fd, F_SETFD, FD_CLOEXEC) == -1) {

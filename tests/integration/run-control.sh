@@ -182,6 +182,16 @@ contains "a regular file: says what to give instead" "$(cat "$T/bad.err")" \
     "not a pipe or a socket"
 sbx --control-fd 7 -- touch "$WS/ran" 7>"$T/regular" 2>"$T/bad.err"
 eq "--control-fd open for writing only: refused" "$?" 2
+# A listening socket: it would never carry a line.
+python3 -c '
+import os, socket, subprocess, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1)
+os.dup2(s.fileno(), 7)
+sys.exit(subprocess.call(sys.argv[2:], pass_fds=(7,)))' "$T/listen.sock" \
+    "$RUN" --config "$CONF" --control-fd 7 -- touch "$WS/ran" 2>"$T/bad.err"
+eq "--control-fd on a listening socket: refused" "$?" 2
+contains "... and says why" "$(cat "$T/bad.err")" "a listening socket"
 check "none of the refused runs ran the command" test ! -e "$WS/ran"
 exec 4>&-
 
