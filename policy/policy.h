@@ -438,6 +438,132 @@ void	 config_budget(const struct config *, const char *host,
 void	 config_budget_key(const struct config *, const char *host,
 	    int bytes, char *buf, size_t len);
 
+/*
+ * secrets.c (network.tlsTerminate, credentials) and reqrule.c
+ * (network.requestRules): what the proxy terminates, which secrets the
+ * command sees only as placeholders, and the method/path rules of the
+ * terminated hosts.  docs/credentials.md.
+ */
+#define TLS_MAX_TUNNELS_DEFAULT		256
+#define TLS_HANDSHAKE_TIMEOUT_DEFAULT	10000	/* ms */
+
+/* network.tlsTerminate (srt's keys) */
+struct tls_terminate {
+	char		*ca_cert_path;	/* absolute; both or neither */
+	char		*ca_key_path;
+	struct pattern	*exclude;	/* excludeDomains */
+	size_t		 nexclude;
+	struct strlist	 extra_ca;	/* extraCaCertPaths, absolute */
+	int		 max_tunnels;	/* maxTunnels */
+	int		 handshake_timeout_ms;	/* handshakeTimeoutMs */
+	char		*source;	/* "FILE: $.network.tlsTerminate" */
+};
+
+enum cred_kind {
+	CRED_ENV,		/* credentials.envVars[] */
+	CRED_FILE		/* credentials.files[] */
+};
+
+enum cred_mode {
+	CRED_DENY,		/* unset / unreadable inside */
+	CRED_MASK		/* a placeholder inside, the value injected */
+};
+
+/* onExtractNoMatch; pisbx's default is CRED_NOMATCH_DENY, srt's warn */
+enum cred_nomatch {
+	CRED_NOMATCH_DENY,	/* as mode "deny" */
+	CRED_NOMATCH_WARN,	/* a warning, the value left as it is */
+	CRED_NOMATCH_ERROR	/* the run is refused */
+};
+
+/* One credentials.envVars[] or credentials.files[] entry. */
+struct cred_entry {
+	enum cred_kind	 kind;
+	char		*name;		/* variable name, or absolute path */
+	char		*source;	/* "FILE: $.credentials.envVars[0]" */
+	enum cred_mode	 mode;
+	char		*extract;	/* a PCRE2 pattern (group 1), or NULL */
+	enum cred_nomatch on_nomatch;
+	int		 mask_duplicates;	/* maskDuplicates */
+	int		 inject_set;	/* injectHosts given (else allowed) */
+	struct pattern	*inject;	/* injectHosts */
+	size_t		 ninject;
+};
+
+struct credentials {
+	struct cred_entry *v;
+	size_t		 n;
+	int		 allow_plaintext_inject;	/* allowPlaintextInject */
+};
+
+/* One "METHOD /path/glob" of a requestRules entry. */
+struct req_rule {
+	char		*method;	/* "POST", or "*" */
+	char		*path;		/* a glob: "*" within a segment, "**" across */
+	char		*text;		/* as written */
+	char		*source;	/* "FILE: $.requestRules[0].deny[1]" */
+};
+
+enum req_unmatched {
+	REQ_UNMATCHED_ALLOW,	/* the host's decision (the default) */
+	REQ_UNMATCHED_DENY
+};
+
+/* One network.requestRules entry: the rules of one host pattern. */
+struct req_host {
+	struct pattern	 host;
+	struct req_rule	*deny;
+	size_t		 ndeny;
+	struct req_rule	*allow;
+	size_t		 nallow;
+	enum req_unmatched unmatched;
+	char		*source;	/* "FILE: $.network.requestRules[0]" */
+};
+
+enum req_verdict {
+	REQ_NO_RULES,		/* no requestRules entry for the host */
+	REQ_ALLOW,		/* an allow rule matched */
+	REQ_DENY,		/* a deny rule matched, or unmatched: deny */
+	REQ_UNMATCHED		/* rules, none matched: the host's decision */
+};
+
+/*
+ * Whether a tunnel to host:port is terminated: network.tlsTerminate is
+ * set and excludeDomains does not match.
+ */
+int	 config_tls_terminates(const struct config *, const struct host *,
+	    uint16_t port);
+/*
+ * Whether credential entry e may be injected at host:port: its
+ * injectHosts match, or (none given) the config's allowedDomains do.
+ */
+int	 config_cred_injects(const struct config *, const struct cred_entry *,
+	    const struct host *, uint16_t port);
+/* Whether any requestRules entry matches host:port. */
+int	 config_has_request_rules(const struct config *, const struct host *,
+	    uint16_t port);
+/*
+ * The request rules' verdict on method and path (a request_path_canon
+ * path) at host:port: the host's deny rules first, then its allow rules,
+ * then its "unmatched".  *matched: the deciding rule (NULL when none
+ * matched); *entry: the host's entry (NULL for REQ_NO_RULES).  A deny
+ * rule's method and path match case-insensitively, an allow rule's
+ * exactly.
+ */
+enum req_verdict config_request_rule(const struct config *,
+	    const struct host *, uint16_t port, const char *method,
+	    const char *path, const struct req_rule **matched,
+	    const struct req_host **entry);
+/*
+ * The path a request target names, for the rules: the query dropped,
+ * %XX of unreserved characters decoded.  -1 with *errstr when the target
+ * could name another path to the server than as spelled (a dot segment,
+ * "//", "\", an encoded "/", "\", "." or control character, a NUL, not
+ * origin-form): such a request is refused where rules apply.
+ */
+int	 request_path_canon(const char *target, size_t len, char *out,
+	    size_t outlen, const char **errstr);
+
 /* Every error found, each "FILE: $.json.path: message (value)". */
 struct config_errors {
 	char	**msg;
@@ -515,6 +641,12 @@ struct config {
 	int		 fs_allow_write_set;	/* allowWrite given */
 	unsigned int	 fs_toolchains;	/* 1 << enum fs_toolchain: shown */
 	unsigned int	 fs_caches;	/* 1 << enum fs_cache: wired */
+
+	/* TLS termination, credentials, request rules (secrets.c, reqrule.c) */
+	struct tls_terminate *tls;		/* network.tlsTerminate, or NULL */
+	struct credentials creds;
+	struct req_host	*req_hosts;		/* network.requestRules */
+	size_t		 nreq_hosts;
 
 	/* hostIPC (pisbx-run) */
 	enum hostipc_mode hostipc_mode;

@@ -14,7 +14,10 @@
 
 struct event_base;
 struct config;
+struct cred_table;
 struct proxy;
+struct tlsmod_ca;
+struct tlsmod_ops;
 
 enum log_format {
 	LOG_FORMAT_JSON,
@@ -61,6 +64,16 @@ struct proxy_opts {
 	 * asking).  maxClientConnections and network.budget count the run.
 	 */
 	int		 one_client;
+	/*
+	 * TLS termination (network.tlsTerminate): the module and the CA
+	 * the run made (pisbx-run), or NULL: proxy_new loads the module
+	 * and makes the CA from the config (pisbx-proxy, which needs
+	 * caCertPath and caKeyPath).  The proxy frees neither.
+	 */
+	const struct tlsmod_ops *tls;
+	struct tlsmod_ca *tls_ca;
+	/* The run's masked credentials (pisbx-run), or NULL; not freed. */
+	const struct cred_table *creds;
 };
 
 /* replay.c */
