@@ -466,4 +466,5 @@ conn_record(struct conn *c, struct alog_rec *r)
 	r->error = c->error;
 	if (c->terminated)
 		r->tls = "terminated";
+	r->credential = c->credential;
 }

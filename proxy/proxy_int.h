@@ -110,6 +110,7 @@ struct listener {
 	char			*unlink_path;	/* a Unix socket we created */
 };
 
+struct cred;
 struct http_conn;
 struct parent_conn;
 struct relay;
@@ -177,6 +178,7 @@ struct conn {
 	char			*rule_source;	/* the deciding entry's, malloc'ed */
 	const char		*rule_layer;	/* its layer (static), or NULL */
 	char			*error;		/* detail, malloc'ed */
+	const char		*credential;	/* credential-leak: the table's name */
 	struct review_grant	 grant;		/* what review:allow covers */
 	struct pgen		*gen;		/* held during a review */
 	struct review		*review;
@@ -216,6 +218,7 @@ struct proxy {
 	void			*refused_arg;
 	int			 reload_said;	/* proxy_opts' */
 	int			 one_client;	/* proxy_opts' */
+	const struct cred_table	*creds;		/* proxy_opts', or NULL */
 	char			*command;	/* the tty shows it */
 	struct review_grant	*grants;	/* scope run/worker approvals */
 	enum review_scope	*grant_scope;	/* each one's scope */
@@ -241,7 +244,6 @@ struct proxy {
 	const struct tlsmod_ops	*tls;
 	struct tlsmod_ca	*tls_ca;
 	int			 tls_ca_ours;	/* made here: freed here */
-	const struct cred_table	*creds;		/* proxy_opts', or NULL */
 	size_t			 nterm;		/* tunnels terminated now */
 };
 
@@ -339,6 +341,13 @@ void	 conn_deny(struct conn *, const char *reason, const char *detail,
 	    enum conn_err);
 /* Map a failure to the protocol's answer (http_fail, socks5_fail). */
 void	 conn_fail(struct conn *, enum conn_err);
+/*
+ * A credential's placeholder found where it may not go (where: "in the
+ * request headers"): the refusal is decided, logged with the
+ * credential's name and told to proxy_opts.refused; the caller answers
+ * or closes (end "credential-leak").
+ */
+void	 conn_cred_leak(struct conn *, const struct cred *, const char *where);
 
 /* dial.c */
 /* An allowed target: its addresses (a literal, or DNS), then dial. */
