@@ -10,6 +10,7 @@ MOD=$PISBX_BINDIR/pisbx-tls.so
 PROBE=$PISBX_BUILD/tests/helpers/tlsprobe
 [ -f "$MOD" ] || skip "no $MOD (make builds it)"
 [ -x "$PROBE" ] || skip "no $PROBE (make tests-build)"
+[ -x "$RUN" ] && [ -x "$PROXY" ] || skip "no $RUN or $PROXY (make builds them)"
 
 # ldd_has PROG LIBRARY: PROG is linked with LIBRARY.
 ldd_has() { ldd "$1" 2>/dev/null | grep -q "^[[:space:]]*$2[.-]"; }
