@@ -1593,10 +1593,16 @@ term_upstream_tls(struct term *t)
 	why = t->upstream.failed == 2 ? "no TLS handshake within network."
 	    "tlsTerminate.handshakeTimeoutMs" :
 	    c->px->tls->error(t->upstream.tls);
-	snprintf(body, sizeof(body), "pisbx: %s:%u's certificate did not "
-	    "verify (%s): add its CA to network.tlsTerminate."
-	    "extraCaCertPaths, or the host to excludeDomains\n",
-	    c->host.text, c->port, why);
+	if (t->upstream.failed == 2)
+		snprintf(body, sizeof(body), "pisbx: %s:%u did not complete "
+		    "a TLS handshake within network.tlsTerminate."
+		    "handshakeTimeoutMs: add the host to excludeDomains if "
+		    "it does not speak TLS\n", c->host.text, c->port);
+	else
+		snprintf(body, sizeof(body), "pisbx: %s:%u's certificate did "
+		    "not verify (%s): add its CA to network.tlsTerminate."
+		    "extraCaCertPaths, or the host to excludeDomains\n",
+		    c->host.text, c->port, why);
 	if (c->px->refused != NULL) {
 		memset(&r, 0, sizeof(r));
 		r.host = c->host.text;
