@@ -1286,7 +1286,9 @@ term_emit(struct term *t, struct term_body *b, const char *data, size_t n,
 	int r;
 
 	if (b->cs != NULL) {
-		r = cred_stream_feed(b->cs, data, n, final, &out, &olen, &leak);
+		/* The last feed of a chunked body has no bytes: not NULL. */
+		r = cred_stream_feed(b->cs, data != NULL ? data : "", n, final,
+		    &out, &olen, &leak);
 		if (r == -1) {
 			free(out);
 			return term_leak(t, leak);
