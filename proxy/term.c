@@ -56,8 +56,10 @@
 #include "proxy/tlsmod.h"
 
 #define TERM_BODY_STEP	(64 * 1024)	/* body bytes per step */
+#define TERM_PEEK_AGAIN_MS	10	/* a split ClientHello: look again */
 
 static void	 term_peek_cb(evutil_socket_t, short, void *);
+static void	 term_peek_again_cb(evutil_socket_t, short, void *);
 static void	 term_fallback(struct term *, int);
 static void	 term_begin(struct term *);
 static int	 term_end_init(struct term *, struct term_end *,
@@ -178,14 +180,10 @@ term_start(struct conn *c)
 	fd = bufferevent_getfd(c->client);
 	bufferevent_disable(c->client, EV_READ);
 	bufferevent_disable(c->upstream, EV_READ);
-	/*
-	 * Edge-triggered: a partial ClientHello stays in the socket (it is
-	 * only peeked at), and a level-triggered event would fire for it
-	 * again and again.
-	 */
-	if ((t->peek_ev = event_new(c->px->base, fd, EV_READ | EV_PERSIST |
-	    EV_ET, term_peek_cb, t)) == NULL ||
-	    event_add(t->peek_ev, NULL) == -1) {
+	if ((t->peek_ev = event_new(c->px->base, fd, EV_READ | EV_PERSIST,
+	    term_peek_cb, t)) == NULL ||
+	    (t->peek_again = evtimer_new(c->px->base, term_peek_again_cb,
+	    t)) == NULL || event_add(t->peek_ev, NULL) == -1) {
 		conn_close(c, "out-of-memory");
 		return;
 	}
@@ -198,6 +196,7 @@ static void
 term_peek_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static uint8_t buf[TLS_PEEK_MAX];
+	static const struct timeval again = { 0, TERM_PEEK_AGAIN_MS * 1000 };
 	struct term *t = arg;
 	struct conn *c = t->c;
 	char sni[HOST_TEXT_MAX];
@@ -220,8 +219,21 @@ term_peek_cb(evutil_socket_t fd, short what, void *arg)
 	    &why)) {
 	case TLS_PEEK_MORE:
 		if ((size_t)r < sizeof(buf)) {
-			/* A split ClientHello: wait, not for ever. */
-			conn_timer_set(c, conn_config(c)->header_timeout_ms);
+			/*
+			 * A split ClientHello: wait, not for ever.  Its start
+			 * stays in the socket (it is only peeked at), which
+			 * stays readable: look again a little later rather
+			 * than at every loop turn.  (Edge-triggered would
+			 * do, but libevent refuses to mix it with the
+			 * bufferevent's events on the same socket.)
+			 */
+			if (!t->peek_waiting) {
+				t->peek_waiting = 1;
+				conn_timer_set(c,
+				    conn_config(c)->header_timeout_ms);
+			}
+			event_del(t->peek_ev);
+			evtimer_add(t->peek_again, &again);
 			return;
 		}
 		term_fallback(t, 0);
@@ -244,6 +256,17 @@ term_peek_cb(evutil_socket_t fd, short what, void *arg)
 		break;
 	}
 	term_begin(t);
+}
+
+/* Look at a split ClientHello again: its socket is watched again. */
+static void
+term_peek_again_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct term *t = arg;
+
+	(void)fd;
+	(void)what;
+	event_add(t->peek_ev, NULL);
 }
 
 /*
@@ -284,7 +307,8 @@ term_begin(struct term *t)
 	int cfd, ufd;
 
 	event_free(t->peek_ev);
-	t->peek_ev = NULL;
+	event_free(t->peek_again);
+	t->peek_ev = t->peek_again = NULL;
 	cfd = bufferevent_getfd(c->client);
 	ufd = bufferevent_getfd(c->upstream);
 	/* The client answered the reply, so it has it; a rest goes now. */
@@ -379,6 +403,8 @@ term_free(struct conn *c)
 		return;
 	if (t->peek_ev != NULL)
 		event_free(t->peek_ev);
+	if (t->peek_again != NULL)
+		event_free(t->peek_again);
 	/* The sockets are ours once taken (term_begin), else still bev's. */
 	if (t->client.t != NULL) {
 		term_end_free(t, &t->client);
@@ -400,12 +426,10 @@ term_timeout(struct conn *c)
 	const struct config *conf = conn_config(c);
 	struct timeval now, d;
 	long idle, elapsed;
-	char b;
 
 	switch (t->phase) {
 	case TERM_PEEK:
-		if (recv(bufferevent_getfd(c->client), &b, 1, MSG_PEEK |
-		    MSG_DONTWAIT) > 0) {
+		if (t->peek_waiting) {
 			relay_peek_timeout(c);
 			return;
 		}

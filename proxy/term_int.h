@@ -83,6 +83,8 @@ struct term {
 	struct conn		*c;
 	enum term_phase		 phase;
 	struct event		*peek_ev;
+	struct event		*peek_again;	/* a split ClientHello */
+	int			 peek_waiting;	/* its start has come */
 	struct term_end		 client;
 	struct term_end		 upstream;
 	int			 counted;	/* in px->nterm */
