@@ -116,7 +116,7 @@ struct fs_inputs {
 	const char	*report;	/* --report, or NULL */
 	const char	*supervisor_socket;	/* or NULL */
 	const char	*path;		/* the command's $PATH, or NULL */
-	const struct fs_secret_file *secrets;	/* credentials (secrets.c) */
+	const struct fs_secret_file *secrets;	/* credentials (runsecrets.c) */
 	size_t		 nsecrets;
 };
 

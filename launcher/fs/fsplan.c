@@ -731,7 +731,7 @@ fs_cred_at(struct fs_set *set, const char *path,
 }
 
 /*
- * credentials.files and the CA's key (secrets.c): last of what is read,
+ * credentials.files and the CA's key (runsecrets.c): last of what is read,
  * so that neither a filtered copy nor a re-exposed parent shows the
  * original.  At the name, and at the file a link there points to.
  */

@@ -74,6 +74,7 @@ static const char *const env_ca[] = {
 	"CARGO_HTTP_CAINFO",	/* cargo */
 	"AWS_CA_BUNDLE",	/* aws-cli, the AWS SDKs */
 	"DENO_CERT",		/* deno */
+	"NIX_SSL_CERT_FILE",	/* Nix's builds of all of the above */
 };
 
 /* Set by us from the run (below), the caller's values dropped. */

@@ -75,7 +75,7 @@ struct run_state {
 	struct hostipc_tee	*tee;
 	long long		 timeout_ms, started_ms;
 	struct gitinit		 gitinit;	/* a git init at the project */
-	struct secrets		*secrets;	/* tlsTerminate, credentials */
+	struct runsecrets		*secrets;	/* tlsTerminate, credentials */
 };
 
 /* Where a step of run_command leaves the run. */
@@ -577,7 +577,7 @@ run_prepare(struct run_state *rs)
 	 * and CA bundle before the plan that shows them and the environment
 	 * that names them.
 	 */
-	if ((ch = secrets_prepare(rs->conf, rs->sb.rundir, rs->home,
+	if ((ch = runsecrets_prepare(rs->conf, rs->sb.rundir, rs->home,
 	    &rs->secrets)) != 0) {
 		rs->status = ch;
 		return RUN_DONE;
@@ -593,7 +593,7 @@ run_prepare(struct run_state *rs)
 	fin.access_log = rs->access_log;
 	fin.supervisor_socket = rs->sup.socket;
 	fin.path = getenv("PATH");
-	secrets_fs(rs->secrets, &fin);
+	runsecrets_fs(rs->secrets, &fin);
 	if ((ch = fs_plan_build(&rs->sb.plan, rs->conf, &fin)) != 0) {
 		if (ch > 0) {
 			rs->status = ch;
@@ -640,8 +640,8 @@ run_prepare(struct run_state *rs)
 		return RUN_FAIL;
 	}
 	ein.git_proxy = rs->git_proxy;
-	secrets_env(rs->secrets, &ein);
-	secrets_sandbox(rs->secrets, &rs->sb);
+	runsecrets_env(rs->secrets, &ein);
+	runsecrets_sandbox(rs->secrets, &rs->sb);
 	if ((rs->sb.ssh_config = rundir_ssh_config(&rs->sb, rs->exe)) == NULL &&
 	    errno != ENOENT) {
 		log_warn("cannot create %s/ssh_config", rs->sb.rundir);
@@ -685,7 +685,7 @@ run_start(struct run_state *rs)
 	rs->popts.refused = summary_proxy_cb;
 	rs->popts.refused_arg = rs->sum;
 	rs->popts.one_client = 1;	/* the run, whatever its address */
-	secrets_proxy(rs->secrets, &rs->popts);
+	runsecrets_proxy(rs->secrets, &rs->popts);
 	if ((rs->cmdline = run_cmdline(o)) == NULL) {
 		log_warn("command line");
 		return RUN_FAIL;
@@ -752,7 +752,7 @@ run_start(struct run_state *rs)
 	rs->sb.report_fd = rs->report_sock[1] = -1;
 	if (ch == -1)
 		return RUN_FAIL;
-	secrets_started(rs->secrets, rs->sb.nons);
+	runsecrets_started(rs->secrets, rs->sb.nons);
 	if (jobs_start(rs->jobs, rs->run.pid, rs->run.sock) == -1) {
 		log_warnx("cannot watch the command's job control");
 		return RUN_FAIL;
@@ -839,7 +839,7 @@ run_serve(struct run_state *rs)
 	if (rs->tee != NULL) {
 		hostipc_tee_end(rs->tee);
 		/* A retry on the host runs with the caller's credentials. */
-		secrets_restore_env(rs->secrets);
+		runsecrets_restore_env(rs->secrets);
 		/* 125: the sandbox itself failed; that is never retried. */
 		outcome.exited = rs->status < 128 && rs->status != EXIT_SETUP;
 		outcome.status = rs->status;
@@ -885,7 +885,7 @@ run_finish(struct run_state *rs)
 		proxy_free(rs->proxy);
 	}
 	/* The proxy used them to its end: the CA and values go now. */
-	secrets_free(rs->secrets);
+	runsecrets_free(rs->secrets);
 	rs->secrets = NULL;
 	if (rs->run.listen_http != -1)
 		close(rs->run.listen_http);

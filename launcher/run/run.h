@@ -384,8 +384,8 @@ void	 env_free(char **);
 /* s with every '%' doubled, for ssh's %-expansion (malloc'ed, or NULL). */
 char	*env_ssh_percent(const char *s);
 
-/* secrets.c: network.tlsTerminate and credentials, the launcher's side */
-struct secrets;
+/* runsecrets.c: network.tlsTerminate and credentials, the launcher's side */
+struct runsecrets;
 struct fs_inputs;
 /*
  * Before the plan and the environment: the TLS module loaded (a run
@@ -397,22 +397,22 @@ struct fs_inputs;
  * EXIT_SETUP after saying why (a module that does not load, an extract
  * without a group, mask of a directory, onExtractNoMatch "error").
  */
-int	 secrets_prepare(const struct config *, const char *rundir,
-	    const char *home, struct secrets **out);
+int	 runsecrets_prepare(const struct config *, const char *rundir,
+	    const char *home, struct runsecrets **out);
 /* What the plan, the environment, the sandbox and the proxy get. */
-void	 secrets_fs(const struct secrets *, struct fs_inputs *);
-void	 secrets_env(const struct secrets *, struct env_inputs *);
-void	 secrets_sandbox(const struct secrets *, struct sandbox *);
-void	 secrets_proxy(const struct secrets *, struct proxy_opts *);
+void	 runsecrets_fs(const struct runsecrets *, struct fs_inputs *);
+void	 runsecrets_env(const struct runsecrets *, struct env_inputs *);
+void	 runsecrets_sandbox(const struct runsecrets *, struct sandbox *);
+void	 runsecrets_proxy(const struct runsecrets *, struct proxy_opts *);
 /*
  * The sandbox started (nons: without namespaces): this process made
  * undumpable, and what no namespaces take away said.
  */
-void	 secrets_started(const struct secrets *, int nons);
+void	 runsecrets_started(const struct runsecrets *, int nons);
 /* The caller's variables back, for a command run on the host. */
-void	 secrets_restore_env(const struct secrets *);
+void	 runsecrets_restore_env(const struct runsecrets *);
 /* The CA and every value wiped and freed (after the proxy's end). */
-void	 secrets_free(struct secrets *);
+void	 runsecrets_free(struct runsecrets *);
 
 /* rundir.c */
 /* Create the private per-run dir (rundir, rundir/tmp). */

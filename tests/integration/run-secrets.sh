@@ -95,6 +95,7 @@ echo "== npmrc"
 cat ~/.npmrc
 echo "== token"
 cat token.txt
+echo
 echo "== dup"
 cat dup.ini
 echo "== dotenv"
@@ -142,7 +143,7 @@ check "the system bundle inside is the run's (bound over it)" \
 RD=$(sed -n 's/^SSL_CERT_FILE=//p' "$T/env.out")
 for v in SSL_CERT_FILE CURL_CA_BUNDLE REQUESTS_CA_BUNDLE PIP_CERT \
     NODE_EXTRA_CA_CERTS GIT_SSL_CAINFO CARGO_HTTP_CAINFO AWS_CA_BUNDLE \
-    DENO_CERT; do
+    DENO_CERT NIX_SSL_CERT_FILE; do
 	check "$v names the run's bundle" grep -qxF "$v=$RD" "$T/env.out"
 done
 check "JAVA_TOOL_OPTIONS names the trust store" grep -qE \
@@ -152,7 +153,7 @@ check "a missing extraCaCertPaths file is said" \
     grep -q "extraCaCertPaths\[1\].*nope.pem" "$T/in.err"
 check "the caller's SSL_CERT_FILE gives way" sh -c "
     SSL_CERT_FILE=/elsewhere.pem sh -c 'cd \"$WS\" && \"$RUN\" --config \"$CONF\" -- env' |
-    grep -qxF 'SSL_CERT_FILE=$RD'"
+    grep -qx 'SSL_CERT_FILE=/.*/pisbx-run\.[0-9]*\.[^/]*/ca-bundle\.pem'"
 
 # The bundle: the system's roots, the run's CA, the origin's certificate.
 sbx -- /bin/sh -c 'cat "$SSL_CERT_FILE"' >"$T/bundle.pem" 2>/dev/null

@@ -58,7 +58,7 @@ struct secrets_range {
 	const char	*ph;
 };
 
-struct secrets {
+struct runsecrets {
 	const struct tlsmod_ops	*tls;		/* NULL: not loaded */
 	struct tlsmod_ca	*ca;		/* NULL: no termination */
 	struct cred_table	*creds;
@@ -78,26 +78,28 @@ struct secrets {
 };
 
 static int	 secrets_strv(char ***, size_t *, char *);
-static const char *secrets_own(struct secrets *, char *);
-static int	 secrets_file_add(struct secrets *, const char *path,
+static const char *secrets_own(struct runsecrets *, char *);
+static int	 secrets_file_add(struct runsecrets *, const char *path,
 		    const char *source, const char *entry);
 static char	*secrets_read(const char *, size_t, size_t *, char *, size_t);
 static int	 secrets_range_cmp(const void *, const void *);
-static char	*secrets_mask(struct secrets *, const struct cred_entry *,
+static char	*secrets_mask(struct runsecrets *, const struct cred_entry *,
 		    size_t, const char *, const char *, size_t, size_t *,
 		    int *, char *, size_t);
-static int	 secrets_nomatch(struct secrets *, const struct cred_entry *,
+static int	 secrets_nomatch(struct runsecrets *, const struct cred_entry *,
 		    const char *what);
-static int	 secrets_env_entry(struct secrets *, const struct config *,
+static int	 secrets_env_entry(struct runsecrets *, const struct config *,
 		    size_t);
-static int	 secrets_file_entry(struct secrets *, const struct config *,
+static int	 secrets_file_entry(struct runsecrets *, const struct config *,
 		    size_t, const char *, const char *);
 static int	 secrets_write(const char *, const char *, size_t);
-static int	 secrets_bundle(struct secrets *, const struct tls_terminate *,
+static int	 secrets_extra(const struct tls_terminate *, char **,
+		    const char ***, size_t *);
+static int	 secrets_bundle(struct runsecrets *, const char *,
 		    const char *);
-static int	 secrets_tls(struct secrets *, const struct tls_terminate *,
+static int	 secrets_tls(struct runsecrets *, const struct tls_terminate *,
 		    const char *);
-static int	 secrets_checks(const struct secrets *, const struct config *);
+static int	 secrets_checks(const struct runsecrets *, const struct config *);
 
 /* Append s (malloc'ed, taken even on failure) to a NULL-ended vector. */
 static int
@@ -119,7 +121,7 @@ secrets_strv(char ***v, size_t *n, char *s)
 
 /* Keep a malloc'ed text for the secrets' lifetime: it, or NULL. */
 static const char *
-secrets_own(struct secrets *s, char *text)
+secrets_own(struct runsecrets *s, char *text)
 {
 	if (secrets_strv(&s->owned, &s->nowned, text) == -1)
 		return NULL;
@@ -128,7 +130,7 @@ secrets_own(struct secrets *s, char *text)
 
 /* One more file for the plan: hidden (source NULL), or shown masked. */
 static int
-secrets_file_add(struct secrets *s, const char *path, const char *source,
+secrets_file_add(struct runsecrets *s, const char *path, const char *source,
     const char *entry)
 {
 	struct fs_secret_file	*nv;
@@ -235,7 +237,7 @@ secrets_range_cmp(const void *a, const void *b)
  * nothing to mask, else err says why.
  */
 static char *
-secrets_mask(struct secrets *s, const struct cred_entry *e, size_t idx,
+secrets_mask(struct runsecrets *s, const struct cred_entry *e, size_t idx,
     const char *name, const char *buf, size_t len, size_t *outlen,
     int *nomatch, char *err, size_t errlen)
 {
@@ -336,7 +338,7 @@ done:
  * as it is, said), EXIT_SETUP: error (said).
  */
 static int
-secrets_nomatch(struct secrets *s, const struct cred_entry *e,
+secrets_nomatch(struct runsecrets *s, const struct cred_entry *e,
     const char *what)
 {
 	(void)s;
@@ -366,7 +368,7 @@ secrets_nomatch(struct secrets *s, const struct cred_entry *e,
  * placeholders.  0, -1 (no memory), or EXIT_SETUP (said why).
  */
 static int
-secrets_env_entry(struct secrets *s, const struct config *conf, size_t idx)
+secrets_env_entry(struct runsecrets *s, const struct config *conf, size_t idx)
 {
 	const struct cred_entry	*e = &conf->creds.v[idx];
 	const char		*v;
@@ -443,7 +445,7 @@ secrets_write(const char *path, const char *buf, size_t len)
  * exist has nothing to protect.  0, -1, or EXIT_SETUP (said why).
  */
 static int
-secrets_file_entry(struct secrets *s, const struct config *conf, size_t idx,
+secrets_file_entry(struct runsecrets *s, const struct config *conf, size_t idx,
     const char *rundir, const char *home)
 {
 	const struct cred_entry	*e = &conf->creds.v[idx];
@@ -522,19 +524,76 @@ secrets_file_entry(struct secrets *s, const struct config *conf, size_t idx,
 }
 
 /*
- * rundir/ca-bundle.pem: the host's bundle, the run's CA, and the
- * certificates of extraCaCertPaths (an upstream's private CA the command
- * trusted directly before); a path that is missing, unreadable or holds
- * no certificate is said and skipped (srt's configs list paths of some
- * hosts only).  0, or -1 (said why).
+ * extraCaCertPaths: the certificates of each file (PEM, into *pem,
+ * malloc'ed) and the files that hold any (*good, borrowed).  A path
+ * that is missing, unreadable or holds no certificate is said and
+ * skipped: srt's configs list paths that exist on some hosts only.
+ * 0, or -1.
  */
 static int
-secrets_bundle(struct secrets *s, const struct tls_terminate *t,
-    const char *rundir)
+secrets_extra(const struct tls_terminate *t, char **pem,
+    const char ***good, size_t *ngood)
 {
 	FILE		*m;
-	char		*out = NULL, *buf, *p, *q, err[PATH_MAX + 256];
-	size_t		 olen = 0, len, i, found;
+	const char	**nv;
+	char		*buf, *p, *q, err[PATH_MAX + 256];
+	size_t		 plen = 0, len, i, found;
+	int		 rc = 0;
+
+	*pem = NULL;
+	*good = NULL;
+	*ngood = 0;
+	if ((m = open_memstream(pem, &plen)) == NULL)
+		return -1;
+	for (i = 0; i < t->extra_ca.n && rc == 0; i++) {
+		if ((buf = secrets_read(t->extra_ca.v[i], SECRETS_PEM_MAX,
+		    &len, err, sizeof(err))) == NULL) {
+			log_warnx("warning: %s.extraCaCertPaths[%zu]: %s: not "
+			    "trusted", t->source, i, err);
+			continue;
+		}
+		for (found = 0, p = buf; (p = strstr(p, PEM_BEGIN)) != NULL &&
+		    (q = strstr(p, PEM_END)) != NULL; p = q, found++) {
+			q += strlen(PEM_END);
+			fprintf(m, "%.*s\n", (int)(q - p), p);
+		}
+		free(buf);
+		if (found == 0) {
+			log_warnx("warning: %s.extraCaCertPaths[%zu]: %s holds "
+			    "no PEM certificate: not trusted", t->source, i,
+			    t->extra_ca.v[i]);
+			continue;
+		}
+		if ((nv = reallocarray(*good, *ngood + 1,
+		    sizeof(*nv))) == NULL)
+			rc = -1;
+		else {
+			*good = nv;
+			nv[(*ngood)++] = t->extra_ca.v[i];
+		}
+	}
+	if (fclose(m) == EOF)
+		rc = -1;
+	if (rc == -1) {
+		free(*pem);
+		free(*good);
+		*pem = NULL;
+		*good = NULL;
+	}
+	return rc;
+}
+
+/*
+ * rundir/ca-bundle.pem: the host's bundle, the run's CA, and pem, the
+ * certificates of extraCaCertPaths (an upstream's private CA the command
+ * trusted directly before).  0, or -1 (said why).
+ */
+static int
+secrets_bundle(struct runsecrets *s, const char *pem, const char *rundir)
+{
+	FILE		*m;
+	char		*out = NULL, *buf, err[PATH_MAX + 256];
+	size_t		 olen = 0, len, i;
 	int		 rc = -1;
 
 	if ((m = open_memstream(&out, &olen)) == NULL)
@@ -556,26 +615,8 @@ secrets_bundle(struct secrets *s, const struct tls_terminate *t,
 		    secrets_sys_bundles[0]);
 	fprintf(m, "# pisbx: the run's CA (network.tlsTerminate)\n%s",
 	    s->tls->ca_pem(s->ca));
-	for (i = 0; i < t->extra_ca.n; i++) {
-		if ((buf = secrets_read(t->extra_ca.v[i], SECRETS_PEM_MAX,
-		    &len, err, sizeof(err))) == NULL) {
-			log_warnx("warning: %s.extraCaCertPaths[%zu]: %s: not "
-			    "trusted", t->source, i, err);
-			continue;
-		}
-		for (found = 0, p = buf; (p = strstr(p, PEM_BEGIN)) != NULL;
-		    p = q, found++) {
-			if ((q = strstr(p, PEM_END)) == NULL)
-				break;
-			q += strlen(PEM_END);
-			fprintf(m, "%.*s\n", (int)(q - p), p);
-		}
-		if (found == 0)
-			log_warnx("warning: %s.extraCaCertPaths[%zu]: %s holds "
-			    "no PEM certificate: not trusted", t->source, i,
-			    t->extra_ca.v[i]);
-		free(buf);
-	}
+	if (pem != NULL)
+		fputs(pem, m);
 	if (fclose(m) == EOF) {
 		free(out);
 		return -1;
@@ -601,28 +642,36 @@ done:
  * the configured key hidden from the command.  0, -1, or EXIT_SETUP.
  */
 static int
-secrets_tls(struct secrets *s, const struct tls_terminate *t,
+secrets_tls(struct runsecrets *s, const struct tls_terminate *t,
     const char *rundir)
 {
 	struct tlsmod_ca_opts	 opts;
 	struct sandbox_bind	*nb;
-	char			 err[PATH_MAX + 256], real[PATH_MAX];
-	size_t			 i, j;
-	int			 fd;
+	const char		**good;
+	char			 err[PATH_MAX + 256], real[PATH_MAX], *pem;
+	size_t			 i, j, ngood;
+	int			 fd, rc;
 
+	if (secrets_extra(t, &pem, &good, &ngood) == -1)
+		return -1;
 	memset(&opts, 0, sizeof(opts));
 	opts.cert_path = t->ca_cert_path;
 	opts.key_path = t->ca_key_path;
-	opts.extra_ca = (const char *const *)t->extra_ca.v;
-	opts.nextra = t->extra_ca.n;
-	if ((s->ca = s->tls->ca_new(&opts, err, sizeof(err))) == NULL) {
+	opts.extra_ca = good;
+	opts.nextra = ngood;
+	s->ca = s->tls->ca_new(&opts, err, sizeof(err));
+	free(good);
+	if (s->ca == NULL) {
+		free(pem);
 		log_warnx("%s: %s; nothing was run", t->source, err);
 		return EXIT_SETUP;
 	}
+	rc = secrets_bundle(s, pem, rundir);
+	free(pem);
+	if (rc == -1)
+		return -1;
 	if (t->ca_key_path != NULL &&
 	    secrets_file_add(s, t->ca_key_path, NULL, t->source) == -1)
-		return -1;
-	if (secrets_bundle(s, t, rundir) == -1)
 		return -1;
 	if (asprintf(&s->truststore, "%s/truststore.p12", rundir) == -1) {
 		s->truststore = NULL;
@@ -668,7 +717,7 @@ secrets_tls(struct secrets *s, const struct tls_terminate *t,
  * loader only knows it is a string): each bad one said, then 1.
  */
 static int
-secrets_checks(const struct secrets *s, const struct config *conf)
+secrets_checks(const struct runsecrets *s, const struct config *conf)
 {
 	const struct cred_entry	*e;
 	char			 err[512];
@@ -692,10 +741,10 @@ secrets_checks(const struct secrets *s, const struct config *conf)
 }
 
 int
-secrets_prepare(const struct config *conf, const char *rundir,
-    const char *home, struct secrets **out)
+runsecrets_prepare(const struct config *conf, const char *rundir,
+    const char *home, struct runsecrets **out)
 {
-	struct secrets	*s;
+	struct runsecrets	*s;
 	char		 err[PATH_MAX + 256];
 	size_t		 i;
 	int		 rc = -1, need = conf->tls != NULL;
@@ -736,12 +785,12 @@ secrets_prepare(const struct config *conf, const char *rundir,
 fail:
 	if (rc == -1)
 		log_warn("credentials");
-	secrets_free(s);
+	runsecrets_free(s);
 	return rc == -1 ? EXIT_SETUP : rc;
 }
 
 void
-secrets_fs(const struct secrets *s, struct fs_inputs *in)
+runsecrets_fs(const struct runsecrets *s, struct fs_inputs *in)
 {
 	if (s == NULL)
 		return;
@@ -750,7 +799,7 @@ secrets_fs(const struct secrets *s, struct fs_inputs *in)
 }
 
 void
-secrets_env(const struct secrets *s, struct env_inputs *ei)
+runsecrets_env(const struct runsecrets *s, struct env_inputs *ei)
 {
 	if (s == NULL)
 		return;
@@ -760,7 +809,7 @@ secrets_env(const struct secrets *s, struct env_inputs *ei)
 }
 
 void
-secrets_sandbox(const struct secrets *s, struct sandbox *sb)
+runsecrets_sandbox(const struct runsecrets *s, struct sandbox *sb)
 {
 	if (s == NULL)
 		return;
@@ -769,7 +818,7 @@ secrets_sandbox(const struct secrets *s, struct sandbox *sb)
 }
 
 void
-secrets_proxy(const struct secrets *s, struct proxy_opts *po)
+runsecrets_proxy(const struct runsecrets *s, struct proxy_opts *po)
 {
 	if (s == NULL)
 		return;
@@ -792,7 +841,7 @@ secrets_proxy(const struct secrets *s, struct proxy_opts *po)
  * only the environment's variables name the run's CA bundle.
  */
 void
-secrets_started(const struct secrets *s, int nons)
+runsecrets_started(const struct runsecrets *s, int nons)
 {
 	size_t	i;
 
@@ -820,7 +869,7 @@ secrets_started(const struct secrets *s, int nons)
  * host-IPC fallback runs on the host, outside any sandbox.
  */
 void
-secrets_restore_env(const struct secrets *s)
+runsecrets_restore_env(const struct runsecrets *s)
 {
 	const char	*v;
 	size_t		 i;
@@ -831,7 +880,7 @@ secrets_restore_env(const struct secrets *s)
 }
 
 void
-secrets_free(struct secrets *s)
+runsecrets_free(struct runsecrets *s)
 {
 	size_t	i;
 
