@@ -289,6 +289,11 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 			    (unsigned long long)r->bytes_up,
 			    (unsigned long long)r->bytes_down,
 			    (unsigned long long)r->ms, r->end ? r->end : "-");
+		if (r->credential != NULL) {
+			text_clean(err, sizeof(err), r->credential,
+			    TEXT_ASCII);
+			fprintf(f, " credential=%s", err);
+		}
 		if (r->error != NULL) {
 			text_clean(err, sizeof(err), r->error, TEXT_ASCII);
 			fprintf(f, " (%s)", err);
@@ -341,6 +346,8 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 		if (r->end != NULL)
 			alog_add_clean(&l, "end", r->end);
 	}
+	if (r->credential != NULL)
+		alog_add_clean(&l, "credential", r->credential);
 	if (r->error != NULL)
 		alog_add_clean(&l, "error", r->error);
 	alog_add(&l, "}\n", 2);

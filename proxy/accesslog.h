@@ -29,6 +29,7 @@ struct alog_rec {
 	const char	*addr;
 	const char	*parent;	/* the upstream proxy used, or NULL */
 	const char	*error;
+	const char	*credential;	/* credential-leak: its name */
 	const char	*end;		/* close: why the connection ended */
 	uint64_t	 bytes_up;
 	uint64_t	 bytes_down;

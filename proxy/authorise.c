@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
+#include "proxy/cred.h"
 #include "proxy/proxy_int.h"
 
 static void	 conn_review_request(const struct conn *,
@@ -140,6 +141,42 @@ conn_deny(struct conn *c, const char *reason, const char *detail,
 		c->px->refused(&r, c->px->refused_arg);
 	}
 	conn_fail(c, err);
+}
+
+void
+conn_cred_leak(struct conn *c, const struct cred *cr, const char *where)
+{
+	const struct config	*conf = conn_config(c);
+	struct proxy_refusal	 r;
+	const char		*source = NULL;
+	char			 detail[512], hint[768];
+
+	if (cr->entry < conf->creds.n)
+		source = conf->creds.v[cr->entry].source;
+	/* The name only: the placeholder is no secret, but it says nothing. */
+	snprintf(detail, sizeof(detail), "the placeholder of %s %s: %s may "
+	    "not be sent to %s:%u", cr->name, where, cr->name,
+	    c->have_target ? c->host.text : "-", c->port);
+	snprintf(hint, sizeof(hint), "%s is sent only as its value, in HTTP "
+	    "requests to its injectHosts (%s): through network.tlsTerminate, "
+	    "or plain HTTP with credentials.allowPlaintextInject; never in "
+	    "a tunnel pisbx does not terminate", cr->name,
+	    source != NULL ? source : "credentials");
+	c->credential = cr->name;
+	conn_decide(c, 0, "credential-leak", detail);
+	conn_log_decision(c);
+	log_info("conn %llu: %s", (unsigned long long)c->id, detail);
+	if (c->px->refused != NULL && c->have_target) {
+		memset(&r, 0, sizeof(r));
+		r.host = c->host.text;
+		r.port = c->port;
+		r.proto = conn_proto_name(c->proto);
+		r.reason = c->reason;
+		r.detail = c->error;
+		r.hint = hint;
+		r.credential = cr->name;
+		c->px->refused(&r, c->px->refused_arg);
+	}
 }
 
 /*
@@ -276,6 +313,8 @@ conn_authorise(struct conn *c)
 {
 	struct pgen *g = c->px->gen;
 	const struct pattern *pat = NULL;
+	const struct cred *cr;
+	struct cred_scan cs = { .ncarry = 0 };
 	struct review_request req;
 	char reason[TARGET_TEXT_MAX + 32], why[256];
 	enum verdict v;
@@ -292,6 +331,19 @@ conn_authorise(struct conn *c)
 	}
 	free(c->error);
 	c->error = NULL;
+	if (c->cred_auth != NULL) {
+		conn_cred_leak(c, c->cred_auth, "in the SOCKS5 user name or "
+		    "password");
+		conn_fail(c, CERR_DENY);
+		return;
+	}
+	/* A name is sent to DNS and upstream: it must carry no placeholder. */
+	if ((cr = cred_scan(c->px->creds, &cs, c->host.text,
+	    strlen(c->host.text))) != NULL) {
+		conn_cred_leak(c, cr, "in the target host name");
+		conn_fail(c, CERR_DENY);
+		return;
+	}
 	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
 	/* The deciding entry's source: the log record names it. */
 	free(c->rule_source);

@@ -458,4 +458,5 @@ conn_record(struct conn *c, struct alog_rec *r)
 	r->addr = c->addr;
 	r->parent = parent_conn_via(c);
 	r->error = c->error;
+	r->credential = c->credential;
 }

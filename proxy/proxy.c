@@ -162,6 +162,7 @@ proxy_new(struct event_base *base, struct config *conf,
 		px->refused_arg = opts->refused_arg;
 		px->reload_said = opts->reload_said;
 		px->one_client = opts->one_client;
+		px->creds = opts->creds;
 	}
 	if (opts != NULL && opts->access_log != NULL &&
 	    (px->access_log = strdup(opts->access_log)) == NULL)

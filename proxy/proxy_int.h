@@ -110,6 +110,7 @@ struct listener {
 	char			*unlink_path;	/* a Unix socket we created */
 };
 
+struct cred;
 struct http_conn;
 struct parent_conn;
 struct relay;
@@ -176,6 +177,8 @@ struct conn {
 	char			*rule_source;	/* the deciding entry's, malloc'ed */
 	const char		*rule_layer;	/* its layer (static), or NULL */
 	char			*error;		/* detail, malloc'ed */
+	const char		*credential;	/* credential-leak: the table's name */
+	const struct cred	*cred_auth;	/* one in the SOCKS5 user/password */
 	struct review_grant	 grant;		/* what review:allow covers */
 	struct pgen		*gen;		/* held during a review */
 	struct review		*review;
@@ -213,6 +216,7 @@ struct proxy {
 	void			*refused_arg;
 	int			 reload_said;	/* proxy_opts' */
 	int			 one_client;	/* proxy_opts' */
+	const struct cred_table	*creds;		/* proxy_opts', or NULL */
 	char			*command;	/* the tty shows it */
 	struct review_grant	*grants;	/* scope run/worker approvals */
 	enum review_scope	*grant_scope;	/* each one's scope */
@@ -330,6 +334,13 @@ void	 conn_deny(struct conn *, const char *reason, const char *detail,
 	    enum conn_err);
 /* Map a failure to the protocol's answer (http_fail, socks5_fail). */
 void	 conn_fail(struct conn *, enum conn_err);
+/*
+ * A credential's placeholder found where it may not go (where: "in the
+ * request headers"): the refusal is decided, logged with the
+ * credential's name and told to proxy_opts.refused; the caller answers
+ * or closes (end "credential-leak").
+ */
+void	 conn_cred_leak(struct conn *, const struct cred *, const char *where);
 
 /* dial.c */
 /* An allowed target: its addresses (a literal, or DNS), then dial. */
