@@ -56,7 +56,7 @@ for f in /usr/bin/pisbx-proxy /usr/bin/pisbx-run /usr/bin/pisbx-supervisor \
     /usr/share/doc/pisbx/README.md /usr/share/doc/pisbx/install.md \
     /usr/share/doc/pisbx/supervisor.md /usr/share/doc/pisbx/copyright \
     /usr/share/pisbx/example.json /usr/share/pisbx/schema.json \
-    /usr/share/pisbx/domains/npm.json \
+    /usr/share/pisbx/domains/npm.json /usr/share/pisbx/rules/git-readonly.json \
     /lib/systemd/system/pisbx-proxy.service \
     /usr/lib/systemd/user/pisbx-supervisor.service \
     /etc/pisbx/proxy.json /etc/logrotate.d/pisbx-proxy; do
