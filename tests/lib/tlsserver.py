@@ -10,7 +10,9 @@ kills it by PID).  Every request is appended to --log as one JSON line:
 method, path, version, headers (as sent), "auth" (a Basic credential
 decoded to "user:password", or the Bearer token), body (text, invalid
 UTF-8 replaced), and for the modes that keep state an "action" naming
-what the request did (publish, upload, push, receive-pack...).
+what the request did (publish, upload, push, receive-pack...).  With
+--auth VALUE, a request whose credential is not VALUE gets 401 and a
+Basic challenge (action "unauthorised"), as a private server would.
 
 MODE:
   echo      any method: 200, the body is the request line, the headers and
@@ -199,6 +201,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "body": body.decode("utf-8", "replace"),
             "body_len": len(body),
         }
+        if args.auth is not None and rec["auth"] != args.auth:
+            # As a private server would: no credential, or another
+            # one (an unswapped placeholder), gets a challenge.
+            self.reply(401, "credentials required\n", headers=[
+                ("WWW-Authenticate", 'Basic realm="pisbx-test"')])
+            rec["action"] = "unauthorised"
+            log_request(rec)
+            return
         action = getattr(self, "mode_" + args.mode)(body)
         if action:
             rec["action"] = action
@@ -397,6 +407,8 @@ def main():
     ap.add_argument("--port-file")
     ap.add_argument("--log")
     ap.add_argument("--root")
+    ap.add_argument("--auth", help="answer 401 unless the request's "
+                    "credential (Basic decoded, or Bearer) is this")
     ap.add_argument("--package", action="append",
                     help="npm: a package the registry has (pisbx-dep)")
     args = ap.parse_args()
