@@ -60,6 +60,21 @@ def serve(c):
                 if line in (b"\r\n", b"\n"):
                     break
             hl = head.lower()
+            if b"\r\nupgrade:" in hl:
+                # 101, then every byte back until EOF (a websocket's shape).
+                with lock:
+                    with open(record, "ab") as r:
+                        r.write(head)
+                c.sendall(b"HTTP/1.1 101 Switching Protocols\r\n"
+                          b"Upgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+                while True:
+                    d = c.recv(65536)
+                    if not d:
+                        return
+                    with lock:
+                        with open(record, "ab") as r:
+                            r.write(d)
+                    c.sendall(d)
             body = b""
             if b"transfer-encoding: chunked" in hl:
                 while True:
@@ -201,7 +216,54 @@ case $(cat "$T/up.record") in
 *) ok "leak in a body: no value went up" ;;
 esac
 
+# Upgrade: after 101 the bytes go both ways as they are; a placeholder
+# from the client still closes the connection before it goes up.
+: >"$T/up.record"
+"$PY" - "$CP_PORT" "$P" "$T/pisbx-ca.pem" "$PH" >"$T/ws.out" 2>&1 <<'PYEOF'
+import socket, ssl, sys
+port, up, ca, ph = sys.argv[1:5]
+s = socket.create_connection(("127.0.0.1", int(port)))
+s.sendall(b"CONNECT api.test:%s HTTP/1.1\r\nHost: api.test\r\n\r\n" % up.encode())
+s.recv(4096)
+ctx = ssl.create_default_context(cafile=ca)
+t = ctx.wrap_socket(s, server_hostname="api.test")
+t.sendall(b"GET /ws HTTP/1.1\r\nHost: api.test:%s\r\nUpgrade: echo\r\n"
+          b"Connection: Upgrade\r\n\r\n" % up.encode())
+t.settimeout(5)
+got = b""
+while b"\r\n\r\n" not in got:
+    got += t.recv(4096)
+print("head", got.split(b"\r\n")[0].decode())
+t.sendall(b"hello raw bytes")
+got = b""
+while len(got) < 15:
+    got += t.recv(4096)
+print("echo", got.decode())
+t.sendall(b"now " + ph.encode())
+try:
+    d = t.recv(4096)
+    print("after-leak", repr(d))
+except (OSError, ssl.SSLError) as e:
+    print("after-leak closed", type(e).__name__)
+PYEOF
+check "upgrade: 101 reaches the client" has_line "$T/ws.out" \
+    "^head HTTP/1.1 101"
+check "upgrade: raw bytes both ways" has_line "$T/ws.out" \
+    "^echo hello raw bytes$"
+check "upgrade: a placeholder closes it" has_line "$T/ws.out" \
+    "^after-leak (b''|closed)"
+case $(cat "$T/up.record") in
+*"$PH"*) not_ok "upgrade: the placeholder went up" ;;
+*) ok "upgrade: the placeholder did not go up" ;;
+esac
+check_log "upgrade: credential-leak logged" event=decision \
+    reason=credential-leak credential='$TOKEN'
+
 kill -TERM "$CP_PID"
 wait "$CP_PID"
 eq "credproxy: clean exit" "$?" 0
+if grep -qE "Sanitizer|runtime error" "$T/cp.err"; then
+	not_ok "credproxy: a sanitizer report"
+	grep -EA 20 "Sanitizer|runtime error" "$T/cp.err" | sed 's/^/# /'
+fi
 done_testing
