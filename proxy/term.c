@@ -1286,7 +1286,9 @@ term_emit(struct term *t, struct term_body *b, const char *data, size_t n,
 	int r;
 
 	if (b->cs != NULL) {
-		r = cred_stream_feed(b->cs, data, n, final, &out, &olen, &leak);
+		/* The last feed of a chunked body has no bytes: not NULL. */
+		r = cred_stream_feed(b->cs, data != NULL ? data : "", n, final,
+		    &out, &olen, &leak);
 		if (r == -1) {
 			free(out);
 			return term_leak(t, leak);
@@ -1593,10 +1595,16 @@ term_upstream_tls(struct term *t)
 	why = t->upstream.failed == 2 ? "no TLS handshake within network."
 	    "tlsTerminate.handshakeTimeoutMs" :
 	    c->px->tls->error(t->upstream.tls);
-	snprintf(body, sizeof(body), "pisbx: %s:%u's certificate did not "
-	    "verify (%s): add its CA to network.tlsTerminate."
-	    "extraCaCertPaths, or the host to excludeDomains\n",
-	    c->host.text, c->port, why);
+	if (t->upstream.failed == 2)
+		snprintf(body, sizeof(body), "pisbx: %s:%u did not complete "
+		    "a TLS handshake within network.tlsTerminate."
+		    "handshakeTimeoutMs: add the host to excludeDomains if "
+		    "it does not speak TLS\n", c->host.text, c->port);
+	else
+		snprintf(body, sizeof(body), "pisbx: %s:%u's certificate did "
+		    "not verify (%s): add its CA to network.tlsTerminate."
+		    "extraCaCertPaths, or the host to excludeDomains\n",
+		    c->host.text, c->port, why);
 	if (c->px->refused != NULL) {
 		memset(&r, 0, sizeof(r));
 		r.host = c->host.text;
