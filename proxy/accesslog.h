@@ -34,6 +34,15 @@ struct alog_rec {
 	uint64_t	 bytes_up;
 	uint64_t	 bytes_down;
 	uint64_t	 ms;
+	const char	*tls;		/* "terminated", or NULL */
+	/* A request record (term.c): one request of a terminated tunnel. */
+	int		 request;
+	const char	*method;
+	const char	*path;		/* query values left out */
+	int		 status;	/* 0: none was answered */
+	const char	*rule;		/* the deciding request rule's text */
+	const char	*const *injected;	/* credential names swapped in */
+	size_t		 ninjected;
 };
 
 /* path NULL: no file (the records may still go to syslog). */

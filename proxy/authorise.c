@@ -101,6 +101,8 @@ conn_fail(struct conn *c, enum conn_err err)
 int
 conn_hint(const struct conn *c, char *buf, size_t len)
 {
+	if (strcmp(c->reason, "request-rules-opaque") == 0)
+		return term_opaque(c, buf, len) ? 0 : -1;
 	/* The tunnel pisbx chose for plain HTTP, not the client's CONNECT. */
 	if (c->proto == PROTO_HTTP && strcmp(c->reason, "parent-refused") ==
 	    0 && parent_conn_via(c) != NULL && !parent_conn_absolute(c))
@@ -547,6 +549,17 @@ conn_review_late(struct conn *c, struct pgen *g, enum review_result res,
 static void
 conn_allowed(struct conn *c, const char *reason, const char *detail)
 {
+	char why[600];
+
+	/*
+	 * Request rules are enforced only inside a terminated tunnel: a
+	 * target they name that would not be terminated is refused now,
+	 * whatever allowed it.
+	 */
+	if (term_opaque(c, why, sizeof(why))) {
+		conn_deny(c, "request-rules-opaque", why, CERR_DENY);
+		return;
+	}
 	budget_take(c, c->budget_ask);
 	c->budget_key = NULL;
 	conn_decide(c, 1, reason, detail);

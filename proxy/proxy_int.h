@@ -114,6 +114,7 @@ struct cred;
 struct http_conn;
 struct parent_conn;
 struct relay;
+struct term;
 struct budget;
 struct budget_acct;
 
@@ -194,6 +195,8 @@ struct conn {
 	uint64_t		 budget_used;
 
 	struct relay		*relay;		/* CONNECT, SOCKS5 tunnels */
+	struct term		*term;		/* a terminated tunnel (term.c) */
+	int			 terminated;	/* its TLS is ours: logged */
 	struct timeval		 review_t0;	/* the review was asked */
 
 	/* protocol */
@@ -238,6 +241,11 @@ struct proxy {
 	struct budget		*budget;	/* network.budget accounts */
 	uint64_t		 next_id;
 	int			 stopping;
+	/* network.tlsTerminate: the module and the CA (term.c) */
+	const struct tlsmod_ops	*tls;
+	struct tlsmod_ca	*tls_ca;
+	int			 tls_ca_ours;	/* made here: freed here */
+	size_t			 nterm;		/* tunnels terminated now */
 };
 
 /* proxy.c */
@@ -499,8 +507,35 @@ void	 relay_read_more(struct bufferevent *);
 void	 relay_send(struct bufferevent *, const void *, size_t);
 /* Free the relay and close its sockets (conn_close). */
 void	 relay_free(struct conn *);
+/* relay_start without the choice of termination: the plain relay. */
+void	 relay_open(struct conn *);
 /* Tune a bufferevent for relaying (read/write sizes). */
 void	 relay_tune(struct bufferevent *);
+
+/* ---- term.c ---- */
+
+/*
+ * Whether the connection's tunnel is to be terminated (tlsTerminate,
+ * not excluded, the module loaded).
+ */
+int	 term_wanted(const struct conn *);
+/* Whether a new terminated tunnel would be over maxTunnels. */
+int	 term_full(const struct conn *);
+/*
+ * The tunnel is set up (the reply sent): peek at the client's first
+ * bytes and terminate TLS, or hand the tunnel to the plain relay.
+ */
+void	 term_start(struct conn *);
+/* The connection timer of a terminated tunnel (handshake, idle). */
+void	 term_timeout(struct conn *);
+/* Free the terminated tunnel and close its sockets (conn_close). */
+void	 term_free(struct conn *);
+/*
+ * Whether a decision for a CONNECT/SOCKS5/HTTP target must be refused
+ * because request rules apply to it and it would not be terminated
+ * ("request-rules-opaque"); the hint for the refusal into buf.
+ */
+int	 term_opaque(const struct conn *, char *, size_t);
 
 /* ---- http.c ---- */
 

@@ -210,6 +210,17 @@ relay_free(struct conn *c)
 void
 relay_start(struct conn *c)
 {
+	/* network.tlsTerminate: term.c looks at the first bytes first. */
+	if (term_wanted(c)) {
+		term_start(c);
+		return;
+	}
+	relay_open(c);
+}
+
+void
+relay_open(struct conn *c)
+{
 	struct relay *rl;
 
 	if ((rl = relay_begin(c)) == NULL)
