@@ -128,9 +128,18 @@ hidden() {
 }
 
 # The baseline: an identity echo.
-c -H "Authorization: Bearer $PH" "https://api.test:$P/plain" \
-    >"$T/plain.out" 2>&1
+c -H "Authorization: Bearer $PH" -H 'Accept-Encoding: gzip, br' \
+    "https://api.test:$P/plain" >"$T/plain.out" 2>&1
 hidden "identity body" "$T/plain.out"
+# Where a value may go, the server is asked for no compression (a
+# compressed echo could not be hidden).
+check "injectHost: asked for identity" has_line "$T/plain.out" \
+    '^Accept-Encoding: identity'
+if grep -qi 'gzip' "$T/plain.out"; then
+	not_ok "injectHost: the client's Accept-Encoding went on"
+else
+	ok "injectHost: the client's Accept-Encoding was dropped"
+fi
 
 # A body labelled encoded is not decoded by curl without --compressed:
 # the bytes the server wrote are the bytes the client reads.
