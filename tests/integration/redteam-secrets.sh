@@ -95,7 +95,9 @@ cat >"$T/conf.json" <<EOF
 {"network": {"allowedDomains": ["api.test"],
   "tlsTerminate": {"caCertPath": "$T/pisbx-ca.pem",
     "caKeyPath": "$T/pisbx-ca.key",
-    "extraCaCertPaths": ["$T/upstream-ca.pem"]}},
+    "extraCaCertPaths": ["$T/upstream-ca.pem"]},
+  "requestRules": [{"host": "api.test",
+    "deny": ["POST /**/git-receive-pack"]}]},
  "resolver": {"hostsFile": "$T/hosts"}}
 EOF
 
@@ -175,6 +177,25 @@ except (OSError, ssl.SSLError):
 sys.stdout.write(out.decode("latin-1"))
 EOF
 hidden "after 101, raw bytes" "$T/up.out"
+
+# A deny rule on a path: the spellings a server may read as that path.
+# A trailing "/" (routers that are not strict about it) and ";params"
+# in a segment (servlet containers drop them: JGit, Gerrit) name the
+# same resource to many servers.
+for path in /o/r.git/git-receive-pack /o/r.git/GIT-receive-pack \
+    /o/r.git/git-receive-pac%6B /o/r.git/git-receive-pack/ \
+    "/o/r.git/git-receive-pack;x=1" "/o/r.git;a/git-receive-pack;" \
+    "/o/r.git/git-receive-pack?service=x"; do
+	st=$(c -o /dev/null -w '%{http_code}' --path-as-is -X post \
+	    --data-binary x "https://api.test:$P$path" 2>/dev/null)
+	case $st in
+	403|400) ok "rule: post $path refused ($st)" ;;
+	*) not_ok "rule: post $path got $st" ;;
+	esac
+done
+st=$(c -o /dev/null -w '%{http_code}' -X POST --data-binary x \
+    "https://api.test:$P/o/r.git/git-upload-pack" 2>/dev/null)
+eq "rule: another path goes through" "$st" 200
 
 kill -TERM "$CP_PID"
 wait "$CP_PID"
