@@ -547,8 +547,11 @@ static const struct verdict_case verdict_cases[] = {
 	    "POST /*/*/git-receive-pack" },
 	{ "git.example", 443, "GET", "/o/r/git-receive-pack", REQ_UNMATCHED,
 	    NULL },
-	{ "git.example", 443, "POST", "/o/r/git-receive-pack/", REQ_UNMATCHED,
-	    NULL },
+	/* a deny rule sees past a trailing "/" and ";params" (lenient servers) */
+	{ "git.example", 443, "POST", "/o/r/git-receive-pack/", REQ_DENY,
+	    "POST /*/*/git-receive-pack" },
+	{ "git.example", 443, "POST", "/o/r;v=1/git-receive-pack;x", REQ_DENY,
+	    "POST /*/*/git-receive-pack" },
 	/* "**": any run of segments, none too */
 	{ "git.example", 443, "GET", "/admin", REQ_DENY, "* /admin/**" },
 	{ "git.example", 443, "PUT", "/admin/", REQ_DENY, "* /admin/**" },
