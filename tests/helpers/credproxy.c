@@ -32,30 +32,6 @@
 static void	 refused_cb(const struct proxy_refusal *, void *);
 static void	 term_cb(evutil_socket_t, short, void *);
 
-/*
- * policy/ defines config_cred_injects; until a tree links it, this one
- * (weak: the real one wins) answers the same for these entries, which
- * always give injectHosts.
- */
-__attribute__((weak)) int
-config_cred_injects(const struct config *conf, const struct cred_entry *e,
-    const struct host *h, uint16_t port)
-{
-	struct pattern	 hp;
-	char		 t[TARGET_TEXT_MAX + 2];
-	const char	*errstr;
-	size_t		 i;
-
-	(void)conf;
-	if (target_format(t, sizeof(t), h, port) == -1 ||
-	    pattern_parse(t, strlen(t), 0, &hp, &errstr) == -1)
-		return 0;
-	for (i = 0; i < e->ninject; i++)
-		if (pattern_within(&hp, &e->inject[i]))
-			return 1;
-	return 0;
-}
-
 static void
 refused_cb(const struct proxy_refusal *r, void *arg)
 {

@@ -5,14 +5,19 @@
  * makes a CA and prints "loaded" and the first line of its certificate;
  * else prints the loader's error and exits 1.  Called twice, the second
  * call must answer the same (the result is kept).
+ *
+ *   tlsprobe truststore BUNDLE OUT
+ *	Also write the Java trust store of the PEM bundle BUNDLE to OUT.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proxy/tlsmod.h"
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	const struct tlsmod_ops	*ops, *again;
 	struct tlsmod_ca_opts	 o = { 0 };
@@ -34,6 +39,20 @@ main(void)
 		return 1;
 	}
 	printf("loaded\n%.27s\n", ops->ca_pem(ca));
+	if (argc == 4 && strcmp(argv[1], "truststore") == 0) {
+		int	 fd;
+
+		if ((fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC,
+		    0644)) == -1) {
+			perror(argv[3]);
+			return 1;
+		}
+		if (ops->truststore(ca, argv[2], fd, err, sizeof(err)) == -1) {
+			printf("truststore: %s\n", err);
+			return 1;
+		}
+		close(fd);
+	}
 	ops->ca_free(ca);
 	return 0;
 }
