@@ -60,6 +60,8 @@
 
 static void	 term_peek_cb(evutil_socket_t, short, void *);
 static void	 term_peek_again_cb(evutil_socket_t, short, void *);
+static void	 term_flush_cb(evutil_socket_t, short, void *);
+static void	 term_flush_later(struct term *);
 static void	 term_fallback(struct term *, int);
 static void	 term_begin(struct term *);
 static int	 term_end_init(struct term *, struct term_end *,
@@ -337,7 +339,8 @@ term_begin(struct term *t)
 	c->terminated = 1;
 	if (term_end_init(t, &t->client, &t->upstream, cfd,
 	    &c->bytes_up) == -1 || term_end_init(t, &t->upstream, &t->client,
-	    ufd, &c->bytes_down) == -1) {
+	    ufd, &c->bytes_down) == -1 || (t->flush_ev = evtimer_new(px->base,
+	    term_flush_cb, t)) == NULL) {
 		conn_close(c, "out-of-memory");
 		return;
 	}
@@ -407,6 +410,8 @@ term_free(struct conn *c)
 		event_free(t->peek_ev);
 	if (t->peek_again != NULL)
 		event_free(t->peek_again);
+	if (t->flush_ev != NULL)
+		event_free(t->flush_ev);
 	/* The sockets are ours once taken (term_begin), else still bev's. */
 	if (t->client.t != NULL) {
 		term_end_free(t, &t->client);
@@ -780,6 +785,7 @@ term_raw(struct term *t)
 		if (e == &t->upstream && t->resp.cs != NULL) {
 			if (term_raw_hide(t, n) == -1)
 				return -1;
+			term_flush_later(t);
 			t->moved = 1;
 			continue;
 		}
@@ -820,7 +826,7 @@ static int
 term_raw_hide(struct term *t, size_t n)
 {
 	const struct cred *leak = NULL;
-	const char *p = NULL;
+	const char *p = "";	/* the end's feed: no bytes, but not NULL */
 	char *out = NULL;
 	size_t olen = 0;
 
@@ -1384,6 +1390,8 @@ term_emit(struct term *t, struct term_body *b, const char *data, size_t n,
 			conn_close(t->c, "out-of-memory");
 			return -1;
 		}
+		if (b == &t->resp && !final)
+			term_flush_later(t);
 		if (r > 0 && b == &t->req) {
 			/* Which ones: this piece, and across the last one's end. */
 			term_mark(t, data, n);
@@ -1415,6 +1423,56 @@ term_emit(struct term *t, struct term_body *b, const char *data, size_t n,
 		evbuffer_add(dst, data, n);
 	free(out);
 	return 0;
+}
+
+/* Let what the response's hide stream holds go in TERM_FLUSH_MS. */
+static void
+term_flush_later(struct term *t)
+{
+	static const struct timeval tv = { 0, TERM_FLUSH_MS * 1000 };
+
+	evtimer_add(t->flush_ev, &tv);
+}
+
+/*
+ * Nothing more came from the server for TERM_FLUSH_MS: the bytes its
+ * hide stream held back (they could have begun a value) go to the
+ * client.  A value the server splits with a pause goes out unhidden;
+ * the server has the value anyway, and the client must not wait on it.
+ */
+static void
+term_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct term *t = arg;
+	struct term_body *b = &t->resp;
+	const struct cred *leak = NULL;
+	char *out = NULL;
+	size_t olen = 0;
+
+	(void)fd;
+	(void)what;
+	if (b->cs == NULL || b->done || t->closing != NULL)
+		return;
+	if (t->phase == TERM_RAW) {
+		if (term_raw_hide(t, 0) == -1)
+			return;
+	} else if (t->phase == TERM_HTTP && t->rs == TRS_BODY) {
+		if (cred_stream_feed(b->cs, "", 0, 1, &out, &olen,
+		    &leak) < 0) {
+			free(out);
+			conn_close(t->c, "out-of-memory");
+			return;
+		}
+		if (olen > 0 && b->out == TOUT_CHUNKED)
+			evbuffer_add_printf(t->client.out, "%zx\r\n", olen);
+		if (olen > 0)
+			evbuffer_add(t->client.out, out, olen);
+		if (olen > 0 && b->out == TOUT_CHUNKED)
+			evbuffer_add(t->client.out, "\r\n", 2);
+		free(out);
+	} else
+		return;
+	term_run(t);
 }
 
 static void
