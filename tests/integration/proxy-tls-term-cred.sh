@@ -75,6 +75,14 @@ def serve(c):
                         with open(record, "ab") as r:
                             r.write(d)
                     c.sendall(d)
+            if head.startswith(b"GET /stream "):
+                # An event stream: one event, a pause, the end.
+                c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked"
+                          b"\r\n\r\n7\r\ndata: s\r\n")
+                import time
+                time.sleep(2)
+                c.sendall(b"0\r\n\r\n")
+                continue
             body = b""
             if b"transfer-encoding: chunked" in hl:
                 while True:
@@ -215,6 +223,27 @@ case $(cat "$T/up.record") in
 *"$LONGV"*) not_ok "leak in a body: the value went up" ;;
 *) ok "leak in a body: no value went up" ;;
 esac
+
+# A streamed body: an event that could begin a value is not held until
+# the stream goes on (2 s later).
+"$PY" - "$CP_PORT" "$P" "$T/pisbx-ca.pem" >"$T/sse.out" 2>&1 <<'PYEOF2'
+import socket, ssl, sys, time
+port, up, ca = sys.argv[1:4]
+s = socket.create_connection(("127.0.0.1", int(port)))
+s.sendall(b"CONNECT api.test:%s HTTP/1.1\r\nHost: api.test\r\n\r\n" % up.encode())
+s.recv(4096)
+t = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname="api.test")
+# HTTP/1.0: the body comes unframed, the event's bytes in one piece.
+t.sendall(b"GET /stream HTTP/1.0\r\nHost: api.test:%s\r\n\r\n" % up.encode())
+t.settimeout(5)
+t0 = time.time()
+got = b""
+while b"data: s" not in got:
+    got += t.recv(4096)
+print("event after %.1f s" % (time.time() - t0))
+PYEOF2
+check "stream: the event arrives before the stream goes on" \
+    has_line "$T/sse.out" "^event after [01]\.[0-9] s$"
 
 # Upgrade: after 101 the bytes go both ways as they are; a placeholder
 # from the client still closes the connection before it goes up.
