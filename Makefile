@@ -56,11 +56,27 @@ $(error pisbx: STATIC=1 and SANITIZE=1 do not go together: the sanitizers need d
 endif
 RUN_LDFLAGS := -static-pie
 RUN_LIBS    := $(shell pkg-config --static --libs $(PKGS) 2>/dev/null)
+# dlopen from a static-pie cannot load the TLS module: this pisbx-run
+# gets a tlsmod_load that says so (linked ahead of libpisbx.a's).
+RUN_OBJ     := $(BUILD)/proxy/tlsload-static.o
 else
 RUN_LDFLAGS :=
 RUN_LIBS     = $(PKG_LIBS)
+RUN_OBJ     :=
 endif
 TEST_LIBS  := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+# The TLS module (proxy/tlsmod.h): OpenSSL and PCRE2 in a library of its
+# own, loaded by the programs only when a config asks for TLS termination
+# or credentials, so that they do not link libssl, libcrypto and libpcre2
+# (about 3 ms at every start).  Position-independent, its one export
+# visible; the common/ files it needs compiled into it, libevent never.
+TLS_PKGS    := libssl libcrypto libpcre2-8
+TLS_CFLAGS  := $(shell pkg-config --cflags $(TLS_PKGS) 2>/dev/null)
+TLS_LIBS    := $(shell pkg-config --libs $(TLS_PKGS) 2>/dev/null)
+TLS_SRC     := $(wildcard proxy/tls/*.c) common/secmem.c
+TLS_OBJ     := $(patsubst %.c,$(BUILD)/tlsmod/%.o,$(TLS_SRC))
+TLSMOD      := $(if $(wildcard proxy/tls/module.c),$(BINDIR)/pisbx-tls.so)
 
 # Goals that install what they need before they build (or build nothing).
 SELF_DEPS_GOALS := check demo bench clean uninstall
@@ -122,7 +138,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all check check-run unit integration fuzz demo demo-run bench \
 	bench-run soak install uninstall clean tests-build
-all: $(PROGS) $(LINKS)
+all: $(PROGS) $(LINKS) $(TLSMOD)
 
 $(BUILD)/gen/default_config.c: conf/default.json scripts/embed.sh
 	@mkdir -p $(dir $@)
@@ -156,7 +172,7 @@ $(PROGS): $(BINDIR)/pisbx-%: $(LIBPISBX)
 	$(CC) $(LDFLAGS_ALL) $(PROG_LDFLAGS) -o $@ $(filter %.o,$^) \
 	    $(LIBPISBX) $(or $(PROG_LIBS),$(PKG_LIBS))
 $(BINDIR)/pisbx-proxy: $(BUILD)/proxy/main.o
-$(BINDIR)/pisbx-run: $(BUILD)/launcher/main.o
+$(BINDIR)/pisbx-run: $(BUILD)/launcher/main.o $(RUN_OBJ)
 $(BINDIR)/pisbx-run: PROG_LDFLAGS = $(RUN_LDFLAGS)
 $(BINDIR)/pisbx-run: PROG_LIBS = $(RUN_LIBS)
 # Relinked when STATIC changes.
@@ -167,13 +183,34 @@ $(BUILD)/.link-static-%:
 	@touch $@
 $(BINDIR)/pisbx-supervisor: $(BUILD)/supervisor/main.o
 
+$(BUILD)/proxy/tlsload-static.o: proxy/tlsload.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DPISBX_STATIC_RUN $(DEPFLAGS) -c -o $@ $<
+
+$(BUILD)/tlsmod/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(TLS_CFLAGS) -fPIC -fvisibility=hidden \
+	    $(DEPFLAGS) -c -o $@ $<
+
+$(TLSMOD): $(TLS_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -shared -fPIC -Wl,-z,defs -Wl,-z,now \
+	    -Wl,--as-needed -o $@ $(TLS_OBJ) $(TLS_LIBS)
+
 $(BINDIR)/pisbx-sh: $(BINDIR)/pisbx-run
 	ln -sf pisbx-run $@
 
 $(UNIT_BIN): $(BUILD)/tests/%: tests/unit/%.c $(LIBPISBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(DEPFLAGS) $(LDFLAGS_ALL) -o $@ $< \
-	    $(LIBPISBX) $(PKG_LIBS) $(TEST_LIBS)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(UNIT_CFLAGS) $(DEPFLAGS) \
+	    $(LDFLAGS_ALL) -o $@ $< $(LIBPISBX) $(PKG_LIBS) $(UNIT_LIBS) \
+	    $(TEST_LIBS)
+# test_tlsmod loads this build's module by its path, and plays the
+# other end of some handshakes with OpenSSL itself.
+$(BUILD)/tests/test_tlsmod: $(TLSMOD)
+$(BUILD)/tests/test_tlsmod: UNIT_CFLAGS = $(TLS_CFLAGS) \
+	-DTLSMOD_TEST_PATH='"$(abspath $(TLSMOD))"'
+$(BUILD)/tests/test_tlsmod: UNIT_LIBS = $(TLS_LIBS)
 
 $(HELPER_BIN): $(BUILD)/tests/helpers/%: tests/helpers/%.c $(LIBPISBX)
 	@mkdir -p $(dir $@)
@@ -211,7 +248,7 @@ $(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	    $(DEPFLAGS) -o $@ $< $(FUZZ_LIB) $(PKG_LIBS)
 
-tests-build: $(PROGS) $(LINKS) $(UNIT_BIN) $(HELPER_BIN) $(BENCH_BIN)
+tests-build: $(PROGS) $(LINKS) $(TLSMOD) $(UNIT_BIN) $(HELPER_BIN) $(BENCH_BIN)
 
 # What check, demo and bench drive, installed by ./bootstrap once: the
 # stamp is redone when bootstrap changes (or after make clean).
@@ -228,13 +265,13 @@ $(DEPS_STAMP)/%: bootstrap
 check: $(DEPS_STAMP)/test
 	@$(MAKE) --no-print-directory check-run
 
-check-run: $(PROGS) $(LINKS) $(UNIT_BIN) $(HELPER_BIN) $(BENCH_BIN) $(if $(filter 1,$(SANITIZE)),,$(FUZZ_BIN))
+check-run: $(PROGS) $(LINKS) $(TLSMOD) $(UNIT_BIN) $(HELPER_BIN) $(BENCH_BIN) $(if $(filter 1,$(SANITIZE)),,$(FUZZ_BIN))
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) SANITIZE=$(SANITIZE) sh tests/run.sh
 
 unit: $(UNIT_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh tests/run.sh unit
 
-integration: $(PROGS) $(LINKS) $(HELPER_BIN)
+integration: $(PROGS) $(LINKS) $(TLSMOD) $(HELPER_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh tests/run.sh integration
 
 fuzz: $(FUZZ_BIN)
@@ -243,19 +280,19 @@ fuzz: $(FUZZ_BIN)
 demo: $(DEPS_STAMP)/demo
 	@$(MAKE) --no-print-directory demo-run
 
-demo-run: $(PROGS) $(LINKS) $(HELPER_BIN)
+demo-run: $(PROGS) $(LINKS) $(TLSMOD) $(HELPER_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh scripts/demo.sh
 
 bench: $(DEPS_STAMP)/all
 	@$(MAKE) --no-print-directory bench-run
 
-bench-run: $(PROGS) $(LINKS) $(HELPER_BIN) $(BENCH_BIN)
+bench-run: $(PROGS) $(LINKS) $(TLSMOD) $(HELPER_BIN) $(BENCH_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) sh bench/run.sh
 
 # make soak: docs/reliability.md's promises at full size (10,000 tunnels,
 # 1,000 conn/s for a minute inside and outside pisbx-run, the fault
 # scenarios with bigger sizes); one table; not part of make check.
-soak: $(PROGS) $(LINKS) $(HELPER_BIN)
+soak: $(PROGS) $(LINKS) $(TLSMOD) $(HELPER_BIN)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) /usr/bin/python3 bench/soak.py
 
 # make install: the programs and pisbx-run's other names ($(LINKS), when
@@ -278,6 +315,9 @@ endif
 MANDIR      ?= $(PREFIX)/share/man
 DOCDIR      ?= $(PREFIX)/share/doc/pisbx
 DATADIR     ?= $(PREFIX)/share/pisbx
+# The TLS module: found by the programs at ../lib/pisbx/ from their own
+# directory, so it follows PREFIX (never a Debian multiarch directory).
+LIBDIR      := $(PREFIX)/lib/pisbx
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
 USERUNITDIR ?= $(PREFIX)/lib/systemd/user
 INSTALL_SUBST = sed -e 's|@BINDIR@|$(PREFIX)/bin|g' \
@@ -302,13 +342,15 @@ USER_UNITS := $(wildcard conf/systemd/user/*.service.in)
 DOMAINS    := $(wildcard conf/domains/*.json)
 DEPLOY     := $(wildcard conf/deploy/*)
 
-install: $(PROGS) $(LINKS)
+install: $(PROGS) $(LINKS) $(TLSMOD)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(LIBDIR) \
 	    $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)/domains \
 	    $(DESTDIR)$(DATADIR)/deploy \
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) \
 	    $(DESTDIR)$(SYSCONFDIR)/pisbx $(DESTDIR)$(SYSCONFDIR)/logrotate.d
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(TLSMOD),install -m 0644 $(TLSMOD) $(DESTDIR)$(LIBDIR)/)
 	for l in $(notdir $(LINKS)); do \
 	    ln -sf pisbx-run $(DESTDIR)$(PREFIX)/bin/$$l || exit 1; done
 	for m in docs/*.1; do \
@@ -339,6 +381,7 @@ install: $(PROGS) $(LINKS)
 # hold the administrator's changes).
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(PROGS) $(LINKS)))
+	rm -rf $(DESTDIR)$(LIBDIR)
 	rm -f $(patsubst docs/%,$(DESTDIR)$(MANDIR)/man1/%,$(wildcard docs/*.1))
 	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)
 	rm -f $(patsubst conf/systemd/%.in,$(DESTDIR)$(UNITDIR)/%,$(UNITS)) \
@@ -350,4 +393,5 @@ clean:
 # Header dependencies (-MMD) of everything built so far.
 -include $(wildcard $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d) \
 	$(BUILD)/gen/seccomp_gen.d \
-	$(HELPER_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d))
+	$(HELPER_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d) \
+	$(TLS_OBJ:.o=.d) $(BUILD)/proxy/tlsload-static.d)

@@ -54,6 +54,8 @@ static void	 compat_subagents(struct cfgctx *, const json_t *);
 static void	 compat_reasons(struct cfgctx *, const char *, const json_t *,
 		    struct config *);
 static const char *compat_reason_check(const char *, size_t);
+static void	 compat_ambiguous(struct cfgctx *, const char *,
+		    const json_t *);
 static char	*item_socket(struct cfgctx *, const char *, const char *,
 		    size_t, size_t);
 static char	*item_abs_path(struct cfgctx *, const char *, const char *,
@@ -63,10 +65,6 @@ static const struct item_check check_socket = { item_socket, 1 };
 static const struct item_check check_abs_path = { item_abs_path, 1 };
 
 static const struct compat_key compat_keys_top[] = {
-	{ "credentials", CT_ANY, CA_REFUSE,
-	    "pisbx does not mask or inject credentials: hide a file with "
-	    "filesystem.denyRead, and start pisbx-run without the variable "
-	    "(env -u NAME pisbx-run ...)" },
 	{ "ignoreViolations", CT_OBJECT, CA_NOEFFECT,
 	    "srt's filter for its violation log; pisbx silences nothing: "
 	    "every refusal is in the access log or on stderr" },
@@ -136,10 +134,24 @@ static const struct compat_key compat_keys_network[] = {
 	    "public one by address; remove the key, and keep a host that "
 	    "must not reach such an address out of allowedDomains (or in "
 	    "deniedDomains)" },
-	{ "tlsTerminate", CT_ANY, CA_REFUSE,
-	    "pisbx never terminates TLS (no certificate authority of its own "
-	    "in the sandbox): it decides on host:port and checks the TLS "
-	    "server name; remove the key" },
+	{ "allowPlaintextHeaderSet", CT_BOOL, CA_REFUSE_TRUE,
+	    "it lets srt's filterRequest callback set headers on plain-HTTP "
+	    "requests; pisbx has no such callback and sets no header: "
+	    "remove the key" },
+	{ "stripResponseHeaders", CT_ANY, CA_REFUSE,
+	    "pisbx passes response headers on as the upstream sent them "
+	    "(srt strips them around its filterRequest callback, which "
+	    "pisbx does not have): remove the key" },
+	{ "refuseOpaqueTunnels", CT_BOOL, CA_REFUSE_TRUE,
+	    "pisbx decides every tunnel by host:port, terminated or not, and "
+	    "does not refuse a tunnel for being opaque (a host with "
+	    "network.requestRules is the exception: its tunnels must be "
+	    "terminated TLS): remove the key, and give the hosts whose "
+	    "requests must be seen requestRules" },
+	{ "requireHostMatch", CT_BOOL, CA_NOEFFECT,
+	    "pisbx always answers 421 to a request on a terminated "
+	    "connection whose Host does not name the host it tunnels to, "
+	    "and checks the TLS server name of every other" },
 };
 
 static const struct compat_key compat_keys_filesystem[] = {
@@ -398,6 +410,40 @@ compat_reasons(struct cfgctx *ctx, const char *base, const json_t *obj,
 	}
 }
 
+/*
+ * srt's ambiguousRequestTarget: what becomes of a request target that
+ * names another path once normalised.  pisbx refuses it (400) wherever
+ * request rules apply, which is srt's "refuse"; forwarding it as
+ * spelled or normalised would let the upstream act on another resource
+ * than the rules judged.
+ */
+static void
+compat_ambiguous(struct cfgctx *ctx, const char *base, const json_t *obj)
+{
+	char		 p[CONFIG_JPATH_MAX], q[CONFIG_QUOTE_MAX];
+	const char	*s;
+	size_t		 len;
+
+	if ((s = cfg_string(ctx, base, obj, "ambiguousRequestTarget", &len)) ==
+	    NULL)
+		return;
+	cfg_jpath_key(p, sizeof(p), base, "ambiguousRequestTarget");
+	cfg_quote(q, sizeof(q), s, len);
+	if (strlen(s) == len && strcmp(s, "refuse") == 0)
+		cfg_note(ctx, p, "no effect here: pisbx always refuses (400) "
+		    "an ambiguous request target where request rules apply");
+	else if (strlen(s) == len && (strcmp(s, "asSpelled") == 0 ||
+	    strcmp(s, "normalize") == 0))
+		cfg_err(ctx, p, "%s is not supported: pisbx refuses (400) a "
+		    "request target that names another path once normalised "
+		    "(a dot segment, \"//\", \"\\\", an encoded \"/\" or "
+		    "\".\"), so that the upstream acts on the path the rules "
+		    "judged: remove the key, or write \"refuse\"", q);
+	else
+		cfg_err(ctx, p, "expected \"refuse\", \"asSpelled\" or "
+		    "\"normalize\", got %s", q);
+}
+
 /* An allowUnixSockets entry: an absolute path that fits sun_path. */
 static char *
 item_socket(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
@@ -423,6 +469,7 @@ compat_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 	compat_table(ctx, jpath, v, compat_keys_network,
 	    sizeof(compat_keys_network) / sizeof(*compat_keys_network));
 	compat_reasons(ctx, jpath, v, conf);
+	compat_ambiguous(ctx, jpath, v);
 	cfg_bool(ctx, jpath, v, "strictAllowlist", &conf->strict_allowlist);
 	cfg_strlist(ctx, jpath, v, "allowUnixSockets", &check_socket,
 	    &conf->allow_unix_sockets);

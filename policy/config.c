@@ -50,7 +50,6 @@ static char	*item_write_path(struct cfgctx *, const char *, const char *,
 static int	 port_text(const char *, size_t, int, uint16_t *);
 static int	 addr_port_parse(const char *, size_t, int, uint16_t, char *,
 		    size_t, const char **);
-static int	 env_name_valid(const char *, size_t);
 static void	 pattern_warn(struct cfgctx *, const char *, const char *,
 		    const struct pattern *, struct strlist *);
 static void	 parse_network(struct cfgctx *, const char *, const json_t *,
@@ -120,9 +119,11 @@ static const char *const keys_network[] = {
 	"deniedDomainReasons", "strictAllowlist", "allowUnixSockets",
 	"allowLocalBinding", "allowMachLookup", "httpProxyPort",
 	"socksProxyPort", "mitmProxy", "filterRequest", "tlsTerminate",
-	"deniedResolvedAddresses", "parentProxy",
+	"deniedResolvedAddresses", "parentProxy", "allowPlaintextHeaderSet",
+	"stripResponseHeaders", "refuseOpaqueTunnels", "requireHostMatch",
+	"ambiguousRequestTarget",
 	/* pisbx's */
-	"budget", NULL
+	"budget", "requestRules", NULL
 };
 static const char *const keys_budget[] = {
 	"bytesUpPerHost", "connectionsPerHost", "hosts", NULL
@@ -969,8 +970,8 @@ cfg_abs_path(struct cfgctx *ctx, const char *jpath, const char *s,
 }
 
 /* [A-Za-z_][A-Za-z0-9_]*, at most ENV_NAME_MAX bytes. */
-static int
-env_name_valid(const char *s, size_t len)
+int
+cfg_env_name_valid(const char *s, size_t len)
 {
 	size_t i;
 
@@ -1099,6 +1100,8 @@ parse_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 		parse_parent(ctx, jpath, v, conf);
 	if (json_object_get(v, "budget") != NULL)
 		parse_budget(ctx, jpath, v, conf);
+	secrets_tls(ctx, jpath, v, conf);
+	reqrule_parse(ctx, jpath, v, conf);
 	compat_network(ctx, jpath, v, conf);
 }
 
@@ -1398,7 +1401,7 @@ parent_cred(struct cfgctx *ctx, const char *base, const json_t *obj,
 		val = cred;
 	} else if (env != NULL) {
 		cfg_jpath_key(p, sizeof(p), base, "credentialsEnv");
-		if (!env_name_valid(env, elen)) {
+		if (!cfg_env_name_valid(env, elen)) {
 			cfg_quote(q, sizeof(q), env, elen);
 			cfg_err(ctx, p, "expected an environment variable "
 			    "name ([A-Za-z_][A-Za-z0-9_]*), got %s", q);
@@ -1899,7 +1902,7 @@ parse_review(struct cfgctx *ctx, const json_t *v, struct config *conf)
 		s = cfg_string(ctx, jp, v, "capabilityEnv", &len);
 		if (s != NULL && sock == NULL)
 			cfg_err(ctx, p, "only applies with \"socket\"");
-		else if (s != NULL && !env_name_valid(s, len)) {
+		else if (s != NULL && !cfg_env_name_valid(s, len)) {
 			cfg_quote(q, sizeof(q), s, len);
 			cfg_err(ctx, p, "expected an environment variable "
 			    "name ([A-Za-z_][A-Za-z0-9_]*), got %s", q);
@@ -2027,6 +2030,8 @@ config_parse(const char *buf, size_t len, const char *name,
 	cfg_string(&ctx, "$", root, "$schema", &slen);
 	if ((v = json_object_get(root, "network")) != NULL)
 		parse_network(&ctx, "$.network", v, conf, conf->policy);
+	/* After the network: injectHosts are checked against it. */
+	secrets_creds(&ctx, root, conf);
 	if ((v = json_object_get(root, "filesystem")) != NULL)
 		parse_filesystem(&ctx, v, conf);
 	if ((v = json_object_get(root, "proxy")) != NULL)
@@ -2367,6 +2372,8 @@ config_free(struct config *conf)
 	strlist_free(&conf->deny_write);
 	strlist_free(&conf->hostipc_prefixes);
 	strlist_free(&conf->allow_unix_sockets);
+	secrets_free(conf);
+	reqrule_free(conf);
 	config_errors_clear(&conf->notes);
 	strlist_free(&conf->warnings);
 	free(conf);

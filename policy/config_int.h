@@ -81,6 +81,8 @@ char		*cfg_file_read(struct cfgctx *, int fd, size_t *);
 json_t		*cfg_json_parse(struct cfgctx *, const char *, size_t);
 void		 cfg_finish(struct cfgctx *);
 const char	*cfg_home(void);
+/* [A-Za-z_][A-Za-z0-9_]*, at most ENV_NAME_MAX bytes. */
+int		 cfg_env_name_valid(const char *, size_t);
 
 /* managed.c */
 #define MANAGED_NAME	"the managed file " MANAGED_PATH
@@ -147,5 +149,23 @@ void		 compat_network(struct cfgctx *, const char *, const json_t *,
 		    struct config *);
 void		 compat_filesystem(struct cfgctx *, const char *,
 		    const json_t *, struct config *);
+
+/* secrets.c */
+/* network.tlsTerminate in the network object at base. */
+void		 secrets_tls(struct cfgctx *, const char *base, const json_t *,
+		    struct config *);
+/*
+ * The top-level "credentials" (after the network object: its checks
+ * need allowedDomains and tlsTerminate).
+ */
+void		 secrets_creds(struct cfgctx *, const json_t *root,
+		    struct config *);
+void		 secrets_free(struct config *);
+
+/* reqrule.c */
+/* network.requestRules (after tlsTerminate). */
+void		 reqrule_parse(struct cfgctx *, const char *base,
+		    const json_t *, struct config *);
+void		 reqrule_free(struct config *);
 
 #endif

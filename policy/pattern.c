@@ -143,3 +143,15 @@ pattern_host(const char *in, size_t len, int flags, struct pattern *out,
 	out->kind = PATTERN_EXACT;
 	return 0;
 }
+
+int
+pattern_match(const struct pattern *pat, const struct host *h, uint16_t port)
+{
+	struct pattern	 one;
+
+	memset(&one, 0, sizeof(one));
+	one.kind = PATTERN_EXACT;
+	one.host = *h;
+	one.port = port;
+	return pattern_within(&one, pat);
+}

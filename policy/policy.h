@@ -124,6 +124,9 @@ struct pattern {
  */
 int	 pattern_within(const struct pattern *inner,
 	    const struct pattern *outer);
+/* Whether pat matches host:port (a list of its own, outside a policy). */
+int	 pattern_match(const struct pattern *, const struct host *,
+	    uint16_t port);
 
 /* pattern_parse flags */
 #define PATTERN_DENY_LIST	0x01	/* the bare "*" form is allowed */
@@ -563,6 +566,20 @@ enum req_verdict config_request_rule(const struct config *,
  */
 int	 request_path_canon(const char *target, size_t len, char *out,
 	    size_t outlen, const char **errstr);
+/*
+ * Whether two configs agree on network.tlsTerminate, and on credentials:
+ * keys fixed while a command runs (a --control-fd line or a reload that
+ * changes one is refused).
+ */
+int	 config_tls_same(const struct config *, const struct config *);
+int	 config_creds_same(const struct config *, const struct config *);
+/*
+ * Where requestRules recipes (NAME -> DIR/NAME.json) are: dir, or NULL
+ * to look next to the running program, as the shipped domain lists are
+ * found (../share/pisbx/rules as installed, conf/rules in the source
+ * tree).
+ */
+void	 policy_rules_dir(const char *dir);
 
 /* Every error found, each "FILE: $.json.path: message (value)". */
 struct config_errors {

@@ -50,6 +50,9 @@ static void	 alog_add_str(struct alog_line *, const char *, const char *);
 static void	 alog_add_clean(struct alog_line *, const char *,
 		    const char *);
 static void	 alog_add_int(struct alog_line *, const char *, long long);
+static void	 alog_json_request(struct alog_line *,
+		    const struct alog_rec *);
+static void	 alog_text_request(FILE *, const struct alog_rec *);
 static int	 alog_write_record(struct accesslog *, const char *, size_t);
 static void	 alog_lost(struct accesslog *, int);
 static const char *alog_name(const struct accesslog *);
@@ -247,6 +250,84 @@ alog_add_int(struct alog_line *l, const char *key, long long v)
 	alog_add(l, p, (size_t)(num + sizeof(num) - p));
 }
 
+/*
+ * A request record's own fields: method, path, status, and what decided
+ * a refusal (reason, rule, its source), the credentials injected (names
+ * only, never a value).
+ */
+static void
+alog_json_request(struct alog_line *l, const struct alog_rec *r)
+{
+	size_t i;
+
+	alog_add_clean(l, "method", r->method != NULL ? r->method : "");
+	alog_add_clean(l, "path", r->path != NULL ? r->path : "");
+	if (r->status > 0)
+		alog_add_int(l, "status", r->status);
+	if (r->reason != NULL)
+		alog_add_clean(l, "reason", r->reason);
+	if (r->rule != NULL)
+		alog_add_clean(l, "rule", r->rule);
+	if (r->rule != NULL && r->source != NULL)
+		alog_add_clean(l, "source", r->source);
+	if (r->ninjected > 0) {
+		alog_add(l, ",\"injected\":[", 13);
+		for (i = 0; i < r->ninjected; i++) {
+			struct alog_line one;
+
+			/* Each name as a lone JSON string, then its text. */
+			one.size = 64;
+			one.len = 0;
+			if ((one.p = malloc(one.size)) == NULL) {
+				free(l->p);
+				l->p = NULL;
+				return;
+			}
+			alog_add(&one, "{", 1);
+			alog_add_clean(&one, "n", r->injected[i]);
+			if (one.p == NULL) {
+				free(l->p);
+				l->p = NULL;
+				return;
+			}
+			if (i > 0)
+				alog_add(l, ",", 1);
+			/* {"n":"NAME" -> "NAME" */
+			alog_add(l, one.p + 5, one.len - 5);
+			free(one.p);
+		}
+		alog_add(l, "]", 1);
+	}
+}
+
+static void
+alog_text_request(FILE *f, const struct alog_rec *r)
+{
+	char buf[1024];
+	size_t i;
+
+	text_clean(buf, sizeof(buf), r->method != NULL ? r->method : "-",
+	    TEXT_ASCII);
+	fprintf(f, " %s", buf);
+	text_clean(buf, sizeof(buf), r->path != NULL ? r->path : "-",
+	    TEXT_ASCII);
+	fprintf(f, " %s %d", buf, r->status);
+	if (r->reason != NULL)
+		fprintf(f, " %s", r->reason);
+	if (r->rule != NULL) {
+		text_clean(buf, sizeof(buf), r->rule, TEXT_ASCII);
+		fprintf(f, " rule=\"%s\"", buf);
+		if (r->source != NULL) {
+			text_clean(buf, sizeof(buf), r->source, TEXT_ASCII);
+			fprintf(f, " (%s)", buf);
+		}
+	}
+	for (i = 0; i < r->ninjected; i++) {
+		text_clean(buf, sizeof(buf), r->injected[i], TEXT_ASCII);
+		fprintf(f, "%s%s", i == 0 ? " injected=" : ",", buf);
+	}
+}
+
 char *
 accesslog_format(const struct alog_rec *r, enum log_format format)
 {
@@ -264,14 +345,16 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 		text_clean(client, sizeof(client), r->client ? r->client : "-",
 		    TEXT_ASCII);
 		fprintf(f, "%s conn=%llu %s %s %s", ts,
-		    (unsigned long long)r->conn, r->close ? "close" : "decision",
-		    r->proto, client);
+		    (unsigned long long)r->conn, r->request ? "request" :
+		    r->close ? "close" : "decision", r->proto, client);
 		if (r->user != NULL) {
 			text_clean(err, sizeof(err), r->user, TEXT_ASCII);
 			fprintf(f, " user=%s", err);
 		}
 		if (r->host != NULL)
 			fprintf(f, " -> %s:%d", r->host, r->port);
+		if (r->request)
+			alog_text_request(f, r);
 		if (r->decision != NULL)
 			fprintf(f, " %s %s", r->decision,
 			    r->reason ? r->reason : "-");
@@ -289,6 +372,13 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 			    (unsigned long long)r->bytes_up,
 			    (unsigned long long)r->bytes_down,
 			    (unsigned long long)r->ms, r->end ? r->end : "-");
+		if (r->tls != NULL)
+			fprintf(f, " tls=%s", r->tls);
+		if (r->credential != NULL) {
+			text_clean(err, sizeof(err), r->credential,
+			    TEXT_ASCII);
+			fprintf(f, " credential=%s", err);
+		}
 		if (r->error != NULL) {
 			text_clean(err, sizeof(err), r->error, TEXT_ASCII);
 			fprintf(f, " (%s)", err);
@@ -312,7 +402,8 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 		return NULL;
 	alog_add(&l, "{", 1);
 	alog_add_str(&l, "ts", ts);
-	alog_add_str(&l, "event", r->close ? "close" : "decision");
+	alog_add_str(&l, "event", r->request ? "request" : r->close ?
+	    "close" : "decision");
 	alog_add_int(&l, "conn", (long long)r->conn);
 	alog_add_str(&l, "proto", r->proto);
 	alog_add_clean(&l, "client", r->client ? r->client : "");
@@ -322,6 +413,8 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 		alog_add_clean(&l, "host", r->host);
 		alog_add_int(&l, "port", r->port);
 	}
+	if (r->request)
+		alog_json_request(&l, r);
 	if (r->decision != NULL) {
 		alog_add_str(&l, "decision", r->decision);
 		alog_add_clean(&l, "reason", r->reason ? r->reason : "");
@@ -341,6 +434,10 @@ accesslog_format(const struct alog_rec *r, enum log_format format)
 		if (r->end != NULL)
 			alog_add_clean(&l, "end", r->end);
 	}
+	if (r->tls != NULL)
+		alog_add_str(&l, "tls", r->tls);
+	if (r->credential != NULL)
+		alog_add_clean(&l, "credential", r->credential);
 	if (r->error != NULL)
 		alog_add_clean(&l, "error", r->error);
 	alog_add(&l, "}\n", 2);

@@ -29,10 +29,20 @@ struct alog_rec {
 	const char	*addr;
 	const char	*parent;	/* the upstream proxy used, or NULL */
 	const char	*error;
+	const char	*credential;	/* credential-leak: its name */
 	const char	*end;		/* close: why the connection ended */
 	uint64_t	 bytes_up;
 	uint64_t	 bytes_down;
 	uint64_t	 ms;
+	const char	*tls;		/* "terminated", or NULL */
+	/* A request record (term.c): one request of a terminated tunnel. */
+	int		 request;
+	const char	*method;
+	const char	*path;		/* query values left out */
+	int		 status;	/* 0: none was answered */
+	const char	*rule;		/* the deciding request rule's text */
+	const char	*const *injected;	/* credential names swapped in */
+	size_t		 ninjected;
 };
 
 /* path NULL: no file (the records may still go to syslog). */

@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "policy/policy.h"
 #include "approval/approval.h"
+#include "proxy/cred.h"
 #include "proxy/proxy_int.h"
 
 static void	 conn_review_request(const struct conn *,
@@ -100,6 +101,8 @@ conn_fail(struct conn *c, enum conn_err err)
 int
 conn_hint(const struct conn *c, char *buf, size_t len)
 {
+	if (strcmp(c->reason, "request-rules-opaque") == 0)
+		return term_opaque(c, buf, len) ? 0 : -1;
 	/* The tunnel pisbx chose for plain HTTP, not the client's CONNECT. */
 	if (c->proto == PROTO_HTTP && strcmp(c->reason, "parent-refused") ==
 	    0 && parent_conn_via(c) != NULL && !parent_conn_absolute(c))
@@ -140,6 +143,42 @@ conn_deny(struct conn *c, const char *reason, const char *detail,
 		c->px->refused(&r, c->px->refused_arg);
 	}
 	conn_fail(c, err);
+}
+
+void
+conn_cred_leak(struct conn *c, const struct cred *cr, const char *where)
+{
+	const struct config	*conf = conn_config(c);
+	struct proxy_refusal	 r;
+	const char		*source = NULL;
+	char			 detail[512], hint[768];
+
+	if (cr->entry < conf->creds.n)
+		source = conf->creds.v[cr->entry].source;
+	/* The name only: the placeholder is no secret, but it says nothing. */
+	snprintf(detail, sizeof(detail), "the placeholder of %s %s: %s may "
+	    "not be sent to %s:%u", cr->name, where, cr->name,
+	    c->have_target ? c->host.text : "-", c->port);
+	snprintf(hint, sizeof(hint), "%s is sent only as its value, in HTTP "
+	    "requests to its injectHosts (%s): through network.tlsTerminate, "
+	    "or plain HTTP with credentials.allowPlaintextInject; never in "
+	    "a tunnel pisbx does not terminate", cr->name,
+	    source != NULL ? source : "credentials");
+	c->credential = cr->name;
+	conn_decide(c, 0, "credential-leak", detail);
+	conn_log_decision(c);
+	log_info("conn %llu: %s", (unsigned long long)c->id, detail);
+	if (c->px->refused != NULL && c->have_target) {
+		memset(&r, 0, sizeof(r));
+		r.host = c->host.text;
+		r.port = c->port;
+		r.proto = conn_proto_name(c->proto);
+		r.reason = c->reason;
+		r.detail = c->error;
+		r.hint = hint;
+		r.credential = cr->name;
+		c->px->refused(&r, c->px->refused_arg);
+	}
 }
 
 /*
@@ -495,6 +534,17 @@ conn_review_late(struct conn *c, struct pgen *g, enum review_result res,
 static void
 conn_allowed(struct conn *c, const char *reason, const char *detail)
 {
+	char why[600];
+
+	/*
+	 * Request rules are enforced only inside a terminated tunnel: a
+	 * target they name that would not be terminated is refused now,
+	 * whatever allowed it.
+	 */
+	if (term_opaque(c, why, sizeof(why))) {
+		conn_deny(c, "request-rules-opaque", why, CERR_DENY);
+		return;
+	}
 	budget_take(c, c->budget_ask);
 	c->budget_key = NULL;
 	conn_decide(c, 1, reason, detail);

@@ -304,6 +304,10 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 			conn_close(c, "header-timeout");
 		break;
 	case CONN_RELAY:
+		if (c->term != NULL) {
+			term_timeout(c);
+			break;
+		}
 		if (relay_peek_waiting(c)) {
 			relay_peek_timeout(c);
 			break;
@@ -356,6 +360,7 @@ conn_close_after_flush(struct conn *c, const char *end)
 	c->state = CONN_CLOSING;
 	c->closing_end = end;
 	relay_free(c);
+	term_free(c);
 	if (c->upstream != NULL) {
 		bufferevent_free(c->upstream);
 		c->upstream = NULL;
@@ -412,6 +417,7 @@ conn_close(struct conn *c, const char *end)
 		close(c->connect_fd);
 	parent_conn_free(c);
 	relay_free(c);
+	term_free(c);
 	if (c->upstream != NULL)
 		bufferevent_free(c->upstream);
 	if (c->client != NULL)
@@ -458,4 +464,7 @@ conn_record(struct conn *c, struct alog_rec *r)
 	r->addr = c->addr;
 	r->parent = parent_conn_via(c);
 	r->error = c->error;
+	if (c->terminated)
+		r->tls = "terminated";
+	r->credential = c->credential;
 }

@@ -114,6 +114,8 @@ http_status_text(int status)
 		return "Request Timeout";
 	case 429:
 		return "Too Many Requests";
+	case 421:
+		return "Misdirected Request";
 	case 431:
 		return "Request Header Fields Too Large";
 	case 500:
@@ -545,6 +547,12 @@ http_connected(struct conn *c)
 		static const char ok[] =
 		    "HTTP/1.1 200 Connection established\r\n\r\n";
 
+		if (term_full(c)) {
+			conn_deny(c, "tls-tunnels-full", "network.tlsTerminate."
+			    "maxTunnels terminated tunnels are open",
+			    CERR_BUSY);
+			return;
+		}
 		relay_send(c->client, ok, sizeof(ok) - 1);
 		relay_start(c);
 		return;

@@ -18,8 +18,10 @@
 #include "policy/policy.h"
 #include "approval/approval.h"
 #include "proxy/proxy_int.h"
+#include "proxy/tlsmod.h"
 
 static struct pgen *pgen_new(struct proxy *, struct config *);
+static int	 proxy_tls(struct proxy *, const struct config *);
 static const char *proxy_recheck_why(const struct conn *,
 		    const struct config *, const struct config *, char *,
 		    size_t);
@@ -162,6 +164,9 @@ proxy_new(struct event_base *base, struct config *conf,
 		px->refused_arg = opts->refused_arg;
 		px->reload_said = opts->reload_said;
 		px->one_client = opts->one_client;
+		px->tls = opts->tls;
+		px->tls_ca = opts->tls_ca;
+		px->creds = opts->creds;
 	}
 	if (opts != NULL && opts->access_log != NULL &&
 	    (px->access_log = strdup(opts->access_log)) == NULL)
@@ -197,6 +202,8 @@ proxy_new(struct event_base *base, struct config *conf,
 	}
 	if (metrics_open(px, conf) == -1)
 		goto fail;
+	if (proxy_tls(px, conf) == -1)
+		goto fail;
 	return px;
 fail:
 	if (px == NULL || px->gen == NULL)
@@ -223,6 +230,11 @@ proxy_reload(struct proxy *px, struct config *conf)
 		}
 		dns_free(px->dns);	/* lookups in flight fail: dns-error */
 		px->dns = d;
+	}
+	if (proxy_tls(px, conf) == -1) {
+		log_warnx("reload: keeping the old config");
+		config_free(conf);
+		return -1;
 	}
 	if ((g = pgen_new(px, conf)) == NULL) {
 		log_warnx("reload: cannot set up the reviewer; keeping the "
@@ -261,6 +273,49 @@ proxy_reload(struct proxy *px, struct config *conf)
 	    "from %s: %zu open connection%s decided again, %zu closed",
 	    conf->path != NULL ? conf->path : "(embedded default)",
 	    nkept + nclosed, nkept + nclosed == 1 ? "" : "s", nclosed);
+	return 0;
+}
+
+/*
+ * network.tlsTerminate without the module and CA of proxy_opts (pisbx-
+ * proxy, or a reload that sets it): load the module, read the CA from
+ * caCertPath/caKeyPath.  A per-run CA is pisbx-run's: standalone, the
+ * clients must already trust the CA, so its files are required.  Made
+ * once; a reload keeps it.  0, or -1 said.
+ */
+static int
+proxy_tls(struct proxy *px, const struct config *conf)
+{
+	const struct tls_terminate *t = conf->tls;
+	struct tlsmod_ca_opts o;
+	char err[1024];
+
+	if (t == NULL || px->tls_ca != NULL)
+		return 0;
+	if (t->ca_cert_path == NULL || t->ca_key_path == NULL) {
+		log_warnx("%s.caCertPath: pisbx-proxy needs the CA's "
+		    "certificate and key (caCertPath and caKeyPath) to "
+		    "terminate TLS: its clients must trust that CA",
+		    t->source != NULL ? t->source :
+		    "$.network.tlsTerminate");
+		return -1;
+	}
+	if (px->tls == NULL && (px->tls = tlsmod_load(err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	memset(&o, 0, sizeof(o));
+	o.cert_path = t->ca_cert_path;
+	o.key_path = t->ca_key_path;
+	o.extra_ca = (const char *const *)t->extra_ca.v;
+	o.nextra = t->extra_ca.n;
+	if ((px->tls_ca = px->tls->ca_new(&o, err, sizeof(err))) == NULL) {
+		log_warnx("%s: %s", t->source != NULL ? t->source :
+		    "$.network.tlsTerminate", err);
+		return -1;
+	}
+	px->tls_ca_ours = 1;
 	return 0;
 }
 
@@ -408,6 +463,8 @@ proxy_free(struct proxy *px)
 		close(px->spare_fd);
 	metrics_free(px);
 	budget_free(px);
+	if (px->tls_ca_ours)
+		px->tls->ca_free(px->tls_ca);
 	dns_free(px->dns);
 	pgen_unref(px->gen);
 	accesslog_free(px->alog);

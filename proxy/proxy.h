@@ -36,6 +36,7 @@ struct proxy_refusal {
 	const char	*detail;	/* the access log's error, or NULL */
 	const char	*hint;		/* what would allow it, or NULL */
 	int		 unreachable;	/* dns-, connect-, parent-error */
+	const char	*credential;	/* credential-leak: "$GH_TOKEN" */
 };
 
 struct proxy_opts {

@@ -110,9 +110,11 @@ struct listener {
 	char			*unlink_path;	/* a Unix socket we created */
 };
 
+struct cred;
 struct http_conn;
 struct parent_conn;
 struct relay;
+struct term;
 struct budget;
 struct budget_acct;
 
@@ -176,6 +178,7 @@ struct conn {
 	char			*rule_source;	/* the deciding entry's, malloc'ed */
 	const char		*rule_layer;	/* its layer (static), or NULL */
 	char			*error;		/* detail, malloc'ed */
+	const char		*credential;	/* credential-leak: the table's name */
 	struct review_grant	 grant;		/* what review:allow covers */
 	struct pgen		*gen;		/* held during a review */
 	struct review		*review;
@@ -191,6 +194,8 @@ struct conn {
 	uint64_t		 budget_used;
 
 	struct relay		*relay;		/* CONNECT, SOCKS5 tunnels */
+	struct term		*term;		/* a terminated tunnel (term.c) */
+	int			 terminated;	/* its TLS is ours: logged */
 	struct timeval		 review_t0;	/* the review was asked */
 
 	/* protocol */
@@ -213,6 +218,7 @@ struct proxy {
 	void			*refused_arg;
 	int			 reload_said;	/* proxy_opts' */
 	int			 one_client;	/* proxy_opts' */
+	const struct cred_table	*creds;		/* proxy_opts', or NULL */
 	char			*command;	/* the tty shows it */
 	struct review_grant	*grants;	/* scope run/worker approvals */
 	enum review_scope	*grant_scope;	/* each one's scope */
@@ -234,6 +240,11 @@ struct proxy {
 	struct budget		*budget;	/* network.budget accounts */
 	uint64_t		 next_id;
 	int			 stopping;
+	/* network.tlsTerminate: the module and the CA (term.c) */
+	const struct tlsmod_ops	*tls;
+	struct tlsmod_ca	*tls_ca;
+	int			 tls_ca_ours;	/* made here: freed here */
+	size_t			 nterm;		/* tunnels terminated now */
 };
 
 /* proxy.c */
@@ -330,6 +341,13 @@ void	 conn_deny(struct conn *, const char *reason, const char *detail,
 	    enum conn_err);
 /* Map a failure to the protocol's answer (http_fail, socks5_fail). */
 void	 conn_fail(struct conn *, enum conn_err);
+/*
+ * A credential's placeholder found where it may not go (where: "in the
+ * request headers"): the refusal is decided, logged with the
+ * credential's name and told to proxy_opts.refused; the caller answers
+ * or closes (end "credential-leak").
+ */
+void	 conn_cred_leak(struct conn *, const struct cred *, const char *where);
 
 /* dial.c */
 /* An allowed target: its addresses (a literal, or DNS), then dial. */
@@ -488,8 +506,35 @@ void	 relay_read_more(struct bufferevent *);
 void	 relay_send(struct bufferevent *, const void *, size_t);
 /* Free the relay and close its sockets (conn_close). */
 void	 relay_free(struct conn *);
+/* relay_start without the choice of termination: the plain relay. */
+void	 relay_open(struct conn *);
 /* Tune a bufferevent for relaying (read/write sizes). */
 void	 relay_tune(struct bufferevent *);
+
+/* ---- term.c ---- */
+
+/*
+ * Whether the connection's tunnel is to be terminated (tlsTerminate,
+ * not excluded, the module loaded).
+ */
+int	 term_wanted(const struct conn *);
+/* Whether a new terminated tunnel would be over maxTunnels. */
+int	 term_full(const struct conn *);
+/*
+ * The tunnel is set up (the reply sent): peek at the client's first
+ * bytes and terminate TLS, or hand the tunnel to the plain relay.
+ */
+void	 term_start(struct conn *);
+/* The connection timer of a terminated tunnel (handshake, idle). */
+void	 term_timeout(struct conn *);
+/* Free the terminated tunnel and close its sockets (conn_close). */
+void	 term_free(struct conn *);
+/*
+ * Whether a decision for a CONNECT/SOCKS5/HTTP target must be refused
+ * because request rules apply to it and it would not be terminated
+ * ("request-rules-opaque"); the hint for the refusal into buf.
+ */
+int	 term_opaque(const struct conn *, char *, size_t);
 
 /* ---- http.c ---- */
 

@@ -210,6 +210,17 @@ relay_free(struct conn *c)
 void
 relay_start(struct conn *c)
 {
+	/* network.tlsTerminate: term.c looks at the first bytes first. */
+	if (term_wanted(c)) {
+		term_start(c);
+		return;
+	}
+	relay_open(c);
+}
+
+void
+relay_open(struct conn *c)
+{
 	struct relay *rl;
 
 	if ((rl = relay_begin(c)) == NULL)
@@ -464,7 +475,7 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 	struct relay *rl = e->rl;
 	ssize_t r;
 	size_t want;
-	int through, held, scan;
+	int through, held, scan, cscan;
 
 	(void)what;
 	if ((want = relay_budget(e, sizeof(rbuf))) == 0) {
@@ -481,12 +492,14 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 	 * buffer of its own.  Bytes still waiting are added to the end's
 	 * buffer, behind what is there; client bytes to be checked are held
 	 * apart.  The server's bytes are read into the shared buffer while
-	 * its ServerHello is looked for.
+	 * its ServerHello is looked for, and the client's while they are
+	 * scanned for placeholders (a tunnel that is not TLS).
 	 */
 	held = e == &rl->client && rl->checking;
 	scan = e == &rl->upstream && rl->scanning;
+	cscan = e == &rl->client && !held && rl->cred_all;
 	through = !held && evbuffer_get_length(e->buf) == 0;
-	if (through || scan)
+	if (through || scan || cscan)
 		r = read(fd, rbuf, want);
 	else
 		r = relay_readv(held ? rl->held : e->buf, fd, want);
@@ -515,7 +528,9 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 		budget_spend(rl->conn, (uint64_t)r);
 	if (scan && relay_scan(rl, rbuf, (size_t)r) == -1)
 		return;
-	if (!through && scan &&
+	if (cscan && relay_cred_scan(rl, rbuf, (size_t)r) == -1)
+		return;
+	if (!through && (scan || cscan) &&
 	    evbuffer_add(e->buf, rbuf, (size_t)r) == -1) {
 		conn_close(rl->conn, "out-of-memory");
 		return;
@@ -527,7 +542,7 @@ relay_readable_cb(evutil_socket_t fd, short what, void *arg)
 	if (scan && rl->settled && rl->checking && relay_check(rl) == -1)
 		return;
 	/* A bulk transfer: move it through a pipe with splice(2). */
-	if (!e->splice_failed && !rl->scanning && !rl->checking &&
+	if (!e->splice_failed && !rl->scanning && !rl->checking && !cscan &&
 	    *e->bytes >= RELAY_SPLICE_AFTER &&
 	    evbuffer_get_length(e->buf) == 0)
 		relay_splice_on(e);
@@ -696,7 +711,8 @@ relay_eof(struct relay_end *e)
 			    "truncated by EOF");
 			return;
 		}
-		relay_check_done(rl);
+		/* Nothing held: nothing to scan, nothing that can fail. */
+		(void)relay_check_done(rl);
 	}
 	event_del(e->rev);
 	e->eof = 1;

@@ -19,6 +19,18 @@
  * anything else is refused.  The server's records are followed as they
  * are relayed, only to find that ServerHello; a reply that is not TLS
  * ends the tunnel (fail closed: its client is no longer followed).
+ *
+ * When the run has masked credentials, every client byte is also
+ * scanned for their placeholders before it goes up: the ClientHello
+ * (an SNI or ALPN could carry one) and everything else until the
+ * handshake settles, and the whole stream of a tunnel that is not TLS
+ * (SSH, raw TCP), which then never switches to splice(2).  TLS
+ * application data after the handshake is encrypted: a placeholder
+ * cannot show in it.  A placeholder found closes the tunnel
+ * (credential-leak).  A scan keeps the last CRED_PLACEHOLDER_MIN - 1
+ * bytes of a read to find one split over two, so the start of such a
+ * head may have gone up before the rest is seen: a placeholder is not
+ * the secret, and what matters -- the tunnel carrying it -- ends.
  */
 
 #include <stdint.h>
@@ -34,7 +46,7 @@
 
 static int	 relay_check_hello(struct relay *, const uint8_t *, size_t,
 		    size_t *);
-static void	 relay_check_move(struct relay *, size_t);
+static int	 relay_check_move(struct relay *, size_t);
 
 /*
  * Check the client's held bytes record by record while the handshake is
@@ -54,7 +66,8 @@ relay_check(struct relay *rl)
 	while (rl->checking && (len = evbuffer_get_length(rl->held)) > 0) {
 		if (rl->cpass > 0) {
 			n = len < rl->cpass ? len : rl->cpass;
-			relay_check_move(rl, n);
+			if (relay_check_move(rl, n) == -1)
+				return -1;
 			rl->cpass -= n;
 			continue;
 		}
@@ -63,7 +76,8 @@ relay_check(struct relay *rl)
 		 * handshake is settled, a ClientHello is no longer possible.
 		 */
 		if (rl->settled) {
-			relay_check_done(rl);
+			if (relay_check_done(rl) == -1)
+				return -1;
 			break;
 		}
 		if (rl->nhello == 0) {
@@ -162,10 +176,13 @@ relay_check_hello(struct relay *rl, const uint8_t *p, size_t len,
 		    "%s", why != NULL ? why : "?");
 		break;
 	case TLS_PEEK_NOT_TLS:
-		/* Only the first bytes can be: relayed unlooked at. */
-		relay_check_done(rl);
+		/*
+		 * Only the first bytes can be: relayed unlooked at by the
+		 * TLS check, but scanned to the end for placeholders.
+		 */
+		rl->cred_all = cred_table_count(c->px->creds) > 0;
 		*used = len;
-		return 0;
+		return relay_check_done(rl);
 	case TLS_PEEK_NO_SNI:
 		/*
 		 * RFC 8446 4.1.2: the second ClientHello repeats the first
@@ -204,7 +221,8 @@ relay_check_hello(struct relay *rl, const uint8_t *p, size_t len,
 	relay_peek_refuse(c, detail);
 	return -1;
 pass:
-	relay_check_move(rl, *used);
+	if (relay_check_move(rl, *used) == -1)
+		return -1;
 	/* From the first one on, the server's answer is looked for. */
 	if (rl->nhello++ == 0) {
 		tls_scan_init(&rl->scan);
@@ -213,32 +231,82 @@ pass:
 	return 0;
 }
 
-/* Checked client bytes go to the client end's buffer, and count. */
-static void
+/*
+ * Checked client bytes go to the client end's buffer, and count, once
+ * the leak scan passed them.  0, or -1 when the connection was closed.
+ */
+static int
 relay_check_move(struct relay *rl, size_t n)
 {
-	int	 moved;
+	struct evbuffer_ptr	 pos;
+	struct evbuffer_iovec	 v[16];
+	size_t			 left = n, i;
+	int			 moved, nv;
 
+	/* The held bytes are scanned where they are, chunk by chunk. */
+	if (cred_table_count(rl->conn->px->creds) > 0 && n > 0) {
+		evbuffer_ptr_set(rl->held, &pos, 0, EVBUFFER_PTR_SET);
+		while (left > 0) {
+			nv = evbuffer_peek(rl->held, (ev_ssize_t)left, &pos, v,
+			    16);
+			if (nv <= 0)
+				break;
+			for (i = 0; i < (size_t)nv && i < 16 && left > 0; i++) {
+				if (v[i].iov_len > left)
+					v[i].iov_len = left;
+				if (relay_cred_scan(rl, v[i].iov_base,
+				    v[i].iov_len) == -1)
+					return -1;
+				left -= v[i].iov_len;
+				evbuffer_ptr_set(rl->held, &pos, v[i].iov_len,
+				    EVBUFFER_PTR_ADD);
+			}
+		}
+	}
 	if ((moved = evbuffer_remove_buffer(rl->held, rl->client.buf,
 	    n)) > 0) {
 		*rl->client.bytes += (uint64_t)moved;
 		budget_spend(rl->conn, (uint64_t)moved);
 	}
+	return 0;
 }
 
-/* The handshake is settled (or there is none): relay the rest unlooked. */
-void
+/*
+ * Scan n client bytes about to go up for the run's placeholders.  0, or
+ * -1 when one was found and the tunnel closed.
+ */
+int
+relay_cred_scan(struct relay *rl, const char *p, size_t n)
+{
+	struct conn		*c = rl->conn;
+	const struct cred	*cr;
+
+	if ((cr = cred_scan(c->px->creds, &rl->cscan, p, n)) == NULL)
+		return 0;
+	conn_cred_leak(c, cr, rl->cred_all ? "in a tunnel that does not "
+	    "carry TLS" : "in the tunnel's TLS handshake");
+	conn_close(c, "credential-leak");
+	return -1;
+}
+
+/*
+ * The handshake is settled (or there is none): relay the rest unlooked
+ * (but for the leak scan).  0, or -1 when the connection was closed.
+ */
+int
 relay_check_done(struct relay *rl)
 {
 	struct conn *c = rl->conn;
 
 	rl->checking = 0;
 	rl->cpass = 0;
-	relay_check_move(rl, evbuffer_get_length(rl->held));
+	if (relay_check_move(rl, evbuffer_get_length(rl->held)) == -1)
+		return -1;
 	if (rl->peek_wait) {
 		rl->peek_wait = 0;
 		conn_timer_set(c, conn_config(c)->idle_timeout_ms);
 	}
+	return 0;
 }
 
 /*

@@ -11,6 +11,7 @@
 
 #include <event2/event.h>
 
+#include "proxy/cred.h"
 #include "proxy/proxy_int.h"
 
 /* One end of a relay: its socket, and the bytes read from it. */
@@ -47,6 +48,13 @@ struct relay {
 	int			 scanning;	/* server records followed */
 	int			 settled;	/* its ServerHello came */
 	struct tls_scan		 scan;
+	/*
+	 * The leak scan of the client's bytes (the run has masked
+	 * credentials): everything while they are checked, everything
+	 * after when the tunnel does not carry TLS (cred_all).
+	 */
+	struct cred_scan	 cscan;
+	int			 cred_all;
 	int			 owned;		/* the sockets are ours */
 	struct relay_end	*fault;		/* the end that reset/failed */
 	const char		*fault_end;	/* its close reason */
@@ -59,7 +67,8 @@ int	 relay_push(struct relay_end *);
 
 /* relay_check.c */
 int	 relay_check(struct relay *);
-void	 relay_check_done(struct relay *);
+int	 relay_check_done(struct relay *);
+int	 relay_cred_scan(struct relay *, const char *, size_t);
 int	 relay_scan(struct relay *, const char *, size_t);
 void	 relay_peek_refuse(struct conn *, const char *);
 

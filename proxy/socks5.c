@@ -242,6 +242,11 @@ socks5_connected(struct conn *c)
 	uint8_t out[32];
 	size_t n;
 
+	if (term_full(c)) {
+		conn_deny(c, "tls-tunnels-full", "network.tlsTerminate."
+		    "maxTunnels terminated tunnels are open", CERR_BUSY);
+		return;
+	}
 	memset(&ss, 0, sizeof(ss));
 	if (getsockname(bufferevent_getfd(c->upstream),
 	    (struct sockaddr *)&ss, &sslen) == -1)

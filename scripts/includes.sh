@@ -13,6 +13,8 @@
 #   proxy/             adds approval/
 #   supervisor/        like proxy/ (never proxy/ itself)
 #   launcher/, tests/, bench/  anything
+#   proxy/tls/         common/ and proxy/tlsmod.h only (pisbx-tls.so:
+#                      it links OpenSSL, never the proxy's libevent)
 # and every include must name its folder (#include "common/log.h"), since
 # the build passes -I. and nothing else.  A new top-level folder with C in
 # it must be added to the table below.
@@ -61,6 +63,8 @@ function shown(l) { return l ~ /\.h$/ ? l : l "/" }
 function top_of(p) {
 	if (p == "launcher/launcher.h")
 		return p
+	if (p ~ /^proxy\/tls\//)
+		return "proxy/tls"
 	if (p ~ /^launcher\/[^\/]+\//) {
 		sub(/^launcher\//, "", p)
 		sub(/\/.*/, "", p)
@@ -78,6 +82,7 @@ BEGIN {
 	may["proxy"] = " common policy approval "
 	may["supervisor"] = " common policy approval "
 	may["launcher"] = "*"
+	may["proxy/tls"] = " common proxy/tlsmod.h "
 	may["launcher/launcher.h"] = ""
 	# An entry with a file name allows that header only.
 	may["launcher/git"] = " common policy launcher/launcher.h "

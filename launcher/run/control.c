@@ -351,5 +351,10 @@ control_fixed(const struct config *run, const struct config *line,
 	    !control_strlist_same(&run->hostipc_prefixes,
 	    &line->hostipc_prefixes)))
 		control_fixed_say(name, "hostIPC", &n);
+	/* The CA, the trust bundle and the placeholders are made at start. */
+	if (!config_tls_same(run, line))
+		control_fixed_say(name, "network.tlsTerminate", &n);
+	if (!config_creds_same(run, line))
+		control_fixed_say(name, "credentials", &n);
 	return n;
 }

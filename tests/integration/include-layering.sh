@@ -84,6 +84,17 @@ allowed launcher/main.c '#include "supervisor/supervisor.h"'
 allowed tests/unit/test_pattern.c '#include "proxy/proxy_int.h"'
 allowed proxy/dns.c '#include <sys/types.h>'
 
+# The TLS module (pisbx-tls.so): common/ and its interface, nothing of
+# the proxy that links libevent; and the proxy does not reach into it.
+refused proxy/tls/conn.c '#include "proxy/proxy.h"' \
+    'proxy/tls/conn.c: #include "proxy/proxy.h": proxy/tls/ may not include proxy/'
+refused proxy/tls/ca.c '#include "policy/policy.h"' \
+    'proxy/tls/ may not include policy/'
+refused proxy/relay.c '#include "proxy/tls/tls.h"' \
+    'proxy/relay.c: #include "proxy/tls/tls.h": proxy/ may not include proxy/tls/'
+allowed proxy/tls/ca.c '#include "common/secmem.h"'
+allowed proxy/tls/ca.c '#include "proxy/tlsmod.h"'
+
 # launcher/'s layers (docs/internals.md).
 refused launcher/launcher.h '#include "policy/policy.h"' \
     'launcher/launcher.h: #include "policy/policy.h": launcher/launcher.h may not include policy/'

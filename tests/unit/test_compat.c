@@ -99,6 +99,12 @@ static const char *const srt_examples_ok[] = {
 	    "[\".\"], \"allowWrite\": [\".\"], \"denyWrite\": []}}",
 	/* Path syntax: a pattern in denyRead */
 	"{\"filesystem\": {\"denyRead\": [\"**/build/**\"]}}",
+	/* TLS termination */
+	"{\"network\": {\"allowedDomains\": [\"*.example.com\", "
+	    "\"internal-mtls.example.net\"], \"deniedDomains\": [], "
+	    "\"tlsTerminate\": {\"excludeDomains\": "
+	    "[\"internal-mtls.example.net\"], \"extraCaCertPaths\": "
+	    "[\"/etc/internal-mtls-roots.pem\"]}}}",
 };
 
 /* srt README examples pisbx refuses, each with the way it says so. */
@@ -107,13 +113,6 @@ static const struct key_case srt_examples_refused[] = {
 	{ "{\"mandatoryDenySearchDepth\": 5, \"filesystem\": "
 	    "{\"allowWrite\": [\".\"]}}", ERROR, "$.mandatoryDenySearchDepth",
 	    "add deeper files to filesystem.denyWrite" },
-	/* TLS termination */
-	{ "{\"network\": {\"allowedDomains\": [\"*.example.com\", "
-	    "\"internal-mtls.example.net\"], \"deniedDomains\": [], "
-	    "\"tlsTerminate\": {\"excludeDomains\": "
-	    "[\"internal-mtls.example.net\"], \"extraCaCertPaths\": "
-	    "[\"/etc/internal-mtls-roots.pem\"]}}}", ERROR,
-	    "$.network.tlsTerminate", "pisbx never terminates TLS" },
 	/* Path syntax: a pattern in allowWrite */
 	{ "{\"filesystem\": {\"allowWrite\": [\"src/**/*.ts\"]}}", ERROR,
 	    "$.filesystem.allowWrite[0]", "allowWrite takes directories" },
@@ -183,8 +182,32 @@ static const struct key_case key_cases[] = {
 	{ "{\"subagents\": {\"externalWorkerIsolation\": \"off\"}}", NOTE,
 	    "$.subagents.externalWorkerIsolation", "starts no workers" },
 	/* refused, naming the pisbx way */
-	{ "{\"credentials\": {\"files\": []}}", ERROR, "$.credentials",
-	    "filesystem.denyRead" },
+	{ "{\"credentials\": {\"files\": []}}", QUIET, NULL, NULL },
+	{ "{\"credentials\": {\"awsPairs\": []}}", ERROR,
+	    "$.credentials.awsPairs", "does not re-sign AWS SigV4" },
+	{ "{\"credentials\": {\"sigv4\": {\"streaming\": \"deny\"}}}",
+	    ERROR, "$.credentials.sigv4", "does not re-sign AWS SigV4" },
+	{ "{\"network\": {\"allowPlaintextHeaderSet\": true}}", ERROR,
+	    "$.network.allowPlaintextHeaderSet", "sets no header" },
+	{ "{\"network\": {\"allowPlaintextHeaderSet\": false}}", QUIET,
+	    NULL, NULL },
+	{ "{\"network\": {\"stripResponseHeaders\": [\"set-cookie\"]}}",
+	    ERROR, "$.network.stripResponseHeaders", "as the upstream sent" },
+	{ "{\"network\": {\"refuseOpaqueTunnels\": true}}", ERROR,
+	    "$.network.refuseOpaqueTunnels", "requestRules" },
+	{ "{\"network\": {\"refuseOpaqueTunnels\": false}}", QUIET, NULL,
+	    NULL },
+	{ "{\"network\": {\"requireHostMatch\": true}}", NOTE,
+	    "$.network.requireHostMatch", "always answers 421" },
+	{ "{\"network\": {\"ambiguousRequestTarget\": \"refuse\"}}",
+	    NOTE, "$.network.ambiguousRequestTarget", "always refuses (400)" },
+	{ "{\"network\": {\"ambiguousRequestTarget\": \"asSpelled\"}}",
+	    ERROR, "$.network.ambiguousRequestTarget",
+	    "\"asSpelled\" is not supported" },
+	{ "{\"network\": {\"ambiguousRequestTarget\": \"normalize\"}}",
+	    ERROR, "$.network.ambiguousRequestTarget", "write \"refuse\"" },
+	{ "{\"network\": {\"ambiguousRequestTarget\": \"drop\"}}",
+	    ERROR, "$.network.ambiguousRequestTarget", "expected \"refuse\"" },
 	{ "{\"mandatoryDenySearchDepth\": 3}", ERROR,
 	    "$.mandatoryDenySearchDepth", "filesystem.denyWrite" },
 	{ "{\"network\": {\"httpProxyPort\": 8080}}", ERROR,
@@ -196,8 +219,7 @@ static const struct key_case key_cases[] = {
 	    "TLS-intercepting" },
 	{ "{\"network\": {\"filterRequest\": \"x\"}}", ERROR,
 	    "$.network.filterRequest", "review.command" },
-	{ "{\"network\": {\"tlsTerminate\": {}}}", ERROR,
-	    "$.network.tlsTerminate", "never terminates TLS" },
+	{ "{\"network\": {\"tlsTerminate\": {}}}", QUIET, NULL, NULL },
 	{ "{\"network\": {\"parentProxy\": {\"http\": \"http://p:3128\"}}}",
 	    QUIET, NULL, NULL },
 	{ "{\"filesystem\": {\"disabled\": true}}", ERROR,
@@ -246,9 +268,9 @@ static const struct key_case key_cases[] = {
 	    "$.seccomp", "builds its seccomp filter itself" },
 	{ "{\"credentials\": {\"envVars\": [{\"name\": \"T\", "
 	    "\"mode\": \"mask\"}]}}", ERROR, "$.credentials",
-	    "not supported" },
+	    "requires network.tlsTerminate" },
 	{ "{\"network\": {\"tlsTerminate\": {\"caCertPath\": \"/c\"}}}",
-	    ERROR, "$.network.tlsTerminate", "not supported" },
+	    ERROR, "$.network.tlsTerminate", "provided together" },
 	{ "{\"filesystem\": {\"additionalAllowRead\": [\"/opt/*\"]}}", QUIET,
 	    NULL, NULL },
 	{ "{\"filesystem\": {\"additionalAllowRead\": [\"/opt/[\"]}}", ERROR,
@@ -685,8 +707,9 @@ static void
 test_all_at_once(void **state)
 {
 	static const char json[] =
-	    "{\"network\": {\"httpProxyPort\": 1, \"tlsTerminate\": {}, "
-	    "\"allowLocalBinding\": true}, \"credentials\": {}, "
+	    "{\"network\": {\"httpProxyPort\": 1, \"tlsTerminate\": "
+	    "{\"caKeyPath\": \"/k\"}, \"allowLocalBinding\": true}, "
+	    "\"credentials\": {\"sigv4\": {}}, "
 	    "\"allowPty\": false, \"filesystem\": {\"allowWrite\": "
 	    "[\"**/*.log\"]}}";
 	struct config_errors	 errs = { NULL, 0 };
@@ -696,8 +719,9 @@ test_all_at_once(void **state)
 	assert_int_equal(errs.n, 4);
 	assert_true(has_line(&errs, "$.network.httpProxyPort",
 	    "not supported"));
-	assert_true(has_line(&errs, "$.network.tlsTerminate", "not supported"));
-	assert_true(has_line(&errs, "$.credentials", "not supported"));
+	assert_true(has_line(&errs, "$.network.tlsTerminate",
+	    "provided together"));
+	assert_true(has_line(&errs, "$.credentials.sigv4", "not supported"));
 	assert_true(has_line(&errs, "$.filesystem.allowWrite[0]", "pattern"));
 	config_errors_clear(&errs);
 }

@@ -112,11 +112,72 @@ test_fixed(void **state)
 	config_free(run);
 }
 
+/*
+ * TLS termination and credentials are made at start (the CA, the trust
+ * bundle, the placeholders): fixed.  Request rules are policy: free.
+ */
+#define SECRETS_NET \
+	"\"allowedDomains\":[\"api.example.com\"]," UNIX
+#define SECRETS_TLS	"\"tlsTerminate\":{\"excludeDomains\":[\"x.example\"]}"
+#define SECRETS_CREDS \
+	"\"credentials\":{\"envVars\":[{\"name\":\"TOK\",\"mode\":\"mask\"}]}"
+#define SECRETS_RUNNING \
+	"{\"network\":{" SECRETS_NET "," SECRETS_TLS "," \
+	"\"requestRules\":[{\"host\":\"api.example.com\",\"deny\":" \
+	"[\"POST /admin/**\"]}]}," SECRETS_CREDS "," FS "}"
+
+static const struct fixed_case secrets_cases[] = {
+	{ SECRETS_RUNNING, 0 },
+	/* Other request rules, or none: the policy changes freely. */
+	{ "{\"network\":{" SECRETS_NET "," SECRETS_TLS "}," SECRETS_CREDS ","
+	    FS "}", 0 },
+	{ "{\"network\":{" SECRETS_NET "," SECRETS_TLS ",\"requestRules\":"
+	    "[{\"host\":\"api.example.com\",\"unmatched\":\"deny\"}]},"
+	    SECRETS_CREDS "," FS "}", 0 },
+	/* Another tlsTerminate value. */
+	{ "{\"network\":{" SECRETS_NET ",\"tlsTerminate\":{}}," SECRETS_CREDS
+	    "," FS "}", 1 },
+	{ "{\"network\":{" SECRETS_NET ",\"tlsTerminate\":{\"excludeDomains\":"
+	    "[\"x.example\"],\"maxTunnels\":8}}," SECRETS_CREDS "," FS "}", 1 },
+	/* Other credentials, or none. */
+	{ "{\"network\":{" SECRETS_NET "," SECRETS_TLS "}," FS "}", 1 },
+	{ "{\"network\":{" SECRETS_NET "," SECRETS_TLS "},\"credentials\":"
+	    "{\"envVars\":[{\"name\":\"TOK\",\"mode\":\"deny\"}]}," FS "}",
+	    1 },
+	{ "{\"network\":{" SECRETS_NET "," SECRETS_TLS "},\"credentials\":"
+	    "{\"envVars\":[{\"name\":\"TOK\",\"mode\":\"mask\","
+	    "\"injectHosts\":[\"api.example.com\"]}]}," FS "}", 1 },
+	/* Neither: both said. */
+	{ "{\"network\":{" SECRETS_NET "}," FS "}", 2 },
+};
+
+static void
+test_fixed_secrets(void **state)
+{
+	struct config	*run, *line;
+	size_t		 i;
+
+	(void)state;
+	assert_non_null(run = load(SECRETS_RUNNING));
+	for (i = 0; i < sizeof(secrets_cases) / sizeof(*secrets_cases); i++) {
+		line = load(secrets_cases[i].line);
+		if (line == NULL)
+			fail_msg("case %zu does not load", i);
+		if (control_fixed(run, line, "t") != secrets_cases[i].fixed)
+			fail_msg("case %zu: %d fixed keys, not %d", i,
+			    control_fixed(run, line, "t"),
+			    secrets_cases[i].fixed);
+		config_free(line);
+	}
+	config_free(run);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixed),
+		cmocka_unit_test(test_fixed_secrets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
