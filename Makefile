@@ -340,12 +340,14 @@ README_NOTE = > This copy was installed by `make install`: the files it names ar
 UNITS      := $(wildcard conf/systemd/*.service.in)
 USER_UNITS := $(wildcard conf/systemd/user/*.service.in)
 DOMAINS    := $(wildcard conf/domains/*.json)
+RULES      := $(wildcard conf/rules/*.json)
 DEPLOY     := $(wildcard conf/deploy/*)
 
 install: $(PROGS) $(LINKS) $(TLSMOD)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(LIBDIR) \
 	    $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)/domains \
+	    $(DESTDIR)$(DATADIR)/rules \
 	    $(DESTDIR)$(DATADIR)/deploy \
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) \
 	    $(DESTDIR)$(SYSCONFDIR)/pisbx $(DESTDIR)$(SYSCONFDIR)/logrotate.d
@@ -364,6 +366,7 @@ install: $(PROGS) $(LINKS) $(TLSMOD)
 	install -m 0644 conf/example.json conf/schema.json conf/default.json \
 	    $(DESTDIR)$(DATADIR)/
 	$(if $(DOMAINS),install -m 0644 $(DOMAINS) $(DESTDIR)$(DATADIR)/domains/)
+	$(if $(RULES),install -m 0644 $(RULES) $(DESTDIR)$(DATADIR)/rules/)
 	$(if $(DEPLOY),install -m 0644 $(DEPLOY) $(DESTDIR)$(DATADIR)/deploy/)
 	for u in $(UNITS); do f=$$(basename $$u .in); \
 	    $(INSTALL_SUBST) $$u > $(DESTDIR)$(UNITDIR)/$$f && \

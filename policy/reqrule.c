@@ -197,7 +197,8 @@ req_recipe(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
 	cfg_string(&sub, "$", root, "description", &blen);
 	a = json_object_get(root, "requestRules");
 	if (!json_is_array(a)) {
-		cfg_describe(got, sizeof(got), a);
+		if (a != NULL)
+			cfg_describe(got, sizeof(got), a);
 		cfg_err(&sub, "$.requestRules", "expected an array of rules "
 		    "objects, got %s", a == NULL ? "nothing" : got);
 		goto sub_done;
@@ -792,6 +793,8 @@ request_path_canon(const char *target, size_t len, char *out, size_t outlen,
 	int			 c, hi, lo, rc = -1;
 
 	*errstr = NULL;
+	if (outlen > 0)
+		out[0] = '\0';
 	if (outlen == 0 || len > REQ_PATH_MAX) {
 		*errstr = "request target too long";
 		return -1;

@@ -315,6 +315,8 @@ conn_authorise(struct conn *c)
 {
 	struct pgen *g = c->px->gen;
 	const struct pattern *pat = NULL;
+	const struct cred *cr;
+	struct cred_scan cs = { .ncarry = 0 };
 	struct review_request req;
 	char reason[TARGET_TEXT_MAX + 32], why[256];
 	enum verdict v;
@@ -331,6 +333,19 @@ conn_authorise(struct conn *c)
 	}
 	free(c->error);
 	c->error = NULL;
+	if (c->cred_auth != NULL) {
+		conn_cred_leak(c, c->cred_auth, "in the SOCKS5 user name or "
+		    "password");
+		conn_fail(c, CERR_DENY);
+		return;
+	}
+	/* A name is sent to DNS and upstream: it must carry no placeholder. */
+	if ((cr = cred_scan(c->px->creds, &cs, c->host.text,
+	    strlen(c->host.text))) != NULL) {
+		conn_cred_leak(c, cr, "in the target host name");
+		conn_fail(c, CERR_DENY);
+		return;
+	}
 	v = policy_eval(g->conf->policy, &c->host, c->port, &pat);
 	/* The deciding entry's source: the log record names it. */
 	free(c->rule_source);

@@ -28,14 +28,6 @@
 /* Random bytes at or over this are redrawn: 252 = 7 * 36, no bias. */
 #define CRED_RANDOM_LIMIT	252
 
-/*
- * policy/secrets.c defines config_cred_injects; the reference is weak
- * so that this file links in a tree without it (its branch lands
- * separately), and then nothing is injected: every placeholder is a
- * leak (fail closed).  Any program that loads a config links secrets.c.
- */
-#pragma weak config_cred_injects
-
 struct cred_table {
 	struct cred	*v;
 	size_t		 n;
@@ -183,8 +175,7 @@ int
 cred_injects(const struct config *conf, const struct cred *c,
     const struct host *h, uint16_t port)
 {
-	if (conf == NULL || h == NULL || c->entry >= conf->creds.n ||
-	    config_cred_injects == NULL)
+	if (conf == NULL || h == NULL || c->entry >= conf->creds.n)
 		return 0;
 	return config_cred_injects(conf, &conf->creds.v[c->entry], h, port);
 }

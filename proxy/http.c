@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "common/log.h"
+#include "proxy/cred.h"
 #include "proxy/proxy_int.h"
 
 #define CHUNK_PULL		(4096 + 2)
@@ -70,6 +71,20 @@ struct http_conn {
 	int		 reused;	/* this request went on a kept upstream */
 	int		 retried;
 	struct evbuffer	*retry_head;	/* its head, to send again once */
+	/*
+	 * Masked credentials: the request body's placeholders swapped (or
+	 * only looked for) through cstream, from the plain body in cplain;
+	 * cchunked: sent on chunked (a length that may change).
+	 */
+	struct cred_stream *cstream;
+	struct evbuffer	*cplain;
+	int		 cchunked;
+};
+
+/* The swapped pieces of one request head (http_cred_head). */
+struct http_cred_swaps {
+	char		*v[HTTP_MAX_HEADERS + 1];
+	size_t		 n;
 };
 
 static void	 http_client_read_cb(struct bufferevent *, void *);
@@ -91,6 +106,12 @@ static void	 http_put_headers(struct evbuffer *, const struct http_msg *,
 static int	 body_forward(struct body *, struct evbuffer *,
 		    struct evbuffer *, uint64_t *);
 static void	 http_drop_upstream(struct conn *);
+static int	 http_cred_head(struct conn *, struct http_msg *,
+		    const struct host *, uint16_t, const char **, size_t *,
+		    struct http_cred_swaps *);
+static void	 http_cred_leak(struct conn *, const struct cred *,
+		    const char *);
+static int	 http_cred_forward(struct conn *);
 static void	 http_backpressure(struct bufferevent *, struct bufferevent *,
 		    struct body *);
 
@@ -143,6 +164,9 @@ http_conn_free(struct http_conn *h)
 		evbuffer_free(h->req_head);
 	if (h->retry_head != NULL)
 		evbuffer_free(h->retry_head);
+	cred_stream_free(h->cstream);
+	if (h->cplain != NULL)
+		evbuffer_free(h->cplain);
 	free(h);
 }
 
@@ -417,10 +441,13 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	struct http_conn *h = c->http;
 	struct evbuffer *in = bufferevent_get_input(c->client);
 	const char *auth, *path, *errstr = NULL;
-	size_t authlen, pathlen;
+	size_t authlen, pathlen, i;
 	char target[TARGET_TEXT_MAX];
 	struct host host;
 	uint16_t port;
+	struct http_cred_swaps sw;
+	struct http_msg *cm = NULL;
+	int r;
 
 	h->requests++;
 	if (http_token_eq(m->method, m->methodlen, "CONNECT")) {
@@ -459,6 +486,24 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 		return;
 	}
 	c->proto = PROTO_HTTP;
+	cred_stream_free(h->cstream);
+	h->cstream = NULL;
+	h->cchunked = 0;
+	sw.n = 0;
+	if (cred_table_count(c->px->creds) > 0) {
+		/* Placeholders: swapped for an injectHost, else refused. */
+		if ((cm = malloc(sizeof(*cm))) == NULL) {
+			conn_close(c, "out-of-memory");
+			return;
+		}
+		*cm = *m;
+		r = http_cred_head(c, cm, &host, port, &path, &pathlen, &sw);
+		if (r == -1) {
+			free(cm);
+			return;
+		}
+		m = cm;
+	}
 	target_format(target, sizeof(target), &host, port);
 	if (c->upstream != NULL && (strcmp(target, h->up_target) != 0 ||
 	    !parent_conn_keeps(c, &host, port)))
@@ -482,18 +527,47 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	evbuffer_add(h->req_head, "\r\n", 2);
 	http_put_headers(h->req_head, m, 1, NULL);
 	memset(&h->req, 0, sizeof(h->req));
-	if (m->chunked) {
+	if (m->chunked)
 		h->req.kind = BODY_CHUNKED;
-		evbuffer_add_printf(h->req_head,
-		    "Transfer-Encoding: chunked\r\n");
-	} else if (m->has_length) {
+	else if (m->has_length) {
 		h->req.kind = m->length > 0 ? BODY_LENGTH : BODY_NONE;
 		h->req.remaining = m->length;
-		evbuffer_add_printf(h->req_head, "Content-Length: %llu\r\n",
-		    (unsigned long long)m->length);
 	} else
 		h->req.kind = BODY_NONE;
+	if (cm != NULL && h->req.kind != BODY_NONE) {
+		/*
+		 * The body goes through the swap: dechunked, swapped, and
+		 * sent chunked when a swap can change its length.
+		 */
+		if ((h->cplain == NULL &&
+		    (h->cplain = evbuffer_new()) == NULL) ||
+		    (h->cstream = cred_stream_new(c->px->creds,
+		    conn_config(c), conn_config(c)->creds.allow_plaintext_inject ?
+		    &host : NULL, port, CRED_INJECT)) == NULL) {
+			for (i = 0; i < sw.n; i++)
+				free(sw.v[i]);
+			free(cm);
+			conn_close(c, "out-of-memory");
+			return;
+		}
+		h->req.raw = 1;
+		h->cchunked = m->chunked ||
+		    cred_stream_length_changes(h->cstream);
+	} else
+		h->cchunked = m->chunked;
+	if (h->cchunked)
+		evbuffer_add_printf(h->req_head,
+		    "Transfer-Encoding: chunked\r\n");
+	else if (m->has_length)
+		evbuffer_add_printf(h->req_head, "Content-Length: %llu\r\n",
+		    (unsigned long long)m->length);
 	evbuffer_add(h->req_head, "\r\n", 2);
+	for (i = 0; i < sw.n; i++) {
+		/* They may hold a credential's value. */
+		explicit_bzero(sw.v[i], strlen(sw.v[i]));
+		free(sw.v[i]);
+	}
+	free(cm);
 
 	h->reuse_bev = c->upstream;
 	h->retried = 0;
@@ -629,8 +703,12 @@ http_forward_request(struct conn *c)
 		relay_read_more(c->client);
 	left = budget_left(c);
 	sent = c->bytes_up;
-	r = body_forward(&h->req, bufferevent_get_input(c->client),
-	    bufferevent_get_output(c->upstream), &c->bytes_up);
+	if (h->cstream != NULL) {
+		if ((r = http_cred_forward(c)) == -2)
+			return;
+	} else
+		r = body_forward(&h->req, bufferevent_get_input(c->client),
+		    bufferevent_get_output(c->upstream), &c->bytes_up);
 	/*
 	 * network.budget: body bytes that would cross it are still in the
 	 * upstream's output (written from the loop, never here): closing
@@ -884,6 +962,171 @@ const char *
 http_reuse_addr(const struct conn *c)
 {
 	return c->http != NULL ? c->http->up_addr : "";
+}
+
+/*
+ * Look for the run's placeholders in a plain HTTP request head m (its
+ * method, the path of its target at *path, its header values) and, for
+ * a credential that may be injected at host:port under
+ * credentials.allowPlaintextInject, swap them for the values: m's
+ * header values and *path are pointed at the swapped copies in sw (the
+ * caller frees them).  Any other placeholder refuses the request before
+ * anything goes upstream: 403 credential-leak.  0, or -1 when the
+ * connection was answered or closed.
+ */
+static int
+http_cred_head(struct conn *c, struct http_msg *m, const struct host *host,
+    uint16_t port, const char **path, size_t *pathlen,
+    struct http_cred_swaps *sw)
+{
+	const struct config *conf = conn_config(c);
+	const struct cred_table *t = c->px->creds;
+	const struct host *ih = conf->creds.allow_plaintext_inject ? host :
+	    NULL;
+	const struct cred *leak = NULL;
+	const char *where = NULL;
+	char *out;
+	size_t outlen, i;
+	int r;
+
+	sw->n = 0;
+	r = cred_swap_buf(t, NULL, NULL, 0, m->method, m->methodlen, &out,
+	    &outlen, &leak);
+	free(out);
+	if (r == -1) {
+		where = "in the request method";
+		goto refuse;
+	}
+	if (r == -2)
+		goto oom;
+	r = cred_swap_buf(t, conf, ih, port, *path, *pathlen, &out, &outlen,
+	    &leak);
+	if (r == -1) {
+		where = "in the request target";
+		goto refuse;
+	}
+	if (r == -2)
+		goto oom;
+	sw->v[sw->n++] = out;
+	*path = out;
+	*pathlen = outlen;
+	for (i = 0; i < m->nh; i++) {
+		r = cred_swap_header(t, conf, ih, port, m->h[i].name,
+		    m->h[i].namelen, m->h[i].value, m->h[i].valuelen, &out,
+		    &outlen, &leak);
+		if (r == -1) {
+			where = "in the request headers";
+			goto refuse;
+		}
+		if (r == -2)
+			goto oom;
+		sw->v[sw->n++] = out;
+		m->h[i].value = out;
+		m->h[i].valuelen = outlen;
+	}
+	return 0;
+refuse:
+	for (i = 0; i < sw->n; i++)
+		free(sw->v[i]);
+	sw->n = 0;
+	c->host = *host;
+	c->port = port;
+	c->have_target = 1;
+	http_cred_leak(c, leak, where);
+	return -1;
+oom:
+	for (i = 0; i < sw->n; i++)
+		free(sw->v[i]);
+	sw->n = 0;
+	conn_close(c, "out-of-memory");
+	return -1;
+}
+
+/*
+ * A placeholder where it may not go in a plain HTTP request: refused
+ * with 403 when no response began (an upstream that got part of the
+ * body is reset, so that it cannot take what it got for a whole
+ * request), else the connection is closed.
+ */
+static void
+http_cred_leak(struct conn *c, const struct cred *cr, const char *where)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	int fd;
+
+	conn_cred_leak(c, cr, where);
+	if (c->upstream != NULL) {
+		if ((fd = bufferevent_getfd(c->upstream)) != -1)
+			(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg,
+			    sizeof(lg));
+		http_drop_upstream(c);
+	}
+	if (c->http->resp_started) {
+		conn_close(c, "credential-leak");
+		return;
+	}
+	http_fail(c, CERR_DENY);
+}
+
+/*
+ * Forward the request body through the credential swap: body_forward
+ * takes it plain into cplain, the stream swaps (or finds a leak), and
+ * what comes out goes up as it is or chunked.  As body_forward, or -2
+ * when the connection was answered or closed.
+ */
+static int
+http_cred_forward(struct conn *c)
+{
+	struct http_conn *h = c->http;
+	struct evbuffer *dst = bufferevent_get_output(c->upstream);
+	const struct cred *leak = NULL;
+	uint64_t plain = 0;
+	size_t n, before, outlen = 0;
+	char *out = NULL;
+	const void *p;
+	int r, s;
+
+	r = body_forward(&h->req, bufferevent_get_input(c->client), h->cplain,
+	    &plain);
+	if (r == -1)
+		return -1;
+	n = evbuffer_get_length(h->cplain);
+	if (n == 0 && r == 0)
+		return 0;
+	if (n == 0)
+		p = "";
+	else if ((p = evbuffer_pullup(h->cplain, -1)) == NULL) {
+		conn_close(c, "out-of-memory");
+		return -2;
+	}
+	s = cred_stream_feed(h->cstream, p, n, r == 1, &out, &outlen, &leak);
+	evbuffer_drain(h->cplain, n);
+	if (s < 0) {
+		if (out != NULL)
+			explicit_bzero(out, outlen);
+		free(out);
+		if (s == -1)
+			http_cred_leak(c, leak, "in the request body");
+		else
+			conn_close(c, "out-of-memory");
+		return -2;
+	}
+	before = evbuffer_get_length(dst);
+	if (h->cchunked) {
+		if (outlen > 0) {
+			evbuffer_add_printf(dst, "%zx\r\n", outlen);
+			evbuffer_add(dst, out, outlen);
+			evbuffer_add(dst, "\r\n", 2);
+		}
+		if (r == 1)
+			evbuffer_add(dst, "0\r\n\r\n", 5);
+	} else if (outlen > 0)
+		evbuffer_add(dst, out, outlen);
+	c->bytes_up += evbuffer_get_length(dst) - before;
+	if (out != NULL)
+		explicit_bzero(out, outlen);
+	free(out);
+	return r;
 }
 
 /*

@@ -179,6 +179,7 @@ struct conn {
 	const char		*rule_layer;	/* its layer (static), or NULL */
 	char			*error;		/* detail, malloc'ed */
 	const char		*credential;	/* credential-leak: the table's name */
+	const struct cred	*cred_auth;	/* one in the SOCKS5 user/password */
 	struct review_grant	 grant;		/* what review:allow covers */
 	struct pgen		*gen;		/* held during a review */
 	struct review		*review;

@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "common/log.h"
+#include "proxy/cred.h"
 #include "proxy/proxy_int.h"
 
 enum socks5_step {
@@ -141,11 +142,18 @@ socks5_greeting(struct conn *c, const uint8_t *p, size_t len)
 	return 1;
 }
 
-/* RFC 1929: any credentials pass; the user name is only logged. */
+/*
+ * RFC 1929: any credentials pass; the user name is only logged.  A
+ * placeholder of the run's credentials in either is a leak: it is
+ * refused at the request, once the target is known
+ * (conn_authorise), so that the refusal names where it was going.
+ */
 static int
 socks5_auth(struct conn *c, const uint8_t *p, size_t len)
 {
 	struct socks5_auth a;
+	struct cred_scan cs;
+	const struct cred *cr;
 	ssize_t n;
 
 	if ((n = socks5_parse_auth(p, len, &a)) == 0)
@@ -156,6 +164,13 @@ socks5_auth(struct conn *c, const uint8_t *p, size_t len)
 		conn_close_after_flush(c, "bad-request");
 		return 0;
 	}
+	memset(&cs, 0, sizeof(cs));
+	if ((cr = cred_scan(c->px->creds, &cs, a.user, strlen(a.user))) ==
+	    NULL) {
+		memset(&cs, 0, sizeof(cs));
+		cr = cred_scan(c->px->creds, &cs, a.pass, strlen(a.pass));
+	}
+	c->cred_auth = cr;
 	explicit_bzero(a.pass, sizeof(a.pass));
 	free(c->user);
 	c->user = NULL;

@@ -120,8 +120,13 @@ typedef const struct tlsmod_ops *(*tlsmod_fn)(void);
  * The module next to the running program: EXEDIR/../lib/pisbx/ (an
  * installed tree), else EXEDIR/ (the source tree's bin/).  It must be
  * a regular file owned by root or by the program's owner, writable by
- * no one else.  NULL with err set ("pisbx-run: network.tlsTerminate
- * needs pisbx-tls.so: ...").
+ * no one else, in a directory writable by no one else; it is loaded by
+ * its descriptor, so the file checked is the file loaded.  NULL with err
+ * set, without the program's name ("pisbx-tls.so (for
+ * network.tlsTerminate and credentials): /usr/lib/pisbx/pisbx-tls.so:
+ * unsafe (owner uid 1000, mode 0664): ..."; a static pisbx-run: "this
+ * pisbx-run is linked statically: ...").  The result is kept: a second
+ * call answers the same.
  */
 const struct tlsmod_ops *tlsmod_load(char *err, size_t errlen);
 

@@ -3,7 +3,8 @@
 # from its sources): the README's complete example loads as it is; with
 # allowNestedUserNamespaces the command may make a user namespace, without
 # it the kernel refuses; the keys pisbx cannot honour are refused naming
-# the key (deniedResolvedAddresses, credentials, tlsTerminate); and "~" in
+# the key (deniedResolvedAddresses, JWT decoding and SigV4 re-signing in
+# credentials); srt's credentials and tlsTerminate load; and "~" in
 # pi-sandbox's additionalAllowRead is the home directory, as srt reads it.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
@@ -49,12 +50,34 @@ bad() {
 bad "srt deniedResolvedAddresses" \
     '{"network": {"deniedResolvedAddresses": ["10.0.0.0/8", "fc00::/7"]}}' \
     '$.network.deniedResolvedAddresses: not supported: pisbx keeps no list'
-bad "srt credentials" \
-    '{"credentials": {"envVars": [{"name": "GITHUB_TOKEN", "mode": "mask"}]}}' \
-    '$.credentials: not supported: pisbx does not mask or inject'
-bad "srt tlsTerminate" \
+bad "srt credentials: decode" \
+    '{"network": {"tlsTerminate": {}}, "credentials": {"envVars": [{"name": "GITHUB_TOKEN", "mode": "mask", "decode": "jwt"}]}}' \
+    '$.credentials.envVars[0].decode: not supported: pisbx does not decode JWTs'
+bad "srt credentials: awsPairs" \
+    '{"credentials": {"awsPairs": [{"accessKeyIdVar": "A", "secretAccessKeyVar": "B"}]}}' \
+    '$.credentials.awsPairs: not supported: pisbx does not re-sign AWS SigV4'
+bad "srt credentials: a masked AWS secret" \
+    '{"network": {"tlsTerminate": {}}, "credentials": {"envVars": [{"name": "AWS_SECRET_ACCESS_KEY", "mode": "mask"}]}}' \
+    'use mode "deny"'
+bad "srt tlsTerminate: a certificate without its key" \
     '{"network": {"tlsTerminate": {"caCertPath": "/etc/ca.pem"}}}' \
-    '$.network.tlsTerminate: not supported: pisbx never terminates TLS'
+    '$.network.tlsTerminate: caCertPath and caKeyPath must be provided together'
+
+# 3b. srt's credentials and tlsTerminate, as srt's README writes them,
+#     load (pisbx honours them).  pisbx-run checks them: a CA made for
+#     the run ("tlsTerminate": {}) is pisbx-run's alone.
+good() {
+	printf '%s\n' "$2" >"$T/good.json"
+	out=$("$RUN" --config "$T/good.json" --check 2>&1); rc=$?
+	eq "$1: --check exits 0" "$rc" 0
+	contains "$1: configuration OK" "$out" "configuration OK"
+}
+good "srt tlsTerminate with excludeDomains and extraCaCertPaths" \
+    '{"network": {"allowedDomains": ["*.example.com", "internal-mtls.example.net"], "deniedDomains": [], "tlsTerminate": {"excludeDomains": ["internal-mtls.example.net"], "extraCaCertPaths": ["/etc/internal-mtls-roots.pem"]}}}'
+good "srt credentials: a masked token for api.github.com" \
+    '{"network": {"allowedDomains": ["github.com", "*.github.com"], "tlsTerminate": {}}, "credentials": {"envVars": [{"name": "GITHUB_TOKEN", "mode": "mask", "injectHosts": ["api.github.com"]}, {"name": "AWS_SECRET_ACCESS_KEY", "mode": "deny"}], "files": [{"path": "~/.netrc", "mode": "mask", "extract": "password (\\S+)", "onExtractNoMatch": "warn"}, {"path": "~/.aws", "mode": "deny"}]}}'
+good "pisbx requestRules with the shipped git-readonly recipe" \
+    '{"network": {"allowedDomains": ["github.com"], "tlsTerminate": {}, "requestRules": ["git-readonly", {"host": "api.github.com", "deny": ["DELETE /repos/**"]}]}}'
 bad "srt allowNestedUserNamespaces, not a boolean" \
     '{"allowNestedUserNamespaces": "yes"}' \
     '$.allowNestedUserNamespaces: expected true or false'

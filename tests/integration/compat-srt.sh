@@ -102,8 +102,15 @@ bad() {
 }
 bad "srt httpProxyPort" '{"network": {"httpProxyPort": 8080}}' \
     '$.network.httpProxyPort: not supported: pisbx-run always sends'
-bad "srt tlsTerminate" '{"network": {"tlsTerminate": {}}}' \
-    'pisbx never terminates TLS'
+bad "srt tlsTerminate: a key without its certificate" \
+    '{"network": {"tlsTerminate": {"caKeyPath": "/etc/ca.key"}}}' \
+    'caCertPath and caKeyPath must be provided together'
+bad "srt credentials: masked, nothing terminated" \
+    '{"credentials": {"envVars": [{"name": "TOKEN", "mode": "mask"}]}}' \
+    '$.credentials: masking requires network.tlsTerminate'
+bad "srt ambiguousRequestTarget asSpelled" \
+    '{"network": {"ambiguousRequestTarget": "asSpelled"}}' \
+    '"asSpelled" is not supported'
 bad "srt filesystem.disabled" '{"filesystem": {"disabled": true}}' \
     'widen the policy instead'
 

@@ -56,7 +56,7 @@ for f in /usr/bin/pisbx-proxy /usr/bin/pisbx-run /usr/bin/pisbx-supervisor \
     /usr/share/doc/pisbx/README.md /usr/share/doc/pisbx/install.md \
     /usr/share/doc/pisbx/supervisor.md /usr/share/doc/pisbx/copyright \
     /usr/share/pisbx/example.json /usr/share/pisbx/schema.json \
-    /usr/share/pisbx/domains/npm.json \
+    /usr/share/pisbx/domains/npm.json /usr/lib/pisbx/pisbx-tls.so \
     /lib/systemd/system/pisbx-proxy.service \
     /usr/lib/systemd/user/pisbx-supervisor.service \
     /etc/pisbx/proxy.json /etc/logrotate.d/pisbx-proxy; do
@@ -111,6 +111,26 @@ for b in "$T"/root/usr/bin/pisbx-*; do
 	check "$n has a stack protector" sh -c \
 	    "readelf --dyn-syms -W '$b' | grep -q __stack_chk_fail"
 done
+
+# The TLS module: its libraries in Depends (shlibs), found and loaded
+# from the package's layout (bin/../lib/pisbx/), hardened like the rest.
+deps=$(dpkg-deb -f "$DEB" Depends)
+for lib in libssl3 libpcre2-8-0; do
+	check "Depends names $lib ($deps)" sh -c \
+	    "printf '%s\n' '$deps' | grep -q '\\b$lib\\b'"
+done
+if [ -x "$PISBX_BUILD/tests/helpers/tlsprobe" ]; then
+	cp "$PISBX_BUILD/tests/helpers/tlsprobe" "$T/root/usr/bin/tlsprobe"
+	out=$("$T/root/usr/bin/tlsprobe" 2>&1 | head -n 1)
+	rm -f "$T/root/usr/bin/tlsprobe"
+	eq "the packaged pisbx-tls.so loads from /usr/lib/pisbx" "$out" loaded
+fi
+m=$T/root/usr/lib/pisbx/pisbx-tls.so
+check "pisbx-tls.so has full RELRO" sh -c \
+    "readelf -lW '$m' | grep -q GNU_RELRO &&
+    readelf -dW '$m' | grep -Eq 'BIND_NOW|FLAGS.*NOW'"
+check "pisbx-tls.so has a stack protector" sh -c \
+    "readelf --dyn-syms -W '$m' | grep -q __stack_chk_fail"
 
 lintian --display-info --fail-on error "$T"/pkg/pisbx_"$VERSION"_*.changes >"$T/lintian.out" 2>&1
 rc=$?

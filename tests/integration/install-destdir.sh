@@ -45,7 +45,13 @@ fi
 
 for p in "$PISBX_BINDIR"/pisbx-*; do
 	n=${p##*/}
-	if [ -L "$p" ]; then
+	if [ "$n" = pisbx-tls.so ]; then
+		# The TLS module: beside the programs' ../lib, where
+		# tlsmod_load looks, not executable, writable by root only.
+		check "$n installed in /usr/lib/pisbx, mode 644" \
+		    test "$(stat -c %a "$S/usr/lib/pisbx/$n" 2>/dev/null)" = 644
+		check "$n not installed in /usr/bin" test ! -e "$S/usr/bin/$n"
+	elif [ -L "$p" ]; then
 		check "$n is a link to pisbx-run" \
 		    test "$(readlink "$S/usr/bin/$n")" = pisbx-run
 	else

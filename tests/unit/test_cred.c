@@ -21,9 +21,10 @@
 #define OTHER_HOST	"evil.example.net"
 
 /*
- * policy/ defines config_cred_injects (injectHosts, else allowedDomains);
- * this one, weak, answers the same for the entries below (injectHosts
- * always given) until it is linked, and yields to it after.
+ * policy/ defines config_cred_injects (injectHosts, else allowedDomains)
+ * in secrets.c, which this test does not link (it loads no config): this
+ * one answers the same for the entries below, which always give
+ * injectHosts.  Weak, so that the real one wins wherever it is linked.
  */
 __attribute__((weak)) int
 config_cred_injects(const struct config *conf, const struct cred_entry *e,
