@@ -47,6 +47,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "common/base64.h"
 #include "common/log.h"
 #include "policy/policy.h"
 #include "proxy/cred.h"
@@ -754,10 +755,8 @@ term_raw(struct term *t)
 				leak = cred_scan(t->c->px->creds, &t->scan,
 				    v[j].iov_base, v[j].iov_len);
 				if (leak != NULL) {
-					conn_error(t->c, "the placeholder of %s "
-					    "was sent to %s, which is not one of "
-					    "its injectHosts", leak->name,
-					    t->c->host.text);
+					conn_cred_leak(t->c, leak, "in an "
+					    "upgraded connection's bytes");
 					conn_close(t->c, "credential-leak");
 					return -1;
 				}
@@ -1450,27 +1449,19 @@ term_mark(struct term *t, const char *buf, size_t len)
 static void
 term_mark_basic(struct term *t, const char *v, size_t len)
 {
-	static const char b64[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char dec[4096];
-	const char *q;
-	size_t i, n = 0;
-	uint32_t acc = 0;
-	int bits = 0;
+	char dec[BASE64_DECLEN(4096)];
+	size_t n;
 
 	if (len < 6 || strncasecmp(v, "basic ", 6) != 0)
 		return;
-	for (i = 6; i < len && v[i] != '=' && n < sizeof(dec); i++) {
-		if (v[i] == ' ')
-			continue;
-		if ((q = memchr(b64, v[i], 64)) == NULL)
-			return;
-		acc = acc << 6 | (uint32_t)(q - b64);
-		if ((bits += 6) >= 8) {
-			bits -= 8;
-			dec[n++] = (char)(acc >> bits & 0xff);
-		}
+	v += 6;
+	len -= 6;
+	while (len > 0 && *v == ' ') {
+		v++;
+		len--;
 	}
+	if (len > 4096 || base64_decode(v, len, dec, &n) == -1)
+		return;
 	term_mark(t, dec, n);
 }
 
@@ -1582,31 +1573,18 @@ static int
 term_leak(struct term *t, const struct cred *leak)
 {
 	struct conn *c = t->c;
-	struct proxy_refusal r;
 	char body[700];
+	int cut = t->rq == TRQ_BODY;
 
-	snprintf(body, sizeof(body), "pisbx: the request carries the "
+	conn_cred_leak(c, leak, cut ? "in a request body" :
+	    "in a request head");
+	snprintf(body, sizeof(body), "pisbx: the request %s carries the "
 	    "placeholder of %s, which may not go to %s:%u (not one of its "
-	    "injectHosts): nothing of it was sent\n", leak != NULL ?
-	    leak->name : "a credential", c->host.text, c->port);
-	if (t->rq == TRQ_BODY)
-		snprintf(body, sizeof(body), "pisbx: the request body carries "
-		    "the placeholder of %s, which may not go to %s:%u (not one "
-		    "of its injectHosts): the request was cut off\n",
-		    leak != NULL ? leak->name : "a credential", c->host.text,
-		    c->port);
-	if (c->px->refused != NULL) {
-		memset(&r, 0, sizeof(r));
-		r.host = c->host.text;
-		r.port = c->port;
-		r.proto = conn_proto_name(c->proto);
-		r.reason = "credential-leak";
-		r.detail = leak != NULL ? leak->name : NULL;
-		r.hint = "add the host to the credential's injectHosts if it "
-		    "is meant to receive it";
-		c->px->refused(&r, c->px->refused_arg);
-	}
-	if (t->rs == TRS_HEAD && evbuffer_get_length(t->client.out) == 0)
+	    "injectHosts): %s\n", cut ? "body" : "head", leak->name,
+	    c->host.text, c->port, cut ? "the request was cut off" :
+	    "nothing of it was sent");
+	/* Nothing of a response has gone to the client: it is told. */
+	if (t->rs != TRS_BODY)
 		return term_refuse(t, 403, "credential-leak", NULL, NULL, body);
 	term_log_request(t, 0, "credential-leak", NULL, NULL, body);
 	conn_close(c, "credential-leak");
