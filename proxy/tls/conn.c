@@ -111,16 +111,23 @@ alpn_select_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
-/* A new upstream session: kept for the host (the reference is ours). */
+/*
+ * A new upstream session: a copy kept for the host.  Not sess itself:
+ * it stays the connection's, and OpenSSL marks a connection's session
+ * not resumable when it is freed without a close_notify sent -- which
+ * is how a tunnel's upstream ends when its client goes -- so no
+ * session kept was ever resumed.
+ */
 static int
 new_session_cb(SSL *ssl, SSL_SESSION *sess)
 {
 	struct tlsmod_conn	*c = SSL_get_app_data(ssl);
+	SSL_SESSION		*dup;
 
-	if (c == NULL)
+	if (c == NULL || (dup = SSL_SESSION_dup(sess)) == NULL)
 		return 0;
-	tls_sess_put(c->ca, c->host, sess);
-	return 1;
+	tls_sess_put(c->ca, c->host, dup);
+	return 0;
 }
 
 /*
