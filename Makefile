@@ -332,7 +332,7 @@ DOC_SUBST = sed -e 's|](docs/\(pisbx-[a-z]*\.1\))|]($(MANDIR)/man1/\1)|g' \
 	-e 's|](\(pisbx-[a-z]*\.1\))|]($(MANDIR)/man1/\1)|g' \
 	-e 's|](docs/|](|g' -e 's|`docs/\([a-z0-9-]*\.md\)`|`\1`|g' \
 	-e 's@\(^\|[^[:alnum:]_./-]\)\(\.\./\)\?conf/logrotate/pisbx-proxy@\1$(SYSCONFDIR)/logrotate.d/pisbx-proxy@g' \
-	-e 's@\(^\|[^[:alnum:]_./-]\)\(\.\./\)\?conf/\(domains/\|deploy/\|[a-z]*\.json\)@\1$(DATADIR)/\3@g' \
+	-e 's@\(^\|[^[:alnum:]_./-]\)\(\.\./\)\?conf/\(domains/\|rules/\|deploy/\|[a-z]*\.json\)@\1$(DATADIR)/\3@g' \
 	-e 's|/usr/local/bin/pisbx-|$(PREFIX)/bin/pisbx-|g'
 README_NOTE = > This copy was installed by `make install`: the files it names are \
 	where install put them; building, testing and the layout are about the \

@@ -63,6 +63,7 @@ static int	 rule_parse(const char *, size_t, struct req_rule *,
 		    const char **);
 static int	 rule_path_check(const char *, const char **);
 static int	 method_char(int);
+static char	*path_loose(const char *);
 static void	 rules_free(struct req_rule *, size_t);
 static int	 glob_path(const char *, const char *, int);
 static int	 glob_seg(const char *, size_t, const char *, size_t, int);
@@ -652,6 +653,33 @@ done:
 	return rc;
 }
 
+/*
+ * path without each segment's ";params" and without a trailing "/"
+ * (the root stays "/"): malloc'ed, NULL out of memory.
+ */
+static char *
+path_loose(const char *path)
+{
+	char *out;
+	size_t i, o = 0;
+	int param = 0;
+
+	if ((out = malloc(strlen(path) + 1)) == NULL)
+		return NULL;
+	for (i = 0; path[i] != '\0'; i++) {
+		if (path[i] == '/')
+			param = 0;
+		else if (path[i] == ';')
+			param = 1;
+		if (!param)
+			out[o++] = path[i];
+	}
+	while (o > 1 && out[o - 1] == '/')
+		o--;
+	out[o] = '\0';
+	return out;
+}
+
 /* Whether rule r names method and path (icase: a deny rule). */
 static int
 rule_matches(const struct req_rule *r, const char *method, const char *path,
@@ -674,9 +702,18 @@ config_request_rule(const struct config *conf, const struct host *h,
 	const struct req_rule	*allow_rule = NULL;
 	size_t			 i, j;
 	int			 allowed;
+	char			*loose;
 
 	*matched = NULL;
 	*entry = NULL;
+	/*
+	 * A deny rule also matches the path as a lenient server reads it:
+	 * without ";params" (servlet containers drop them) and without a
+	 * trailing "/" (routers that are not strict about it).  Out of
+	 * memory: the request is refused.
+	 */
+	if ((loose = path_loose(path)) == NULL)
+		return REQ_DENY;
 	/*
 	 * Every entry for the host has its say: a deny anywhere refuses, and
 	 * each entry that denies the unmatched must have allowed the
@@ -689,9 +726,11 @@ config_request_rule(const struct config *conf, const struct host *h,
 		if (first == NULL)
 			first = e;
 		for (j = 0; j < e->ndeny; j++)
-			if (rule_matches(&e->deny[j], method, path, 1)) {
+			if (rule_matches(&e->deny[j], method, path, 1) ||
+			    rule_matches(&e->deny[j], method, loose, 1)) {
 				*matched = &e->deny[j];
 				*entry = e;
+				free(loose);
 				return REQ_DENY;
 			}
 		allowed = 0;
@@ -707,6 +746,7 @@ config_request_rule(const struct config *conf, const struct host *h,
 		    unmatched_deny == NULL)
 			unmatched_deny = e;
 	}
+	free(loose);
 	if (first == NULL)
 		return REQ_NO_RULES;
 	if (unmatched_deny != NULL) {

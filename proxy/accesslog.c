@@ -478,8 +478,9 @@ alog_write_record(struct accesslog *al, const char *line, size_t len)
 	if (fstat(al->fd, &st) == -1 || !S_ISREG(st.st_mode))
 		return io_write_all(al->fd, line + w, len - (size_t)w, 0);
 	if ((end = lseek(al->fd, 0, SEEK_CUR)) != -1 && st.st_size == end &&
-	    end >= w)
-		(void)ftruncate(al->fd, end - w);
+	    end >= w && ftruncate(al->fd, end - w) == -1)
+		log_debug("access log: cannot cut a partial record: %s",
+		    strerror(errno));
 	errno = ENOSPC;		/* what a write of the rest would say */
 	return -1;
 }

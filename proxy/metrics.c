@@ -65,6 +65,7 @@ struct metrics {
 	uint64_t		 busy_max;	/* max-connections */
 	uint64_t		 busy_client;	/* max-client-connections */
 	uint64_t		 busy_nofd;	/* out-of-descriptors */
+	uint64_t		 busy_tls;	/* tls-tunnels-full */
 	uint64_t		 budget_cut;	/* closed at a bytes budget */
 	uint64_t		 review_le[METRICS_NLE];
 	uint64_t		 review_count;
@@ -282,6 +283,8 @@ causes:
 		m->busy_client++;
 	else if (strcmp(class, "out-of-descriptors") == 0)
 		m->busy_nofd++;
+	else if (strcmp(class, "tls-tunnels-full") == 0)
+		m->busy_tls++;
 }
 
 /* A close record was written: count the connection and its bytes. */
@@ -386,6 +389,7 @@ metrics_render(struct metrics *m, struct evbuffer *b)
 	    "pisbx_busy_refusals_total{cause=\"max-client-connections\"} "
 	    "%llu\n"
 	    "pisbx_busy_refusals_total{cause=\"out-of-descriptors\"} %llu\n"
+	    "pisbx_busy_refusals_total{cause=\"tls-tunnels-full\"} %llu\n"
 	    "# HELP pisbx_connections_dropped_total Connections closed "
 	    "unanswered over the limits.\n"
 	    "# TYPE pisbx_connections_dropped_total counter\n"
@@ -401,7 +405,7 @@ metrics_render(struct metrics *m, struct evbuffer *b)
 	    (unsigned long long)m->busy_max,
 	    (unsigned long long)m->busy_client,
 	    (unsigned long long)(m->busy_nofd + px->nofd_total),
-	    px->dropped_total, lost, (unsigned long long)m->budget_cut);
+	    (unsigned long long)m->busy_tls, px->dropped_total, lost, (unsigned long long)m->budget_cut);
 }
 
 /* GET /metrics: the figures; anything else: 404. */

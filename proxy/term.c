@@ -73,6 +73,7 @@ static int	 term_move(struct term_body *, struct evbuffer *,
 		    struct evbuffer *, size_t);
 static int	 term_http(struct term *);
 static int	 term_raw(struct term *);
+static int	 term_raw_hide(struct term *, size_t);
 static int	 term_read_request(struct term *);
 static int	 term_request(struct term *, struct http_msg *, size_t);
 static int	 term_read_response(struct term *);
@@ -95,6 +96,7 @@ static int	 term_leak(struct term *, const struct cred *);
 static void	 term_client_tls(struct term *);
 static int	 term_upstream_tls(struct term *);
 static int	 term_has_creds(const struct term *);
+static int	 term_injects_here(const struct term *);
 static int	 term_same_host(const struct conn *, const struct host *,
 		    uint16_t);
 
@@ -765,8 +767,21 @@ term_raw(struct term *t)
 			for (j = 0; j < nv && j < 16; j++)
 				n += v[j].iov_len;
 		}
+		if (e == &t->upstream && t->resp.cs != NULL) {
+			if (term_raw_hide(t, n) == -1)
+				return -1;
+			t->moved = 1;
+			continue;
+		}
 		evbuffer_remove_buffer(e->in, e->dst->out, n);
 		t->moved = 1;
+	}
+	/* The hide stream holds back a possible start: out at the end. */
+	if (t->upstream.eof && t->resp.cs != NULL &&
+	    evbuffer_get_length(t->upstream.in) == 0 && !t->resp.done) {
+		if (term_raw_hide(t, 0) == -1)
+			return -1;
+		t->resp.done = 1;
 	}
 	for (i = 0; i < 2; i++) {
 		e = i == 0 ? &t->client : &t->upstream;
@@ -784,6 +799,36 @@ term_raw(struct term *t)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * n of the server's raw bytes (after 101) to the client, each value in
+ * them as its placeholder; n 0 at its end of stream flushes what the
+ * stream held back.  0, or -1: closed.
+ */
+static int
+term_raw_hide(struct term *t, size_t n)
+{
+	const struct cred *leak = NULL;
+	const char *p = NULL;
+	char *out = NULL;
+	size_t olen = 0;
+
+	if (n > 0 && (p = (const char *)evbuffer_pullup(t->upstream.in,
+	    (ev_ssize_t)n)) == NULL)
+		goto oom;
+	if (cred_stream_feed(t->resp.cs, p, n, n == 0, &out, &olen,
+	    &leak) < 0)
+		goto oom;
+	if (olen > 0 && evbuffer_add(t->client.out, out, olen) == -1)
+		goto oom;
+	free(out);
+	evbuffer_drain(t->upstream.in, n);
+	return 0;
+oom:
+	free(out);
+	conn_close(t->c, "out-of-memory");
+	return -1;
 }
 
 /* A request head, if a whole one is there.  0, or -1: closed. */
@@ -853,7 +898,7 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 	struct host h;
 	uint16_t port;
 	size_t pathlen, authlen, olen, i, nhost = 0;
-	int creds = term_has_creds(t), r, ret = -1;
+	int creds = term_has_creds(t), identity, r, ret = -1;
 
 	memset(t->used, 0, sizeof(t->used));
 	t->rule = NULL;
@@ -979,9 +1024,17 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 	if (c->port != 443)
 		evbuffer_add_printf(head, ":%u", c->port);
 	evbuffer_add(head, "\r\n", 2);
+	/*
+	 * Where a value may go, what comes back must be readable to be
+	 * hidden: the server is asked for no compression.
+	 */
+	identity = creds && term_injects_here(t);
+	if (identity)
+		evbuffer_add_printf(head, "Accept-Encoding: identity\r\n");
 	for (i = 0; i < m->nh; i++) {
 		hd = &m->h[i];
-		if (term_hop(m, hd, 1))
+		if (term_hop(m, hd, 1) || (identity && http_token_eq(hd->name,
+		    hd->namelen, "accept-encoding")))
 			continue;
 		evbuffer_add(head, hd->name, hd->namelen);
 		evbuffer_add(head, ": ", 2);
@@ -1106,7 +1159,12 @@ term_read_response(struct term *t)
 	evbuffer_add(head, m.statusline, m.statuslinelen);
 	evbuffer_add(head, "\r\n", 2);
 	term_body_reset(b);
-	if (!nobody && term_has_creds(t) && !term_encoded(&m) &&
+	/*
+	 * Hidden whatever its Content-Encoding says: the label is the
+	 * server's, the bytes may well be plain (a compressed value does
+	 * not come back: term_request asks for identity).
+	 */
+	if (!nobody && term_has_creds(t) &&
 	    (b->cs = cred_stream_new(c->px->creds, conn_config(c), &c->host,
 	    c->port, CRED_HIDE)) == NULL)
 		goto oom;
@@ -1174,6 +1232,10 @@ term_read_response(struct term *t)
 		return 0;	/* 100 Continue and the like: the final follows */
 	term_log_request(t, m.status, NULL, NULL, NULL, NULL);
 	if (m.status == 101) {
+		/* The server's raw bytes are hidden as a body's are. */
+		if (term_has_creds(t) && (b->cs = cred_stream_new(c->px->creds,
+		    conn_config(c), &c->host, c->port, CRED_HIDE)) == NULL)
+			goto oom;
 		t->phase = TERM_RAW;
 		return 0;
 	}
@@ -1325,7 +1387,9 @@ term_emit(struct term *t, struct term_body *b, const char *data, size_t n,
 	int r;
 
 	if (b->cs != NULL) {
-		r = cred_stream_feed(b->cs, data, n, final, &out, &olen, &leak);
+		/* The last feed of a chunked body has no bytes: not NULL. */
+		r = cred_stream_feed(b->cs, data != NULL ? data : "", n, final,
+		    &out, &olen, &leak);
 		if (r == -1) {
 			free(out);
 			return term_leak(t, leak);
@@ -1419,6 +1483,20 @@ term_encoded(const struct http_msg *m)
 		if (http_token_eq(m->h[i].name, m->h[i].namelen,
 		    "content-encoding") && !http_token_eq(m->h[i].value,
 		    m->h[i].valuelen, "identity"))
+			return 1;
+	return 0;
+}
+
+/* Whether some credential's value may be injected in this tunnel. */
+static int
+term_injects_here(const struct term *t)
+{
+	const struct conn *c = t->c;
+	size_t i, n = cred_table_count(c->px->creds);
+
+	for (i = 0; i < n; i++)
+		if (cred_injects(conn_config(c), cred_table_get(c->px->creds,
+		    i), &c->host, c->port))
 			return 1;
 	return 0;
 }
@@ -1632,10 +1710,16 @@ term_upstream_tls(struct term *t)
 	why = t->upstream.failed == 2 ? "no TLS handshake within network."
 	    "tlsTerminate.handshakeTimeoutMs" :
 	    c->px->tls->error(t->upstream.tls);
-	snprintf(body, sizeof(body), "pisbx: %s:%u's certificate did not "
-	    "verify (%s): add its CA to network.tlsTerminate."
-	    "extraCaCertPaths, or the host to excludeDomains\n",
-	    c->host.text, c->port, why);
+	if (t->upstream.failed == 2)
+		snprintf(body, sizeof(body), "pisbx: %s:%u did not complete "
+		    "a TLS handshake within network.tlsTerminate."
+		    "handshakeTimeoutMs: add the host to excludeDomains if "
+		    "it does not speak TLS\n", c->host.text, c->port);
+	else
+		snprintf(body, sizeof(body), "pisbx: %s:%u's certificate did "
+		    "not verify (%s): add its CA to network.tlsTerminate."
+		    "extraCaCertPaths, or the host to excludeDomains\n",
+		    c->host.text, c->port, why);
 	if (c->px->refused != NULL) {
 		memset(&r, 0, sizeof(r));
 		r.host = c->host.text;

@@ -92,6 +92,17 @@ struct fs_plan {
 	struct fs_gindex *gindex;	/* guarded, indexed (fs_plan_index) */
 };
 
+/*
+ * A credentials.files entry (or the CA's key) for the plan: hidden as a
+ * denyRead path is (source NULL), or shown as the masked copy at source,
+ * read-only, whatever the rules around it say.
+ */
+struct fs_secret_file {
+	const char	*path;		/* absolute, as the config names it */
+	const char	*source;	/* the masked copy, or NULL: hidden */
+	const char	*note;		/* for -v; the caller's */
+};
+
 /* What fs_plan_build needs besides the config. */
 struct fs_inputs {
 	const char	*cwd;		/* absolute, symlinks resolved */
@@ -105,6 +116,8 @@ struct fs_inputs {
 	const char	*report;	/* --report, or NULL */
 	const char	*supervisor_socket;	/* or NULL */
 	const char	*path;		/* the command's $PATH, or NULL */
+	const struct fs_secret_file *secrets;	/* credentials (runsecrets.c) */
+	size_t		 nsecrets;
 };
 
 /* fspath.c */

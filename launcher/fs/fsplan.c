@@ -57,6 +57,10 @@ static int	 fs_plan_writes(struct fs_set *, struct fs_plan *,
 static int	 fs_plan_configs(struct fs_set *, const struct config *,
 		    const struct fs_inputs *, const char *);
 static int	 fs_plan_roots(struct fs_plan *, const struct fs_set *);
+static int	 fs_cred_at(struct fs_set *, const char *,
+		    const struct fs_secret_file *);
+static int	 fs_plan_secrets(struct fs_set *, const struct fs_inputs *,
+		    const char *home);
 static int	 fs_plan_mandatory(struct fs_set *, struct fs_plan *,
 		    const struct config *, const char *, const char *,
 		    const char *);
@@ -697,6 +701,63 @@ fs_plan_configs(struct fs_set *set, const struct config *conf,
 }
 
 /*
+ * One path of a credentials file: hidden, or shown as its masked copy.
+ * The config named the file as a secret: an allowRead or allowWrite of
+ * that very path (a project's .env in the workspace is below one, which
+ * needs nothing) gives way, and it is no writable root.
+ */
+static int
+fs_cred_at(struct fs_set *set, const char *path,
+    const struct fs_secret_file *sf)
+{
+	struct fs_entry	*e;
+
+	if (fs_set_add(set, path, sf->source == NULL ? P_DENY_READ : 0,
+	    NULL) == -1 || (e = fs_set_find(set, path, strlen(path))) == NULL)
+		return -1;
+	e->flags &= ~(P_ALLOW_READ | P_ALLOW_WRITE | P_SHOW_RO);
+	if (sf->source == NULL) {
+		/* A filtered copy of it (an npmrc) would show it still. */
+		free(e->source);
+		e->source = NULL;
+		e->note = NULL;
+		return 0;
+	}
+	free(e->source);
+	if ((e->source = strdup(sf->source)) == NULL)
+		return -1;
+	e->note = sf->note;
+	return 0;
+}
+
+/*
+ * credentials.files and the CA's key (runsecrets.c): last of what is read,
+ * so that neither a filtered copy nor a re-exposed parent shows the
+ * original.  At the name, and at the file a link there points to.
+ */
+static int
+fs_plan_secrets(struct fs_set *set, const struct fs_inputs *in,
+    const char *home)
+{
+	char	*r, *at;
+	size_t	 i;
+	int	 rc = 0;
+
+	for (i = 0; i < in->nsecrets && rc == 0; i++) {
+		if ((r = fs_resolve(in->secrets[i].path, in->cwd, home)) ==
+		    NULL)
+			return -1;
+		at = fs_resolve_dir(in->secrets[i].path);
+		rc = fs_cred_at(set, r, &in->secrets[i]);
+		if (rc == 0 && at != NULL && strcmp(at, r) != 0)
+			rc = fs_cred_at(set, at, &in->secrets[i]);
+		free(r);
+		free(at);
+	}
+	return rc;
+}
+
+/*
  * The writable roots: the set's allowWrite paths that exist and are
  * directories or regular files (Landlock: file rights for a file).
  */
@@ -810,7 +871,8 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	if (fs_path_list(in->path, plan->workspace != NULL ?
 	    plan->workspace : cwd, &pathdirs) == -1 ||
 	    fs_private_hide(&set, plan, conf, in, &pathdirs, home_real,
-	    proj) == -1 || fs_java(&set, plan, in, home_real, proj) == -1)
+	    proj) == -1 || fs_java(&set, plan, in, home_real, proj) == -1 ||
+	    fs_plan_secrets(&set, in, home_real) == -1)
 		goto fail;
 
 	if (fs_plan_roots(plan, &set) == -1)

@@ -57,6 +57,26 @@ static const struct env_pair env_fixed[] = {
 	{ "PISBX_SANDBOX", "1" },
 };
 
+/*
+ * With TLS termination, the run's CA bundle (the system's roots, the
+ * run's CA, extraCaCertPaths) in each family's spelling of "trust these",
+ * the caller's values dropped: a client that reads its own bundle would
+ * not trust the proxy's certificates.  The JVM's is a trust store, in
+ * JAVA_TOOL_OPTIONS (env_build).
+ */
+static const char *const env_ca[] = {
+	"SSL_CERT_FILE",	/* OpenSSL: curl, wget, git, python, ruby */
+	"CURL_CA_BUNDLE",	/* curl */
+	"REQUESTS_CA_BUNDLE",	/* python requests, pip's vendored copy */
+	"PIP_CERT",		/* pip */
+	"NODE_EXTRA_CA_CERTS",	/* node (with its own roots), npm */
+	"GIT_SSL_CAINFO",	/* git over https */
+	"CARGO_HTTP_CAINFO",	/* cargo */
+	"AWS_CA_BUNDLE",	/* aws-cli, the AWS SDKs */
+	"DENO_CERT",		/* deno */
+	"NIX_SSL_CERT_FILE",	/* Nix's builds of all of the above */
+};
+
 /* Set by us from the run (below), the caller's values dropped. */
 static const char *const env_ours[] = {
 	"GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "JAVA_TOOL_OPTIONS",
@@ -92,6 +112,7 @@ static const struct env_cache {
 };
 
 static int	env_named(const char *entry, const char *name);
+static int	env_same_name(const char *a, const char *b);
 static char	*env_git_ssh(const char *self_exe);
 static int	env_add(char ***, size_t *, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
@@ -102,6 +123,15 @@ env_named(const char *entry, const char *name)
 	size_t	len = strlen(name);
 
 	return strncmp(entry, name, len) == 0 && entry[len] == '=';
+}
+
+/* Whether two "NAME=VALUE" entries set the same name. */
+static int
+env_same_name(const char *a, const char *b)
+{
+	size_t	len = strcspn(a, "=");
+
+	return a[len] == '=' && strncmp(a, b, len + 1) == 0;
 }
 
 char *
@@ -205,6 +235,13 @@ env_build(char **in, const struct env_inputs *ei)
 				skip = 1;
 		if (ei->tmux_private && env_named(in[i], "TMUX_TMPDIR"))
 			skip = 1;
+		for (j = 0; ei->ca_bundle != NULL &&
+		    j < sizeof(env_ca) / sizeof(*env_ca); j++)
+			if (env_named(in[i], env_ca[j]))
+				skip = 1;
+		for (j = 0; ei->extra != NULL && ei->extra[j] != NULL; j++)
+			if (env_same_name(ei->extra[j], in[i]))
+				skip = 1;
 		/* pisbx-sh -l: its file (rundir_login) hands it back. */
 		if (ei->bash_env != NULL && env_named(in[i], "BASH_ENV"))
 			skip = 1;
@@ -220,11 +257,24 @@ env_build(char **in, const struct env_inputs *ei)
 	for (j = 0; j < sizeof(env_fixed) / sizeof(*env_fixed); j++)
 		rc |= env_add(&v, &n, "%s=%s", env_fixed[j].name,
 		    env_fixed[j].value);
-	/* The caller's own already makes the JVM say so: ours join it. */
-	if (!ei->java_quiet || (java != NULL && java[0] != '\0'))
-		rc |= env_add(&v, &n, "JAVA_TOOL_OPTIONS=%s%s%s",
+	for (j = 0; ei->extra != NULL && ei->extra[j] != NULL; j++)
+		rc |= env_add(&v, &n, "%s", ei->extra[j]);
+	for (j = 0; ei->ca_bundle != NULL &&
+	    j < sizeof(env_ca) / sizeof(*env_ca); j++)
+		rc |= env_add(&v, &n, "%s=%s", env_ca[j], ei->ca_bundle);
+	/*
+	 * The caller's own already makes the JVM say so: ours join it.  A
+	 * trust store has no net.properties of its own: always here.
+	 */
+	if (!ei->java_quiet || (java != NULL && java[0] != '\0') ||
+	    ei->truststore != NULL)
+		rc |= env_add(&v, &n, "JAVA_TOOL_OPTIONS=%s%s%s%s%s%s",
 		    java != NULL ? java : "", java != NULL &&
-		    java[0] != '\0' ? " " : "", ENV_JAVA);
+		    java[0] != '\0' ? " " : "", ENV_JAVA,
+		    ei->truststore != NULL ? " -Djavax.net.ssl.trustStore=" :
+		    "", ei->truststore != NULL ? ei->truststore : "",
+		    ei->truststore != NULL ?
+		    " -Djavax.net.ssl.trustStoreType=PKCS12" : "");
 	for (j = 0; ei->cache_dir != NULL &&
 	    j < sizeof(env_caches) / sizeof(*env_caches); j++)
 		if (ei->caches & (1U << env_caches[j].which))

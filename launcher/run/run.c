@@ -75,6 +75,7 @@ struct run_state {
 	struct hostipc_tee	*tee;
 	long long		 timeout_ms, started_ms;
 	struct gitinit		 gitinit;	/* a git init at the project */
+	struct runsecrets		*secrets;	/* tlsTerminate, credentials */
 };
 
 /* Where a step of run_command leaves the run. */
@@ -571,6 +572,16 @@ run_prepare(struct run_state *rs)
 		log_warn("summary");
 		return RUN_FAIL;
 	}
+	/*
+	 * TLS termination and credentials: the placeholders, masked copies
+	 * and CA bundle before the plan that shows them and the environment
+	 * that names them.
+	 */
+	if ((ch = runsecrets_prepare(rs->conf, rs->sb.rundir, rs->home,
+	    &rs->secrets)) != 0) {
+		rs->status = ch;
+		return RUN_DONE;
+	}
 	memset(&fin, 0, sizeof(fin));
 	fin.cwd = rs->cwd;
 	fin.report = rs->report_path;
@@ -582,6 +593,7 @@ run_prepare(struct run_state *rs)
 	fin.access_log = rs->access_log;
 	fin.supervisor_socket = rs->sup.socket;
 	fin.path = getenv("PATH");
+	runsecrets_fs(rs->secrets, &fin);
 	if ((ch = fs_plan_build(&rs->sb.plan, rs->conf, &fin)) != 0) {
 		if (ch > 0) {
 			rs->status = ch;
@@ -628,6 +640,8 @@ run_prepare(struct run_state *rs)
 		return RUN_FAIL;
 	}
 	ein.git_proxy = rs->git_proxy;
+	runsecrets_env(rs->secrets, &ein);
+	runsecrets_sandbox(rs->secrets, &rs->sb);
 	if ((rs->sb.ssh_config = rundir_ssh_config(&rs->sb, rs->exe)) == NULL &&
 	    errno != ENOENT) {
 		log_warn("cannot create %s/ssh_config", rs->sb.rundir);
@@ -671,6 +685,7 @@ run_start(struct run_state *rs)
 	rs->popts.refused = summary_proxy_cb;
 	rs->popts.refused_arg = rs->sum;
 	rs->popts.one_client = 1;	/* the run, whatever its address */
+	runsecrets_proxy(rs->secrets, &rs->popts);
 	if ((rs->cmdline = run_cmdline(o)) == NULL) {
 		log_warn("command line");
 		return RUN_FAIL;
@@ -737,6 +752,7 @@ run_start(struct run_state *rs)
 	rs->sb.report_fd = rs->report_sock[1] = -1;
 	if (ch == -1)
 		return RUN_FAIL;
+	runsecrets_started(rs->secrets, rs->sb.nons);
 	if (jobs_start(rs->jobs, rs->run.pid, rs->run.sock) == -1) {
 		log_warnx("cannot watch the command's job control");
 		return RUN_FAIL;
@@ -822,6 +838,8 @@ run_serve(struct run_state *rs)
 	rs->hconf = proxy_config(rs->proxy);
 	if (rs->tee != NULL) {
 		hostipc_tee_end(rs->tee);
+		/* A retry on the host runs with the caller's credentials. */
+		runsecrets_restore_env(rs->secrets);
 		/* 125: the sandbox itself failed; that is never retried. */
 		outcome.exited = rs->status < 128 && rs->status != EXIT_SETUP;
 		outcome.status = rs->status;
@@ -866,6 +884,9 @@ run_finish(struct run_state *rs)
 		proxy_stop(rs->proxy);
 		proxy_free(rs->proxy);
 	}
+	/* The proxy used them to its end: the CA and values go now. */
+	runsecrets_free(rs->secrets);
+	rs->secrets = NULL;
 	if (rs->run.listen_http != -1)
 		close(rs->run.listen_http);
 	if (rs->run.listen_socks != -1)

@@ -365,6 +365,14 @@ struct env_inputs {
 					 * no JAVA_TOOL_OPTIONS of ours */
 	/* TMUX_TMPDIR is TMPDIR: no host socket reachable, no host-IPC. */
 	int		 tmux_private;
+	/*
+	 * TLS termination: the run's CA bundle for every client family's
+	 * variable, the JVM's trust store; or NULL.
+	 */
+	const char	*ca_bundle;
+	const char	*truststore;
+	/* "NAME=VALUE" over the caller's (masked credentials), or NULL. */
+	char *const	*extra;
 };
 /*
  * The command's environment: the caller's minus capabilities, plus the
@@ -375,6 +383,36 @@ char	**env_build(char **environ_in, const struct env_inputs *);
 void	 env_free(char **);
 /* s with every '%' doubled, for ssh's %-expansion (malloc'ed, or NULL). */
 char	*env_ssh_percent(const char *s);
+
+/* runsecrets.c: network.tlsTerminate and credentials, the launcher's side */
+struct runsecrets;
+struct fs_inputs;
+/*
+ * Before the plan and the environment: the TLS module loaded (a run
+ * with tlsTerminate or a masked credential), the run's CA (its key in
+ * this process only), each credential's placeholders, the masked copies
+ * (rundir/masked.N), the CA bundle and trust store (rundir/ca-bundle.pem,
+ * truststore.p12); every credentials variable taken out of our
+ * environment.  0 with *out (NULL when the config has neither), or
+ * EXIT_SETUP after saying why (a module that does not load, an extract
+ * without a group, mask of a directory, onExtractNoMatch "error").
+ */
+int	 runsecrets_prepare(const struct config *, const char *rundir,
+	    const char *home, struct runsecrets **out);
+/* What the plan, the environment, the sandbox and the proxy get. */
+void	 runsecrets_fs(const struct runsecrets *, struct fs_inputs *);
+void	 runsecrets_env(const struct runsecrets *, struct env_inputs *);
+void	 runsecrets_sandbox(const struct runsecrets *, struct sandbox *);
+void	 runsecrets_proxy(const struct runsecrets *, struct proxy_opts *);
+/*
+ * The sandbox started (nons: without namespaces): this process made
+ * undumpable, and what no namespaces take away said.
+ */
+void	 runsecrets_started(const struct runsecrets *, int nons);
+/* The caller's variables back, for a command run on the host. */
+void	 runsecrets_restore_env(const struct runsecrets *);
+/* The CA and every value wiped and freed (after the proxy's end). */
+void	 runsecrets_free(struct runsecrets *);
 
 /* rundir.c */
 /* Create the private per-run dir (rundir, rundir/tmp). */

@@ -4,7 +4,9 @@
  * it) and the creation guard's (each path and who reads it), then the
  * allowed destinations that could not be reached (DNS, connect, the
  * upstream proxy), which an HTTPS client shows only as "502".  A
- * budget (network.budget) says what was used of it.  Repeats
+ * budget (network.budget) says what was used of it, a credential-leak
+ * refusal which credential the command sent where it may not go (its
+ * name: never a value).  Repeats
  * are counted, not listed; stderr shows the first SUMMARY_SHOWN of each
  * part, the --report file all of them, as JSON, for an agent to hand its
  * model.  Paths and details are the command's or a peer's words: every
@@ -296,7 +298,8 @@ summary_print_part(const struct summary *s, FILE *f, const char *report,
 			    count[0] != '\0' ? ")" : "", it->detail != NULL ?
 			    ": " : "", it->detail != NULL ? it->detail : "");
 		else if (it->kind == SUMMARY_NET && strncmp(it->reason,
-		    "budget-", 7) != 0)
+		    "budget-", 7) != 0 && strcmp(it->reason,
+		    "credential-leak") != 0)
 			summary_line(f, "  %s %s (%s%s)%s%s", it->proto !=
 			    NULL ? it->proto : "connect", it->what, it->reason,
 			    count, it->hint != NULL ? ": " : "", it->hint !=

@@ -426,7 +426,8 @@ mount_apply(struct sandbox *sb)
 {
 	const struct fs_plan	*plan = &sb->plan;
 	struct mount_state	 ms = { NULL, 0 };
-	int			*fds = NULL, efd = -1, sshfd = -1, fd;
+	int			*fds = NULL, *bfds = NULL, efd = -1, sshfd = -1;
+	int			 fd;
 	char			 opts[64];
 	size_t			 i;
 	int			 rc = -1;
@@ -465,6 +466,17 @@ mount_apply(struct sandbox *sb)
 	    sb->ssh_config, 1)) == -1) {
 		log_warn("clone %s", sb->ssh_config);
 		goto done;
+	}
+	if ((bfds = calloc(sb->nbinds + 1, sizeof(*bfds))) == NULL)
+		goto done;
+	for (i = 0; i < sb->nbinds; i++)
+		bfds[i] = -1;
+	for (i = 0; i < sb->nbinds; i++) {
+		if ((bfds[i] = mount_clone(AT_FDCWD, sb->binds[i].source,
+		    1)) == -1) {
+			log_warn("clone %s", sb->binds[i].source);
+			goto done;
+		}
 	}
 	if (mount_setro(AT_FDCWD, "/", 1) == -1) {
 		log_warn("make / read-only");
@@ -529,6 +541,15 @@ mount_apply(struct sandbox *sb)
 		log_warn("bind %s", RUNDIR_SSH_CONFIG);
 		goto done;
 	}
+	/* Where the target is hidden or gone, there is nothing to cover. */
+	for (i = 0; i < sb->nbinds; i++) {
+		if (mount_move(bfds[i], sb->binds[i].target) == -1 &&
+		    errno != ENOENT) {
+			log_warn("bind %s over %s", sb->binds[i].source,
+			    sb->binds[i].target);
+			goto done;
+		}
+	}
 	/* The tmpfs mounts over denied directories end read-only. */
 	for (i = 0; i < plan->nrules; i++) {
 		const struct fs_rule *r = &plan->rules[i];
@@ -554,6 +575,10 @@ done:
 		close(efd);
 	if (sshfd != -1)
 		close(sshfd);
+	for (i = 0; bfds != NULL && i < sb->nbinds; i++)
+		if (bfds[i] != -1)
+			close(bfds[i]);
+	free(bfds);
 	free(fds);
 	free(ms.tmpfs_dev);
 	return rc;

@@ -39,6 +39,16 @@ enum timing_mark {
 };
 struct timing;
 
+/*
+ * A file of the run directory bound read-only over another (the run's
+ * CA bundle over the system's), with namespaces only: without them the
+ * original stays, and the environment alone points at ours.
+ */
+struct sandbox_bind {
+	char		*source;
+	char		*target;	/* absolute, resolved */
+};
+
 /* Everything the sandbox child needs, prepared by the parent. */
 struct sandbox {
 	char		*const *argv;	/* the command */
@@ -63,6 +73,8 @@ struct sandbox {
 	char		*tmpdir;	/* rundir/tmp: the command's TMPDIR */
 	char		*empty;		/* rundir/empty: hides denied files */
 	char		*ssh_config;	/* rundir/ssh_config, or NULL */
+	const struct sandbox_bind *binds;	/* the caller's */
+	size_t		 nbinds;
 	sigset_t	 sigmask;	/* the caller's, for the command */
 	int		 tty;		/* the controlling terminal, or -1 */
 	int		 tty_give;	/* the command starts in its foreground */

@@ -56,7 +56,8 @@ for f in /usr/bin/pisbx-proxy /usr/bin/pisbx-run /usr/bin/pisbx-supervisor \
     /usr/share/doc/pisbx/README.md /usr/share/doc/pisbx/install.md \
     /usr/share/doc/pisbx/supervisor.md /usr/share/doc/pisbx/copyright \
     /usr/share/pisbx/example.json /usr/share/pisbx/schema.json \
-    /usr/share/pisbx/domains/npm.json /usr/lib/pisbx/pisbx-tls.so \
+    /usr/share/pisbx/domains/npm.json /usr/share/pisbx/rules/git-readonly.json \
+    /usr/lib/pisbx/pisbx-tls.so \
     /lib/systemd/system/pisbx-proxy.service \
     /usr/lib/systemd/user/pisbx-supervisor.service \
     /etc/pisbx/proxy.json /etc/logrotate.d/pisbx-proxy; do

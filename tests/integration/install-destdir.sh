@@ -104,7 +104,7 @@ for f in sorted(glob.glob(doc + "/*.md")):
     for t in re.findall(prefix + r"/(?:bin/pisbx-[a-z]+|share/(?:pisbx|doc/pisbx|man/man1)/[\w./-]*)", text):
         if not os.path.exists(stage + t.rstrip(".")):
             bad.append("%s: names %s" % (name, t))
-    for pat in (r"/usr/local/bin/pisbx", r"(^|[^\w./-])(\.\./)?conf/(domains/|\w+\.json)",
+    for pat in (r"/usr/local/bin/pisbx", r"(^|[^\w./-])(\.\./)?conf/(domains/|rules/|\w+\.json)",
                 r"\]\(docs/", r"`docs/[\w-]+\.md`"):
         for m in re.finditer(pat, text, re.M):
             bad.append("%s: source-tree path %r" % (name, m.group(0)))
@@ -124,6 +124,10 @@ done
 for f in "$PISBX_TOP"/conf/domains/*.json; do
 	check "domains/${f##*/} in /usr/share/pisbx" cmp -s "$f" \
 	    "$S/usr/share/pisbx/domains/${f##*/}"
+done
+for f in "$PISBX_TOP"/conf/rules/*.json; do
+	check "rules/${f##*/} in /usr/share/pisbx" cmp -s "$f" \
+	    "$S/usr/share/pisbx/rules/${f##*/}"
 done
 
 PU=$S/usr/lib/systemd/system/pisbx-proxy.service

@@ -262,4 +262,8 @@ check_log "upgrade: credential-leak logged" event=decision \
 kill -TERM "$CP_PID"
 wait "$CP_PID"
 eq "credproxy: clean exit" "$?" 0
+if grep -qE "Sanitizer|runtime error" "$T/cp.err"; then
+	not_ok "credproxy: a sanitizer report"
+	grep -EA 20 "Sanitizer|runtime error" "$T/cp.err" | sed 's/^/# /'
+fi
 done_testing

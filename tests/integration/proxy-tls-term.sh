@@ -252,5 +252,25 @@ eq "no caCertPath: exit 78" "$?" 78
 check "no caCertPath: names the key" has_line "$T/noca.err" \
     'network\.tlsTerminate\.caCertPath'
 
+# The text format: the request's line and the close's tls=terminated.
+spawn "$PROXY" --config "$T/conf.json" --listen 127.0.0.1:0 \
+    --access-log "$T/text.log" --log-format text 2>"$T/text.err"
+TXT=$LAST_PID
+i=0 TP=
+while [ $i -lt 200 ] && [ -z "$TP" ]; do
+	TP=$(sed -n 's/^pisbx-proxy: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' \
+	    "$T/text.err")
+	sleep 0.05; i=$((i + 1))
+done
+curl -sS --max-time 10 --proxy "http://127.0.0.1:$TP" \
+    --cacert "$T/pisbx-ca.pem" -X POST -d x \
+    "https://test.host:$P/deny/t?k=v" >/dev/null 2>&1
+sleep 0.2
+check "text format: the request line" has_line "$T/text.log" \
+    " request connect 127\.0\.0\.1:[0-9]+ -> test\.host:$P POST /deny/t\?k 403 request-rule rule=\"POST /deny/\*\*\" \($T/conf.json"
+check "text format: tls=terminated on the close" has_line "$T/text.log" \
+    " close connect .* tls=terminated"
+kill "$TXT"
+
 check "proxy still running" px_alive
 px_done

@@ -85,6 +85,73 @@ test_decision(void **state)
 	free(line);
 }
 
+/* A request record: its fields, the injected names as a JSON array. */
+static void
+test_request(void **state)
+{
+	static const char *const names[] = { "$GH_TOKEN", "/home/u/.npm\"rc" };
+	struct alog_rec r;
+	json_t *o, *a;
+	char *line;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.request = 1;
+	r.conn = 9;
+	r.proto = "connect";
+	r.client = "127.0.0.1:4000";
+	r.host = "github.com";
+	r.port = 443;
+	r.method = "POST";
+	r.path = "/o/r.git/git-receive-pack?x";
+	r.status = 403;
+	r.reason = "request-rule";
+	r.rule = "POST /*/*/git-receive-pack";
+	r.source = "/etc/r.json: $.requestRules[0].deny[0]";
+	r.tls = "terminated";
+	r.injected = names;
+	r.ninjected = 2;
+	line = accesslog_format(&r, LOG_FORMAT_JSON);
+	assert_non_null(line);
+	o = parse_line(line);
+	assert_string_equal(json_string_value(json_object_get(o, "event")),
+	    "request");
+	assert_string_equal(json_string_value(json_object_get(o, "method")),
+	    "POST");
+	assert_string_equal(json_string_value(json_object_get(o, "path")),
+	    "/o/r.git/git-receive-pack?x");
+	assert_int_equal(json_integer_value(json_object_get(o, "status")),
+	    403);
+	assert_string_equal(json_string_value(json_object_get(o, "reason")),
+	    "request-rule");
+	assert_string_equal(json_string_value(json_object_get(o, "rule")),
+	    "POST /*/*/git-receive-pack");
+	assert_string_equal(json_string_value(json_object_get(o, "source")),
+	    "/etc/r.json: $.requestRules[0].deny[0]");
+	assert_string_equal(json_string_value(json_object_get(o, "tls")),
+	    "terminated");
+	a = json_object_get(o, "injected");
+	assert_true(json_is_array(a));
+	assert_int_equal(json_array_size(a), 2);
+	assert_string_equal(json_string_value(json_array_get(a, 0)),
+	    "$GH_TOKEN");
+	assert_string_equal(json_string_value(json_array_get(a, 1)),
+	    "/home/u/.npm\"rc");
+	assert_null(json_object_get(o, "decision"));
+	assert_null(json_object_get(o, "bytes_up"));
+	json_decref(o);
+	free(line);
+
+	line = accesslog_format(&r, LOG_FORMAT_TEXT);
+	assert_non_null(line);
+	assert_non_null(strstr(line, " conn=9 request connect 127.0.0.1:4000 "
+	    "-> github.com:443 POST /o/r.git/git-receive-pack?x 403 "
+	    "request-rule rule=\"POST /*/*/git-receive-pack\" "
+	    "(/etc/r.json: $.requestRules[0].deny[0]) "
+	    "injected=$GH_TOKEN,/home/u/.npm\"rc tls=terminated\n"));
+	free(line);
+}
+
 static void
 test_close_and_escaping(void **state)
 {
@@ -325,6 +392,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decision),
+		cmocka_unit_test(test_request),
 		cmocka_unit_test(test_close_and_escaping),
 		cmocka_unit_test(test_same_as_jansson),
 		cmocka_unit_test(test_text),

@@ -395,29 +395,108 @@ test_recipes(void **state)
 	policy_rules_dir(NULL);
 }
 
+/* A request to a host of a shipped recipe and the verdict it gets. */
+struct shipped_case {
+	const char	*host;
+	const char	*method;
+	const char	*path;
+	enum req_verdict want;
+	const char	*rule;		/* the deciding rule's text, or NULL */
+};
+
+static const struct shipped_case shipped_cases[] = {
+	/* git-readonly: fetch and clone pass, push and LFS locks do not. */
+	{ "github.com", "POST", "/o/r.git/git-receive-pack", REQ_DENY,
+	    "POST /**/git-receive-pack" },
+	{ "github.com", "POST", "/o/r/git-receive-pack", REQ_DENY,
+	    "POST /**/git-receive-pack" },
+	{ "gitlab.com", "POST", "/group/sub/r.git/git-receive-pack", REQ_DENY,
+	    "POST /**/git-receive-pack" },
+	{ "codeberg.org", "post", "/o/r.git/GIT-RECEIVE-PACK", REQ_DENY,
+	    "POST /**/git-receive-pack" },
+	{ "bitbucket.org", "POST", "/o/r.git/info/lfs/locks", REQ_DENY,
+	    "POST /**/info/lfs/locks" },
+	{ "github.com", "POST", "/o/r.git/info/lfs/locks/verify", REQ_DENY,
+	    "POST /**/info/lfs/locks/**" },
+	{ "github.com", "POST", "/o/r.git/git-upload-pack", REQ_UNMATCHED,
+	    NULL },
+	{ "github.com", "GET", "/o/r.git/info/refs", REQ_UNMATCHED, NULL },
+	{ "github.com", "POST", "/o/r.git/info/lfs/objects/batch",
+	    REQ_UNMATCHED, NULL },
+	/* npm-no-publish: installs and audits, no write of any kind. */
+	{ "registry.npmjs.org", "GET", "/left-pad", REQ_ALLOW, "GET /**" },
+	{ "registry.npmjs.org", "GET", "/left-pad/-/left-pad-1.3.0.tgz",
+	    REQ_ALLOW, "GET /**" },
+	{ "registry.npmjs.org", "GET", "/@scope%2Fpkg", REQ_ALLOW,
+	    "GET /**" },
+	{ "registry.npmjs.org", "POST", "/-/npm/v1/security/advisories/bulk",
+	    REQ_ALLOW, "POST /-/npm/v1/security/**" },
+	{ "registry.npmjs.org", "PUT", "/left-pad", REQ_DENY, "PUT /**" },
+	{ "registry.npmjs.org", "PUT", "/@scope%2Fpkg", REQ_DENY, "PUT /**" },
+	{ "registry.npmjs.org", "DELETE", "/left-pad/-rev/3-abc", REQ_DENY,
+	    "DELETE /**" },
+	{ "registry.npmjs.org", "PUT", "/-/package/left-pad/dist-tags/next",
+	    REQ_DENY, "PUT /**" },
+	{ "registry.npmjs.org", "POST", "/-/npm/v1/tokens", REQ_DENY,
+	    "POST /-/npm/v1/tokens" },
+	{ "registry.npmjs.org", "POST", "/-/v1/login", REQ_DENY,
+	    "POST /-/v1/login" },
+	{ "registry.npmjs.org", "POST", "/-/package/left-pad/access",
+	    REQ_DENY, "POST /-/package/**" },
+	{ "registry.npmjs.org", "POST",
+	    "/-/npm/v1/oidc/token/exchange/package/left-pad", REQ_DENY,
+	    "POST /-/npm/v1/oidc/**" },
+	{ "registry.npmjs.org", "POST", "/-/something/new", REQ_DENY, NULL },
+	{ "registry.yarnpkg.com", "PUT", "/left-pad", REQ_DENY, "PUT /**" },
+	/* pypi-no-upload: reads only. */
+	{ "upload.pypi.org", "POST", "/legacy/", REQ_DENY, "POST /**" },
+	{ "test.pypi.org", "POST", "/legacy/", REQ_DENY, "POST /**" },
+	{ "pypi.org", "POST", "/_/oidc/mint-token", REQ_DENY, "POST /**" },
+	{ "pypi.org", "GET", "/simple/requests/", REQ_UNMATCHED, NULL },
+	/* registry-pull-only: the distribution API's reads only. */
+	{ "ghcr.io", "POST", "/v2/o/img/blobs/uploads/", REQ_DENY,
+	    "POST /v2/**" },
+	{ "registry-1.docker.io", "PATCH", "/v2/library/x/blobs/uploads/u1",
+	    REQ_DENY, "PATCH /v2/**" },
+	{ "quay.io", "PUT", "/v2/o/img/manifests/latest", REQ_DENY,
+	    "PUT /v2/**" },
+	{ "europe-docker.pkg.dev", "DELETE", "/v2/p/r/img/manifests/sha256:1",
+	    REQ_DENY, "DELETE /v2/**" },
+	{ "ghcr.io", "GET", "/v2/o/img/manifests/latest", REQ_UNMATCHED,
+	    NULL },
+	{ "ghcr.io", "HEAD", "/v2/o/img/blobs/sha256:1", REQ_UNMATCHED, NULL },
+	{ "ghcr.io", "GET", "/token", REQ_UNMATCHED, NULL },
+};
+
 /* The recipes shipped in conf/rules load (found from build/tests/). */
 static void
 test_shipped(void **state)
 {
 	struct config_errors	 errs = { NULL, 0 };
 	struct config		*c;
+	const struct shipped_case *k;
 	const char		*t;
+	size_t			 i;
 
 	(void)state;
 	policy_rules_dir(NULL);
 	c = load("{\"network\": {\"allowedDomains\": [\"github.com\"], " TLS
-	    ", \"requestRules\": [\"git-readonly\"]}}", &errs);
+	    ", \"requestRules\": [\"git-readonly\", \"npm-no-publish\", "
+	    "\"pypi-no-upload\", \"registry-pull-only\"]}}", &errs);
 	if (c == NULL)
 		has_line(&errs, NULL, "");
 	assert_non_null(c);
-	assert_int_equal(rule(c, "github.com", 443, "POST",
-	    "/o/r.git/git-receive-pack", &t), REQ_DENY);
-	assert_int_equal(rule(c, "github.com", 443, "POST",
-	    "/o/r/git-receive-pack", &t), REQ_DENY);
-	assert_int_equal(rule(c, "github.com", 443, "POST",
-	    "/o/r.git/git-upload-pack", &t), REQ_UNMATCHED);
-	assert_int_equal(rule(c, "github.com", 443, "GET",
-	    "/o/r.git/info/refs", &t), REQ_UNMATCHED);
+	for (i = 0; i < sizeof(shipped_cases) / sizeof(*shipped_cases); i++) {
+		k = &shipped_cases[i];
+		if (rule(c, k->host, 443, k->method, k->path, &t) != k->want ||
+		    (k->rule == NULL) != (t == NULL) ||
+		    (k->rule != NULL && strcmp(k->rule, t) != 0))
+			fail_msg("%s %s %s: verdict %d rule %s, want %d %s",
+			    k->host, k->method, k->path,
+			    rule(c, k->host, 443, k->method, k->path, &t),
+			    t != NULL ? t : "(none)", k->want,
+			    k->rule != NULL ? k->rule : "(none)");
+	}
 	config_free(c);
 }
 
@@ -468,8 +547,11 @@ static const struct verdict_case verdict_cases[] = {
 	    "POST /*/*/git-receive-pack" },
 	{ "git.example", 443, "GET", "/o/r/git-receive-pack", REQ_UNMATCHED,
 	    NULL },
-	{ "git.example", 443, "POST", "/o/r/git-receive-pack/", REQ_UNMATCHED,
-	    NULL },
+	/* a deny rule sees past a trailing "/" and ";params" (lenient servers) */
+	{ "git.example", 443, "POST", "/o/r/git-receive-pack/", REQ_DENY,
+	    "POST /*/*/git-receive-pack" },
+	{ "git.example", 443, "POST", "/o/r;v=1/git-receive-pack;x", REQ_DENY,
+	    "POST /*/*/git-receive-pack" },
 	/* "**": any run of segments, none too */
 	{ "git.example", 443, "GET", "/admin", REQ_DENY, "* /admin/**" },
 	{ "git.example", 443, "PUT", "/admin/", REQ_DENY, "* /admin/**" },
