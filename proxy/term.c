@@ -57,8 +57,12 @@
 
 #define TERM_BODY_STEP	(64 * 1024)	/* body bytes per step */
 #define TERM_WRITE_MIN	(4 * 1024)	/* a chain written without pullup */
+#define TERM_PEEK_AGAIN_MS	10	/* a split ClientHello: look again */
 
 static void	 term_peek_cb(evutil_socket_t, short, void *);
+static void	 term_peek_again_cb(evutil_socket_t, short, void *);
+static void	 term_flush_cb(evutil_socket_t, short, void *);
+static void	 term_flush_later(struct term *);
 static void	 term_fallback(struct term *, int);
 static void	 term_begin(struct term *);
 static int	 term_end_init(struct term *, struct term_end *,
@@ -183,14 +187,10 @@ term_start(struct conn *c)
 	fd = bufferevent_getfd(c->client);
 	bufferevent_disable(c->client, EV_READ);
 	bufferevent_disable(c->upstream, EV_READ);
-	/*
-	 * Edge-triggered: a partial ClientHello stays in the socket (it is
-	 * only peeked at), and a level-triggered event would fire for it
-	 * again and again.
-	 */
-	if ((t->peek_ev = event_new(c->px->base, fd, EV_READ | EV_PERSIST |
-	    EV_ET, term_peek_cb, t)) == NULL ||
-	    event_add(t->peek_ev, NULL) == -1) {
+	if ((t->peek_ev = event_new(c->px->base, fd, EV_READ | EV_PERSIST,
+	    term_peek_cb, t)) == NULL ||
+	    (t->peek_again = evtimer_new(c->px->base, term_peek_again_cb,
+	    t)) == NULL || event_add(t->peek_ev, NULL) == -1) {
 		conn_close(c, "out-of-memory");
 		return;
 	}
@@ -203,6 +203,7 @@ static void
 term_peek_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static uint8_t buf[TLS_PEEK_MAX];
+	static const struct timeval again = { 0, TERM_PEEK_AGAIN_MS * 1000 };
 	struct term *t = arg;
 	struct conn *c = t->c;
 	char sni[HOST_TEXT_MAX];
@@ -225,8 +226,21 @@ term_peek_cb(evutil_socket_t fd, short what, void *arg)
 	    &why)) {
 	case TLS_PEEK_MORE:
 		if ((size_t)r < sizeof(buf)) {
-			/* A split ClientHello: wait, not for ever. */
-			conn_timer_set(c, conn_config(c)->header_timeout_ms);
+			/*
+			 * A split ClientHello: wait, not for ever.  Its start
+			 * stays in the socket (it is only peeked at), which
+			 * stays readable: look again a little later rather
+			 * than at every loop turn.  (Edge-triggered would
+			 * do, but libevent refuses to mix it with the
+			 * bufferevent's events on the same socket.)
+			 */
+			if (!t->peek_waiting) {
+				t->peek_waiting = 1;
+				conn_timer_set(c,
+				    conn_config(c)->header_timeout_ms);
+			}
+			event_del(t->peek_ev);
+			evtimer_add(t->peek_again, &again);
 			return;
 		}
 		term_fallback(t, 0);
@@ -249,6 +263,17 @@ term_peek_cb(evutil_socket_t fd, short what, void *arg)
 		break;
 	}
 	term_begin(t);
+}
+
+/* Look at a split ClientHello again: its socket is watched again. */
+static void
+term_peek_again_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct term *t = arg;
+
+	(void)fd;
+	(void)what;
+	event_add(t->peek_ev, NULL);
 }
 
 /*
@@ -289,7 +314,8 @@ term_begin(struct term *t)
 	int cfd, ufd;
 
 	event_free(t->peek_ev);
-	t->peek_ev = NULL;
+	event_free(t->peek_again);
+	t->peek_ev = t->peek_again = NULL;
 	cfd = bufferevent_getfd(c->client);
 	ufd = bufferevent_getfd(c->upstream);
 	/* The client answered the reply, so it has it; a rest goes now. */
@@ -316,7 +342,8 @@ term_begin(struct term *t)
 	c->terminated = 1;
 	if (term_end_init(t, &t->client, &t->upstream, cfd,
 	    &c->bytes_up) == -1 || term_end_init(t, &t->upstream, &t->client,
-	    ufd, &c->bytes_down) == -1) {
+	    ufd, &c->bytes_down) == -1 || (t->flush_ev = evtimer_new(px->base,
+	    term_flush_cb, t)) == NULL) {
 		conn_close(c, "out-of-memory");
 		return;
 	}
@@ -384,6 +411,10 @@ term_free(struct conn *c)
 		return;
 	if (t->peek_ev != NULL)
 		event_free(t->peek_ev);
+	if (t->peek_again != NULL)
+		event_free(t->peek_again);
+	if (t->flush_ev != NULL)
+		event_free(t->flush_ev);
 	/* The sockets are ours once taken (term_begin), else still bev's. */
 	if (t->client.t != NULL) {
 		term_end_free(t, &t->client);
@@ -405,12 +436,10 @@ term_timeout(struct conn *c)
 	const struct config *conf = conn_config(c);
 	struct timeval now, d;
 	long idle, elapsed;
-	char b;
 
 	switch (t->phase) {
 	case TERM_PEEK:
-		if (recv(bufferevent_getfd(c->client), &b, 1, MSG_PEEK |
-		    MSG_DONTWAIT) > 0) {
+		if (t->peek_waiting) {
 			relay_peek_timeout(c);
 			return;
 		}
@@ -770,6 +799,7 @@ term_raw(struct term *t)
 		if (e == &t->upstream && t->resp.cs != NULL) {
 			if (term_raw_hide(t, n) == -1)
 				return -1;
+			term_flush_later(t);
 			t->moved = 1;
 			continue;
 		}
@@ -810,7 +840,7 @@ static int
 term_raw_hide(struct term *t, size_t n)
 {
 	const struct cred *leak = NULL;
-	const char *p = NULL;
+	const char *p = "";	/* the end's feed: no bytes, but not NULL */
 	char *out = NULL;
 	size_t olen = 0;
 
@@ -1399,6 +1429,8 @@ term_emit(struct term *t, struct term_body *b, const char *data, size_t n,
 			conn_close(t->c, "out-of-memory");
 			return -1;
 		}
+		if (b == &t->resp && !final)
+			term_flush_later(t);
 		if (r > 0 && b == &t->req) {
 			/* Which ones: this piece, and across the last one's end. */
 			term_mark(t, data, n);
@@ -1430,6 +1462,56 @@ term_emit(struct term *t, struct term_body *b, const char *data, size_t n,
 		evbuffer_add(dst, data, n);
 	free(out);
 	return 0;
+}
+
+/* Let what the response's hide stream holds go in TERM_FLUSH_MS. */
+static void
+term_flush_later(struct term *t)
+{
+	static const struct timeval tv = { 0, TERM_FLUSH_MS * 1000 };
+
+	evtimer_add(t->flush_ev, &tv);
+}
+
+/*
+ * Nothing more came from the server for TERM_FLUSH_MS: the bytes its
+ * hide stream held back (they could have begun a value) go to the
+ * client.  A value the server splits with a pause goes out unhidden;
+ * the server has the value anyway, and the client must not wait on it.
+ */
+static void
+term_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct term *t = arg;
+	struct term_body *b = &t->resp;
+	const struct cred *leak = NULL;
+	char *out = NULL;
+	size_t olen = 0;
+
+	(void)fd;
+	(void)what;
+	if (b->cs == NULL || b->done || t->closing != NULL)
+		return;
+	if (t->phase == TERM_RAW) {
+		if (term_raw_hide(t, 0) == -1)
+			return;
+	} else if (t->phase == TERM_HTTP && t->rs == TRS_BODY) {
+		if (cred_stream_feed(b->cs, "", 0, 1, &out, &olen,
+		    &leak) < 0) {
+			free(out);
+			conn_close(t->c, "out-of-memory");
+			return;
+		}
+		if (olen > 0 && b->out == TOUT_CHUNKED)
+			evbuffer_add_printf(t->client.out, "%zx\r\n", olen);
+		if (olen > 0)
+			evbuffer_add(t->client.out, out, olen);
+		if (olen > 0 && b->out == TOUT_CHUNKED)
+			evbuffer_add(t->client.out, "\r\n", 2);
+		free(out);
+	} else
+		return;
+	term_run(t);
 }
 
 static void

@@ -15,6 +15,12 @@
 #define TERM_HIGH	RELAY_HIGH
 #define TERM_READ	(16 * 1024)	/* one TLS read or write */
 #define TERM_PATH_LOG	512		/* a logged path, at most */
+/*
+ * The server's bytes that could begin a value are held back until the
+ * next ones show whether they do; when none come for this long, they go
+ * (a server-sent event stream, a websocket must not stall on them).
+ */
+#define TERM_FLUSH_MS	20
 
 enum term_phase {
 	TERM_PEEK,		/* waiting for the client's ClientHello */
@@ -83,6 +89,9 @@ struct term {
 	struct conn		*c;
 	enum term_phase		 phase;
 	struct event		*peek_ev;
+	struct event		*peek_again;	/* a split ClientHello */
+	struct event		*flush_ev;	/* what a hide stream holds */
+	int			 peek_waiting;	/* its start has come */
 	struct term_end		 client;
 	struct term_end		 upstream;
 	int			 counted;	/* in px->nterm */

@@ -51,6 +51,7 @@ conf() {
     "extraCaCertPaths": ["$T/upstream-ca.pem"],
     "excludeDomains": ["excl.host"], "maxTunnels": $2},
   "requestRules": [{"host": "test.host", "deny": ["POST /deny/**"]}]},
+ "proxy": {"headerTimeoutMs": 1500},
  "resolver": {"hostsFile": "$T/hosts"}}
 EOF
 }
@@ -114,6 +115,21 @@ check "SNI mismatch: no certificate" has_line "$T/sni.out" \
     "no peer certificate"
 check_log "SNI mismatch: refused" event=decision port="$P" decision=deny \
     reason=sni-mismatch error~'SNI "other.host"'
+
+# A ClientHello split over segments is terminated all the same (its
+# request, with Host "x", is pisbx's to answer); half of one that stalls
+# is refused after proxy.headerTimeoutMs.
+: >"$PX_LOG"
+out=$("$PY" "$SERVERS" tls --port "$PX_PORT" --via connect \
+    --target "test.host:$P" --sni test.host --split 5 2>&1)
+contains "split ClientHello: terminated" "$out" "response HTTP/1.1 421"
+out=$("$PY" "$SERVERS" tls --port "$PX_PORT" --via connect \
+    --target "test.host:$P" --sni test.host --stall 2>&1)
+contains "stalled ClientHello: closed (or reset: it was never read)" \
+    "$out" closed
+check_log "stalled ClientHello: refused after headerTimeoutMs" \
+    event=decision decision=deny reason=sni-mismatch \
+    error~'incomplete TLS ClientHello.*1500 ms'
 
 # Host header for another host: 421.
 : >"$PX_LOG"
