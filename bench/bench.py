@@ -21,9 +21,10 @@ stopped by its PID (with its descendants); the run keeps to a time budget
 Environment: BENCH_RUNS (default 3) repetitions per figure, median kept;
 BENCH_NO_SRT=1 skips srt; BENCH_NO_NPM=1 skips the npm ci row;
 BENCH_ONLY=row,row runs only those rows (start, throughput, inside,
-latency, keepalive, tunnel, idle, extract, guard, sock, npm, claude,
-mix, git; sock is bench_sock.py's socket calls in the sandbox, the last
-three are in agentrows.py);
+latency, keepalive, tunnel, idle, extract, guard, sock, tls, npm,
+claude, mix, git; sock is bench_sock.py's socket calls in the sandbox,
+tls is tlsrows.py's TLS termination beside srt's, the last three are in
+agentrows.py);
 BENCH_PEERS=name,... measures only those peers (BENCH_PEERS= none);
 BENCH_BASELINE=DIR adds a column for the pisbx-proxy and pisbx-run of an
 earlier build in DIR (before/after in one run; not a peer in the ratios).
@@ -43,6 +44,7 @@ import time
 
 import agentrows
 import bench_sock
+import tlsrows
 from benchlib import (
     BUILD, PROXY, RUN, PXTOOL, GUARD_FLOOR, POLICY_BENCH, SRT_DIR, NPM_DIR,
     RUNS, ONLY, PEERS, GIB, NREQ, NIDLE, NFILES, NCREATE, T0, BASELINE,
@@ -107,9 +109,10 @@ class Bench:
             json.dump({"network": net, "filesystem": {
                 "denyRead": ["~"], "allowWrite": ["."], "denyWrite": []}}, f)
 
-    def start_pisbx(self, name="pisbx", exe=PROXY):
+    def start_pisbx(self, name="pisbx", exe=PROXY, config=None):
         err = open(self.path(name + ".err"), "w+")
-        p = spawn([exe, "--config", self.path("pisbx.json"), "--listen",
+        p = spawn([exe, "--config", config or self.path("pisbx.json"),
+                   "--listen",
                    "127.0.0.1:0", "--access-log",
                    self.path(name + "-access.log")], stderr=err)
         end = time.monotonic() + 10
@@ -120,8 +123,12 @@ class Bench:
                 port = int(m.group(1))
                 return Proxy(name, p, {"http": port, "connect": port,
                                        "socks5": port})
+            if p.poll() is not None:
+                break
             time.sleep(0.05)
-        raise SystemExit("bench: pisbx-proxy did not start")
+        err.seek(0)
+        raise SystemExit("bench: pisbx-proxy did not start: %s" %
+                         err.read().strip()[-300:])
 
     def start_tinyproxy(self):
         exe = shutil.which("tinyproxy")
@@ -196,13 +203,15 @@ class Bench:
             raise Skip("srt: npm installed no srt binary")
         return exe
 
-    def start_srt(self):
-        """srt running `sleep` in its sandbox, its host-side proxy used."""
+    def start_srt(self, name="srt", config=None, env=None):
+        """srt running `sleep` in its sandbox, its host-side proxy used
+        (env: srt's own environment, None for ours)."""
         exe = self.srt_exe()
-        envf = self.path("ws", "srt.env")   # the one place srt may write
-        p = spawn([exe, "-s", self.path("srt.json"), "-c",
+        # The workspace is the one place srt may write.
+        envf = self.path("ws", name + ".env")
+        p = spawn([exe, "-s", config or self.path("srt.json"), "-c",
                    "env > %s; exec sleep 900" % envf],
-                  cwd=self.path("ws"), stderr=subprocess.DEVNULL)
+                  cwd=self.path("ws"), env=env, stderr=subprocess.DEVNULL)
         if not wait_file(envf) or p.poll() is not None:
             raise Skip("srt cannot run here (it needs bubblewrap, socat, "
                        "ripgrep)")
@@ -216,7 +225,7 @@ class Bench:
             raise Skip("srt: its host proxy ports are not in the "
                        "sandbox's environment (version change?)")
         m = re.match(r"http://([^@]*)@", env.get("http_proxy", ""))
-        return Proxy("srt", p, {"http": hp, "connect": hp, "socks5": sp},
+        return Proxy(name, p, {"http": hp, "connect": hp, "socks5": sp},
                      auth=m.group(1) if m else None)
 
     def start_proxies(self):
@@ -790,7 +799,7 @@ class Bench:
                 best = max(peers) if r["better"] == "hi" else min(peers)
             cells.append(ratio(p, best))
             fl = r["floor"]
-            if r["key"] == "latency" and p is not None and fl:
+            if r["unit"].startswith("µs added") and p is not None and fl:
                 cells.append(ratio(p + fl, fl))
             else:
                 cells.append(ratio(p, fl))
@@ -934,6 +943,7 @@ def main():
             ("guard", "one create", b.rows_guard),
             ("sock", "socket calls", lambda: bench_sock.rows_sock(
                 b, BUILD, RUN, RUNS, run, median, Skip, left)),
+            ("tls", "TLS termination", lambda: tlsrows.rows_tls(b)),
             ("npm", "npm ci", b.rows_npm),
             ("claude", "Claude Code's line", lambda: agentrows.rows_claude(b)),
             ("mix", "50 agent commands", lambda: agentrows.rows_mix(b)),

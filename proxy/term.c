@@ -56,6 +56,7 @@
 #include "proxy/tlsmod.h"
 
 #define TERM_BODY_STEP	(64 * 1024)	/* body bytes per step */
+#define TERM_WRITE_MIN	(4 * 1024)	/* a chain written without pullup */
 #define TERM_PEEK_AGAIN_MS	10	/* a split ClientHello: look again */
 
 static void	 term_peek_cb(evutil_socket_t, short, void *);
@@ -72,6 +73,8 @@ static void	 term_run(struct term *);
 static int	 term_io(struct term *, struct term_end *);
 static int	 term_want(struct term_end *, ssize_t);
 static int	 term_step(struct term *);
+static int	 term_move(struct term_body *, struct evbuffer *,
+		    struct evbuffer *, size_t);
 static int	 term_http(struct term *);
 static int	 term_raw(struct term *);
 static int	 term_raw_hide(struct term *, size_t);
@@ -563,7 +566,18 @@ term_io(struct term *t, struct term_end *e)
 	while ((n = evbuffer_get_length(e->out)) > 0) {
 		if (n > TERM_READ)
 			n = TERM_READ;
-		if ((p = evbuffer_pullup(e->out, (ev_ssize_t)n)) == NULL) {
+		/*
+		 * The first chain as it is when it holds a record's worth
+		 * (or all there is): a pullup across chains would copy
+		 * every byte once more, into memory allocated for it.
+		 */
+		if (evbuffer_peek(e->out, -1, NULL, &v, 1) == 1 &&
+		    (v.iov_len >= n || v.iov_len >= TERM_WRITE_MIN)) {
+			p = v.iov_base;
+			if (v.iov_len < n)
+				n = v.iov_len;
+		} else if ((p = evbuffer_pullup(e->out,
+		    (ev_ssize_t)n)) == NULL) {
 			conn_close(c, "out-of-memory");
 			return -2;
 		}
@@ -1281,6 +1295,7 @@ term_body(struct term *t, struct term_body *b, struct term_end *from)
 	size_t len, n, dlen;
 	uint64_t hdr;
 	ssize_t used;
+	int mv;
 
 	while (!b->done && evbuffer_get_length(dst) < TERM_HIGH) {
 		len = evbuffer_get_length(src);
@@ -1294,14 +1309,19 @@ term_body(struct term *t, struct term_body *b, struct term_end *from)
 			n = len < TERM_BODY_STEP ? len : TERM_BODY_STEP;
 			if (n > b->remaining)
 				n = (size_t)b->remaining;
-			if ((p = (const char *)evbuffer_pullup(src,
-			    (ev_ssize_t)n)) == NULL)
+			if ((mv = term_move(b, src, dst, n)) == -1)
 				goto oom;
-			if (term_emit(t, b, p, n, n == b->remaining, dst) == -1)
-				return -1;
-			if (t->closing != NULL)
-				return 0;
-			evbuffer_drain(src, n);
+			if (mv == 1) {
+				if ((p = (const char *)evbuffer_pullup(src,
+				    (ev_ssize_t)n)) == NULL)
+					goto oom;
+				if (term_emit(t, b, p, n, n == b->remaining,
+				    dst) == -1)
+					return -1;
+				if (t->closing != NULL)
+					return 0;
+				evbuffer_drain(src, n);
+			}
 			b->remaining -= n;
 			if (b->remaining == 0)
 				b->done = 1;
@@ -1345,6 +1365,10 @@ term_body(struct term *t, struct term_body *b, struct term_end *from)
 				break;
 			}
 			n = len < TERM_BODY_STEP ? len : TERM_BODY_STEP;
+			if ((mv = term_move(b, src, dst, n)) == -1)
+				goto oom;
+			if (mv == 0)
+				break;
 			if ((p = (const char *)evbuffer_pullup(src,
 			    (ev_ssize_t)n)) == NULL)
 				goto oom;
@@ -1361,6 +1385,21 @@ term_body(struct term *t, struct term_body *b, struct term_end *from)
 oom:
 	conn_close(t->c, "out-of-memory");
 	return -1;
+}
+
+/*
+ * n body bytes from src to dst when nothing is to be done to them (no
+ * credential stream, no re-framing): libevent moves the chains, no byte
+ * is copied.  0 when moved, 1 when term_emit must see them, -1 when
+ * out of memory (not moved).
+ */
+static int
+term_move(struct term_body *b, struct evbuffer *src, struct evbuffer *dst,
+    size_t n)
+{
+	if (b->cs != NULL || b->out == TOUT_CHUNKED)
+		return 1;
+	return evbuffer_remove_buffer(src, dst, n) == (int)n ? 0 : -1;
 }
 
 /*

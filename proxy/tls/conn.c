@@ -19,6 +19,8 @@
 
 #include "proxy/tls/tls.h"
 
+#define TLS_READ_AHEAD	(64 * 1024)	/* raw bytes one read(2) may take */
+
 static const unsigned char alpn_http11[] = "\x08http/1.1";
 
 static int	 servername_cb(SSL *, int *, void *);
@@ -109,16 +111,23 @@ alpn_select_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
-/* A new upstream session: kept for the host (the reference is ours). */
+/*
+ * A new upstream session: a copy kept for the host.  Not sess itself:
+ * it stays the connection's, and OpenSSL marks a connection's session
+ * not resumable when it is freed without a close_notify sent -- which
+ * is how a tunnel's upstream ends when its client goes -- so no
+ * session kept was ever resumed.
+ */
 static int
 new_session_cb(SSL *ssl, SSL_SESSION *sess)
 {
 	struct tlsmod_conn	*c = SSL_get_app_data(ssl);
+	SSL_SESSION		*dup;
 
-	if (c == NULL)
+	if (c == NULL || (dup = SSL_SESSION_dup(sess)) == NULL)
 		return 0;
-	tls_sess_put(c->ca, c->host, sess);
-	return 1;
+	tls_sess_put(c->ca, c->host, dup);
+	return 0;
 }
 
 /*
@@ -153,6 +162,16 @@ tls_ctx_setup(struct tlsmod_ca *ca, const struct tlsmod_ca_opts *o,
 	SSL_CTX_clear_mode(c, SSL_MODE_ENABLE_PARTIAL_WRITE);
 	SSL_CTX_set_mode(s, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	SSL_CTX_set_mode(c, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	/*
+	 * Read ahead, several records a read(2): without it each record
+	 * costs two (its header, then its body), most of a terminated
+	 * tunnel's system time.  term.c reads until WANT_READ, so what
+	 * sits read ahead is never left waiting for an event.
+	 */
+	SSL_CTX_set_read_ahead(s, 1);
+	SSL_CTX_set_read_ahead(c, 1);
+	SSL_CTX_set_default_read_buffer_len(s, TLS_READ_AHEAD);
+	SSL_CTX_set_default_read_buffer_len(c, TLS_READ_AHEAD);
 
 	SSL_CTX_set_tlsext_servername_callback(s, servername_cb);
 	SSL_CTX_set_alpn_select_cb(s, alpn_select_cb, NULL);

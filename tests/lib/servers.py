@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Loopback test servers for the proxy scenarios, one subcommand each.
 
-    servers.py http      --port-file F [--bind ADDR] [--tls-cert C --tls-key K]
+    servers.py http      --port-file F [--bind ADDR] [--tls-cert C --tls-key K
+                         [--log-sessions]]
                          [--root DIR --root-prefix /git/]
     servers.py echo      --port-file F [--bind ADDR]
     servers.py blackhole --port-file F [--bind ADDR] [--no-read]
@@ -314,6 +315,11 @@ def cmd_http(args):
                 c.settimeout(30)
                 c = ctx.wrap_socket(c, server_side=True)
                 c.settimeout(None)
+                if args.log_sessions:
+                    # One line per handshake: whether the client
+                    # resumed a session (pisbx's upstream side does).
+                    print("tls-handshake resumed=%d" % c.session_reused,
+                          flush=True)
             except (OSError, ssl.SSLError):
                 c.close()
                 return
@@ -853,6 +859,7 @@ def main():
         if name == "http":
             sp.add_argument("--tls-cert")
             sp.add_argument("--tls-key")
+            sp.add_argument("--log-sessions", action="store_true")
             sp.add_argument("--root")
             sp.add_argument("--root-prefix", default="/git/")
     sp = sub.add_parser("upload")
