@@ -623,6 +623,8 @@ cred_stream_feed(struct cred_stream *s, const void *bufv, size_t len,
 	size_t		 wlen, oldn;
 	int		 r;
 
+	if (buf == NULL)	/* no bytes: memmem and memcpy want a pointer */
+		buf = "";
 	if (cred_append(out, outlen, "", 0) == -1)
 		return -2;
 	if (s->t == NULL || s->t->n == 0) {

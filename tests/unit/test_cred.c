@@ -482,6 +482,19 @@ test_stream_lengths(void **state)
 	cred_stream_free(s);
 	s = cred_stream_new(t, conf, &inject_host, 443, CRED_HIDE);
 	assert_true(cred_stream_length_changes(s));
+	/* The end of a stream may come with no bytes and no buffer. */
+	out = NULL;
+	outlen = 0;
+	assert_int_equal(cred_stream_feed(s, "xa", 2, 0, &out, &outlen,
+	    &leak), 0);
+	assert_int_equal(outlen, 1);	/* "x"; "a" may begin "abc" */
+	free(out);
+	out = NULL;
+	outlen = 0;
+	assert_int_equal(cred_stream_feed(s, NULL, 0, 1, &out, &outlen,
+	    &leak), 0);
+	assert_string_equal(out, "a");
+	free(out);
 	cred_stream_free(s);
 	cred_table_free(t);
 }
