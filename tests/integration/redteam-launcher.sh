@@ -5,7 +5,14 @@
 #   1. With namespaces: the masked file's bind cannot be undone (umount,
 #      a new mount namespace, the new mount API) nor gone around
 #      (/proc/self/root, /proc/1/root, a file handle, a link, a rename).
-#   2. Without namespaces (tests/helpers/container): the command cannot
+#   2. A whole-file value goes into a header as the file's text without
+#      its last line end (the masked copy keeps it after the
+#      placeholder); a value with a line break inside is never put in a
+#      header: the request is refused, nothing reaches the host (a bare
+#      LF there ended the head early: the rest, the command's own bytes,
+#      was read by the host as a request of its own, past the request
+#      rules).
+#   3. Without namespaces (tests/helpers/container): the command cannot
 #      raise the core-size limit of a process outside (the agent that
 #      started pisbx-run holds the real values in its environment) nor
 #      set a CPU limit whose SIGXCPU kills it and dumps its core into
@@ -79,10 +86,79 @@ check "umount2 and the new mount API are refused" sh -c "
     grep -qx 'umount2-detach EPERM' '$T/around.out' &&
     grep -qx 'open_tree EPERM' '$T/around.out'"
 check "the masked copy is what every path shows" sh -c "
-    grep -qE \"^read $WS/token.txt: b'pisbx_[a-z0-9]+'\" '$T/around.out' &&
-    grep -qE \"^read /proc/self/root$WS/token.txt: b'pisbx_[a-z0-9]+'\" '$T/around.out'"
+    grep -qE \"^read $WS/token.txt: b'pisbx_[a-z0-9]+.n'\" '$T/around.out' &&
+    grep -qE \"^read /proc/self/root$WS/token.txt: b'pisbx_[a-z0-9]+.n'\" '$T/around.out'"
 
-# 2. Without namespaces: the limits of a process outside.
+# 2. Values with line ends, into headers.  The upstream records each
+#    request head's raw bytes.
+"$PY" "$SERVERS" certgen "$T/srv" allowed.test
+cat >"$T/raw.py" <<'EOF'
+import os, socket, ssl, sys, threading
+portfile, rec, cert, key = sys.argv[1:5]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(8)
+def serve(c):
+    try:
+        c = ctx.wrap_socket(c, server_side=True)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            d = c.recv(65536)
+            if not d:
+                break
+            data += d
+        with open(rec, "a") as f:
+            f.write(repr(data) + "\n")
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n"
+            b"Connection: close\r\n\r\nok\n")
+        c.close()
+    except Exception:
+        pass
+with open(portfile + ".tmp", "w") as f:
+    f.write(str(ls.getsockname()[1]))
+os.rename(portfile + ".tmp", portfile)
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF
+spawn "$PY" "$T/raw.py" "$T/raw.port" "$T/raw.rec" "$T/srv/cert.pem" \
+    "$T/srv/key.pem"
+wait_file "$T/raw.port" 200 || { not_ok "the raw upstream did not start"; exit 1; }
+RAW=$(cat "$T/raw.port")
+chmod -R a+rX "$T"
+: >"$T/raw.rec"
+LINE1="firstREAL$$a$(date +%s%N)"
+printf '%s\nsecond line\n' "$LINE1" >"$WS/two.txt"
+CREDS2='{"files":[{"path":"'"$WS"'/token.txt","mode":"mask"},
+  {"path":"'"$WS"'/two.txt","mode":"mask"}]}'
+run_config --allow "allowed.test" \
+    --net '{"tlsTerminate":{"extraCaCertPaths":["'"$T"'/srv/cert.pem"]}}' \
+    --top '{"credentials":'"$CREDS2"'}'
+sbx -- /bin/sh -c '
+od -c token.txt | tail -2 | head -1
+curl -sS --max-time 10 -w "status %{http_code}\n" \
+    -H "Authorization: Bearer $(cat token.txt)" \
+    https://allowed.test:'"$RAW"'/one' >"$T/nl.out" 2>"$T/nl.err"
+check "a whole-file mask: the copy ends with the file's line end" \
+    grep -qE '[a-z0-9]  \\n$' "$T/nl.out"
+check "a whole-file value: sent without the file's last line end" \
+    grep -qF "Authorization: Bearer plain $WHOLE\\r\\n" "$T/raw.rec"
+check "a whole-file value: no bare LF in what reached the host" sh -c "
+    ! grep -qF 'plain $WHOLE\\n' '$T/raw.rec'"
+sbx -- /bin/sh -c '
+curl -sS --max-time 10 -w "status %{http_code}\n" \
+    -H "Content-Length: 0" -H "Authorization: Bearer $(cat two.txt)" \
+    https://allowed.test:'"$RAW"'/two' >"$T/two.out" 2>"$T/two.err"
+check "a value with a line break in a header: refused (403)" \
+    grep -qx "status 403" "$T/two.out"
+check "a value with a line break: nothing of it reached the host" sh -c "
+    ! grep -q '/two' '$T/raw.rec' && ! grep -qF '$LINE1' '$T/raw.rec'"
+check "a value with a line break: not in what the command got" \
+    sh -c "! grep -qF '$LINE1' '$T/two.out' '$T/two.err'"
+
+# 3. Without namespaces: the limits of a process outside.
 CONTAINER=$PISBX_BUILD/tests/helpers/container
 if [ -x "$CONTAINER" ] && "$CONTAINER" --check >/dev/null 2>&1; then
 	# The victim stands for the agent: the real value in its
