@@ -366,6 +366,69 @@ test_swap_basic(void **state)
 	cred_table_free(t);
 }
 
+/*
+ * A value with a line break (a whole file of two lines) is never put in
+ * a header or a request line as it is: refused, naming the credential.
+ * In a Basic credential it is encoded again, and in a body it goes.
+ */
+static void
+test_swap_line_breaks(void **state)
+{
+	static const char	*const bad[] = { "tok\nX-Evil: 1", "tok\r\n",
+	    "\rtok" };
+	struct cred_table	*t;
+	struct cred_stream	*s;
+	const struct cred	*leak;
+	const char		*p;
+	char			 userpass[128], hdr[256], *out, dec[128];
+	size_t			 outlen, n, i;
+
+	(void)state;
+	setup_conf();
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		t = cred_table_new();
+		assert_int_equal(cred_table_add(t, "~/two.txt", 0, bad[i],
+		    strlen(bad[i]), &p), 0);
+		leak = NULL;
+		snprintf(hdr, sizeof(hdr), "Bearer %s", p);
+		assert_int_equal(cred_swap_header(t, conf, &inject_host, 443,
+		    "Authorization", 13, hdr, strlen(hdr), &out, &outlen,
+		    &leak), -1);
+		assert_non_null(leak);
+		assert_string_equal(leak->name, "~/two.txt");
+		assert_null(out);
+		leak = NULL;
+		snprintf(hdr, sizeof(hdr), "/p/%s", p);
+		assert_int_equal(cred_swap_buf(t, conf, &inject_host, 443,
+		    hdr, strlen(hdr), &out, &outlen, &leak), -1);
+		assert_non_null(leak);
+		/* Basic: decoded, swapped, encoded again. */
+		snprintf(userpass, sizeof(userpass), "u:%s", p);
+		strcpy(hdr, "Basic ");
+		base64_encode(userpass, strlen(userpass), hdr + 6);
+		assert_int_equal(cred_swap_header(t, conf, &inject_host, 443,
+		    "Authorization", 13, hdr, strlen(hdr), &out, &outlen,
+		    &leak), 1);
+		assert_int_equal(base64_decode(out + 6, outlen - 6, dec, &n),
+		    0);
+		assert_int_equal(n, 2 + strlen(bad[i]));
+		assert_memory_equal(dec + 2, bad[i], strlen(bad[i]));
+		free(out);
+		/* A body: as it is. */
+		s = cred_stream_new(t, conf, &inject_host, 443, CRED_INJECT);
+		assert_non_null(s);
+		out = NULL;
+		outlen = 0;
+		assert_int_equal(cred_stream_feed(s, p, strlen(p), 1, &out,
+		    &outlen, &leak), 1);
+		assert_int_equal(outlen, strlen(bad[i]));
+		assert_memory_equal(out, bad[i], outlen);
+		free(out);
+		cred_stream_free(s);
+		cred_table_free(t);
+	}
+}
+
 /* Feed buf to s cut at i and j, the output collected. */
 static int
 feed3(struct cred_stream *s, const char *buf, size_t len, size_t i,
@@ -552,6 +615,7 @@ main(void)
 		cmocka_unit_test(test_scan_splits),
 		cmocka_unit_test(test_swap_buf),
 		cmocka_unit_test(test_swap_basic),
+		cmocka_unit_test(test_swap_line_breaks),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_stream_lengths),
 		cmocka_unit_test(test_scan_speed),
