@@ -158,6 +158,19 @@ check "a value with a line break: nothing of it reached the host" sh -c "
 check "a value with a line break: not in what the command got" \
     sh -c "! grep -qF '$LINE1' '$T/two.out' '$T/two.err'"
 
+# maskDuplicates: a repeat of one value that runs into another value's
+# span must not let the rest of that span through.
+DUPV="AAAAAAAA"
+TAILV="tailREAL$$t$(date +%s%N)"
+printf 'one=%s\ntwo=%s%s\n' "$DUPV" "$DUPV" "$TAILV" >"$WS/over.ini"
+run_config --allow "allowed.test" --net '{"tlsTerminate":{}}' \
+    --top '{"credentials":{"files":[{"path":"'"$WS"'/over.ini","mode":"mask","extract":"(?:one=|two=.{3})(\\w+)","maskDuplicates":true}]}}'
+sbx -- cat over.ini >"$T/over.out" 2>"$T/over.err"
+check "maskDuplicates, overlapping: the run shows the file" \
+    grep -q '^one=pisbx_' "$T/over.out"
+check "maskDuplicates, overlapping: no part of a value shows" sh -c "
+    ! grep -qF '$TAILV' '$T/over.out' && ! grep -q 'tailREAL' '$T/over.out'"
+
 # 3. Without namespaces: the limits of a process outside.
 CONTAINER=$PISBX_BUILD/tests/helpers/container
 if [ -x "$CONTAINER" ] && "$CONTAINER" --check >/dev/null 2>&1; then
