@@ -324,9 +324,16 @@ secrets_mask(struct runsecrets *s, const struct cred_entry *e, size_t idx,
 	if ((out = malloc(plen + 1)) == NULL)
 		goto done;
 	for (i = 0, at = 0, o = out; i < nr; i++) {
-		/* Overlapping ranges (a span found again): the first. */
-		if (r[i].off < at)
+		/*
+		 * Overlapping ranges (a span found again, or a repeat of one
+		 * value running into another's span): the first placeholder,
+		 * and none of the later range's octets, which are a value's.
+		 */
+		if (r[i].off < at) {
+			if (r[i].off + r[i].len > at)
+				at = r[i].off + r[i].len;
 			continue;
+		}
 		memcpy(o, buf + at, r[i].off - at);
 		o += r[i].off - at;
 		memcpy(o, r[i].ph, strlen(r[i].ph));
