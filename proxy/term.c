@@ -97,6 +97,8 @@ static void	 term_log_request(struct term *, int, const char *,
 static int	 term_refuse(struct term *, int, const char *, const char *,
 		    const char *, const char *);
 static int	 term_leak(struct term *, const struct cred *);
+static void	 term_tell(struct term *, const char *, const char *,
+		    const char *);
 static void	 term_client_tls(struct term *);
 static int	 term_upstream_tls(struct term *);
 static int	 term_has_creds(const struct term *);
@@ -1000,6 +1002,9 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 			    "could name another path to the server than as "
 			    "spelled (%s): refused where network.requestRules "
 			    "apply\n", errstr != NULL ? errstr : "?");
+			term_tell(t, "ambiguous-target", body, "send the "
+			    "path as the server reads it (no dot segments, "
+			    "\"//\" or encoded \"/\")");
 			return term_refuse(t, 400, "ambiguous-target", NULL,
 			    NULL, body);
 		}
@@ -1017,6 +1022,9 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 				    "\"unmatched\" is \"deny\" (%s)\n",
 				    t->method, t->path, c->host.text,
 				    entry != NULL ? entry->source : "?");
+			term_tell(t, "request-rule", body, "change or remove "
+			    "the rule in network.requestRules if the request "
+			    "is one the command should make");
 			return term_refuse(t, 403, "request-rule",
 			    rule != NULL ? rule->text : "unmatched",
 			    rule != NULL ? rule->source : entry != NULL ?
@@ -1156,8 +1164,6 @@ term_read_response(struct term *t)
 	struct evbuffer *in = t->upstream.in, *head = NULL;
 	struct term_body *b = &t->resp;
 	const struct http_header *hd;
-	const struct cred *leak = NULL;
-	struct cred_stream *cs = NULL;
 	struct http_msg m;
 	size_t len = evbuffer_get_length(in), i, olen = 0;
 	const char *p;
@@ -1245,12 +1251,8 @@ term_read_response(struct term *t)
 		len = evbuffer_get_length(head);
 		if ((p = (const char *)evbuffer_pullup(head,
 		    (ev_ssize_t)len)) == NULL ||
-		    (cs = cred_stream_new(c->px->creds, conn_config(c),
-		    &c->host, c->port, CRED_HIDE)) == NULL ||
-		    cred_stream_feed(cs, p, len, 1, &out, &olen, &leak) < 0)
+		    cred_hide_buf(c->px->creds, p, len, &out, &olen) < 0)
 			goto oom;
-		cred_stream_free(cs);
-		cs = NULL;
 		evbuffer_add(t->client.out, out, olen);
 		free(out);
 		out = NULL;
@@ -1275,8 +1277,6 @@ term_read_response(struct term *t)
 	return 0;
 oom:
 	free(out);
-	if (cs != NULL)
-		cred_stream_free(cs);
 	if (head != NULL)
 		evbuffer_free(head);
 	conn_close(c, "out-of-memory");
@@ -1574,13 +1574,9 @@ static int
 term_injects_here(const struct term *t)
 {
 	const struct conn *c = t->c;
-	size_t i, n = cred_table_count(c->px->creds);
 
-	for (i = 0; i < n; i++)
-		if (cred_injects(conn_config(c), cred_table_get(c->px->creds,
-		    i), &c->host, c->port))
-			return 1;
-	return 0;
+	return cred_injects_any(c->px->creds, conn_config(c), &c->host,
+	    c->port);
 }
 
 static int
@@ -1726,6 +1722,38 @@ term_refuse(struct term *t, int status, const char *reason,
 		    sizeof(lg));
 	}
 	return 0;
+}
+
+/*
+ * Tell pisbx-run's summary (proxy_opts.refused) of a refused request:
+ * detail is the 403/400 body, which the summary's line shows before
+ * what to change.
+ */
+static void
+term_tell(struct term *t, const char *reason, const char *detail,
+    const char *hint)
+{
+	struct conn *c = t->c;
+	struct proxy_refusal r;
+	char d[700], h[1000];
+	size_t n;
+
+	if (c->px->refused == NULL)
+		return;
+	if (strncmp(detail, "pisbx: ", 7) == 0)
+		detail += 7;
+	n = strlen(detail);
+	snprintf(d, sizeof(d), "%.*s", (int)(n > 0 && detail[n - 1] == '\n' ?
+	    n - 1 : n), detail);
+	snprintf(h, sizeof(h), "%s: %s", d, hint);
+	memset(&r, 0, sizeof(r));
+	r.host = c->host.text;
+	r.port = c->port;
+	r.proto = conn_proto_name(c->proto);
+	r.reason = reason;
+	r.detail = d;
+	r.hint = h;
+	c->px->refused(&r, c->px->refused_arg);
 }
 
 /* A placeholder on its way to a host that is not its credential's. */
