@@ -1027,6 +1027,27 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 		t->rule_source = rule != NULL ? rule->source : NULL;
 	}
 
+	/*
+	 * A placeholder is swapped in a target, a header value or a body
+	 * only: in the method or a header name it goes nowhere (conf NULL:
+	 * no credential may be injected there).
+	 */
+	if (creds) {
+		r = cred_swap_buf(tbl, NULL, NULL, 0, m->method, m->methodlen,
+		    &out, &olen, &leak);
+		for (i = 0; r >= 0 && i < m->nh; i++) {
+			free(out);
+			r = cred_swap_buf(tbl, NULL, NULL, 0, m->h[i].name,
+			    m->h[i].namelen, &out, &olen, &leak);
+		}
+		free(out);
+		out = NULL;
+		if (r == -1)
+			return term_leak(t, leak);
+		if (r < 0)
+			goto oom;
+	}
+
 	/* The upstream's head: origin-form, the checked Host, no hops. */
 	if ((head = evbuffer_new()) == NULL)
 		goto oom;
