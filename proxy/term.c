@@ -1221,7 +1221,12 @@ term_read_response(struct term *t)
 		goto oom;
 	if (nobody) {
 		b->in = TIN_NONE;
-		keep_len = 1;	/* a HEAD's or 304's length is the entity's */
+		/*
+		 * A HEAD's or 304's length is the entity's; a 1xx or 204 has
+		 * none (RFC 9110 8.6): a client that took one as a length
+		 * would read the next response as this one's body.
+		 */
+		keep_len = !info && m.status != 204;
 	} else if (m.chunked) {
 		b->in = TIN_CHUNKED;
 		b->out = t->client_minor == 1 ? TOUT_CHUNKED : TOUT_EOF;
@@ -1253,7 +1258,7 @@ term_read_response(struct term *t)
 		if (b->out == TOUT_CHUNKED && b->in != TIN_NONE)
 			evbuffer_add_printf(head,
 			    "Transfer-Encoding: chunked\r\n");
-		else if (b->out == TOUT_SAME && !keep_len)
+		else if (b->out == TOUT_SAME && !nobody)
 			evbuffer_add_printf(head, "Content-Length: %llu\r\n",
 			    (unsigned long long)m.length);
 		if (t->close_after)
