@@ -52,6 +52,7 @@
 #include "policy/policy.h"
 #include "proxy/cred.h"
 #include "proxy/proxy_int.h"
+#include "proxy/relay_int.h"
 #include "proxy/term_int.h"
 #include "proxy/tlsmod.h"
 
@@ -195,7 +196,14 @@ term_start(struct conn *c)
 		return;
 	}
 	conn_touch(c);
-	conn_timer_set(c, conn_config(c)->idle_timeout_ms);
+	/*
+	 * The ClientHello is the handshake's start: a tunnel counts against
+	 * maxTunnels from here, so a client that sends nothing or only part
+	 * of one keeps its slot no longer than handshakeTimeoutMs.
+	 */
+	conn_timer_set(c, conn_config(c)->tls != NULL ?
+	    conn_config(c)->tls->handshake_timeout_ms :
+	    TLS_HANDSHAKE_TIMEOUT_DEFAULT);
 }
 
 /* The client's first bytes: a ClientHello for the target is ours. */
@@ -234,11 +242,7 @@ term_peek_cb(evutil_socket_t fd, short what, void *arg)
 			 * do, but libevent refuses to mix it with the
 			 * bufferevent's events on the same socket.)
 			 */
-			if (!t->peek_waiting) {
-				t->peek_waiting = 1;
-				conn_timer_set(c,
-				    conn_config(c)->header_timeout_ms);
-			}
+			t->peek_waiting = 1;
 			event_del(t->peek_ev);
 			evtimer_add(t->peek_again, &again);
 			return;
@@ -436,14 +440,25 @@ term_timeout(struct conn *c)
 	const struct config *conf = conn_config(c);
 	struct timeval now, d;
 	long idle, elapsed;
+	char detail[160];
 
 	switch (t->phase) {
 	case TERM_PEEK:
 		if (t->peek_waiting) {
-			relay_peek_timeout(c);
+			snprintf(detail, sizeof(detail), "incomplete TLS "
+			    "ClientHello: not complete within network."
+			    "tlsTerminate.handshakeTimeoutMs (%d ms)",
+			    conf->tls != NULL ?
+			    conf->tls->handshake_timeout_ms : 0);
+			relay_peek_refuse(c, detail);
 			return;
 		}
-		break;
+		/*
+		 * Nothing from the client: not terminated, and the slot is
+		 * free again; the plain relay (its own timeouts) takes it.
+		 */
+		term_fallback(t, 1);
+		return;
 	case TERM_HANDSHAKE:
 		if (!t->client.hs_done) {
 			conn_error(c, "the client's TLS handshake was not done "
