@@ -98,6 +98,8 @@ static void	 term_log_request(struct term *, int, const char *,
 static int	 term_refuse(struct term *, int, const char *, const char *,
 		    const char *, const char *);
 static int	 term_leak(struct term *, const struct cred *);
+static void	 term_tell(struct term *, const char *, const char *,
+		    const char *);
 static void	 term_client_tls(struct term *);
 static int	 term_upstream_tls(struct term *);
 static int	 term_has_creds(const struct term *);
@@ -1015,6 +1017,9 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 			    "could name another path to the server than as "
 			    "spelled (%s): refused where network.requestRules "
 			    "apply\n", errstr != NULL ? errstr : "?");
+			term_tell(t, "ambiguous-target", body, "send the "
+			    "path as the server reads it (no dot segments, "
+			    "\"//\" or encoded \"/\")");
 			return term_refuse(t, 400, "ambiguous-target", NULL,
 			    NULL, body);
 		}
@@ -1032,6 +1037,9 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 				    "\"unmatched\" is \"deny\" (%s)\n",
 				    t->method, t->path, c->host.text,
 				    entry != NULL ? entry->source : "?");
+			term_tell(t, "request-rule", body, "change or remove "
+			    "the rule in network.requestRules if the request "
+			    "is one the command should make");
 			return term_refuse(t, 403, "request-rule",
 			    rule != NULL ? rule->text : "unmatched",
 			    rule != NULL ? rule->source : entry != NULL ?
@@ -1767,6 +1775,38 @@ term_refuse(struct term *t, int status, const char *reason,
 		    sizeof(lg));
 	}
 	return 0;
+}
+
+/*
+ * Tell pisbx-run's summary (proxy_opts.refused) of a refused request:
+ * detail is the 403/400 body, which the summary's line shows before
+ * what to change.
+ */
+static void
+term_tell(struct term *t, const char *reason, const char *detail,
+    const char *hint)
+{
+	struct conn *c = t->c;
+	struct proxy_refusal r;
+	char d[700], h[1000];
+	size_t n;
+
+	if (c->px->refused == NULL)
+		return;
+	if (strncmp(detail, "pisbx: ", 7) == 0)
+		detail += 7;
+	n = strlen(detail);
+	snprintf(d, sizeof(d), "%.*s", (int)(n > 0 && detail[n - 1] == '\n' ?
+	    n - 1 : n), detail);
+	snprintf(h, sizeof(h), "%s: %s", d, hint);
+	memset(&r, 0, sizeof(r));
+	r.host = c->host.text;
+	r.port = c->port;
+	r.proto = conn_proto_name(c->proto);
+	r.reason = reason;
+	r.detail = d;
+	r.hint = h;
+	c->px->refused(&r, c->px->refused_arg);
 }
 
 /* A placeholder on its way to a host that is not its credential's. */
