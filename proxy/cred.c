@@ -180,6 +180,18 @@ cred_injects(const struct config *conf, const struct cred *c,
 	return config_cred_injects(conf, &conf->creds.v[c->entry], h, port);
 }
 
+int
+cred_injects_any(const struct cred_table *t, const struct config *conf,
+    const struct host *h, uint16_t port)
+{
+	size_t	i;
+
+	for (i = 0; t != NULL && i < t->n; i++)
+		if (cred_injects(conf, &t->v[i], h, port))
+			return 1;
+	return 0;
+}
+
 /*
  * The credential whose head is at p (CRED_PLACEHOLDER_MIN bytes that
  * begin with CRED_PREFIX), or NULL.
@@ -384,6 +396,29 @@ cred_swap_header(const struct cred_table *t, const struct config *conf,
 	}
 	secmem_wipe(enc, n);
 	free(enc);
+	return r;
+}
+
+int
+cred_hide_buf(const struct cred_table *t, const char *in, size_t len,
+    char **out, size_t *outlen)
+{
+	struct cred_stream	*s;
+	const struct cred	*leak = NULL;
+	int			 r;
+
+	*out = NULL;
+	*outlen = 0;
+	if ((s = cred_stream_new(t, NULL, NULL, 0, CRED_HIDE)) == NULL)
+		return -2;
+	r = cred_stream_feed(s, in, len, 1, out, outlen, &leak);
+	cred_stream_free(s);
+	if (r < 0) {
+		free(*out);
+		*out = NULL;
+		*outlen = 0;
+		return -2;
+	}
 	return r;
 }
 

@@ -1200,8 +1200,6 @@ term_read_response(struct term *t)
 	struct evbuffer *in = t->upstream.in, *head = NULL;
 	struct term_body *b = &t->resp;
 	const struct http_header *hd;
-	const struct cred *leak = NULL;
-	struct cred_stream *cs = NULL;
 	struct http_msg m;
 	size_t len = evbuffer_get_length(in), i, olen = 0;
 	const char *p;
@@ -1294,12 +1292,8 @@ term_read_response(struct term *t)
 		len = evbuffer_get_length(head);
 		if ((p = (const char *)evbuffer_pullup(head,
 		    (ev_ssize_t)len)) == NULL ||
-		    (cs = cred_stream_new(c->px->creds, conn_config(c),
-		    &c->host, c->port, CRED_HIDE)) == NULL ||
-		    cred_stream_feed(cs, p, len, 1, &out, &olen, &leak) < 0)
+		    cred_hide_buf(c->px->creds, p, len, &out, &olen) < 0)
 			goto oom;
-		cred_stream_free(cs);
-		cs = NULL;
 		evbuffer_add(t->client.out, out, olen);
 		free(out);
 		out = NULL;
@@ -1324,8 +1318,6 @@ term_read_response(struct term *t)
 	return 0;
 oom:
 	free(out);
-	if (cs != NULL)
-		cred_stream_free(cs);
 	if (head != NULL)
 		evbuffer_free(head);
 	conn_close(c, "out-of-memory");
@@ -1623,13 +1615,9 @@ static int
 term_injects_here(const struct term *t)
 {
 	const struct conn *c = t->c;
-	size_t i, n = cred_table_count(c->px->creds);
 
-	for (i = 0; i < n; i++)
-		if (cred_injects(conn_config(c), cred_table_get(c->px->creds,
-		    i), &c->host, c->port))
-			return 1;
-	return 0;
+	return cred_injects_any(c->px->creds, conn_config(c), &c->host,
+	    c->port);
 }
 
 static int

@@ -499,6 +499,38 @@ test_stream_lengths(void **state)
 	cred_table_free(t);
 }
 
+/* A whole head hidden, and which hosts take some value. */
+static void
+test_hide_buf(void **state)
+{
+	struct cred_table	*t;
+	const char		*pa, *pb;
+	char			 want[256], *out;
+	size_t			 outlen;
+
+	(void)state;
+	setup_conf();
+	t = cred_table_new();
+	assert_false(cred_injects_any(t, conf, &inject_host, 443));
+	assert_int_equal(cred_table_add(t, "$A", 0, "tok-A", 5, &pa), 0);
+	assert_int_equal(cred_table_add(t, "$B", 1, "tok-B", 5, &pb), 0);
+	assert_true(cred_injects_any(t, conf, &inject_host, 443));
+	assert_false(cred_injects_any(t, conf, &other_host, 443));
+	assert_false(cred_injects_any(NULL, conf, &inject_host, 443));
+	assert_int_equal(cred_hide_buf(t, "HTTP/1.1 200 OK\r\nX-A: tok-A\r\n"
+	    "X-B: tok-Btok-A\r\n\r\n", 48, &out, &outlen), 3);
+	snprintf(want, sizeof(want), "HTTP/1.1 200 OK\r\nX-A: %s\r\n"
+	    "X-B: %s%s\r\n\r\n", pa, pb, pa);
+	assert_string_equal(out, want);
+	assert_int_equal(outlen, strlen(want));
+	free(out);
+	/* A value cut at the end is no value: out as it is. */
+	assert_int_equal(cred_hide_buf(t, "x tok-", 6, &out, &outlen), 0);
+	assert_string_equal(out, "x tok-");
+	free(out);
+	cred_table_free(t);
+}
+
 /*
  * Not an assertion: how fast the leak scan runs over text with no
  * placeholder and with "pisbx_" now and then (it is on every tunnel).
@@ -554,6 +586,7 @@ main(void)
 		cmocka_unit_test(test_swap_basic),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_stream_lengths),
+		cmocka_unit_test(test_hide_buf),
 		cmocka_unit_test(test_scan_speed),
 	};
 
