@@ -1065,8 +1065,8 @@ http_reuse_addr(const struct conn *c)
 
 /*
  * Look for the run's placeholders in a plain HTTP request head m (its
- * method, the path of its target at *path, its header values) and, for
- * a credential that may be injected at host:port under
+ * method, the path of its target at *path, its header names and values)
+ * and, for a credential that may be injected at host:port under
  * credentials.allowPlaintextInject, swap them for the values: m's
  * header values and *path are pointed at the swapped copies in sw (the
  * caller frees them).  Any other placeholder refuses the request before
@@ -1110,6 +1110,16 @@ http_cred_head(struct conn *c, struct http_msg *m, const struct host *host,
 	*path = out;
 	*pathlen = outlen;
 	for (i = 0; i < m->nh; i++) {
+		/* A header name is no place for a value: a leak anywhere. */
+		r = cred_swap_buf(t, NULL, NULL, 0, m->h[i].name,
+		    m->h[i].namelen, &out, &outlen, &leak);
+		free(out);
+		if (r == -1) {
+			where = "in a request header name";
+			goto refuse;
+		}
+		if (r == -2)
+			goto oom;
 		r = cred_swap_header(t, conf, ih, port, m->h[i].name,
 		    m->h[i].namelen, m->h[i].value, m->h[i].valuelen, &out,
 		    &outlen, &leak);

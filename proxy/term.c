@@ -52,6 +52,7 @@
 #include "policy/policy.h"
 #include "proxy/cred.h"
 #include "proxy/proxy_int.h"
+#include "proxy/relay_int.h"
 #include "proxy/term_int.h"
 #include "proxy/tlsmod.h"
 
@@ -197,7 +198,14 @@ term_start(struct conn *c)
 		return;
 	}
 	conn_touch(c);
-	conn_timer_set(c, conn_config(c)->idle_timeout_ms);
+	/*
+	 * The ClientHello is the handshake's start: a tunnel counts against
+	 * maxTunnels from here, so a client that sends nothing or only part
+	 * of one keeps its slot no longer than handshakeTimeoutMs.
+	 */
+	conn_timer_set(c, conn_config(c)->tls != NULL ?
+	    conn_config(c)->tls->handshake_timeout_ms :
+	    TLS_HANDSHAKE_TIMEOUT_DEFAULT);
 }
 
 /* The client's first bytes: a ClientHello for the target is ours. */
@@ -236,11 +244,7 @@ term_peek_cb(evutil_socket_t fd, short what, void *arg)
 			 * do, but libevent refuses to mix it with the
 			 * bufferevent's events on the same socket.)
 			 */
-			if (!t->peek_waiting) {
-				t->peek_waiting = 1;
-				conn_timer_set(c,
-				    conn_config(c)->header_timeout_ms);
-			}
+			t->peek_waiting = 1;
 			event_del(t->peek_ev);
 			evtimer_add(t->peek_again, &again);
 			return;
@@ -438,14 +442,25 @@ term_timeout(struct conn *c)
 	const struct config *conf = conn_config(c);
 	struct timeval now, d;
 	long idle, elapsed;
+	char detail[160];
 
 	switch (t->phase) {
 	case TERM_PEEK:
 		if (t->peek_waiting) {
-			relay_peek_timeout(c);
+			snprintf(detail, sizeof(detail), "incomplete TLS "
+			    "ClientHello: not complete within network."
+			    "tlsTerminate.handshakeTimeoutMs (%d ms)",
+			    conf->tls != NULL ?
+			    conf->tls->handshake_timeout_ms : 0);
+			relay_peek_refuse(c, detail);
 			return;
 		}
-		break;
+		/*
+		 * Nothing from the client: not terminated, and the slot is
+		 * free again; the plain relay (its own timeouts) takes it.
+		 */
+		term_fallback(t, 1);
+		return;
 	case TERM_HANDSHAKE:
 		if (!t->client.hs_done) {
 			conn_error(c, "the client's TLS handshake was not done "
@@ -1035,6 +1050,27 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 		t->rule_source = rule != NULL ? rule->source : NULL;
 	}
 
+	/*
+	 * A placeholder is swapped in a target, a header value or a body
+	 * only: in the method or a header name it goes nowhere (conf NULL:
+	 * no credential may be injected there).
+	 */
+	if (creds) {
+		r = cred_swap_buf(tbl, NULL, NULL, 0, m->method, m->methodlen,
+		    &out, &olen, &leak);
+		for (i = 0; r >= 0 && i < m->nh; i++) {
+			free(out);
+			r = cred_swap_buf(tbl, NULL, NULL, 0, m->h[i].name,
+			    m->h[i].namelen, &out, &olen, &leak);
+		}
+		free(out);
+		out = NULL;
+		if (r == -1)
+			return term_leak(t, leak);
+		if (r < 0)
+			goto oom;
+	}
+
 	/* The upstream's head: origin-form, the checked Host, no hops. */
 	if ((head = evbuffer_new()) == NULL)
 		goto oom;
@@ -1206,7 +1242,12 @@ term_read_response(struct term *t)
 		goto oom;
 	if (nobody) {
 		b->in = TIN_NONE;
-		keep_len = 1;	/* a HEAD's or 304's length is the entity's */
+		/*
+		 * A HEAD's or 304's length is the entity's; a 1xx or 204 has
+		 * none (RFC 9110 8.6): a client that took one as a length
+		 * would read the next response as this one's body.
+		 */
+		keep_len = !info && m.status != 204;
 	} else if (m.chunked) {
 		b->in = TIN_CHUNKED;
 		b->out = t->client_minor == 1 ? TOUT_CHUNKED : TOUT_EOF;
@@ -1238,7 +1279,7 @@ term_read_response(struct term *t)
 		if (b->out == TOUT_CHUNKED && b->in != TIN_NONE)
 			evbuffer_add_printf(head,
 			    "Transfer-Encoding: chunked\r\n");
-		else if (b->out == TOUT_SAME && !keep_len)
+		else if (b->out == TOUT_SAME && !nobody)
 			evbuffer_add_printf(head, "Content-Length: %llu\r\n",
 			    (unsigned long long)m.length);
 		if (t->close_after)

@@ -49,7 +49,8 @@ conf() {
   "tlsTerminate": {"caCertPath": "$T/pisbx-ca.pem",
     "caKeyPath": "$T/pisbx-ca.key",
     "extraCaCertPaths": ["$T/upstream-ca.pem"],
-    "excludeDomains": ["excl.host"], "maxTunnels": $2},
+    "excludeDomains": ["excl.host"], "maxTunnels": $2,
+    "handshakeTimeoutMs": 1500},
   "requestRules": [{"host": "test.host", "deny": ["POST /deny/**"]}]},
  "proxy": {"headerTimeoutMs": 1500},
  "resolver": {"hostsFile": "$T/hosts"}}
@@ -118,7 +119,7 @@ check_log "SNI mismatch: refused" event=decision port="$P" decision=deny \
 
 # A ClientHello split over segments is terminated all the same (its
 # request, with Host "x", is pisbx's to answer); half of one that stalls
-# is refused after proxy.headerTimeoutMs.
+# is refused after network.tlsTerminate.handshakeTimeoutMs.
 : >"$PX_LOG"
 out=$("$PY" "$SERVERS" tls --port "$PX_PORT" --via connect \
     --target "test.host:$P" --sni test.host --split 5 2>&1)
@@ -127,7 +128,7 @@ out=$("$PY" "$SERVERS" tls --port "$PX_PORT" --via connect \
     --target "test.host:$P" --sni test.host --stall 2>&1)
 contains "stalled ClientHello: closed (or reset: it was never read)" \
     "$out" closed
-check_log "stalled ClientHello: refused after headerTimeoutMs" \
+check_log "stalled ClientHello: refused after handshakeTimeoutMs" \
     event=decision decision=deny reason=sni-mismatch \
     error~'incomplete TLS ClientHello.*1500 ms'
 
