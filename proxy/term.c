@@ -62,6 +62,8 @@
 
 static void	 term_peek_cb(evutil_socket_t, short, void *);
 static void	 term_peek_again_cb(evutil_socket_t, short, void *);
+static void	 term_peek_up_cb(evutil_socket_t, short, void *);
+static void	 term_peek_end(struct term *);
 static void	 term_flush_cb(evutil_socket_t, short, void *);
 static void	 term_flush_later(struct term *);
 static void	 term_fallback(struct term *, int);
@@ -193,7 +195,10 @@ term_start(struct conn *c)
 	if ((t->peek_ev = event_new(c->px->base, fd, EV_READ | EV_PERSIST,
 	    term_peek_cb, t)) == NULL ||
 	    (t->peek_again = evtimer_new(c->px->base, term_peek_again_cb,
-	    t)) == NULL || event_add(t->peek_ev, NULL) == -1) {
+	    t)) == NULL || (t->peek_up = event_new(c->px->base,
+	    bufferevent_getfd(c->upstream), EV_READ, term_peek_up_cb,
+	    t)) == NULL || event_add(t->peek_ev, NULL) == -1 ||
+	    event_add(t->peek_up, NULL) == -1) {
 		conn_close(c, "out-of-memory");
 		return;
 	}
@@ -271,6 +276,34 @@ term_peek_cb(evutil_socket_t fd, short what, void *arg)
 	term_begin(t);
 }
 
+/*
+ * The server spoke before the client (SMTP, FTP, a database): not TLS
+ * the client starts, so the plain relay takes the tunnel at once rather
+ * than after handshakeTimeoutMs.
+ */
+static void
+term_peek_up_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct term *t = arg;
+
+	(void)fd;
+	(void)what;
+	term_fallback(t, 1);
+}
+
+/* The wait for the first bytes is over: its events go. */
+static void
+term_peek_end(struct term *t)
+{
+	if (t->peek_ev != NULL)
+		event_free(t->peek_ev);
+	if (t->peek_again != NULL)
+		event_free(t->peek_again);
+	if (t->peek_up != NULL)
+		event_free(t->peek_up);
+	t->peek_ev = t->peek_again = t->peek_up = NULL;
+}
+
 /* Look at a split ClientHello again: its socket is watched again. */
 static void
 term_peek_again_cb(evutil_socket_t fd, short what, void *arg)
@@ -319,9 +352,7 @@ term_begin(struct term *t)
 	char err[512];
 	int cfd, ufd;
 
-	event_free(t->peek_ev);
-	event_free(t->peek_again);
-	t->peek_ev = t->peek_again = NULL;
+	term_peek_end(t);
 	cfd = bufferevent_getfd(c->client);
 	ufd = bufferevent_getfd(c->upstream);
 	/* The client answered the reply, so it has it; a rest goes now. */
@@ -415,10 +446,7 @@ term_free(struct conn *c)
 
 	if (t == NULL)
 		return;
-	if (t->peek_ev != NULL)
-		event_free(t->peek_ev);
-	if (t->peek_again != NULL)
-		event_free(t->peek_again);
+	term_peek_end(t);
 	if (t->flush_ev != NULL)
 		event_free(t->flush_ev);
 	/* The sockets are ours once taken (term_begin), else still bev's. */
