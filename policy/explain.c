@@ -27,6 +27,8 @@ static void	 managed_walk_list(struct managed_walk *,
 		    const char *, size_t, int);
 static void	 managed_line(struct managed_walk *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
+static void	 managed_walk_rules(struct managed_walk *,
+		    const struct config *);
 static void	 managed_walk_cb(enum policy_list, const struct pattern *,
 		    void *);
 static enum verdict explain_decide(const struct config *, const struct host *,
@@ -237,6 +239,45 @@ managed_walk_list(struct managed_walk *w, const struct config *conf,
 }
 
 /*
+ * tlsTerminate and the request rules, entry by entry in the order they
+ * apply (the managed file's first): "requestRules HOST deny|allow RULE
+ * from SOURCE (LAYER)", and the entries that refuse what they do not
+ * name.
+ */
+static void
+managed_walk_rules(struct managed_walk *w, const struct config *conf)
+{
+	const char		*mp = MANAGED_PATH ": ";
+	const struct req_host	*h;
+	size_t			 i, j;
+
+	/* Both when a layer tunes the managed termination. */
+	if (conf->managed != NULL && conf->managed->net != NULL &&
+	    json_object_get(conf->managed->net, "tlsTerminate") != NULL)
+		managed_line(w, "tlsTerminate from %s$.network.tlsTerminate "
+		    "(managed)", mp);
+	if (conf->tls != NULL && conf->tls->source != NULL &&
+	    strncmp(conf->tls->source, mp, strlen(mp)) != 0)
+		managed_line(w, "tlsTerminate from %s (%s)", conf->tls->source,
+		    config_layer_name(conf->layer));
+	for (i = 0; i < conf->nreq_hosts; i++) {
+		h = &conf->req_hosts[i];
+		for (j = 0; j < h->ndeny; j++)
+			managed_line(w, "requestRules %s deny %s from %s (%s)",
+			    h->host.text, h->deny[j].text, h->deny[j].source,
+			    h->layer != NULL ? h->layer : "user");
+		for (j = 0; j < h->nallow; j++)
+			managed_line(w, "requestRules %s allow %s from %s (%s)",
+			    h->host.text, h->allow[j].text, h->allow[j].source,
+			    h->layer != NULL ? h->layer : "user");
+		if (h->unmatched == REQ_UNMATCHED_DENY)
+			managed_line(w, "requestRules %s unmatched deny from "
+			    "%s (%s)", h->host.text, h->source,
+			    h->layer != NULL ? h->layer : "user");
+	}
+}
+
+/*
  * The merged policy, a line per entry: the lists (in the order they were
  * added: the managed deny entries first), the ceiling, the filesystem
  * lists, the managed limits and refusals.
@@ -256,6 +297,7 @@ config_walk(const struct config *conf, void (*cb)(const char *, void *),
 	if (m != NULL && m->ceiling != NULL &&
 	    policy_walk(m->ceiling, managed_walk_cb, &w) == -1)
 		return -1;
+	managed_walk_rules(&w, conf);
 	managed_walk_list(&w, conf, &conf->deny_read, "denyRead",
 	    m != NULL ? m->nread : 0, m != NULL && m->home_added);
 	managed_walk_list(&w, conf, &conf->allow_read, "allowRead", 0, 0);

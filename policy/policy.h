@@ -521,6 +521,8 @@ struct req_host {
 	size_t		 nallow;
 	enum req_unmatched unmatched;
 	char		*source;	/* "FILE: $.network.requestRules[0]" */
+	/* "managed", "user" or "run" (config_layer_name), or NULL */
+	const char	*layer;
 };
 
 enum req_verdict {
