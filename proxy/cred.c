@@ -45,6 +45,8 @@ struct cred_stream {
 	size_t			 nhold;
 	unsigned char		 first[256 / 8];	/* HIDE: first bytes */
 	size_t			*next;	/* HIDE: next match of each value */
+	int			 line;	/* INJECT into a request line or */
+					/* header: no CR, LF or NUL */
 };
 
 static int	 cred_random_chars(char *, size_t);
@@ -52,6 +54,9 @@ static const struct cred *cred_head(const struct cred_table *, const char *);
 static const struct cred *cred_find(const struct cred_table *, const char *,
 		    size_t, size_t, size_t *);
 static int	 cred_append(char **, size_t *, const void *, size_t);
+static int	 cred_swap_in(const struct cred_table *, const struct config *,
+		    const struct host *, uint16_t, const char *, size_t, int,
+		    char **, size_t *, const struct cred **);
 static int	 cred_inject_run(struct cred_stream *, const char *, size_t,
 		    int, char **, size_t *, const struct cred **);
 static int	 cred_hide_run(struct cred_stream *, const char *, size_t,
@@ -180,6 +185,18 @@ cred_injects(const struct config *conf, const struct cred *c,
 	return config_cred_injects(conf, &conf->creds.v[c->entry], h, port);
 }
 
+int
+cred_injects_any(const struct cred_table *t, const struct config *conf,
+    const struct host *h, uint16_t port)
+{
+	size_t	i;
+
+	for (i = 0; t != NULL && i < t->n; i++)
+		if (cred_injects(conf, &t->v[i], h, port))
+			return 1;
+	return 0;
+}
+
 /*
  * The credential whose head is at p (CRED_PLACEHOLDER_MIN bytes that
  * begin with CRED_PREFIX), or NULL.
@@ -281,6 +298,19 @@ cred_swap_buf(const struct cred_table *t, const struct config *conf,
     const struct host *h, uint16_t port, const char *in, size_t len,
     char **out, size_t *outlen, const struct cred **leak)
 {
+	return cred_swap_in(t, conf, h, port, in, len, 1, out, outlen, leak);
+}
+
+/*
+ * cred_swap_buf; line: the result goes into a request line or a header
+ * as it is, so a value with CR, LF or NUL is refused (*leak, -1).  A
+ * Basic credential's decoded text is encoded again: anything goes.
+ */
+static int
+cred_swap_in(const struct cred_table *t, const struct config *conf,
+    const struct host *h, uint16_t port, const char *in, size_t len,
+    int line, char **out, size_t *outlen, const struct cred **leak)
+{
 	struct cred_stream	 s;
 	int			 r;
 
@@ -290,6 +320,7 @@ cred_swap_buf(const struct cred_table *t, const struct config *conf,
 	s.host = h;
 	s.port = port;
 	s.dir = CRED_INJECT;
+	s.line = line;
 	*out = NULL;
 	*outlen = 0;
 	if (cred_append(out, outlen, "", 0) == -1)
@@ -350,7 +381,7 @@ cred_swap_header(const struct cred_table *t, const struct config *conf,
 		return cred_swap_buf(t, conf, h, port, value, valuelen, out,
 		    outlen, leak);
 	}
-	r = cred_swap_buf(t, conf, h, port, dec, declen, &sw, &swlen, leak);
+	r = cred_swap_in(t, conf, h, port, dec, declen, 0, &sw, &swlen, leak);
 	secmem_wipe(dec, declen);
 	free(dec);
 	if (r <= 0) {
@@ -384,6 +415,29 @@ cred_swap_header(const struct cred_table *t, const struct config *conf,
 	}
 	secmem_wipe(enc, n);
 	free(enc);
+	return r;
+}
+
+int
+cred_hide_buf(const struct cred_table *t, const char *in, size_t len,
+    char **out, size_t *outlen)
+{
+	struct cred_stream	*s;
+	const struct cred	*leak = NULL;
+	int			 r;
+
+	*out = NULL;
+	*outlen = 0;
+	if ((s = cred_stream_new(t, NULL, NULL, 0, CRED_HIDE)) == NULL)
+		return -2;
+	r = cred_stream_feed(s, in, len, 1, out, outlen, &leak);
+	cred_stream_free(s);
+	if (r < 0) {
+		free(*out);
+		*out = NULL;
+		*outlen = 0;
+		return -2;
+	}
 	return r;
 }
 
@@ -495,6 +549,18 @@ cred_inject_run(struct cred_stream *s, const char *buf, size_t len,
 		if (at + c->plen > len ||
 		    memcmp(p, c->placeholder, c->plen) != 0) {
 			/* A head with the wrong tail: refused, not guessed. */
+			*leak = c;
+			return -1;
+		}
+		/*
+		 * A value with a line break (a whole file of several lines)
+		 * would end the header, or the head, where it stands: what
+		 * follows, the command's own bytes, would be read upstream
+		 * as headers or a request of its own, past every rule.
+		 */
+		if (s->line && (memchr(c->value, '\r', c->vlen) != NULL ||
+		    memchr(c->value, '\n', c->vlen) != NULL ||
+		    memchr(c->value, '\0', c->vlen) != NULL)) {
 			*leak = c;
 			return -1;
 		}

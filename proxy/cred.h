@@ -60,6 +60,9 @@ const struct cred *cred_table_get(const struct cred_table *, size_t);
  */
 int		 cred_injects(const struct config *, const struct cred *,
 		    const struct host *, uint16_t port);
+/* Whether some credential of the table may be injected at host:port. */
+int		 cred_injects_any(const struct cred_table *,
+		    const struct config *, const struct host *, uint16_t port);
 
 /*
  * A stream scanner: placeholders found in a byte stream fed in pieces
@@ -92,6 +95,14 @@ int		 cred_swap_header(const struct cred_table *,
 		    const char *name, size_t namelen, const char *value,
 		    size_t valuelen, char **out, size_t *outlen,
 		    const struct cred **leak);
+
+/*
+ * Hide within a whole buffer (a response head): every value becomes its
+ * placeholder; the result is malloc'ed into *out (NUL-terminated,
+ * *outlen).  Returns the number of swaps, or -2 out of memory.
+ */
+int		 cred_hide_buf(const struct cred_table *, const char *in,
+		    size_t len, char **out, size_t *outlen);
 
 /*
  * A streaming swap for a body: placeholder -> value (dir CRED_INJECT,

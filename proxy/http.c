@@ -79,6 +79,16 @@ struct http_conn {
 	struct cred_stream *cstream;
 	struct evbuffer	*cplain;
 	int		 cchunked;
+	/*
+	 * The response of a request to a host where a value may be injected
+	 * (allowPlaintextInject): values hidden (placeholders again) in its
+	 * head and, through rstream from the plain body in rplain, in its
+	 * body; rchunked: re-framed chunked for the client.
+	 */
+	int		 hide;
+	struct cred_stream *rstream;
+	struct evbuffer	*rplain;
+	int		 rchunked;
 };
 
 /* The swapped pieces of one request head (http_cred_head). */
@@ -112,6 +122,14 @@ static int	 http_cred_head(struct conn *, struct http_msg *,
 static void	 http_cred_leak(struct conn *, const struct cred *,
 		    const char *);
 static int	 http_cred_forward(struct conn *);
+static int	 http_cred_body(struct body *, struct cred_stream *,
+		    struct evbuffer *, int, struct evbuffer *, struct evbuffer *,
+		    uint64_t *, const struct cred **);
+static int	 http_response_head(struct conn *);
+static int	 http_response_head1(struct conn *, struct evbuffer *);
+static int	 http_hide_head(struct conn *, struct evbuffer *,
+		    struct evbuffer *);
+static int	 http_resp_body(struct conn *, int);
 static void	 http_backpressure(struct bufferevent *, struct bufferevent *,
 		    struct body *);
 
@@ -167,6 +185,9 @@ http_conn_free(struct http_conn *h)
 	cred_stream_free(h->cstream);
 	if (h->cplain != NULL)
 		evbuffer_free(h->cplain);
+	cred_stream_free(h->rstream);
+	if (h->rplain != NULL)
+		evbuffer_free(h->rplain);
 	free(h);
 }
 
@@ -489,6 +510,7 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	cred_stream_free(h->cstream);
 	h->cstream = NULL;
 	h->cchunked = 0;
+	h->hide = 0;
 	sw.n = 0;
 	if (cred_table_count(c->px->creds) > 0) {
 		/* Placeholders: swapped for an injectHost, else refused. */
@@ -509,23 +531,6 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	    !parent_conn_keeps(c, &host, port)))
 		http_drop_upstream(c);
 
-	/* The request for upstream: origin-form, checked Host, no hops. */
-	evbuffer_drain(h->req_head, evbuffer_get_length(h->req_head));
-	evbuffer_add(h->req_head, m->method, m->methodlen);
-	evbuffer_add(h->req_head, " ", 1);
-	if (pathlen == 0)
-		evbuffer_add(h->req_head, "/", 1);
-	else {
-		if (path[0] == '?')
-			evbuffer_add(h->req_head, "/", 1);
-		evbuffer_add(h->req_head, path, pathlen);
-	}
-	evbuffer_add_printf(h->req_head, " HTTP/1.%d\r\nHost: %s", m->minor,
-	    host.text);
-	if (port != 80)
-		evbuffer_add_printf(h->req_head, ":%u", port);
-	evbuffer_add(h->req_head, "\r\n", 2);
-	http_put_headers(h->req_head, m, 1, NULL);
 	memset(&h->req, 0, sizeof(h->req));
 	if (m->chunked)
 		h->req.kind = BODY_CHUNKED;
@@ -555,6 +560,38 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 		    cred_stream_length_changes(h->cstream);
 	} else
 		h->cchunked = m->chunked;
+	/*
+	 * What comes back from a host a value may go to is hidden, so it
+	 * must come back readable: identity, whatever the client accepts.
+	 */
+	h->hide = cm != NULL && conn_config(c)->creds.allow_plaintext_inject &&
+	    cred_injects_any(c->px->creds, conn_config(c), &host, port);
+
+	/*
+	 * The request for upstream: origin-form, checked Host, no hops.
+	 * A body sent chunked goes as HTTP/1.1 also for an HTTP/1.0
+	 * client: chunked is no HTTP/1.0 framing (RFC 9112 6.1).
+	 */
+	evbuffer_drain(h->req_head, evbuffer_get_length(h->req_head));
+	evbuffer_add(h->req_head, m->method, m->methodlen);
+	evbuffer_add(h->req_head, " ", 1);
+	if (pathlen == 0)
+		evbuffer_add(h->req_head, "/", 1);
+	else {
+		if (path[0] == '?')
+			evbuffer_add(h->req_head, "/", 1);
+		evbuffer_add(h->req_head, path, pathlen);
+	}
+	evbuffer_add_printf(h->req_head, " HTTP/1.%d\r\nHost: %s",
+	    h->cchunked ? 1 : m->minor, host.text);
+	if (port != 80)
+		evbuffer_add_printf(h->req_head, ":%u", port);
+	evbuffer_add(h->req_head, "\r\n", 2);
+	http_put_headers(h->req_head, m, 1, h->hide ? "accept-encoding" :
+	    NULL);
+	if (h->hide)
+		evbuffer_add_printf(h->req_head,
+		    "Accept-Encoding: identity\r\n");
 	if (h->cchunked)
 		evbuffer_add_printf(h->req_head,
 		    "Transfer-Encoding: chunked\r\n");
@@ -750,6 +787,23 @@ http_up_write_cb(struct bufferevent *bev, void *arg)
 static int
 http_response_head(struct conn *c)
 {
+	struct evbuffer *head;
+	int r;
+
+	/* Each head is written here first, to be hidden as a whole. */
+	if ((head = evbuffer_new()) == NULL) {
+		conn_close(c, "out-of-memory");
+		return -1;
+	}
+	r = http_response_head1(c, head);
+	evbuffer_free(head);
+	return r;
+}
+
+/* As http_response_head, each head written to head first. */
+static int
+http_response_head1(struct conn *c, struct evbuffer *head)
+{
 	struct http_conn *h = c->http;
 	struct evbuffer *in = bufferevent_get_input(c->upstream);
 	struct evbuffer *out = bufferevent_get_output(c->client);
@@ -757,6 +811,7 @@ http_response_head(struct conn *c)
 	size_t len, before;
 	const char *p;
 	ssize_t n;
+	int rechunk, drop_length;
 
 	for (;;) {
 		len = evbuffer_get_length(in);
@@ -779,11 +834,13 @@ http_response_head(struct conn *c)
 		if (m.status >= 100 && m.status < 200) {
 			/* Interim responses: pass on to HTTP/1.1 clients. */
 			if (h->client_minor == 1) {
-				evbuffer_add(out, m.statusline,
+				evbuffer_add(head, m.statusline,
 				    m.statuslinelen);
-				evbuffer_add(out, "\r\n", 2);
-				http_put_headers(out, &m, 0, NULL);
-				evbuffer_add(out, "\r\n", 2);
+				evbuffer_add(head, "\r\n", 2);
+				http_put_headers(head, &m, 0, NULL);
+				evbuffer_add(head, "\r\n", 2);
+				if (http_hide_head(c, head, out) == -1)
+					return -1;
 			}
 			c->bytes_down += evbuffer_get_length(out) - before;
 			evbuffer_drain(in, (size_t)n);
@@ -817,23 +874,57 @@ http_response_head(struct conn *c)
 			h->resp.kind = BODY_EOF;
 		if (h->resp.kind == BODY_CHUNKED && h->client_minor == 0)
 			h->resp.raw = 1;
+		rechunk = h->resp.kind == BODY_CHUNKED && !h->resp.raw;
+		drop_length = h->resp.kind == BODY_CHUNKED;
+		cred_stream_free(h->rstream);
+		h->rstream = NULL;
+		if (h->hide && h->resp.kind != BODY_NONE) {
+			/*
+			 * The body through the hide stream: plain in (a
+			 * chunked one decoded), and out chunked to an
+			 * HTTP/1.1 client when it was chunked or its length
+			 * may change, else as it came, or to an HTTP/1.0
+			 * client delimited by our close.
+			 */
+			if ((h->rplain == NULL &&
+			    (h->rplain = evbuffer_new()) == NULL) ||
+			    (h->rstream = cred_stream_new(c->px->creds,
+			    conn_config(c), &c->host, c->port, CRED_HIDE)) ==
+			    NULL) {
+				conn_close(c, "out-of-memory");
+				return -1;
+			}
+			if (h->resp.kind == BODY_CHUNKED)
+				h->resp.raw = 1;
+			else if (h->resp.kind == BODY_LENGTH &&
+			    cred_stream_length_changes(h->rstream)) {
+				drop_length = 1;
+				rechunk = h->client_minor == 1;
+				if (!rechunk)
+					h->client_keep = 0;
+			}
+		}
+		h->rchunked = rechunk;
 		h->up_reusable = !m.conn_close && h->resp.kind != BODY_EOF &&
 		    (m.minor == 1 || m.conn_keepalive);
 		if (h->resp.kind == BODY_EOF || h->resp.raw)
 			h->client_keep = 0;
 
-		evbuffer_add(out, m.statusline, m.statuslinelen);
-		evbuffer_add(out, "\r\n", 2);
+		evbuffer_add(head, m.statusline, m.statuslinelen);
+		evbuffer_add(head, "\r\n", 2);
 		/* Re-chunked: a Content-Length would contradict the framing. */
-		http_put_headers(out, &m, 0, h->resp.kind == BODY_CHUNKED ?
+		http_put_headers(head, &m, 0, drop_length ?
 		    "content-length" : NULL);
-		if (h->resp.kind == BODY_CHUNKED && !h->resp.raw)
-			evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
+		if (rechunk)
+			evbuffer_add_printf(head,
+			    "Transfer-Encoding: chunked\r\n");
 		if (!h->client_keep)
-			evbuffer_add_printf(out, "Connection: close\r\n");
+			evbuffer_add_printf(head, "Connection: close\r\n");
 		else if (h->client_minor == 0)
-			evbuffer_add_printf(out, "Connection: keep-alive\r\n");
-		evbuffer_add(out, "\r\n", 2);
+			evbuffer_add_printf(head, "Connection: keep-alive\r\n");
+		evbuffer_add(head, "\r\n", 2);
+		if (http_hide_head(c, head, out) == -1)
+			return -1;
 		c->bytes_down += evbuffer_get_length(out) - before;
 		evbuffer_drain(in, (size_t)n);
 		h->resp_started = 1;
@@ -859,8 +950,13 @@ http_up_read_cb(struct bufferevent *bev, void *arg)
 	case R_BODY:
 		if (h->resp.kind != BODY_NONE)
 			relay_read_more(c->upstream);
-		r = body_forward(&h->resp, bufferevent_get_input(c->upstream),
-		    bufferevent_get_output(c->client), &c->bytes_down);
+		if (h->rstream != NULL) {
+			if ((r = http_resp_body(c, 0)) == -2)
+				return;
+		} else
+			r = body_forward(&h->resp,
+			    bufferevent_get_input(c->upstream),
+			    bufferevent_get_output(c->client), &c->bytes_down);
 		if (r == -1) {
 			conn_error(c, "malformed chunked response body");
 			conn_close_after_flush(c, "bad-response");
@@ -894,6 +990,9 @@ http_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (h->rstate == R_BODY && h->resp.kind == BODY_EOF &&
 	    (what & BEV_EVENT_EOF)) {
+		/* The end of the body: what the hide stream holds goes. */
+		if (h->rstream != NULL && http_resp_body(c, 1) == -2)
+			return;
 		h->client_keep = 0;
 		conn_close_after_flush(c, "eof");
 		return;
@@ -966,8 +1065,8 @@ http_reuse_addr(const struct conn *c)
 
 /*
  * Look for the run's placeholders in a plain HTTP request head m (its
- * method, the path of its target at *path, its header values) and, for
- * a credential that may be injected at host:port under
+ * method, the path of its target at *path, its header names and values)
+ * and, for a credential that may be injected at host:port under
  * credentials.allowPlaintextInject, swap them for the values: m's
  * header values and *path are pointed at the swapped copies in sw (the
  * caller frees them).  Any other placeholder refuses the request before
@@ -1011,6 +1110,16 @@ http_cred_head(struct conn *c, struct http_msg *m, const struct host *host,
 	*path = out;
 	*pathlen = outlen;
 	for (i = 0; i < m->nh; i++) {
+		/* A header name is no place for a value: a leak anywhere. */
+		r = cred_swap_buf(t, NULL, NULL, 0, m->h[i].name,
+		    m->h[i].namelen, &out, &outlen, &leak);
+		free(out);
+		if (r == -1) {
+			where = "in a request header name";
+			goto refuse;
+		}
+		if (r == -2)
+			goto oom;
 		r = cred_swap_header(t, conf, ih, port, m->h[i].name,
 		    m->h[i].namelen, m->h[i].value, m->h[i].valuelen, &out,
 		    &outlen, &leak);
@@ -1069,50 +1178,100 @@ http_cred_leak(struct conn *c, const struct cred *cr, const char *where)
 }
 
 /*
- * Forward the request body through the credential swap: body_forward
- * takes it plain into cplain, the stream swaps (or finds a leak), and
- * what comes out goes up as it is or chunked.  As body_forward, or -2
- * when the connection was answered or closed.
+ * Forward the request body through the credential swap (http_cred_body):
+ * as body_forward, or -2 when the connection was answered or closed (a
+ * leak, out of memory).
  */
 static int
 http_cred_forward(struct conn *c)
 {
 	struct http_conn *h = c->http;
-	struct evbuffer *dst = bufferevent_get_output(c->upstream);
 	const struct cred *leak = NULL;
-	uint64_t plain = 0;
+	int r;
+
+	r = http_cred_body(&h->req, h->cstream, h->cplain, h->cchunked,
+	    bufferevent_get_input(c->client),
+	    bufferevent_get_output(c->upstream), &c->bytes_up, &leak);
+	if (r == -3)
+		http_cred_leak(c, leak, "in the request body");
+	else if (r == -2)
+		conn_close(c, "out-of-memory");
+	return r < -1 ? -2 : r;
+}
+
+/*
+ * Pass the response body on through its hide stream (http_cred_body);
+ * eof: the upstream closed, the end of a body delimited by it.  As
+ * body_forward, or -2 when the connection was closed.
+ */
+static int
+http_resp_body(struct conn *c, int eof)
+{
+	struct http_conn *h = c->http;
+	struct evbuffer *dst = bufferevent_get_output(c->client);
+	const struct cred *leak = NULL;
+	char *out = NULL;
+	size_t outlen = 0;
+	int r;
+
+	r = http_cred_body(&h->resp, h->rstream, h->rplain, h->rchunked,
+	    bufferevent_get_input(c->upstream), dst, &c->bytes_down, &leak);
+	if (r == 0 && eof) {
+		if (cred_stream_feed(h->rstream, "", 0, 1, &out, &outlen,
+		    &leak) < 0)
+			r = -2;
+		else if (outlen > 0) {
+			evbuffer_add(dst, out, outlen);
+			c->bytes_down += outlen;
+		}
+		free(out);
+	}
+	if (r < -1) {
+		conn_close(c, "out-of-memory");
+		return -2;
+	}
+	return r;
+}
+
+/*
+ * Move body b from src to dst through the credential stream cs: b is
+ * taken plain into plain (body_forward, a chunked body decoded), the
+ * stream swaps or hides, and what comes out goes on as it is or, when
+ * chunked, re-framed.  Returns as body_forward, or -2 out of memory,
+ * -3 a placeholder that may not go there (*leak).  *count grows by
+ * the bytes added to dst.
+ */
+static int
+http_cred_body(struct body *b, struct cred_stream *cs, struct evbuffer *plain,
+    int chunked, struct evbuffer *src, struct evbuffer *dst, uint64_t *count,
+    const struct cred **leak)
+{
+	uint64_t taken = 0;
 	size_t n, before, outlen = 0;
 	char *out = NULL;
 	const void *p;
 	int r, s;
 
-	r = body_forward(&h->req, bufferevent_get_input(c->client), h->cplain,
-	    &plain);
+	r = body_forward(b, src, plain, &taken);
 	if (r == -1)
 		return -1;
-	n = evbuffer_get_length(h->cplain);
+	n = evbuffer_get_length(plain);
 	if (n == 0 && r == 0)
 		return 0;
 	if (n == 0)
 		p = "";
-	else if ((p = evbuffer_pullup(h->cplain, -1)) == NULL) {
-		conn_close(c, "out-of-memory");
+	else if ((p = evbuffer_pullup(plain, -1)) == NULL)
 		return -2;
-	}
-	s = cred_stream_feed(h->cstream, p, n, r == 1, &out, &outlen, &leak);
-	evbuffer_drain(h->cplain, n);
+	s = cred_stream_feed(cs, p, n, r == 1, &out, &outlen, leak);
+	evbuffer_drain(plain, n);
 	if (s < 0) {
 		if (out != NULL)
 			explicit_bzero(out, outlen);
 		free(out);
-		if (s == -1)
-			http_cred_leak(c, leak, "in the request body");
-		else
-			conn_close(c, "out-of-memory");
-		return -2;
+		return s == -1 ? -3 : -2;
 	}
 	before = evbuffer_get_length(dst);
-	if (h->cchunked) {
+	if (chunked) {
 		if (outlen > 0) {
 			evbuffer_add_printf(dst, "%zx\r\n", outlen);
 			evbuffer_add(dst, out, outlen);
@@ -1122,11 +1281,38 @@ http_cred_forward(struct conn *c)
 			evbuffer_add(dst, "0\r\n\r\n", 5);
 	} else if (outlen > 0)
 		evbuffer_add(dst, out, outlen);
-	c->bytes_up += evbuffer_get_length(dst) - before;
+	*count += evbuffer_get_length(dst) - before;
 	if (out != NULL)
 		explicit_bzero(out, outlen);
 	free(out);
 	return r;
+}
+
+/*
+ * The head in head to out: with its values hidden (placeholders again)
+ * when the request went to a host a value may go to.  0, or -1 when the
+ * connection was closed (out of memory).
+ */
+static int
+http_hide_head(struct conn *c, struct evbuffer *head, struct evbuffer *out)
+{
+	const char *p;
+	char *hid = NULL;
+	size_t len = evbuffer_get_length(head), hidlen = 0;
+
+	if (!c->http->hide) {
+		evbuffer_add_buffer(out, head);
+		return 0;
+	}
+	if ((p = (const char *)evbuffer_pullup(head, -1)) == NULL ||
+	    cred_hide_buf(c->px->creds, p, len, &hid, &hidlen) < 0) {
+		conn_close(c, "out-of-memory");
+		return -1;
+	}
+	evbuffer_add(out, hid, hidlen);
+	evbuffer_drain(head, len);
+	free(hid);
+	return 0;
 }
 
 /*

@@ -52,6 +52,7 @@
 #include "policy/policy.h"
 #include "proxy/cred.h"
 #include "proxy/proxy_int.h"
+#include "proxy/relay_int.h"
 #include "proxy/term_int.h"
 #include "proxy/tlsmod.h"
 
@@ -61,6 +62,8 @@
 
 static void	 term_peek_cb(evutil_socket_t, short, void *);
 static void	 term_peek_again_cb(evutil_socket_t, short, void *);
+static void	 term_peek_up_cb(evutil_socket_t, short, void *);
+static void	 term_peek_end(struct term *);
 static void	 term_flush_cb(evutil_socket_t, short, void *);
 static void	 term_flush_later(struct term *);
 static void	 term_fallback(struct term *, int);
@@ -97,6 +100,8 @@ static void	 term_log_request(struct term *, int, const char *,
 static int	 term_refuse(struct term *, int, const char *, const char *,
 		    const char *, const char *);
 static int	 term_leak(struct term *, const struct cred *);
+static void	 term_tell(struct term *, const char *, const char *,
+		    const char *);
 static void	 term_client_tls(struct term *);
 static int	 term_upstream_tls(struct term *);
 static int	 term_has_creds(const struct term *);
@@ -190,12 +195,22 @@ term_start(struct conn *c)
 	if ((t->peek_ev = event_new(c->px->base, fd, EV_READ | EV_PERSIST,
 	    term_peek_cb, t)) == NULL ||
 	    (t->peek_again = evtimer_new(c->px->base, term_peek_again_cb,
-	    t)) == NULL || event_add(t->peek_ev, NULL) == -1) {
+	    t)) == NULL || (t->peek_up = event_new(c->px->base,
+	    bufferevent_getfd(c->upstream), EV_READ, term_peek_up_cb,
+	    t)) == NULL || event_add(t->peek_ev, NULL) == -1 ||
+	    event_add(t->peek_up, NULL) == -1) {
 		conn_close(c, "out-of-memory");
 		return;
 	}
 	conn_touch(c);
-	conn_timer_set(c, conn_config(c)->idle_timeout_ms);
+	/*
+	 * The ClientHello is the handshake's start: a tunnel counts against
+	 * maxTunnels from here, so a client that sends nothing or only part
+	 * of one keeps its slot no longer than handshakeTimeoutMs.
+	 */
+	conn_timer_set(c, conn_config(c)->tls != NULL ?
+	    conn_config(c)->tls->handshake_timeout_ms :
+	    TLS_HANDSHAKE_TIMEOUT_DEFAULT);
 }
 
 /* The client's first bytes: a ClientHello for the target is ours. */
@@ -234,11 +249,7 @@ term_peek_cb(evutil_socket_t fd, short what, void *arg)
 			 * do, but libevent refuses to mix it with the
 			 * bufferevent's events on the same socket.)
 			 */
-			if (!t->peek_waiting) {
-				t->peek_waiting = 1;
-				conn_timer_set(c,
-				    conn_config(c)->header_timeout_ms);
-			}
+			t->peek_waiting = 1;
 			event_del(t->peek_ev);
 			evtimer_add(t->peek_again, &again);
 			return;
@@ -263,6 +274,34 @@ term_peek_cb(evutil_socket_t fd, short what, void *arg)
 		break;
 	}
 	term_begin(t);
+}
+
+/*
+ * The server spoke before the client (SMTP, FTP, a database): not TLS
+ * the client starts, so the plain relay takes the tunnel at once rather
+ * than after handshakeTimeoutMs.
+ */
+static void
+term_peek_up_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct term *t = arg;
+
+	(void)fd;
+	(void)what;
+	term_fallback(t, 1);
+}
+
+/* The wait for the first bytes is over: its events go. */
+static void
+term_peek_end(struct term *t)
+{
+	if (t->peek_ev != NULL)
+		event_free(t->peek_ev);
+	if (t->peek_again != NULL)
+		event_free(t->peek_again);
+	if (t->peek_up != NULL)
+		event_free(t->peek_up);
+	t->peek_ev = t->peek_again = t->peek_up = NULL;
 }
 
 /* Look at a split ClientHello again: its socket is watched again. */
@@ -313,9 +352,7 @@ term_begin(struct term *t)
 	char err[512];
 	int cfd, ufd;
 
-	event_free(t->peek_ev);
-	event_free(t->peek_again);
-	t->peek_ev = t->peek_again = NULL;
+	term_peek_end(t);
 	cfd = bufferevent_getfd(c->client);
 	ufd = bufferevent_getfd(c->upstream);
 	/* The client answered the reply, so it has it; a rest goes now. */
@@ -409,10 +446,7 @@ term_free(struct conn *c)
 
 	if (t == NULL)
 		return;
-	if (t->peek_ev != NULL)
-		event_free(t->peek_ev);
-	if (t->peek_again != NULL)
-		event_free(t->peek_again);
+	term_peek_end(t);
 	if (t->flush_ev != NULL)
 		event_free(t->flush_ev);
 	/* The sockets are ours once taken (term_begin), else still bev's. */
@@ -436,14 +470,25 @@ term_timeout(struct conn *c)
 	const struct config *conf = conn_config(c);
 	struct timeval now, d;
 	long idle, elapsed;
+	char detail[160];
 
 	switch (t->phase) {
 	case TERM_PEEK:
 		if (t->peek_waiting) {
-			relay_peek_timeout(c);
+			snprintf(detail, sizeof(detail), "incomplete TLS "
+			    "ClientHello: not complete within network."
+			    "tlsTerminate.handshakeTimeoutMs (%d ms)",
+			    conf->tls != NULL ?
+			    conf->tls->handshake_timeout_ms : 0);
+			relay_peek_refuse(c, detail);
 			return;
 		}
-		break;
+		/*
+		 * Nothing from the client: not terminated, and the slot is
+		 * free again; the plain relay (its own timeouts) takes it.
+		 */
+		term_fallback(t, 1);
+		return;
 	case TERM_HANDSHAKE:
 		if (!t->client.hs_done) {
 			conn_error(c, "the client's TLS handshake was not done "
@@ -1000,6 +1045,9 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 			    "could name another path to the server than as "
 			    "spelled (%s): refused where network.requestRules "
 			    "apply\n", errstr != NULL ? errstr : "?");
+			term_tell(t, "ambiguous-target", body, "send the "
+			    "path as the server reads it (no dot segments, "
+			    "\"//\" or encoded \"/\")");
 			return term_refuse(t, 400, "ambiguous-target", NULL,
 			    NULL, body);
 		}
@@ -1017,6 +1065,9 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 				    "\"unmatched\" is \"deny\" (%s)\n",
 				    t->method, t->path, c->host.text,
 				    entry != NULL ? entry->source : "?");
+			term_tell(t, "request-rule", body, "change or remove "
+			    "the rule in network.requestRules if the request "
+			    "is one the command should make");
 			return term_refuse(t, 403, "request-rule",
 			    rule != NULL ? rule->text : "unmatched",
 			    rule != NULL ? rule->source : entry != NULL ?
@@ -1025,6 +1076,27 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 		free(canon);
 		t->rule = rule;
 		t->rule_source = rule != NULL ? rule->source : NULL;
+	}
+
+	/*
+	 * A placeholder is swapped in a target, a header value or a body
+	 * only: in the method or a header name it goes nowhere (conf NULL:
+	 * no credential may be injected there).
+	 */
+	if (creds) {
+		r = cred_swap_buf(tbl, NULL, NULL, 0, m->method, m->methodlen,
+		    &out, &olen, &leak);
+		for (i = 0; r >= 0 && i < m->nh; i++) {
+			free(out);
+			r = cred_swap_buf(tbl, NULL, NULL, 0, m->h[i].name,
+			    m->h[i].namelen, &out, &olen, &leak);
+		}
+		free(out);
+		out = NULL;
+		if (r == -1)
+			return term_leak(t, leak);
+		if (r < 0)
+			goto oom;
 	}
 
 	/* The upstream's head: origin-form, the checked Host, no hops. */
@@ -1156,8 +1228,6 @@ term_read_response(struct term *t)
 	struct evbuffer *in = t->upstream.in, *head = NULL;
 	struct term_body *b = &t->resp;
 	const struct http_header *hd;
-	const struct cred *leak = NULL;
-	struct cred_stream *cs = NULL;
 	struct http_msg m;
 	size_t len = evbuffer_get_length(in), i, olen = 0;
 	const char *p;
@@ -1200,7 +1270,12 @@ term_read_response(struct term *t)
 		goto oom;
 	if (nobody) {
 		b->in = TIN_NONE;
-		keep_len = 1;	/* a HEAD's or 304's length is the entity's */
+		/*
+		 * A HEAD's or 304's length is the entity's; a 1xx or 204 has
+		 * none (RFC 9110 8.6): a client that took one as a length
+		 * would read the next response as this one's body.
+		 */
+		keep_len = !info && m.status != 204;
 	} else if (m.chunked) {
 		b->in = TIN_CHUNKED;
 		b->out = t->client_minor == 1 ? TOUT_CHUNKED : TOUT_EOF;
@@ -1232,7 +1307,7 @@ term_read_response(struct term *t)
 		if (b->out == TOUT_CHUNKED && b->in != TIN_NONE)
 			evbuffer_add_printf(head,
 			    "Transfer-Encoding: chunked\r\n");
-		else if (b->out == TOUT_SAME && !keep_len)
+		else if (b->out == TOUT_SAME && !nobody)
 			evbuffer_add_printf(head, "Content-Length: %llu\r\n",
 			    (unsigned long long)m.length);
 		if (t->close_after)
@@ -1245,12 +1320,8 @@ term_read_response(struct term *t)
 		len = evbuffer_get_length(head);
 		if ((p = (const char *)evbuffer_pullup(head,
 		    (ev_ssize_t)len)) == NULL ||
-		    (cs = cred_stream_new(c->px->creds, conn_config(c),
-		    &c->host, c->port, CRED_HIDE)) == NULL ||
-		    cred_stream_feed(cs, p, len, 1, &out, &olen, &leak) < 0)
+		    cred_hide_buf(c->px->creds, p, len, &out, &olen) < 0)
 			goto oom;
-		cred_stream_free(cs);
-		cs = NULL;
 		evbuffer_add(t->client.out, out, olen);
 		free(out);
 		out = NULL;
@@ -1275,8 +1346,6 @@ term_read_response(struct term *t)
 	return 0;
 oom:
 	free(out);
-	if (cs != NULL)
-		cred_stream_free(cs);
 	if (head != NULL)
 		evbuffer_free(head);
 	conn_close(c, "out-of-memory");
@@ -1574,13 +1643,9 @@ static int
 term_injects_here(const struct term *t)
 {
 	const struct conn *c = t->c;
-	size_t i, n = cred_table_count(c->px->creds);
 
-	for (i = 0; i < n; i++)
-		if (cred_injects(conn_config(c), cred_table_get(c->px->creds,
-		    i), &c->host, c->port))
-			return 1;
-	return 0;
+	return cred_injects_any(c->px->creds, conn_config(c), &c->host,
+	    c->port);
 }
 
 static int
@@ -1726,6 +1791,38 @@ term_refuse(struct term *t, int status, const char *reason,
 		    sizeof(lg));
 	}
 	return 0;
+}
+
+/*
+ * Tell pisbx-run's summary (proxy_opts.refused) of a refused request:
+ * detail is the 403/400 body, which the summary's line shows before
+ * what to change.
+ */
+static void
+term_tell(struct term *t, const char *reason, const char *detail,
+    const char *hint)
+{
+	struct conn *c = t->c;
+	struct proxy_refusal r;
+	char d[700], h[1000];
+	size_t n;
+
+	if (c->px->refused == NULL)
+		return;
+	if (strncmp(detail, "pisbx: ", 7) == 0)
+		detail += 7;
+	n = strlen(detail);
+	snprintf(d, sizeof(d), "%.*s", (int)(n > 0 && detail[n - 1] == '\n' ?
+	    n - 1 : n), detail);
+	snprintf(h, sizeof(h), "%s: %s", d, hint);
+	memset(&r, 0, sizeof(r));
+	r.host = c->host.text;
+	r.port = c->port;
+	r.proto = conn_proto_name(c->proto);
+	r.reason = reason;
+	r.detail = d;
+	r.hint = h;
+	c->px->refused(&r, c->px->refused_arg);
 }
 
 /* A placeholder on its way to a host that is not its credential's. */

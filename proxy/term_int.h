@@ -90,6 +90,7 @@ struct term {
 	enum term_phase		 phase;
 	struct event		*peek_ev;
 	struct event		*peek_again;	/* a split ClientHello */
+	struct event		*peek_up;	/* the server speaks first */
 	struct event		*flush_ev;	/* what a hide stream holds */
 	int			 peek_waiting;	/* its start has come */
 	struct term_end		 client;

@@ -8,6 +8,10 @@
 #   4. pisbx-run: a sandboxed command reaches the allowed local server, is
 #      refused a denied one, cannot go around the proxy or write a
 #      protected file, and its access log is shown
+#   5. Claude Code's command line through pisbx-sh
+#   6. a secret kept out of the sandbox: TLS terminated, GH_TOKEN masked
+#      (the command sees a placeholder, the server the real token), a
+#      push refused by a request rule, a leak to another host refused
 # Cleans up after itself; exits 0 only when every step went as expected.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -253,6 +257,69 @@ if [ -x "$SH" ] && command -v git >/dev/null 2>&1; then
 		good "from src/, the project root (the git work tree) is writable"
 	else
 		bad "build.log was not written at the project root"
+	fi
+fi
+
+# 6. A secret kept out of the sandbox: TLS termination and a masked token.
+if [ -x "$RUN" ] && [ -f "$BINDIR/pisbx-tls.so" ] && command -v openssl >/dev/null 2>&1; then
+	say "6. A secret the command can use but not read: tlsTerminate + credentials"
+	. "$top/tests/lib/tlsca.sh"
+	tlsca_make "$T/ca" "demo origin CA" && tlsca_leaf "$T/ca" api.demo.test other.demo.test ||
+	    bad "cannot make the demo CA"
+	real=ghp_demo0123456789realtoken0123456789abcdef
+	"$PY" "$top/tests/lib/tlsserver.py" echo --cert "$T/ca/api.demo.test.pem" \
+	    --key "$T/ca/api.demo.test.key" --port-file "$T/api.port" \
+	    --log "$T/api.reqs" --auth "$real" >/dev/null 2>"$T/api.err" &
+	pids="$pids $!"
+	i=0
+	while [ ! -s "$T/api.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	API=$(cat "$T/api.port" 2>/dev/null)
+	printf '%s\n' "127.0.0.1 api.demo.test" "127.0.0.1 other.demo.test" >"$T/hosts6"
+	cat >"$T/secrets.json" <<EOF
+{
+  "network": {
+    "allowedDomains": ["api.demo.test", "other.demo.test"],
+    "tlsTerminate": {"extraCaCertPaths": ["$T/ca/ca.pem"]},
+    "requestRules": [{"host": "api.demo.test", "deny": ["POST /**/git-receive-pack"]}]
+  },
+  "credentials": {
+    "envVars": [{"name": "GH_TOKEN", "mode": "mask", "injectHosts": ["api.demo.test"]}]
+  },
+  "resolver": {"hostsFile": "$T/hosts6", "servers": ["127.0.0.1:9"], "timeoutMs": 1000}
+}
+EOF
+	sed "s|$T/||g; s/^/   /" "$T/secrets.json"
+	cat >"$T/cmd6.sh" <<EOF
+echo "inside, GH_TOKEN=\$GH_TOKEN"
+curl -sS -H "Authorization: Bearer \$GH_TOKEN" -o /dev/null -w 'GET  https://api.demo.test/user -> HTTP %{http_code}\n' https://api.demo.test:$API/user
+curl -sS -X POST -o /dev/null -w 'POST https://api.demo.test/o/r.git/git-receive-pack -> HTTP %{http_code}\n' https://api.demo.test:$API/o/r.git/git-receive-pack
+curl -sS -H "Authorization: Bearer \$GH_TOKEN" -o /dev/null -w 'GET  https://other.demo.test/ with the token -> HTTP %{http_code}\n' https://other.demo.test:$API/
+EOF
+	show "GH_TOKEN=ghp_demo...realtoken... pisbx-run --config secrets.json --access-log secrets.log -- sh cmd6.sh"
+	sed 's/^/   | /' "$T/cmd6.sh"
+	out=$(cd "$T/ws" && GH_TOKEN=$real "$RUN" --config "$T/secrets.json" \
+	    --access-log "$T/secrets.log" -- sh "$T/cmd6.sh" 2>"$T/run6.err"); rc=$?
+	printf '%s\n' "$out" | sed 's/^/   /'
+	sed "s|$T/||g; s/^/   stderr: /" "$T/run6.err"
+	case $out in
+	*"GH_TOKEN=pisbx_"*"/user -> HTTP 200"*"git-receive-pack -> HTTP 403"*"token -> HTTP 403"*)
+		good "the command saw a placeholder; the GET got its answer, the push and the leak got 403" ;;
+	*) bad "secrets: unexpected output (exit $rc)" ;;
+	esac
+	case $out$(cat "$T/secrets.log" "$T/run6.err") in
+	*"$real"*) bad "the real token reached the command, its stderr or the log" ;;
+	*) good "the real token is in neither the command's output nor the access log" ;;
+	esac
+	if grep -q "\"auth\": *\"$real\"" "$T/api.reqs"; then
+		good "the server received the real token (the proxy put it in, over verified TLS)"
+	else
+		bad "the server did not see the real token"
+	fi
+	if grep -q '"event":"request".*"reason":"request-rule"' "$T/secrets.log" &&
+	    grep -q '"reason":"credential-leak".*"credential":"\$GH_TOKEN"' "$T/secrets.log"; then
+		good "the access log has the refused push and the leak, naming \$GH_TOKEN"
+	else
+		bad "secrets.log lacks the request-rule and credential-leak records"
 	fi
 fi
 

@@ -251,10 +251,25 @@ secrets_mask(struct runsecrets *s, const struct cred_entry *e, size_t idx,
 	*nomatch = 0;
 	err[0] = '\0';
 	if (e->extract == NULL) {
-		if (cred_table_add(s->creds, name, idx, buf, len, &ph) == -1)
+		/*
+		 * A file's last line end is the file's, not the value's: a
+		 * token file read with $(cat) goes into a header without
+		 * it, and the copy keeps it after the placeholder.  (Kept in
+		 * the value, its LF went into the header and ended the
+		 * request's head there.)
+		 */
+		at = len;
+		if (e->kind == CRED_FILE && buf[at - 1] == '\n' && --at > 0 &&
+		    buf[at - 1] == '\r')
+			at--;
+		if (at == 0)
+			at = len;	/* nothing but a line end: as it is */
+		if (cred_table_add(s->creds, name, idx, buf, at, &ph) == -1)
 			goto full;
-		if ((out = strdup(ph)) != NULL)
-			*outlen = strlen(out);
+		if (asprintf(&out, "%s%.*s", ph, (int)(len - at),
+		    buf + at) == -1)
+			return NULL;
+		*outlen = strlen(out);
 		return out;
 	}
 	if ((sp = calloc(SECRETS_SPANS_MAX, sizeof(*sp))) == NULL)
@@ -309,9 +324,16 @@ secrets_mask(struct runsecrets *s, const struct cred_entry *e, size_t idx,
 	if ((out = malloc(plen + 1)) == NULL)
 		goto done;
 	for (i = 0, at = 0, o = out; i < nr; i++) {
-		/* Overlapping ranges (a span found again): the first. */
-		if (r[i].off < at)
+		/*
+		 * Overlapping ranges (a span found again, or a repeat of one
+		 * value running into another's span): the first placeholder,
+		 * and none of the later range's octets, which are a value's.
+		 */
+		if (r[i].off < at) {
+			if (r[i].off + r[i].len > at)
+				at = r[i].off + r[i].len;
 			continue;
+		}
 		memcpy(o, buf + at, r[i].off - at);
 		o += r[i].off - at;
 		memcpy(o, r[i].ph, strlen(r[i].ph));

@@ -71,7 +71,8 @@
  *
  * Without namespaces (SECCOMP_NONS, a container that refuses them): see
  * seccomp_nons -- only TCP and Unix sockets, every connect and send with
- * an address, every listen and every removal to the guard.
+ * an address, every listen and every removal to the guard, and no
+ * prlimit on another process.
  *
  * Sent to the creation guard (guard.c), which reads the arguments once,
  * decides on the resolved path and performs the call itself: every open
@@ -273,7 +274,8 @@ seccomp_nons(scmp_filter_ctx ctx)
 		SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC
 	};
 	static const uint32_t	protocols[] = { 0, IPPROTO_TCP };
-	struct scmp_arg_cmp	fam;
+	struct scmp_arg_cmp	fam, setting;
+	uint32_t		self[1];
 	size_t			i;
 
 	if (seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 0,
@@ -298,9 +300,24 @@ seccomp_nons(scmp_filter_ctx ctx)
 	 */
 	if (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(unlink), 0) != 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(unlinkat),
-	    0) != 0)
+	    0) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(rmdir), 0) != 0)
 		return -1;
-	return seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(rmdir), 0);
+	/*
+	 * prlimit64(pid, resource, new, old) setting another process's
+	 * limits: the kernel checks only the user ID, and no Landlock scope
+	 * covers it, so every process of the user is in reach here (the
+	 * agent, pisbx-run).  A raised core limit and a CPU limit of a
+	 * second make one die of SIGXCPU and dump its memory -- its
+	 * environment's real credentials -- into its working directory,
+	 * the workspace; a hard CPU limit kills it.  The command's own
+	 * limits (pid 0, as glibc's setrlimit and bash's ulimit call it)
+	 * and reading another's stay.  EPERM.
+	 */
+	self[0] = 0;
+	setting = SCMP_CMP(2, SCMP_CMP_NE, 0);
+	return seccomp_only32(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64),
+	    0, self, 1, &setting);
 }
 
 /* socket(2) and socketpair(2): the families and protocols allowed. */

@@ -7,7 +7,8 @@
  *	    --cred NAME=VALUE[@INJECTHOST]...
  *
  * Each --cred is one credentials.envVars[] entry, mode mask, whose
- * injectHosts is INJECTHOST (none: injected nowhere); --plaintext-inject
+ * injectHosts is INJECTHOST (none: injected nowhere; an empty one,
+ * "NAME=VALUE@": no injectHosts, so allowedDomains); --plaintext-inject
  * sets credentials.allowPlaintextInject.  Listens on 127.0.0.1:0 and
  * says "credproxy: listening on 127.0.0.1:PORT" on stderr; each
  * placeholder is printed "placeholder NAME PLACEHOLDER" on stdout, each
@@ -103,8 +104,8 @@ main(int argc, char *argv[])
 		v[i].mode = CRED_MASK;
 		v[i].name = arg;
 		v[i].source = strdup("credproxy: --cred");
-		v[i].inject_set = 1;
-		if (at != NULL) {
+		v[i].inject_set = at == NULL || *at != '\0';
+		if (at != NULL && *at != '\0') {
 			if ((v[i].inject = calloc(1, sizeof(*v[i].inject))) ==
 			    NULL)
 				err(1, NULL);

@@ -270,6 +270,123 @@ out=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 10 \
 eq "inject: another credential's placeholder is still refused" "$out" 403
 up_clean "inject (other credential)" "$GH2"
 
+# HTTP/1.0 client, a body whose length changes: the upstream gets it
+# chunked, so the request goes as HTTP/1.1 (chunked is no HTTP/1.0
+# framing: RFC 9112 6.1).
+: >"$T/up.bytes"
+out=$(curl -sS --http1.0 --max-time 10 -x "http://127.0.0.1:$IP" \
+    --data-binary "k=$PI&z=10" "http://127.0.0.1:$UP/d10" 2>&1)
+eq "inject, HTTP/1.0 client: the body passes" "$out" ok
+check "inject, HTTP/1.0 client: the upstream got the value" \
+    grep -qF "k=real-inj-value&z=10" "$T/up.bytes"
+check "inject, HTTP/1.0 client: sent as HTTP/1.1, chunked" \
+    grep -qF "POST /d10 HTTP/1.1" "$T/up.bytes"
+if grep -qF "POST /d10 HTTP/1.0" "$T/up.bytes"; then
+	not_ok "inject, HTTP/1.0 client: chunked under an HTTP/1.0 line"
+else
+	ok "inject, HTTP/1.0 client: no chunked HTTP/1.0 request"
+fi
+
+# What comes back from the injectHost is hidden: an upstream that echoes
+# the Authorization header (in a header and the body) shows the client
+# the placeholder.  Its answers: /cl Content-Length, /ch chunked, /eof
+# delimited by its close, all written in small pieces so that a value
+# straddles reads.
+cat >"$T/echo.py" <<'EOF'
+import socket, sys, threading, time
+portfile = sys.argv[1]
+
+def serve(c):
+    c.settimeout(5)
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            d = c.recv(65536)
+            if not d:
+                return
+            data += d
+        head = data.split(b"\r\n\r\n")[0].split(b"\r\n")
+        path = head[0].split(b" ")[1]
+        auth = b""
+        for line in head[1:]:
+            k, _, v = line.partition(b":")
+            if k.strip().lower() == b"authorization":
+                auth = v.strip()
+        body = b"auth=" + auth + b" twice=" + auth + b"\n"
+        if path == b"/cl":
+            out = (b"HTTP/1.1 200 OK\r\nX-Echo: " + auth +
+                   b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        elif path == b"/ch":
+            out = b"HTTP/1.1 200 OK\r\nX-Echo: " + auth + \
+                  b"\r\nTransfer-Encoding: chunked\r\n\r\n"
+            for i in range(0, len(body), 7):
+                piece = body[i:i + 7]
+                out += b"%x\r\n" % len(piece) + piece + b"\r\n"
+            out += b"0\r\n\r\n"
+        else:
+            out = (b"HTTP/1.1 200 OK\r\nX-Echo: " + auth +
+                   b"\r\nConnection: close\r\n\r\n" + body)
+        for i in range(0, len(out), 9):
+            c.sendall(out[i:i + 9])
+            time.sleep(0.002)
+    except OSError:
+        pass
+    finally:
+        c.close()
+
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+with open(portfile + ".tmp", "w") as f:
+    f.write(str(s.getsockname()[1]))
+import os
+os.rename(portfile + ".tmp", portfile)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF
+spawn "$PY" "$T/echo.py" "$T/echo.port"
+wait_file "$T/echo.port" 200 || { not_ok "echo server did not start"; exit 1; }
+EP=$(cat "$T/echo.port")
+want_body="auth=Bearer $PI twice=Bearer $PI"
+for _v in 1.1 1.0; do
+	for _p in cl ch eof; do
+		_d="hide, HTTP/$_v client, /$_p"
+		curl -sS -i --http$_v --max-time 10 -x "http://127.0.0.1:$IP" \
+		    -H "Authorization: Bearer $PI" \
+		    "http://127.0.0.1:$EP/$_p" >"$T/echo.out" 2>&1
+		tr -d '\r' <"$T/echo.out" >"$T/echo.txt"
+		if grep -qF "real-inj-value" "$T/echo.txt"; then
+			not_ok "$_d: the client saw the value"
+			sed 's/^/# /' "$T/echo.txt" | head -n 12
+		else
+			ok "$_d: the client never saw the value"
+		fi
+		check "$_d: the header echo says the placeholder" \
+		    grep -qxF "X-Echo: Bearer $PI" "$T/echo.txt"
+		check "$_d: the body says the placeholder, whole" \
+		    grep -qxF "$want_body" "$T/echo.txt"
+		case $_v/$_p in
+		1.1/eof) ;;
+		1.1/*)
+			check "$_d: re-framed chunked (the length changed)" \
+			    grep -qix "Transfer-Encoding: chunked" "$T/echo.txt"
+			;;
+		1.0/*)
+			check "$_d: delimited by the close" \
+			    grep -qix "Connection: close" "$T/echo.txt"
+			if grep -qi "^Transfer-Encoding\|^Content-Length" \
+			    "$T/echo.txt"; then
+				not_ok "$_d: a length or chunked to HTTP/1.0"
+			else
+				ok "$_d: no length, no chunked to HTTP/1.0"
+			fi
+			;;
+		esac
+	done
+done
+
 for _e in $_cp_pids; do
 	_p=${_e%%:*} _f=${_e#*:}
 	kill -TERM "$_p"

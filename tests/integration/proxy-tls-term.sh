@@ -49,7 +49,8 @@ conf() {
   "tlsTerminate": {"caCertPath": "$T/pisbx-ca.pem",
     "caKeyPath": "$T/pisbx-ca.key",
     "extraCaCertPaths": ["$T/upstream-ca.pem"],
-    "excludeDomains": ["excl.host"], "maxTunnels": $2},
+    "excludeDomains": ["excl.host"], "maxTunnels": $2,
+    "handshakeTimeoutMs": 1500},
   "requestRules": [{"host": "test.host", "deny": ["POST /deny/**"]}]},
  "proxy": {"headerTimeoutMs": 1500},
  "resolver": {"hostsFile": "$T/hosts"}}
@@ -118,7 +119,7 @@ check_log "SNI mismatch: refused" event=decision port="$P" decision=deny \
 
 # A ClientHello split over segments is terminated all the same (its
 # request, with Host "x", is pisbx's to answer); half of one that stalls
-# is refused after proxy.headerTimeoutMs.
+# is refused after network.tlsTerminate.handshakeTimeoutMs.
 : >"$PX_LOG"
 out=$("$PY" "$SERVERS" tls --port "$PX_PORT" --via connect \
     --target "test.host:$P" --sni test.host --split 5 2>&1)
@@ -127,7 +128,7 @@ out=$("$PY" "$SERVERS" tls --port "$PX_PORT" --via connect \
     --target "test.host:$P" --sni test.host --stall 2>&1)
 contains "stalled ClientHello: closed (or reset: it was never read)" \
     "$out" closed
-check_log "stalled ClientHello: refused after headerTimeoutMs" \
+check_log "stalled ClientHello: refused after handshakeTimeoutMs" \
     event=decision decision=deny reason=sni-mismatch \
     error~'incomplete TLS ClientHello.*1500 ms'
 
@@ -287,6 +288,52 @@ check "text format: the request line" has_line "$T/text.log" \
 check "text format: tls=terminated on the close" has_line "$T/text.log" \
     " close connect .* tls=terminated"
 kill "$TXT"
+
+# A server that speaks first (SMTP, FTP) on a terminated host: the plain
+# tunnel carries it at once, not after handshakeTimeoutMs (20 s here).
+sed 's/"handshakeTimeoutMs": 1500/"handshakeTimeoutMs": 20000/' \
+    "$T/conf.json" >"$T/slow.json"
+spawn "$PROXY" --config "$T/slow.json" --listen 127.0.0.1:0 \
+    --access-log "$T/slow.log" 2>"$T/slow.err"
+SLOW=$LAST_PID
+i=0 SP=
+while [ $i -lt 200 ] && [ -z "$SP" ]; do
+	SP=$(sed -n 's/^pisbx-proxy: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' \
+	    "$T/slow.err")
+	sleep 0.05; i=$((i + 1))
+done
+"$PY" - "$SP" >"$T/first.out" 2>&1 <<'EOF'
+import socket, sys, threading, time
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(1)
+def serve():
+    s, _ = ls.accept()
+    s.sendall(b"220 first.host ESMTP ready\r\n")
+    s.settimeout(10)
+    s.sendall(s.recv(100))
+    s.close()
+threading.Thread(target=serve, daemon=True).start()
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+c.sendall(b"CONNECT other.host:%d HTTP/1.1\r\nHost: x\r\n\r\n" %
+          ls.getsockname()[1])
+c.settimeout(10)
+t0 = time.monotonic()
+got = b""
+while b"220 " not in got:
+    d = c.recv(4096)
+    if not d:
+        break
+    got += d
+print("banner after %.1f s" % (time.monotonic() - t0))
+c.sendall(b"EHLO me\r\n")
+print("echo", c.recv(100).decode().strip())
+EOF
+check "server speaks first: its banner comes before the timeout" \
+    has_line "$T/first.out" "^banner after [0-4]\.[0-9] s$"
+check "server speaks first: the tunnel carries both ways" \
+    has_line "$T/first.out" "^echo EHLO me$"
+kill "$SLOW"
 
 check "proxy still running" px_alive
 px_done

@@ -114,6 +114,8 @@ contains "git push fails" "$(cat "$T/git.out")" "push=1"
 contains "git says the server answered 403" "$(cat "$T/git.out")" "403"
 refused "git push" POST "/repo\\.git/git-receive-pack$" \
     "POST /**/git-receive-pack" git-readonly.json
+contains "the end-of-run summary names the rule and its file" \
+    "$(cat "$T/git.out")" "(request-rule): POST /repo.git/git-receive-pack is refused by the request rule \"POST /**/git-receive-pack\" ($T/rules/git-readonly.json"
 check "the push never reached git-http-backend" \
     srv_never git '.action == "receive-pack"'
 eq "the repository's main is still the first commit" \

@@ -366,6 +366,69 @@ test_swap_basic(void **state)
 	cred_table_free(t);
 }
 
+/*
+ * A value with a line break (a whole file of two lines) is never put in
+ * a header or a request line as it is: refused, naming the credential.
+ * In a Basic credential it is encoded again, and in a body it goes.
+ */
+static void
+test_swap_line_breaks(void **state)
+{
+	static const char	*const bad[] = { "tok\nX-Evil: 1", "tok\r\n",
+	    "\rtok" };
+	struct cred_table	*t;
+	struct cred_stream	*s;
+	const struct cred	*leak;
+	const char		*p;
+	char			 userpass[128], hdr[256], *out, dec[128];
+	size_t			 outlen, n, i;
+
+	(void)state;
+	setup_conf();
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		t = cred_table_new();
+		assert_int_equal(cred_table_add(t, "~/two.txt", 0, bad[i],
+		    strlen(bad[i]), &p), 0);
+		leak = NULL;
+		snprintf(hdr, sizeof(hdr), "Bearer %s", p);
+		assert_int_equal(cred_swap_header(t, conf, &inject_host, 443,
+		    "Authorization", 13, hdr, strlen(hdr), &out, &outlen,
+		    &leak), -1);
+		assert_non_null(leak);
+		assert_string_equal(leak->name, "~/two.txt");
+		assert_null(out);
+		leak = NULL;
+		snprintf(hdr, sizeof(hdr), "/p/%s", p);
+		assert_int_equal(cred_swap_buf(t, conf, &inject_host, 443,
+		    hdr, strlen(hdr), &out, &outlen, &leak), -1);
+		assert_non_null(leak);
+		/* Basic: decoded, swapped, encoded again. */
+		snprintf(userpass, sizeof(userpass), "u:%s", p);
+		strcpy(hdr, "Basic ");
+		base64_encode(userpass, strlen(userpass), hdr + 6);
+		assert_int_equal(cred_swap_header(t, conf, &inject_host, 443,
+		    "Authorization", 13, hdr, strlen(hdr), &out, &outlen,
+		    &leak), 1);
+		assert_int_equal(base64_decode(out + 6, outlen - 6, dec, &n),
+		    0);
+		assert_int_equal(n, 2 + strlen(bad[i]));
+		assert_memory_equal(dec + 2, bad[i], strlen(bad[i]));
+		free(out);
+		/* A body: as it is. */
+		s = cred_stream_new(t, conf, &inject_host, 443, CRED_INJECT);
+		assert_non_null(s);
+		out = NULL;
+		outlen = 0;
+		assert_int_equal(cred_stream_feed(s, p, strlen(p), 1, &out,
+		    &outlen, &leak), 1);
+		assert_int_equal(outlen, strlen(bad[i]));
+		assert_memory_equal(out, bad[i], outlen);
+		free(out);
+		cred_stream_free(s);
+		cred_table_free(t);
+	}
+}
+
 /* Feed buf to s cut at i and j, the output collected. */
 static int
 feed3(struct cred_stream *s, const char *buf, size_t len, size_t i,
@@ -499,6 +562,38 @@ test_stream_lengths(void **state)
 	cred_table_free(t);
 }
 
+/* A whole head hidden, and which hosts take some value. */
+static void
+test_hide_buf(void **state)
+{
+	struct cred_table	*t;
+	const char		*pa, *pb;
+	char			 want[256], *out;
+	size_t			 outlen;
+
+	(void)state;
+	setup_conf();
+	t = cred_table_new();
+	assert_false(cred_injects_any(t, conf, &inject_host, 443));
+	assert_int_equal(cred_table_add(t, "$A", 0, "tok-A", 5, &pa), 0);
+	assert_int_equal(cred_table_add(t, "$B", 1, "tok-B", 5, &pb), 0);
+	assert_true(cred_injects_any(t, conf, &inject_host, 443));
+	assert_false(cred_injects_any(t, conf, &other_host, 443));
+	assert_false(cred_injects_any(NULL, conf, &inject_host, 443));
+	assert_int_equal(cred_hide_buf(t, "HTTP/1.1 200 OK\r\nX-A: tok-A\r\n"
+	    "X-B: tok-Btok-A\r\n\r\n", 48, &out, &outlen), 3);
+	snprintf(want, sizeof(want), "HTTP/1.1 200 OK\r\nX-A: %s\r\n"
+	    "X-B: %s%s\r\n\r\n", pa, pb, pa);
+	assert_string_equal(out, want);
+	assert_int_equal(outlen, strlen(want));
+	free(out);
+	/* A value cut at the end is no value: out as it is. */
+	assert_int_equal(cred_hide_buf(t, "x tok-", 6, &out, &outlen), 0);
+	assert_string_equal(out, "x tok-");
+	free(out);
+	cred_table_free(t);
+}
+
 /*
  * Not an assertion: how fast the leak scan runs over text with no
  * placeholder and with "pisbx_" now and then (it is on every tunnel).
@@ -552,8 +647,10 @@ main(void)
 		cmocka_unit_test(test_scan_splits),
 		cmocka_unit_test(test_swap_buf),
 		cmocka_unit_test(test_swap_basic),
+		cmocka_unit_test(test_swap_line_breaks),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_stream_lengths),
+		cmocka_unit_test(test_hide_buf),
 		cmocka_unit_test(test_scan_speed),
 	};
 
