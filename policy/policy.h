@@ -572,6 +572,13 @@ int	 request_path_canon(const char *target, size_t len, char *out,
  * changes one is refused).
  */
 int	 config_tls_same(const struct config *, const struct config *);
+/*
+ * Whether they agree on what is made once, at start: network.tlsTerminate
+ * set or not, its CA (caCertPath, caKeyPath) and its roots
+ * (extraCaCertPaths).  excludeDomains, maxTunnels and handshakeTimeoutMs
+ * are read per connection: pisbx-proxy's reload takes them.
+ */
+int	 config_tls_ca_same(const struct config *, const struct config *);
 int	 config_creds_same(const struct config *, const struct config *);
 /*
  * Where requestRules recipes (NAME -> DIR/NAME.json) are: dir, or NULL
