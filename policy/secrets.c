@@ -735,7 +735,7 @@ patterns_same(const struct pattern *a, size_t na, const struct pattern *b,
 }
 
 int
-config_tls_same(const struct config *a, const struct config *b)
+config_tls_ca_same(const struct config *a, const struct config *b)
 {
 	const struct tls_terminate *x = a->tls, *y = b->tls;
 	size_t	 i;
@@ -744,15 +744,26 @@ config_tls_same(const struct config *a, const struct config *b)
 		return x == y;
 	if (!str_same(x->ca_cert_path, y->ca_cert_path) ||
 	    !str_same(x->ca_key_path, y->ca_key_path) ||
-	    !patterns_same(x->exclude, x->nexclude, y->exclude, y->nexclude) ||
-	    x->extra_ca.n != y->extra_ca.n ||
-	    x->max_tunnels != y->max_tunnels ||
-	    x->handshake_timeout_ms != y->handshake_timeout_ms)
+	    x->extra_ca.n != y->extra_ca.n)
 		return 0;
 	for (i = 0; i < x->extra_ca.n; i++)
 		if (strcmp(x->extra_ca.v[i], y->extra_ca.v[i]) != 0)
 			return 0;
 	return 1;
+}
+
+int
+config_tls_same(const struct config *a, const struct config *b)
+{
+	const struct tls_terminate *x = a->tls, *y = b->tls;
+
+	if (!config_tls_ca_same(a, b))
+		return 0;
+	if (x == NULL)
+		return 1;
+	return patterns_same(x->exclude, x->nexclude, y->exclude,
+	    y->nexclude) && x->max_tunnels == y->max_tunnels &&
+	    x->handshake_timeout_ms == y->handshake_timeout_ms;
 }
 
 int
