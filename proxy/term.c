@@ -978,6 +978,7 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 	memset(t->used, 0, sizeof(t->used));
 	t->rule = NULL;
 	t->rule_source = NULL;
+	t->rule_layer = NULL;
 	snprintf(t->method, sizeof(t->method), "%.*s", (int)(m->methodlen <
 	    sizeof(t->method) ? m->methodlen : sizeof(t->method) - 1),
 	    m->method);
@@ -1054,6 +1055,7 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 		if (config_request_rule(conf, &c->host, c->port, t->method,
 		    canon, &rule, &entry) == REQ_DENY) {
 			free(canon);
+			t->rule_layer = entry != NULL ? entry->layer : NULL;
 			if (rule != NULL)
 				snprintf(body, sizeof(body), "pisbx: %s %s is "
 				    "refused by the request rule \"%s\" (%s)\n",
@@ -1076,6 +1078,8 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 		free(canon);
 		t->rule = rule;
 		t->rule_source = rule != NULL ? rule->source : NULL;
+		t->rule_layer = rule != NULL && entry != NULL ? entry->layer :
+		    NULL;
 	}
 
 	/*
@@ -1743,6 +1747,9 @@ term_log_request(struct term *t, int status, const char *reason,
 	}
 	r.rule = rule;
 	r.source = source;
+	/* The layer of a request rule's entry (not of a credential). */
+	if (reason == NULL || strcmp(reason, "request-rule") == 0)
+		r.layer = t->rule_layer;
 	r.error = error;
 	r.tls = "terminated";
 	count = term_has_creds(t) ? cred_table_count(c->px->creds) : 0;
