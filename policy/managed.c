@@ -409,7 +409,10 @@ managed_seed_rules(struct cfgctx *ctx, struct managed *m,
 
 /*
  * A host the layer excludes from termination that a managed rule names:
- * its requests would pass the managed rules unread.  Fail closed.
+ * its requests would pass the managed rules unread.  An address is
+ * never excluded under managed rules: the server at it may serve a rules
+ * host by another name (a tunnel without SNI to github.com's address).
+ * Fail closed.
  */
 static void
 managed_rules_check(struct cfgctx *ctx, const struct managed *m,
@@ -419,6 +422,19 @@ managed_rules_check(struct cfgctx *ctx, const struct managed *m,
 	const struct req_host	*h;
 	size_t			 i, j;
 
+	if (m->nreq > 0 && conf->tls != NULL) {
+		for (j = 0; j < conf->tls->nexclude; j++) {
+			x = &conf->tls->exclude[j];
+			if (x->kind != PATTERN_EXACT ||
+			    x->host.kind == HOST_NAME)
+				continue;
+			cfg_err(ctx, managed_jpath(x->source), "\"%s\" is an "
+			    "address: while %s has request rules, no address "
+			    "may be excluded from termination (the server at "
+			    "it may serve a host the rules name); remove the "
+			    "entry", x->text, MANAGED_NAME);
+		}
+	}
 	for (i = 0; i < m->nreq && i < conf->nreq_hosts; i++) {
 		h = &conf->req_hosts[i];
 		if (conf->tls == NULL) {

@@ -349,6 +349,13 @@ run_config --allow "api.corp.test:$AP" --net '{"tlsTerminate":
   {"excludeDomains": ["other.corp.test"]}}'
 sbx -- true >/dev/null 2>"$T/rx.err"
 eq "excludeDomains of another host: the run goes ahead" "$?" 0
+# An address excluded: the server at it may serve the rules host.
+run_config --allow "api.corp.test:$AP" --net '{"tlsTerminate":
+  {"excludeDomains": ["127.0.0.1"]}}'
+sbx -- true >/dev/null 2>"$T/rx.err"
+eq "excludeDomains of an address under managed rules: exit 78" "$?" 78
+contains "... names the entry and says why" "$(cat "$T/rx.err")" \
+    "$CONF: \$.network.tlsTerminate.excludeDomains[0]: \"127.0.0.1\" is an address: while the managed file $MF has request rules, no address may be excluded"
 managed "$(echo "$M_RULES" | sed 's|"tlsTerminate": {|"tlsTerminate": {"caCertPath": "'"$TLSCA"'/ca.pem", "caKeyPath": "'"$TLSCA"'/ca.key", |')"
 run_config --allow "api.corp.test:$AP" --net '{"tlsTerminate":
   {"caCertPath": "'"$TLSCA"'/api.corp.test.pem",
