@@ -165,6 +165,8 @@ proxy_new(struct event_base *base, struct config *conf,
 	if (opts != NULL) {
 		px->refused = opts->refused;
 		px->refused_arg = opts->refused_arg;
+		px->injected = opts->injected;
+		px->injected_arg = opts->injected_arg;
 		px->reload_said = opts->reload_said;
 		px->one_client = opts->one_client;
 		px->tls = opts->tls;

@@ -16,6 +16,9 @@
 #   placeholder to an allowed host that is not an injectHost (403), curl
 #   through the SOCKS5 port to a plain TCP server (closed, the server
 #   never gets it); the summary and --report name each, never a value;
+# - what went in: -v's summary and --report count each credential per
+#   host:port (never as a refusal); a value with a space goes in a
+#   header and is refused in a request target (403, naming it and why);
 # - the AWS CLI: a masked AWS_SECRET_ACCESS_KEY is a config error (78)
 #   naming the key (pisbx does not re-sign SigV4); denied, aws finds no
 #   secret.
@@ -34,6 +37,9 @@ GHE="ghe_REALent$$a$(date +%s%N)"
 GH="ghp_REALgh$$b$(date +%s%N)"
 API="sk-REALapi$$c$(date +%s%N)"
 export GH_ENTERPRISE_TOKEN="$GHE" GH_TOKEN="$GH" API_KEY="$API"
+# A value with a space: fine in a header, refused in a request target.
+SPC="sk REALspace$$e"
+export SPACE_KEY="$SPC"
 # This machine's own client settings stay outside.
 unset PIP_CERT REQUESTS_CA_BUNDLE SSL_CERT_FILE CURL_CA_BUNDLE \
     GIT_SSL_CAINFO NODE_EXTRA_CA_CERTS GH_HOST GITHUB_TOKEN \
@@ -106,7 +112,8 @@ chmod -R a+rX "$T"
 CREDS='{"envVars":[
   {"name":"GH_ENTERPRISE_TOKEN","mode":"mask","injectHosts":["ghe.test"]},
   {"name":"GH_TOKEN","mode":"mask","injectHosts":["git.test","api.github.com"]},
-  {"name":"API_KEY","mode":"mask","injectHosts":["api.test"]}]}'
+  {"name":"API_KEY","mode":"mask","injectHosts":["api.test"]},
+  {"name":"SPACE_KEY","mode":"mask","injectHosts":["api.test"]}]}'
 run_config --allow "$HOSTS_NAMES" \
     --net '{"tlsTerminate":{"extraCaCertPaths":["'"$TLSCA"'/ca.pem"]}}' \
     --top '{"credentials":'"$CREDS"'}'
@@ -119,9 +126,13 @@ srv_saw() {
 srv_never() {
 	jq -n -e "[inputs | select($2)] | length == 0" "$T/$1.reqs" >/dev/null
 }
+# jqq ARGS...: jq -e, quietly.
+jqq() {
+	jq -e "$@" >/dev/null
+}
 # reals FILE...: none of the real values is in the files.
 reals() {
-	! grep -aqF -e "$GHE" -e "$GH" -e "$API" "$@"
+	! grep -aqF -e "$GHE" -e "$GH" -e "$API" -e "$SPC" "$@"
 }
 
 # 1. The GitHub CLI.  gh picks the token by the request's host: GH_TOKEN
@@ -238,6 +249,71 @@ check "pisbx-sh: the API got the real key" \
 check "pisbx-sh: the echoed header shows the placeholder, not the key" sh -c "
     grep -qE '^Authorization: Bearer pisbx_[a-z0-9]{32,}' '$T/agent.out' &&
     ! grep -qF '$API' '$T/agent.out'"
+
+# 3b. What went in, in pisbx-run's summary: three requests with API_KEY
+#    to api.test, one with SPACE_KEY in a header (a space goes there);
+#    SPACE_KEY in the query is refused (its value cannot be put in a
+#    request target: the space would end it), and the server never sees
+#    the request.  --report has "injected" items, -v one line each; the
+#    credentials put in are no refusals.
+cat >"$WS/inj.sh" <<'EOF'
+for i in 1 2 3; do
+	curl -sS --max-time 20 -o /dev/null -w "api=%{http_code}\n" \
+	    -H "Authorization: Bearer $API_KEY" "https://api.test:$1/inj$i"
+done
+curl -sS --max-time 20 -o /dev/null -w "hdr=%{http_code}\n" \
+    -H "X-Key: $SPACE_KEY" "https://api.test:$1/spc"
+EOF
+sbx -v --report "$T/inj.json" -- /bin/sh inj.sh "$APIP" \
+    >"$T/inj.out" 2>"$T/inj.err"
+eq "the three requests with API_KEY succeed" \
+    "$(grep -c '^api=200$' "$T/inj.out")" 3
+check "the API got the real key three times" \
+    jqq -n "[inputs | select((.path | startswith(\"/inj\")) and
+        .auth == \"$API\")] | length == 3" "$T/api.reqs"
+check "the API got SPACE_KEY's value, space and all, in a header" \
+    srv_saw api ".path == \"/spc\" and (.headers | any(.[0] == \"X-Key\"
+        and .[1] == \"$SPC\"))"
+check "-v: the summary says API_KEY went to api.test 3 times" grep -qF \
+    "pisbx-run: put in on the way: \$API_KEY → api.test:$APIP (3 requests)" \
+    "$T/inj.err"
+check "-v: the summary says SPACE_KEY went once" grep -qF \
+    "pisbx-run: put in on the way: \$SPACE_KEY → api.test:$APIP (1 request)" \
+    "$T/inj.err"
+check "what went in is no refusal: no refusal heading" sh -c "
+    ! grep -qE 'refused (on the way|during this run)' '$T/inj.err'"
+check "--report: API_KEY to api.test, 3 requests" jqq --argjson p "$APIP" \
+    'any(.[]; .kind == "injected" and .credential == "$API_KEY" and
+        .host == "api.test" and .port == $p and .requests == 3)' "$T/inj.json"
+check "--report: injected items only (nothing was refused)" jqq \
+    'length == 2 and all(.[]; .kind == "injected")' "$T/inj.json"
+sbx -- /bin/sh -c "curl -sS --max-time 20 -o /dev/null -w 'q=%{http_code}\n' \
+    -H \"Authorization: Bearer \$API_KEY\" 'https://api.test:$APIP/again'" \
+    >"$T/inj2.out" 2>"$T/inj2.err"
+contains "without -v: the request goes" "$(cat "$T/inj2.out")" "q=200"
+check "without -v: no line on what went in" sh -c "
+    ! grep -q 'put in on the way' '$T/inj2.err'"
+sbx --report "$T/tgt.json" -- /bin/sh -c "curl -sS --max-time 20 \
+    -w 'tgt=%{http_code}\n' \"https://api.test:$APIP/tgt?key=\$SPACE_KEY\"" \
+    >"$T/tgt.out" 2>"$T/tgt.err"
+contains "SPACE_KEY in the request target: 403" "$(cat "$T/tgt.out")" \
+    "tgt=403"
+contains "the 403 names the credential" "$(cat "$T/tgt.out")" \
+    'placeholder of $SPACE_KEY, which may go to api.test'
+contains "... and says its value cannot be put in a request target" \
+    "$(cat "$T/tgt.out")" "its value cannot be put in a request target"
+check "SPACE_KEY in the target: the server never saw the request" \
+    srv_never api '.path | startswith("/tgt")'
+check_log "SPACE_KEY in the target: request record 403 credential-leak" \
+    event=request host=api.test port="$APIP" status=403 \
+    reason=credential-leak error~'request target'
+check "--report: the refusal, and nothing put in" jqq \
+    'any(.[]; .kind == "network" and .reason == "credential-leak" and
+        (.detail | contains("SPACE_KEY"))) and
+     all(.[]; .kind != "injected")' "$T/tgt.json"
+check "no real value in what the command or the summary printed" \
+    reals "$T/inj.out" "$T/inj.err" "$T/inj.json" "$T/tgt.out" \
+    "$T/tgt.err" "$T/tgt.json"
 
 # 4. Leaks through the same clients, in one run: curl to an allowed host
 #    that is not GH_TOKEN's, git push with the placeholder as password to
