@@ -8,11 +8,13 @@
  * that reads none of them fails at its first connection: the sandbox's
  * network has no route and no DNS, so nothing leaves unseen.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/shell.h"
 #include "launcher/run/run.h"
 
@@ -113,6 +115,7 @@ static const struct env_cache {
 
 static int	env_named(const char *entry, const char *name);
 static int	env_same_name(const char *a, const char *b);
+static int	env_set_here(const char *, const struct env_inputs *);
 static char	*env_git_ssh(const char *self_exe);
 static int	env_add(char ***, size_t *, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
@@ -208,6 +211,35 @@ env_add(char ***v, size_t *n, const char *fmt, ...)
 	return 0;
 }
 
+/*
+ * Whether env_build sets the variable of entry ("NAME=VALUE") for the
+ * command itself, the caller's value dropped.
+ */
+static int
+env_set_here(const char *entry, const struct env_inputs *ei)
+{
+	size_t	j;
+
+	for (j = 0; j < sizeof(env_fixed) / sizeof(*env_fixed); j++)
+		if (env_named(entry, env_fixed[j].name))
+			return 1;
+	for (j = 0; j < sizeof(env_ours) / sizeof(*env_ours); j++)
+		if (env_named(entry, env_ours[j]))
+			return 1;
+	for (j = 0; ei->cache_dir != NULL &&
+	    j < sizeof(env_caches) / sizeof(*env_caches); j++)
+		if ((ei->caches & (1U << env_caches[j].which)) &&
+		    env_named(entry, env_caches[j].name))
+			return 1;
+	if (ei->tmux_private && env_named(entry, "TMUX_TMPDIR"))
+		return 1;
+	for (j = 0; ei->ca_bundle != NULL &&
+	    j < sizeof(env_ca) / sizeof(*env_ca); j++)
+		if (env_named(entry, env_ca[j]))
+			return 1;
+	return 0;
+}
+
 char **
 env_build(char **in, const struct env_inputs *ei)
 {
@@ -222,23 +254,8 @@ env_build(char **in, const struct env_inputs *ei)
 		if (ei->capability_env != NULL &&
 		    env_named(in[i], ei->capability_env))
 			skip = 1;
-		for (j = 0; j < sizeof(env_fixed) / sizeof(*env_fixed); j++)
-			if (env_named(in[i], env_fixed[j].name))
-				skip = 1;
-		for (j = 0; j < sizeof(env_ours) / sizeof(*env_ours); j++)
-			if (env_named(in[i], env_ours[j]))
-				skip = 1;
-		for (j = 0; ei->cache_dir != NULL &&
-		    j < sizeof(env_caches) / sizeof(*env_caches); j++)
-			if ((ei->caches & (1U << env_caches[j].which)) &&
-			    env_named(in[i], env_caches[j].name))
-				skip = 1;
-		if (ei->tmux_private && env_named(in[i], "TMUX_TMPDIR"))
+		if (env_set_here(in[i], ei))
 			skip = 1;
-		for (j = 0; ei->ca_bundle != NULL &&
-		    j < sizeof(env_ca) / sizeof(*env_ca); j++)
-			if (env_named(in[i], env_ca[j]))
-				skip = 1;
 		for (j = 0; ei->extra != NULL && ei->extra[j] != NULL; j++)
 			if (env_same_name(ei->extra[j], in[i]))
 				skip = 1;
@@ -257,8 +274,26 @@ env_build(char **in, const struct env_inputs *ei)
 	for (j = 0; j < sizeof(env_fixed) / sizeof(*env_fixed); j++)
 		rc |= env_add(&v, &n, "%s=%s", env_fixed[j].name,
 		    env_fixed[j].value);
-	for (j = 0; ei->extra != NULL && ei->extra[j] != NULL; j++)
-		rc |= env_add(&v, &n, "%s", ei->extra[j]);
+	/*
+	 * The masked credentials.  One the JVM or Maven reads joins ours as
+	 * the caller's would; any other name set here would be there twice,
+	 * and which one a program reads is its own choice: refused.
+	 */
+	for (j = 0; ei->extra != NULL && ei->extra[j] != NULL; j++) {
+		if (env_named(ei->extra[j], "JAVA_TOOL_OPTIONS"))
+			java = strchr(ei->extra[j], '=') + 1;
+		else if (env_named(ei->extra[j], "MAVEN_OPTS"))
+			maven = strchr(ei->extra[j], '=') + 1;
+		else if (env_set_here(ei->extra[j], ei)) {
+			log_warnx("credentials.envVars: pisbx-run sets $%.*s "
+			    "for the command itself, so it cannot be masked: "
+			    "give it mode \"deny\", or remove the entry",
+			    (int)strcspn(ei->extra[j], "="), ei->extra[j]);
+			errno = EINVAL;
+			rc = -1;
+		} else
+			rc |= env_add(&v, &n, "%s", ei->extra[j]);
+	}
 	for (j = 0; ei->ca_bundle != NULL &&
 	    j < sizeof(env_ca) / sizeof(*env_ca); j++)
 		rc |= env_add(&v, &n, "%s=%s", env_ca[j], ei->ca_bundle);

@@ -267,6 +267,26 @@ sbx -- /bin/sh -c 'echo RAN' >"$T/e3.out" 2>"$T/e3.err"
 rc=$?
 check "onExtractNoMatch error: exit 125 naming the entry" sh -c "
     [ $rc -eq 125 ] && grep -qF '\$.credentials.envVars[0]' '$T/e3.err'"
+# A masked JAVA_TOOL_OPTIONS joins the trust store's options: one entry.
+JAVA_TOOL_OPTIONS="-Dx.token=$GH" run_config --allow "allowed.test" \
+    --net '{"tlsTerminate":{}}' \
+    --top '{"credentials":{"envVars":[{"name":"JAVA_TOOL_OPTIONS","mode":"mask","extract":"token=(.+)"}]}}'
+JAVA_TOOL_OPTIONS="-Dx.token=$GH" sbx -- env >"$T/j.out" 2>"$T/j.err"
+eq "a masked JAVA_TOOL_OPTIONS: one entry inside" \
+    "$(grep -c '^JAVA_TOOL_OPTIONS=' "$T/j.out")" 1
+check "... with the placeholder and the trust store" grep -qE \
+    '^JAVA_TOOL_OPTIONS=-Dx.token=pisbx_[a-z0-9]+ .*-Djavax.net.ssl.trustStore=' \
+    "$T/j.out"
+# A variable pisbx-run sets for the command itself cannot be masked.
+SSL_CERT_FILE=/x run_config --allow "allowed.test" --net '{"tlsTerminate":{}}' \
+    --top '{"credentials":{"envVars":[{"name":"SSL_CERT_FILE","mode":"mask"}]}}'
+SSL_CERT_FILE=/x sbx -- /bin/sh -c 'echo RAN' >"$T/e5.out" 2>"$T/e5.err"
+rc=$?
+check "a masked SSL_CERT_FILE: refused (got $rc), nothing ran" sh -c "
+    [ $rc -ne 0 ] && ! grep -q RAN '$T/e5.out'"
+check "... saying why" grep -qF \
+    'pisbx-run sets $SSL_CERT_FILE for the command itself, so it cannot be masked' \
+    "$T/e5.err"
 run_config --allow "allowed.test" --net '{"tlsTerminate":{}}' \
     --top '{"credentials":{"envVars":[{"name":"GH_TOKEN","mode":"mask","extract":"^zzz(x)"}]}}'
 sbx -- env >"$T/e4.out" 2>"$T/e4.err"
