@@ -178,4 +178,7 @@ void		 reqrule_parse(struct cfgctx *, const char *base,
 		    const json_t *, struct config *);
 void		 reqrule_free(struct config *);
 
+/* hint.c: a folder of shipped data ("domains", "rules"), or NULL */
+char	*policy_data_dir(const char *name);
+
 #endif

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "policy/policy.h"
+#include "policy/config_int.h"
 
 #define HINT_DEFAULT_NAME	"(embedded default)"
 #define HINT_LISTS_MAX		64	/* files read from the lists' folder */
@@ -44,7 +45,6 @@ static int	 policy_hint_in(const struct config *, const char *,
 		    size_t);
 static int	 policy_hint_parent(const struct config *, const char *,
 		    const char *, const char *, char *, size_t);
-static char	*hint_lists_find(void);
 static int	 hint_list_read(const char *, const char *,
 		    struct hint_list *);
 static void	 hint_lists_load(void);
@@ -54,19 +54,19 @@ static void	 hint_list_append(const struct host *, uint16_t, char *,
 static int	 hint_list_file(const struct dirent *);
 
 /*
- * Where the shipped lists are: next to the running program as installed
- * ($(PREFIX)/bin and $(PREFIX)/share/pisbx/domains, see the Makefile's
- * install rule), else in the source tree it was built in (bin/, or a
- * build folder's bin/ or tests/).  NULL when neither exists.
+ * A folder of shipped data (NAME: "domains", "rules") next to the
+ * running program: as installed ($(PREFIX)/bin and
+ * $(PREFIX)/share/pisbx/NAME, see the Makefile's install rule), else in
+ * the source tree it was built in (conf/NAME, for bin/, or a build
+ * folder's bin/ or tests/).  Malloc'ed; NULL when there is none.
  */
-static char *
-hint_lists_find(void)
+char *
+policy_data_dir(const char *name)
 {
 	static const char *const rel[] = {
-		"../share/pisbx/domains", "../conf/domains",
-		"../../conf/domains", NULL
+		"../share/pisbx", "../conf", "../../conf", NULL
 	};
-	char		 exe[PATH_MAX], cand[PATH_MAX + 32], *slash, *real;
+	char		 exe[PATH_MAX], cand[PATH_MAX + 64], *slash, *real;
 	struct stat	 st;
 	ssize_t		 n;
 	size_t		 i;
@@ -78,7 +78,7 @@ hint_lists_find(void)
 		return NULL;
 	*slash = '\0';
 	for (i = 0; rel[i] != NULL; i++) {
-		snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]);
+		snprintf(cand, sizeof(cand), "%s/%s/%s", exe, rel[i], name);
 		if ((real = realpath(cand, NULL)) == NULL)
 			continue;
 		if (stat(real, &st) == 0 && S_ISDIR(st.st_mode))
@@ -173,7 +173,7 @@ hint_lists_load(void)
 
 	hint_lists.loaded = 1;
 	dir = hint_lists.dir != NULL ? strdup(hint_lists.dir) :
-	    hint_lists_find();
+	    policy_data_dir("domains");
 	if (dir == NULL)
 		return;
 	if ((n = scandir(dir, &names, hint_list_file, alphasort)) > 0 &&

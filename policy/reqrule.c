@@ -56,7 +56,6 @@ static void	 req_recipe(struct cfgctx *, const char *, const char *,
 		    size_t, struct config *);
 static char	*recipe_path(struct cfgctx *, const char *, const char *,
 		    size_t);
-static char	*rules_find(void);
 static int	 req_rules(struct cfgctx *, const char *, const json_t *,
 		    const char *, struct req_rule **, size_t *);
 static int	 rule_parse(const char *, size_t, struct req_rule *,
@@ -78,40 +77,6 @@ policy_rules_dir(const char *dir)
 {
 	free(rules_dir);
 	rules_dir = dir != NULL ? strdup(dir) : NULL;
-}
-
-/*
- * The recipes' folder next to the running program: as installed
- * ($(PREFIX)/bin and $(PREFIX)/share/pisbx/rules), else the source tree
- * it was built in (bin/, or build/tests/).  NULL when there is none.
- */
-static char *
-rules_find(void)
-{
-	static const char *const rel[] = {
-		"../share/pisbx/rules", "../conf/rules", "../../conf/rules",
-		NULL
-	};
-	char		 exe[PATH_MAX], cand[PATH_MAX + 32], *slash, *real;
-	struct stat	 st;
-	ssize_t		 n;
-	size_t		 i;
-
-	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
-		return NULL;
-	exe[n] = '\0';
-	if ((slash = strrchr(exe, '/')) == NULL)
-		return NULL;
-	*slash = '\0';
-	for (i = 0; rel[i] != NULL; i++) {
-		snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]);
-		if ((real = realpath(cand, NULL)) == NULL)
-			continue;
-		if (stat(real, &st) == 0 && S_ISDIR(st.st_mode))
-			return real;
-		free(real);
-	}
-	return NULL;
 }
 
 /*
@@ -143,7 +108,7 @@ recipe_path(struct cfgctx *ctx, const char *jpath, const char *s, size_t len)
 		    q);
 		return NULL;
 	}
-	dir = rules_dir != NULL ? strdup(rules_dir) : rules_find();
+	dir = rules_dir != NULL ? strdup(rules_dir) : policy_data_dir("rules");
 	if (dir == NULL) {
 		cfg_err(ctx, jpath, "recipe %s: no rules folder (looked for "
 		    "share/pisbx/rules next to the program): name the recipe "
