@@ -18,7 +18,6 @@
  * rule saw (dot segments, "//", "\", encoded "/", "\" or ".").
  */
 
-#include <sys/stat.h>
 
 #include <ctype.h>
 #include <errno.h>
