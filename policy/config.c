@@ -2028,6 +2028,8 @@ config_parse(const char *buf, size_t len, const char *name,
 		managed_seed(&ctx, conf->managed, conf->policy);
 	/* "$schema" is for editors; only its type is checked. */
 	cfg_string(&ctx, "$", root, "$schema", &slen);
+	if (conf->managed != NULL)
+		managed_seed_rules(&ctx, conf->managed, conf);
 	if ((v = json_object_get(root, "network")) != NULL)
 		parse_network(&ctx, "$.network", v, conf, conf->policy);
 	/* After the network: injectHosts are checked against it. */

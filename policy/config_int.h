@@ -112,10 +112,13 @@ struct managed {
 	int		 no_nested_userns; /* allowNestedUserNamespaces false */
 	int		 no_hostipc;	/* hostIPC.mode "off" */
 	int		 require_ns;	/* requireNamespaces true */
+	/* The network object, when it has tlsTerminate or requestRules. */
+	json_t		*net;
 	/* What managed_check put in the config (for config_walk). */
 	size_t		 nread;		/* conf->deny_read's first entries */
 	size_t		 nwrite;	/* conf->deny_write's */
 	int		 home_added;	/* "~" for the default denyRead */
+	size_t		 nreq;		/* conf->req_hosts' first entries */
 };
 
 /*
@@ -127,6 +130,13 @@ void		 managed_free(struct managed *);
 /* Before a layer's own keys: the managed deny entries into pol. */
 void		 managed_seed(struct cfgctx *, const struct managed *,
 		    struct policy *);
+/*
+ * Before a config's network keys: the managed tlsTerminate and
+ * requestRules into conf (errors counted in ctx, named in the managed
+ * file).
+ */
+void		 managed_seed_rules(struct cfgctx *, struct managed *,
+		    struct config *);
 /*
  * After them: every loosening of the managed rules by the layer (root
  * is its JSON, conf NULL for a supervisor's "network" object) is an

@@ -27,8 +27,14 @@ static void	 managed_walk_list(struct managed_walk *,
 		    const char *, size_t, int);
 static void	 managed_line(struct managed_walk *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
+static void	 managed_walk_rules(struct managed_walk *,
+		    const struct config *);
 static void	 managed_walk_cb(enum policy_list, const struct pattern *,
 		    void *);
+static int	 explain_secrets(json_t *, const struct config *,
+		    const struct host *, uint16_t);
+static int	 explain_rules(json_t *, const struct req_rule *, size_t,
+		    const char *);
 static enum verdict explain_decide(const struct config *, const struct host *,
 		    uint16_t, char *, size_t, const struct pattern **);
 
@@ -164,11 +170,100 @@ policy_explain(const struct config *conf, const char *target)
 		    json_object_set_new(o, "layer",
 		    json_string(m->layer)) == -1)
 			goto fail;
+		if (v != VERDICT_DENY &&
+		    explain_secrets(o, conf, &h, port) == -1)
+			goto fail;
 	}
 	out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
  fail:
 	json_decref(o);
 	return out;
+}
+
+/*
+ * What happens inside a tunnel the policy does not refuse, when the
+ * config says anything about it: "tls" (terminated or excluded), the host's
+ * "requestRules" (each rule with its action and source, in the order
+ * they are tried: deny rules first), and the masked credentials put in
+ * on the way there ("inject", names only).  0, or -1 out of memory.
+ */
+static int
+explain_secrets(json_t *o, const struct config *conf, const struct host *h,
+    uint16_t port)
+{
+	const struct req_host	*e;
+	const struct cred_entry	*c;
+	json_t			*a;
+	char			*name;
+	size_t			 i;
+	int			 r;
+
+	if (conf->tls != NULL && json_object_set_new(o, "tls",
+	    json_string(config_tls_terminates(conf, h, port) ? "terminated" :
+	    "excluded")) == -1)
+		return -1;
+	if (config_has_request_rules(conf, h, port)) {
+		if ((a = json_array()) == NULL ||
+		    json_object_set_new(o, "requestRules", a) == -1)
+			return -1;
+		for (i = 0; i < conf->nreq_hosts; i++) {
+			e = &conf->req_hosts[i];
+			if (pattern_match(&e->host, h, port) &&
+			    explain_rules(a, e->deny, e->ndeny, "deny") == -1)
+				return -1;
+		}
+		for (i = 0; i < conf->nreq_hosts; i++) {
+			e = &conf->req_hosts[i];
+			if (!pattern_match(&e->host, h, port))
+				continue;
+			if (explain_rules(a, e->allow, e->nallow,
+			    "allow") == -1)
+				return -1;
+			if (e->unmatched == REQ_UNMATCHED_DENY &&
+			    json_array_append_new(a, json_pack("{s:s,s:s,s:s}",
+			    "unmatched", "deny", "action", "deny", "source",
+			    e->source != NULL ? e->source : "")) == -1)
+				return -1;
+		}
+	}
+	/* Put in through a terminated tunnel, or plain HTTP if allowed. */
+	if (!config_tls_terminates(conf, h, port) &&
+	    !conf->creds.allow_plaintext_inject)
+		return 0;
+	a = NULL;
+	for (i = 0; i < conf->creds.n; i++) {
+		c = &conf->creds.v[i];
+		if (!config_cred_injects(conf, c, h, port))
+			continue;
+		if (a == NULL && ((a = json_array()) == NULL ||
+		    json_object_set_new(o, "inject", a) == -1))
+			return -1;
+		if (c->kind == CRED_ENV) {
+			if (asprintf(&name, "$%s", c->name) == -1)
+				return -1;
+			r = json_array_append_new(a, json_string(name));
+			free(name);
+		} else
+			r = json_array_append_new(a, json_string(c->name));
+		if (r == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Append each of n rules as {"rule":TEXT,"action":ACTION,"source":...}. */
+static int
+explain_rules(json_t *a, const struct req_rule *v, size_t n,
+    const char *action)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "rule",
+		    v[i].text, "action", action, "source", v[i].source != NULL ?
+		    v[i].source : "")) == -1)
+			return -1;
+	return 0;
 }
 
 /* config_walk's state: the callback, and a failure to report. */
@@ -237,6 +332,45 @@ managed_walk_list(struct managed_walk *w, const struct config *conf,
 }
 
 /*
+ * tlsTerminate and the request rules, entry by entry in the order they
+ * apply (the managed file's first): "requestRules HOST deny|allow RULE
+ * from SOURCE (LAYER)", and the entries that refuse what they do not
+ * name.
+ */
+static void
+managed_walk_rules(struct managed_walk *w, const struct config *conf)
+{
+	const char		*mp = MANAGED_PATH ": ";
+	const struct req_host	*h;
+	size_t			 i, j;
+
+	/* Both when a layer tunes the managed termination. */
+	if (conf->managed != NULL && conf->managed->net != NULL &&
+	    json_object_get(conf->managed->net, "tlsTerminate") != NULL)
+		managed_line(w, "tlsTerminate from %s$.network.tlsTerminate "
+		    "(managed)", mp);
+	if (conf->tls != NULL && conf->tls->source != NULL &&
+	    strncmp(conf->tls->source, mp, strlen(mp)) != 0)
+		managed_line(w, "tlsTerminate from %s (%s)", conf->tls->source,
+		    config_layer_name(conf->layer));
+	for (i = 0; i < conf->nreq_hosts; i++) {
+		h = &conf->req_hosts[i];
+		for (j = 0; j < h->ndeny; j++)
+			managed_line(w, "requestRules %s deny %s from %s (%s)",
+			    h->host.text, h->deny[j].text, h->deny[j].source,
+			    h->layer != NULL ? h->layer : "user");
+		for (j = 0; j < h->nallow; j++)
+			managed_line(w, "requestRules %s allow %s from %s (%s)",
+			    h->host.text, h->allow[j].text, h->allow[j].source,
+			    h->layer != NULL ? h->layer : "user");
+		if (h->unmatched == REQ_UNMATCHED_DENY)
+			managed_line(w, "requestRules %s unmatched deny from "
+			    "%s (%s)", h->host.text, h->source,
+			    h->layer != NULL ? h->layer : "user");
+	}
+}
+
+/*
  * The merged policy, a line per entry: the lists (in the order they were
  * added: the managed deny entries first), the ceiling, the filesystem
  * lists, the managed limits and refusals.
@@ -256,6 +390,7 @@ config_walk(const struct config *conf, void (*cb)(const char *, void *),
 	if (m != NULL && m->ceiling != NULL &&
 	    policy_walk(m->ceiling, managed_walk_cb, &w) == -1)
 		return -1;
+	managed_walk_rules(&w, conf);
 	managed_walk_list(&w, conf, &conf->deny_read, "denyRead",
 	    m != NULL ? m->nread : 0, m != NULL && m->home_added);
 	managed_walk_list(&w, conf, &conf->allow_read, "allowRead", 0, 0);

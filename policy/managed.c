@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,11 @@
 
 static const char *const keys_top[] = {
 	"$schema", "network", "filesystem", "review", "proxy", "hostIPC",
-	"allowNestedUserNamespaces", "requireNamespaces", NULL
+	"allowNestedUserNamespaces", "requireNamespaces", "credentials", NULL
 };
 static const char *const keys_network[] = {
-	"deniedDomains", "allowedDomainsCeiling", "allowAllUnixSockets", NULL
+	"deniedDomains", "allowedDomainsCeiling", "allowAllUnixSockets",
+	"tlsTerminate", "requestRules", NULL
 };
 static const char *const keys_filesystem[] = {
 	"denyRead", "denyWrite", "allowGitConfig", NULL
@@ -79,6 +81,8 @@ static struct managed *managed_parse(struct cfgctx *, const char *,
 		    size_t);
 static void	 managed_network(struct cfgctx *, const json_t *,
 		    struct managed *);
+static void	 managed_rules(struct cfgctx *, const json_t *,
+		    struct managed *);
 static void	 managed_fs(struct cfgctx *, const json_t *,
 		    struct managed *);
 static char	*managed_item_path(struct cfgctx *, const char *,
@@ -100,6 +104,8 @@ static int	 managed_collect(const struct policy *, enum policy_list,
 static void	 managed_collect_cb(enum policy_list, const struct pattern *,
 		    void *);
 static const char *managed_jpath(const char *);
+static void	 managed_rules_check(struct cfgctx *, const struct managed *,
+		    const struct config *);
 static void	 managed_switches(struct cfgctx *, const struct managed *,
 		    const json_t *, struct config *);
 static const struct item_check managed_check_path = { managed_item_path, 1 };
@@ -301,6 +307,16 @@ managed_parse(struct cfgctx *ctx, const char *buf, size_t len)
 		managed_fs(ctx, v, m);
 	if ((v = json_object_get(root, "review")) != NULL)
 		managed_review(ctx, v, m);
+	/*
+	 * Withheld or masked credentials are the run's business for now: a
+	 * managed mask would need its placeholders and injectHosts merged
+	 * with every lower layer's, and a managed deny its interplay with a
+	 * lower mask of the same name.  Named, not taken as unknown.
+	 */
+	if (json_object_get(root, "credentials") != NULL)
+		cfg_err(ctx, "$.credentials", "not a managed key yet: list "
+		    "the files to withhold in $.filesystem.denyRead; "
+		    "variables are each config's credentials");
 	if ((v = json_object_get(root, "proxy")) != NULL)
 		cfg_obj_check(ctx, "$.proxy", v, keys_proxy);
 	managed_nums(ctx, root, m);
@@ -336,6 +352,110 @@ managed_network(struct cfgctx *ctx, const json_t *v, struct managed *m)
 	}
 	if (cfg_bool(ctx, jp, v, "allowAllUnixSockets", &b) == 0 && !b)
 		m->no_all_unix = 1;
+	if (json_object_get(v, "tlsTerminate") != NULL ||
+	    json_object_get(v, "requestRules") != NULL)
+		managed_rules(ctx, v, m);
+}
+
+/*
+ * "network.tlsTerminate" and "network.requestRules": parsed here as a
+ * config would parse them, so that a bad rule or recipe refuses every
+ * run now, named in the managed file; kept as JSON for each config to
+ * take in before its own keys (managed_seed_rules).  Rules need the
+ * managed file's own tlsTerminate (reqrule.c says so), so termination
+ * never depends on a lower layer.  excludeDomains is refused: an
+ * excluded host's requests are never read, so in the managed file it
+ * could only take hosts out from under rules.
+ */
+static void
+managed_rules(struct cfgctx *ctx, const json_t *v, struct managed *m)
+{
+	struct config	 scratch;
+	const json_t	*t;
+
+	t = json_object_get(v, "tlsTerminate");
+	if (json_is_object(t) && json_object_get(t, "excludeDomains") != NULL)
+		cfg_err(ctx, "$.network.tlsTerminate.excludeDomains", "not a "
+		    "managed key: an excluded host is not terminated, so its "
+		    "requests pass every rule; a lower layer's config may "
+		    "exclude hosts the managed rules do not name");
+	memset(&scratch, 0, sizeof(scratch));
+	secrets_tls(ctx, "$.network", v, &scratch);
+	reqrule_parse(ctx, "$.network", v, &scratch);
+	reqrule_free(&scratch);
+	secrets_free(&scratch);
+	m->net = json_incref((json_t *)(uintptr_t)v);
+}
+
+/*
+ * The managed tlsTerminate and requestRules into a config, before its
+ * own keys: the rules come first (they are the ones a refusal names)
+ * and the termination is there for the layer's rules to need.
+ */
+void
+managed_seed_rules(struct cfgctx *ctx, struct managed *m,
+    struct config *conf)
+{
+	struct cfgctx	 mctx = { MANAGED_PATH, ctx->errs, 0, NULL, 0, NULL,
+			    "managed" };
+
+	if (m->net == NULL)
+		return;
+	secrets_tls(&mctx, "$.network", m->net, conf);
+	reqrule_parse(&mctx, "$.network", m->net, conf);
+	m->nreq = conf->nreq_hosts;
+	ctx->nerr += mctx.nerr;
+}
+
+/*
+ * A host the layer excludes from termination that a managed rule names:
+ * its requests would pass the managed rules unread.  An address is
+ * never excluded under managed rules: the server at it may serve a rules
+ * host by another name (a tunnel without SNI to github.com's address).
+ * Fail closed.
+ */
+static void
+managed_rules_check(struct cfgctx *ctx, const struct managed *m,
+    const struct config *conf)
+{
+	const struct pattern	*x;
+	const struct req_host	*h;
+	size_t			 i, j;
+
+	if (m->nreq > 0 && conf->tls != NULL) {
+		for (j = 0; j < conf->tls->nexclude; j++) {
+			x = &conf->tls->exclude[j];
+			if (x->kind != PATTERN_EXACT ||
+			    x->host.kind == HOST_NAME)
+				continue;
+			cfg_err(ctx, managed_jpath(x->source), "\"%s\" is an "
+			    "address: while %s has request rules, no address "
+			    "may be excluded from termination (the server at "
+			    "it may serve a host the rules name); remove the "
+			    "entry", x->text, MANAGED_NAME);
+		}
+	}
+	for (i = 0; i < m->nreq && i < conf->nreq_hosts; i++) {
+		h = &conf->req_hosts[i];
+		if (conf->tls == NULL) {
+			cfg_err(ctx, NULL, "request rules for %s in %s "
+			    "(managed layer) are not enforceable: no "
+			    "tlsTerminate", h->host.text, h->source);
+			return;
+		}
+		for (j = 0; j < conf->tls->nexclude; j++) {
+			x = &conf->tls->exclude[j];
+			if (!pattern_within(&h->host, x) &&
+			    !pattern_within(x, &h->host))
+				continue;
+			cfg_err(ctx, managed_jpath(x->source), "\"%s\" "
+			    "excludes %s, which request rules of %s (managed "
+			    "layer) name (%s): an excluded host is not "
+			    "terminated, so the rules could not be enforced; "
+			    "remove the entry", x->text, h->host.text,
+			    MANAGED_NAME, h->source);
+		}
+	}
 }
 
 /* "filesystem": paths denied whatever a lower layer says. */
@@ -471,6 +591,7 @@ managed_free(struct managed *m)
 	policy_free(m->ceiling);
 	strlist_free(&m->deny_read);
 	strlist_free(&m->deny_write);
+	json_decref(m->net);
 	free(m);
 }
 
@@ -629,6 +750,7 @@ managed_check(struct cfgctx *ctx, struct managed *m, const json_t *root,
 	if (conf == NULL)
 		return;
 	managed_switches(ctx, m, root, conf);
+	managed_rules_check(ctx, m, conf);
 	managed_limits_apply(ctx, m, root, conf);
 	managed_fs_apply(ctx, m, conf);
 }

@@ -521,6 +521,8 @@ struct req_host {
 	size_t		 nallow;
 	enum req_unmatched unmatched;
 	char		*source;	/* "FILE: $.network.requestRules[0]" */
+	/* "managed", "user" or "run" (config_layer_name), or NULL */
+	const char	*layer;
 };
 
 enum req_verdict {
@@ -572,6 +574,13 @@ int	 request_path_canon(const char *target, size_t len, char *out,
  * changes one is refused).
  */
 int	 config_tls_same(const struct config *, const struct config *);
+/*
+ * Whether they agree on what is made once, at start: network.tlsTerminate
+ * set or not, its CA (caCertPath, caKeyPath) and its roots
+ * (extraCaCertPaths).  excludeDomains, maxTunnels and handshakeTimeoutMs
+ * are read per connection: pisbx-proxy's reload takes them.
+ */
+int	 config_tls_ca_same(const struct config *, const struct config *);
 int	 config_creds_same(const struct config *, const struct config *);
 /*
  * Where requestRules recipes (NAME -> DIR/NAME.json) are: dir, or NULL
@@ -783,6 +792,7 @@ void		 strlist_free(struct strlist *);
 
 /* replay.c */
 #define REPLAY_LINE_MAX		65536	/* octets of one access-log line */
+#define REPLAY_PATH_MAX		2048	/* a request record's path */
 
 /* One decision record of an access log (docs/access-log.md). */
 struct replay_record {
@@ -795,6 +805,15 @@ struct replay_record {
 	char		 addr[64];	/* "" when not dialled */
 	int		 own_listener;	/* error: "... the proxy's own listener" */
 	int		 parent;	/* through an upstream proxy */
+	/*
+	 * A request record (a terminated tunnel's request): its method
+	 * and path (query keys only, as logged); reason "request-rule:
+	 * RULE" when a rule refused it, else the allow rule that let it
+	 * by, or "no-rule".
+	 */
+	int		 request;
+	char		 method[32];
+	char		 path[REPLAY_PATH_MAX];
 };
 
 /* How a record's re-decision compares with the logged one. */
@@ -812,7 +831,8 @@ enum replay_class {
 /* One distinct change: target, old and new outcome, how many records. */
 struct replay_change {
 	enum replay_class cls;
-	char		 target[TARGET_TEXT_MAX + 16];	/* "host:port proto" */
+	/* "host:port proto", a request's with " METHOD path" */
+	char		 target[TARGET_TEXT_MAX + 48 + REPLAY_PATH_MAX];
 	char		 from[TARGET_TEXT_MAX + 48];	/* "deny no-reviewer" */
 	char		 to[TARGET_TEXT_MAX + 48];
 	uint64_t	 count;

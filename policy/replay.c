@@ -45,6 +45,10 @@ static int	 replay_json_str(const json_t *, const char *, char *, size_t,
 		    int, const char **);
 static int	 replay_addr_refused(const struct config *,
 		    const struct replay_record *);
+static int	 replay_parse_request(const json_t *,
+		    struct replay_record *, const char **);
+static enum replay_class replay_decide_request(const struct config *,
+		    const struct replay_record *, char *, size_t);
 static uint64_t	 replay_hash(const char *, const char *, const char *);
 static int	 replay_grow(struct replay *);
 static int	 replay_cmp(const void *, const void *);
@@ -166,6 +170,10 @@ replay_parse(const char *line, size_t len, struct replay_record *r,
 		rc = 0;
 		goto fail;
 	}
+	if (strcmp(event, "request") == 0) {
+		rc = replay_parse_request(o, r, errstr);
+		goto fail;
+	}
 	if (strcmp(event, "decision") != 0) {
 		*errstr = "unknown event";
 		goto fail;
@@ -237,6 +245,113 @@ replay_parse(const char *line, size_t len, struct replay_record *r,
 	return rc;
 }
 
+/*
+ * A request record: what the request rules made of it.  One refused by
+ * a rule has reason "request-rule" and the rule; one answered by the
+ * upstream has no reason (and the allow rule that let it by, if any);
+ * any other reason (host-mismatch, credential-leak, upstream-tls, ...)
+ * is no rule's doing: not replayed (REPLAY_NOT_POLICY).  1, or -1.
+ */
+static int
+replay_parse_request(const json_t *o, struct replay_record *r,
+    const char **errstr)
+{
+	const json_t	*v;
+	const char	*herr;
+	char		 host[HOST_TEXT_MAX], rule[TARGET_TEXT_MAX];
+	json_int_t	 port;
+	int		 noreason, norule;
+
+	r->request = 1;
+	if (replay_json_str(o, "proto", r->proto, sizeof(r->proto), 1,
+	    errstr) == -1 ||
+	    replay_json_str(o, "host", host, sizeof(host), 1, errstr) == -1 ||
+	    replay_json_str(o, "method", r->method, sizeof(r->method), 1,
+	    errstr) == -1 ||
+	    replay_json_str(o, "path", r->path, sizeof(r->path), 1,
+	    errstr) == -1 ||
+	    (noreason = replay_json_str(o, "reason", r->reason,
+	    sizeof(r->reason), 0, errstr)) == -1 ||
+	    (norule = replay_json_str(o, "rule", rule, sizeof(rule), 0,
+	    errstr)) == -1)
+		return -1;
+	if (host_canon(host, strlen(host), &r->host, &herr) == -1 ||
+	    strcmp(r->host.text, host) != 0) {
+		*errstr = "host is not a canonical host";
+		return -1;
+	}
+	r->has_host = 1;
+	if ((v = json_object_get(o, "port")) == NULL || !json_is_integer(v) ||
+	    (port = json_integer_value(v)) < 1 || port > 65535) {
+		*errstr = "port is not a number from 1 to 65535";
+		return -1;
+	}
+	r->port = (uint16_t)port;
+	if (noreason) {
+		r->allow = 1;
+		snprintf(r->reason, sizeof(r->reason), "%s%s",
+		    norule ? "no-rule" : "request-rule:", norule ? "" : rule);
+	} else if (strcmp(r->reason, "request-rule") == 0) {
+		r->allow = 0;
+		if (!norule)
+			snprintf(r->reason, sizeof(r->reason),
+			    "request-rule:%s", rule);
+	} else
+		r->has_host = 0;	/* not the rules' doing */
+	return 1;
+}
+
+/*
+ * A request record under conf's request rules: its path (query keys
+ * only) canonicalised as the proxy does, the rules of the host tried.
+ * Where the host has rules and the path is ambiguous, the proxy would
+ * refuse it (400 ambiguous-target).
+ */
+static enum replay_class
+replay_decide_request(const struct config *conf,
+    const struct replay_record *r, char *to, size_t len)
+{
+	const struct req_rule	*m;
+	const struct req_host	*e;
+	const char		*errstr;
+	char			 path[REPLAY_PATH_MAX];
+	int			 allow;
+
+	if (!r->has_host) {
+		snprintf(to, len, "%s %s", r->allow ? "allow" : "deny",
+		    r->reason);
+		return REPLAY_NOT_POLICY;
+	}
+	if (!config_has_request_rules(conf, &r->host, r->port)) {
+		allow = 1;
+		snprintf(to, len, "allow no-rule");
+	} else if (request_path_canon(r->path, strlen(r->path), path,
+	    sizeof(path), &errstr) == -1) {
+		allow = 0;
+		snprintf(to, len, "deny ambiguous-target");
+	} else if (config_request_rule(conf, &r->host, r->port, r->method,
+	    path, &m, &e) == REQ_DENY) {
+		allow = 0;
+		if (m != NULL)
+			snprintf(to, len, "deny request-rule:%s", m->text);
+		else
+			snprintf(to, len, "deny request-rule:unmatched (%s)",
+			    e != NULL && e->source != NULL ? e->source : "");
+	} else {
+		allow = 1;
+		if (m != NULL)
+			snprintf(to, len, "allow request-rule:%s", m->text);
+		else
+			snprintf(to, len, "allow no-rule");
+	}
+	if (r->allow && !allow)
+		return REPLAY_NEWLY_REFUSED;
+	if (!r->allow && allow)
+		return REPLAY_NEWLY_ALLOWED;
+	if (strcmp(to + (allow ? 6 : 5), r->reason) != 0)
+		return REPLAY_OTHER_RULE;
+	return REPLAY_UNCHANGED;
+}
 
 /*
  * Whether the address rule refuses the record's target under conf: a
@@ -282,6 +397,8 @@ replay_decide(const struct config *conf, const struct replay_record *r,
 	char			 reason[TARGET_TEXT_MAX + 32];
 	int			 allow;
 
+	if (r->request)
+		return replay_decide_request(conf, r, to, len);
 	if (origin == ORIGIN_NOT_POLICY || !r->has_host) {
 		snprintf(to, len, "%s %s", r->allow ? "allow" : "deny",
 		    r->reason);
@@ -416,7 +533,7 @@ replay_add(struct replay *rp, const struct replay_record *r,
     enum replay_class cls, const char *to)
 {
 	struct replay_change	*c;
-	char			 target[TARGET_TEXT_MAX + 16];
+	char			 target[sizeof(c->target)];
 	char			 from[sizeof(r->reason) + 8];
 	uint64_t		 h;
 	size_t			 i;
@@ -428,6 +545,9 @@ replay_add(struct replay *rp, const struct replay_record *r,
 		target_format(target, sizeof(target), &r->host, r->port);
 		snprintf(target + strlen(target), sizeof(target) -
 		    strlen(target), " %s", r->proto);
+		if (r->request)
+			snprintf(target + strlen(target), sizeof(target) -
+			    strlen(target), " %s %s", r->method, r->path);
 	} else
 		snprintf(target, sizeof(target), "(no target) %s", r->proto);
 	snprintf(from, sizeof(from), "%s %s", r->allow ? "allow" : "deny",

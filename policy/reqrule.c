@@ -169,7 +169,7 @@ req_recipe(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
 {
 	struct cfgctx	 sub;
 	char		 ip[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
-	char		 q[CONFIG_QUOTE_MAX], *path, *buf = NULL;
+	char		 q[CONFIG_QUOTE_MAX], *path, *buf = NULL, *via = NULL;
 	const json_t	*a, *item;
 	json_t		*root = NULL;
 	size_t		 blen, i;
@@ -187,6 +187,20 @@ req_recipe(struct cfgctx *ctx, const char *jpath, const char *s, size_t len,
 	sub = *ctx;
 	sub.name = path;
 	sub.source = path;
+	/*
+	 * A recipe the managed file names: its rules' sources name the
+	 * managed file's item too, so a refusal says who imposed it.
+	 */
+	if (ctx->layer != NULL && strcmp(ctx->layer, "managed") == 0) {
+		if (asprintf(&via, "%s: %s, recipe %s", ctx->source != NULL ?
+		    ctx->source : ctx->name, jpath, path) == -1) {
+			via = NULL;
+			close(fd);
+			cfg_nomem(ctx, jpath);
+			goto done;
+		}
+		sub.source = via;
+	}
 	sub.nerr = 0;
 	sub.paths = 0;
 	if ((buf = cfg_file_read(&sub, fd, &blen)) == NULL ||
@@ -222,6 +236,7 @@ sub_done:
 done:
 	json_decref(root);
 	free(buf);
+	free(via);
 	free(path);
 }
 
@@ -409,6 +424,7 @@ req_entry(struct cfgctx *ctx, const char *jpath, const json_t *v,
 	h = &conf->req_hosts[conf->nreq_hosts++];
 	memset(h, 0, sizeof(*h));
 	h->unmatched = REQ_UNMATCHED_ALLOW;
+	h->layer = ctx->layer;
 	if (asprintf(&h->source, "%s: %s", ctx->source != NULL ?
 	    ctx->source : ctx->name, jpath) == -1) {
 		h->source = NULL;

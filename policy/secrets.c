@@ -68,6 +68,9 @@ static void	 cred_entry_free(struct cred_entry *);
 static int	 str_same(const char *, const char *);
 static int	 patterns_same(const struct pattern *, size_t,
 		    const struct pattern *, size_t);
+static void	 tls_free(struct tls_terminate *);
+static void	 tls_merge(struct cfgctx *, const char *, const json_t *,
+		    struct tls_terminate *, struct tls_terminate *);
 
 /* "FILE: JPATH", malloc'ed; NULL after reporting out of memory. */
 static char *
@@ -219,7 +222,7 @@ secrets_tls(struct cfgctx *ctx, const char *base, const json_t *obj,
 	char			 ap[CONFIG_JPATH_MAX], got[CONFIG_QUOTE_MAX];
 	char			*path;
 	const json_t		*v, *a, *item;
-	struct tls_terminate	*t;
+	struct tls_terminate	*t, *prev = conf->tls;
 	size_t			 i;
 
 	if ((v = json_object_get(obj, "tlsTerminate")) == NULL)
@@ -272,6 +275,78 @@ secrets_tls(struct cfgctx *ctx, const char *base, const json_t *obj,
 	cfg_int(ctx, p, v, "maxTunnels", 1, 65536, &t->max_tunnels);
 	cfg_int(ctx, p, v, "handshakeTimeoutMs", 100, 600000,
 	    &t->handshake_timeout_ms);
+	/* The managed file's, taken in first (managed_seed_rules). */
+	if (prev != NULL) {
+		tls_merge(ctx, p, v, prev, t);
+		tls_free(prev);
+	}
+}
+
+/*
+ * A lower layer's tlsTerminate t (JSON v at p) over the managed file's
+ * prev: the layer tunes termination, it cannot turn it off (there is no
+ * key for that).  The managed CA stays the one that signs (the layer may
+ * repeat it, not name another: a team's CA is the one its machines
+ * trust), the managed extraCaCertPaths stay trusted before the layer's,
+ * and the managed maxTunnels and handshakeTimeoutMs hold unless the layer
+ * sets its own (neither lets a tunnel past the rules: a tunnel over
+ * maxTunnels is refused, not relayed).  excludeDomains is the layer's
+ * alone (the managed file has none); managed_check keeps it off the
+ * managed rules' hosts.
+ */
+static void
+tls_merge(struct cfgctx *ctx, const char *p, const json_t *v,
+    struct tls_terminate *prev, struct tls_terminate *t)
+{
+	struct strlist	 extra = { NULL, 0 };
+	char		 jp[CONFIG_JPATH_MAX], *s;
+	size_t		 i;
+
+	if (prev->ca_cert_path != NULL && t->ca_cert_path != NULL &&
+	    (!str_same(prev->ca_cert_path, t->ca_cert_path) ||
+	    !str_same(prev->ca_key_path, t->ca_key_path))) {
+		cfg_jpath_key(jp, sizeof(jp), p, "caCertPath");
+		cfg_err(ctx, jp, "%s is not the CA of %s (managed layer), "
+		    "%s: a lower layer cannot sign with another CA; remove "
+		    "caCertPath and caKeyPath", t->ca_cert_path, prev->source,
+		    prev->ca_cert_path);
+	} else if (prev->ca_cert_path != NULL && t->ca_cert_path == NULL) {
+		t->ca_cert_path = prev->ca_cert_path;
+		t->ca_key_path = prev->ca_key_path;
+		prev->ca_cert_path = prev->ca_key_path = NULL;
+	}
+	for (i = 0; i < prev->extra_ca.n + t->extra_ca.n; i++) {
+		s = i < prev->extra_ca.n ? prev->extra_ca.v[i] :
+		    t->extra_ca.v[i - prev->extra_ca.n];
+		if (cfg_strlist_add(&extra, s) == -1) {
+			cfg_nomem(ctx, p);
+			free(extra.v);
+			return;
+		}
+	}
+	/* The strings moved to extra; the old arrays go. */
+	free(prev->extra_ca.v);
+	free(t->extra_ca.v);
+	prev->extra_ca.v = NULL;
+	prev->extra_ca.n = 0;
+	t->extra_ca = extra;
+	if (json_object_get(v, "maxTunnels") == NULL)
+		t->max_tunnels = prev->max_tunnels;
+	if (json_object_get(v, "handshakeTimeoutMs") == NULL)
+		t->handshake_timeout_ms = prev->handshake_timeout_ms;
+}
+
+static void
+tls_free(struct tls_terminate *t)
+{
+	if (t == NULL)
+		return;
+	free(t->ca_cert_path);
+	free(t->ca_key_path);
+	patterns_free(t->exclude, t->nexclude);
+	strlist_free(&t->extra_ca);
+	free(t->source);
+	free(t);
 }
 
 /* policy_walk callback: keep the allow entries. */
@@ -631,15 +706,8 @@ secrets_free(struct config *conf)
 {
 	size_t	 i;
 
-	if (conf->tls != NULL) {
-		free(conf->tls->ca_cert_path);
-		free(conf->tls->ca_key_path);
-		patterns_free(conf->tls->exclude, conf->tls->nexclude);
-		strlist_free(&conf->tls->extra_ca);
-		free(conf->tls->source);
-		free(conf->tls);
-		conf->tls = NULL;
-	}
+	tls_free(conf->tls);
+	conf->tls = NULL;
 	for (i = 0; i < conf->creds.n; i++)
 		cred_entry_free(&conf->creds.v[i]);
 	free(conf->creds.v);
@@ -667,7 +735,7 @@ patterns_same(const struct pattern *a, size_t na, const struct pattern *b,
 }
 
 int
-config_tls_same(const struct config *a, const struct config *b)
+config_tls_ca_same(const struct config *a, const struct config *b)
 {
 	const struct tls_terminate *x = a->tls, *y = b->tls;
 	size_t	 i;
@@ -676,15 +744,26 @@ config_tls_same(const struct config *a, const struct config *b)
 		return x == y;
 	if (!str_same(x->ca_cert_path, y->ca_cert_path) ||
 	    !str_same(x->ca_key_path, y->ca_key_path) ||
-	    !patterns_same(x->exclude, x->nexclude, y->exclude, y->nexclude) ||
-	    x->extra_ca.n != y->extra_ca.n ||
-	    x->max_tunnels != y->max_tunnels ||
-	    x->handshake_timeout_ms != y->handshake_timeout_ms)
+	    x->extra_ca.n != y->extra_ca.n)
 		return 0;
 	for (i = 0; i < x->extra_ca.n; i++)
 		if (strcmp(x->extra_ca.v[i], y->extra_ca.v[i]) != 0)
 			return 0;
 	return 1;
+}
+
+int
+config_tls_same(const struct config *a, const struct config *b)
+{
+	const struct tls_terminate *x = a->tls, *y = b->tls;
+
+	if (!config_tls_ca_same(a, b))
+		return 0;
+	if (x == NULL)
+		return 1;
+	return patterns_same(x->exclude, x->nexclude, y->exclude,
+	    y->nexclude) && x->max_tunnels == y->max_tunnels &&
+	    x->handshake_timeout_ms == y->handshake_timeout_ms;
 }
 
 int

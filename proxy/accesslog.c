@@ -270,6 +270,8 @@ alog_json_request(struct alog_line *l, const struct alog_rec *r)
 		alog_add_clean(l, "rule", r->rule);
 	if (r->rule != NULL && r->source != NULL)
 		alog_add_clean(l, "source", r->source);
+	if (r->rule != NULL && r->source != NULL && r->layer != NULL)
+		alog_add_str(l, "layer", r->layer);
 	if (r->ninjected > 0) {
 		alog_add(l, ",\"injected\":[", 13);
 		for (i = 0; i < r->ninjected; i++) {

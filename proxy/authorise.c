@@ -148,6 +148,13 @@ conn_deny(struct conn *c, const char *reason, const char *detail,
 void
 conn_cred_leak(struct conn *c, const struct cred *cr, const char *where)
 {
+	conn_cred_refuse(c, cr, where, NULL);
+}
+
+void
+conn_cred_refuse(struct conn *c, const struct cred *cr, const char *where,
+    const char *why)
+{
 	const struct config	*conf = conn_config(c);
 	struct proxy_refusal	 r;
 	const char		*source = NULL;
@@ -156,14 +163,27 @@ conn_cred_leak(struct conn *c, const struct cred *cr, const char *where)
 	if (cr->entry < conf->creds.n)
 		source = conf->creds.v[cr->entry].source;
 	/* The name only: the placeholder is no secret, but it says nothing. */
-	snprintf(detail, sizeof(detail), "the placeholder of %s %s: %s may "
-	    "not be sent to %s:%u", cr->name, where, cr->name,
-	    c->have_target ? c->host.text : "-", c->port);
-	snprintf(hint, sizeof(hint), "%s is sent only as its value, in HTTP "
-	    "requests to its injectHosts (%s): through network.tlsTerminate, "
-	    "or plain HTTP with credentials.allowPlaintextInject; never in "
-	    "a tunnel pisbx does not terminate", cr->name,
-	    source != NULL ? source : "credentials");
+	if (why != NULL) {
+		snprintf(detail, sizeof(detail), "the placeholder of %s %s: "
+		    "%s may go to %s:%u, but %s", cr->name, where, cr->name,
+		    c->host.text, c->port, why);
+		snprintf(hint, sizeof(hint), "a value goes into a request "
+		    "only where it can stand as it is: a request target takes "
+		    "URI characters only, a header value no line break; put "
+		    "the placeholder in a header or the body, or mask only "
+		    "the token (extract) in %s", source != NULL ? source :
+		    "credentials");
+	} else {
+		snprintf(detail, sizeof(detail), "the placeholder of %s %s: "
+		    "%s may not be sent to %s:%u", cr->name, where, cr->name,
+		    c->have_target ? c->host.text : "-", c->port);
+		snprintf(hint, sizeof(hint), "%s is sent only as its value, "
+		    "in HTTP requests to its injectHosts (%s): through "
+		    "network.tlsTerminate, or plain HTTP with "
+		    "credentials.allowPlaintextInject; never in a tunnel "
+		    "pisbx does not terminate", cr->name, source != NULL ?
+		    source : "credentials");
+	}
 	c->credential = cr->name;
 	conn_decide(c, 0, "credential-leak", detail);
 	conn_log_decision(c);
@@ -179,6 +199,19 @@ conn_cred_leak(struct conn *c, const struct cred *cr, const char *where)
 		r.credential = cr->name;
 		c->px->refused(&r, c->px->refused_arg);
 	}
+}
+
+void
+conn_cred_injected(struct conn *c, const uint8_t *used)
+{
+	size_t	 i, n = cred_table_count(c->px->creds);
+
+	if (c->px->injected == NULL || !c->have_target)
+		return;
+	for (i = 0; i < n && i < CRED_MAX; i++)
+		if (used[i])
+			c->px->injected(cred_table_get(c->px->creds, i)->name,
+			    c->host.text, c->port, c->px->injected_arg);
 }
 
 /*

@@ -45,8 +45,8 @@ struct cred_stream {
 	size_t			 nhold;
 	unsigned char		 first[256 / 8];	/* HIDE: first bytes */
 	size_t			*next;	/* HIDE: next match of each value */
-	int			 line;	/* INJECT into a request line or */
-					/* header: no CR, LF or NUL */
+	enum cred_fit		 fit;	/* INJECT: where the value goes */
+	uint8_t			 used[CRED_MAX];	/* INJECT: swapped */
 };
 
 static int	 cred_random_chars(char *, size_t);
@@ -55,8 +55,11 @@ static const struct cred *cred_find(const struct cred_table *, const char *,
 		    size_t, size_t, size_t *);
 static int	 cred_append(char **, size_t *, const void *, size_t);
 static int	 cred_swap_in(const struct cred_table *, const struct config *,
-		    const struct host *, uint16_t, const char *, size_t, int,
-		    char **, size_t *, const struct cred **);
+		    const struct host *, uint16_t, const char *, size_t,
+		    enum cred_fit, char **, size_t *, const struct cred **);
+static int	 cred_fits(const struct cred *, enum cred_fit);
+static int	 cred_basic_at(const char *, size_t, const char *, size_t,
+		    size_t *, size_t *);
 static int	 cred_inject_run(struct cred_stream *, const char *, size_t,
 		    int, char **, size_t *, const struct cred **);
 static int	 cred_hide_run(struct cred_stream *, const char *, size_t,
@@ -298,18 +301,70 @@ cred_swap_buf(const struct cred_table *t, const struct config *conf,
     const struct host *h, uint16_t port, const char *in, size_t len,
     char **out, size_t *outlen, const struct cred **leak)
 {
-	return cred_swap_in(t, conf, h, port, in, len, 1, out, outlen, leak);
+	return cred_swap_in(t, conf, h, port, in, len, CRED_FIT_HEADER, out,
+	    outlen, leak);
+}
+
+int
+cred_swap_target(const struct cred_table *t, const struct config *conf,
+    const struct host *h, uint16_t port, const char *in, size_t len,
+    char **out, size_t *outlen, const struct cred **leak)
+{
+	return cred_swap_in(t, conf, h, port, in, len, CRED_FIT_TARGET, out,
+	    outlen, leak);
 }
 
 /*
- * cred_swap_buf; line: the result goes into a request line or a header
- * as it is, so a value with CR, LF or NUL is refused (*leak, -1).  A
- * Basic credential's decoded text is encoded again: anything goes.
+ * Whether c's value may stand as it is where fit says.  In a header or
+ * the request line, a CR, LF or NUL would end the field or the head
+ * where it stands: what follows, the command's own bytes, would be read
+ * upstream as headers or a request of its own, past every rule.  In the
+ * request target a space ends the target (the rest is read as the
+ * version), and a control byte, DEL or a byte over 0x7f is no URI
+ * character (RFC 3986): servers refuse the line or split it their own
+ * way.  A header value may hold spaces (RFC 9110 5.5).
+ */
+static int
+cred_fits(const struct cred *c, enum cred_fit fit)
+{
+	const unsigned char	*v = (const unsigned char *)c->value;
+	size_t			 i;
+
+	if (fit == CRED_FIT_ANY)
+		return 1;
+	for (i = 0; i < c->vlen; i++) {
+		if (v[i] == '\r' || v[i] == '\n' || v[i] == '\0')
+			return 0;
+		if (fit == CRED_FIT_TARGET && (v[i] <= ' ' || v[i] >= 0x7f))
+			return 0;
+	}
+	return 1;
+}
+
+const char *
+cred_unfit_why(const struct config *conf, const struct cred *c,
+    const struct host *h, uint16_t port, enum cred_fit fit)
+{
+	if (!cred_injects(conf, c, h, port))
+		return NULL;
+	if (!cred_fits(c, CRED_FIT_HEADER))
+		return "its value has a line break (or a NUL), which would "
+		    "end the request head where it stands";
+	if (!cred_fits(c, fit))
+		return "its value cannot be put in a request target (it has "
+		    "a space, a control byte or a byte that is not ASCII)";
+	return "its placeholder was cut short or altered";
+}
+
+/*
+ * cred_swap_buf at fit: a value that cannot stand there as it is is
+ * refused (*leak, -1).  A Basic credential's decoded text is encoded
+ * again: anything goes (CRED_FIT_ANY).
  */
 static int
 cred_swap_in(const struct cred_table *t, const struct config *conf,
     const struct host *h, uint16_t port, const char *in, size_t len,
-    int line, char **out, size_t *outlen, const struct cred **leak)
+    enum cred_fit fit, char **out, size_t *outlen, const struct cred **leak)
 {
 	struct cred_stream	 s;
 	int			 r;
@@ -320,7 +375,7 @@ cred_swap_in(const struct cred_table *t, const struct config *conf,
 	s.host = h;
 	s.port = port;
 	s.dir = CRED_INJECT;
-	s.line = line;
+	s.fit = fit;
 	*out = NULL;
 	*outlen = 0;
 	if (cred_append(out, outlen, "", 0) == -1)
@@ -344,6 +399,70 @@ fail:
 	return r;
 }
 
+/*
+ * Whether header name: value is an Authorization or Proxy-Authorization
+ * Basic credential (RFC 7617: "Basic" 1*SP token68, the scheme
+ * case-insensitive); its token68 is value[*start, *end).  0 or -1.
+ */
+static int
+cred_basic_at(const char *name, size_t namelen, const char *value,
+    size_t valuelen, size_t *start, size_t *end)
+{
+	size_t	 i, n;
+
+	if (!((namelen == 13 && strncasecmp(name, "Authorization", 13) == 0) ||
+	    (namelen == 19 &&
+	    strncasecmp(name, "Proxy-Authorization", 19) == 0)))
+		return -1;
+	for (i = 0; i < valuelen && (value[i] == ' ' || value[i] == '\t'); i++)
+		;
+	if (valuelen - i < 6 || strncasecmp(value + i, "Basic", 5) != 0 ||
+	    value[i + 5] != ' ')
+		return -1;
+	for (i += 5; i < valuelen && value[i] == ' '; i++)
+		;
+	for (n = valuelen; n > i && (value[n - 1] == ' ' ||
+	    value[n - 1] == '\t'); n--)
+		;
+	*start = i;
+	*end = n;
+	return 0;
+}
+
+void
+cred_mark(const struct cred_table *t, const void *buf, size_t len,
+    uint8_t *used)
+{
+	const struct cred	*c;
+	size_t			 i;
+
+	for (i = 0; t != NULL && i < t->n && i < CRED_MAX; i++) {
+		c = &t->v[i];
+		if (memmem(buf, len, c->placeholder, CRED_PLACEHOLDER_MIN) !=
+		    NULL)
+			used[i] = 1;
+	}
+}
+
+void
+cred_mark_header(const struct cred_table *t, const char *name,
+    size_t namelen, const char *value, size_t valuelen, uint8_t *used)
+{
+	char	*dec;
+	size_t	 start, end, declen;
+
+	cred_mark(t, value, valuelen, used);
+	if (cred_basic_at(name, namelen, value, valuelen, &start, &end) == -1 ||
+	    end == start ||
+	    (dec = malloc(BASE64_DECLEN(end - start) + 1)) == NULL)
+		return;
+	if (base64_decode(value + start, end - start, dec, &declen) == 0) {
+		cred_mark(t, dec, declen, used);
+		secmem_wipe(dec, declen);
+	}
+	free(dec);
+}
+
 int
 cred_swap_header(const struct cred_table *t, const struct config *conf,
     const struct host *h, uint16_t port, const char *name, size_t namelen,
@@ -351,27 +470,12 @@ cred_swap_header(const struct cred_table *t, const struct config *conf,
     const struct cred **leak)
 {
 	char		*dec = NULL, *sw = NULL, *enc = NULL;
-	size_t		 i, start, declen, swlen, n;
+	size_t		 start, declen, swlen, n;
 	int		 r;
 
-	if (!((namelen == 13 && strncasecmp(name, "Authorization", 13) == 0) ||
-	    (namelen == 19 &&
-	    strncasecmp(name, "Proxy-Authorization", 19) == 0)))
+	if (cred_basic_at(name, namelen, value, valuelen, &start, &n) == -1)
 		return cred_swap_buf(t, conf, h, port, value, valuelen, out,
 		    outlen, leak);
-	/* RFC 7617: "Basic" 1*SP token68, the scheme case-insensitive. */
-	for (i = 0; i < valuelen && (value[i] == ' ' || value[i] == '\t'); i++)
-		;
-	if (valuelen - i < 6 || strncasecmp(value + i, "Basic", 5) != 0 ||
-	    value[i + 5] != ' ')
-		return cred_swap_buf(t, conf, h, port, value, valuelen, out,
-		    outlen, leak);
-	for (i += 5; i < valuelen && value[i] == ' '; i++)
-		;
-	start = i;
-	for (n = valuelen; n > start && (value[n - 1] == ' ' ||
-	    value[n - 1] == '\t'); n--)
-		;
 	if ((dec = malloc(BASE64_DECLEN(n - start) + 1)) == NULL)
 		return -2;
 	if (n == start ||
@@ -381,7 +485,8 @@ cred_swap_header(const struct cred_table *t, const struct config *conf,
 		return cred_swap_buf(t, conf, h, port, value, valuelen, out,
 		    outlen, leak);
 	}
-	r = cred_swap_in(t, conf, h, port, dec, declen, 0, &sw, &swlen, leak);
+	r = cred_swap_in(t, conf, h, port, dec, declen, CRED_FIT_ANY, &sw,
+	    &swlen, leak);
 	secmem_wipe(dec, declen);
 	free(dec);
 	if (r <= 0) {
@@ -483,6 +588,16 @@ cred_stream_free(struct cred_stream *s)
 	free(s);
 }
 
+void
+cred_stream_mark(const struct cred_stream *s, uint8_t *used)
+{
+	size_t	 i;
+
+	for (i = 0; s->t != NULL && i < s->t->n && i < CRED_MAX; i++)
+		if (s->used[i])
+			used[i] = 1;
+}
+
 int
 cred_stream_length_changes(const struct cred_stream *s)
 {
@@ -552,21 +667,15 @@ cred_inject_run(struct cred_stream *s, const char *buf, size_t len,
 			*leak = c;
 			return -1;
 		}
-		/*
-		 * A value with a line break (a whole file of several lines)
-		 * would end the header, or the head, where it stands: what
-		 * follows, the command's own bytes, would be read upstream
-		 * as headers or a request of its own, past every rule.
-		 */
-		if (s->line && (memchr(c->value, '\r', c->vlen) != NULL ||
-		    memchr(c->value, '\n', c->vlen) != NULL ||
-		    memchr(c->value, '\0', c->vlen) != NULL)) {
+		/* A value that cannot stand here as it is (cred_fits). */
+		if (!cred_fits(c, s->fit)) {
 			*leak = c;
 			return -1;
 		}
 		if (cred_append(out, outlen, buf + cur, at - cur) == -1 ||
 		    cred_append(out, outlen, c->value, c->vlen) == -1)
 			return -2;
+		s->used[c - t->v] = 1;
 		swaps++;
 		cur = at + c->plen;
 	}

@@ -77,19 +77,55 @@ const struct cred *cred_scan(const struct cred_table *, struct cred_scan *,
 		    const void *buf, size_t len);
 
 /*
- * Swap within a whole buffer (a request line, a header value): every
+ * Swap within a whole buffer (a header value; with conf NULL, the
+ * method or a header name, where every placeholder is a leak): every
  * placeholder of a credential that may go to host:port becomes its
  * value; the result is malloc'ed into *out (NUL-terminated, *outlen).
  * A header "Authorization: Basic" / "Proxy-Authorization: Basic" value
  * is decoded, swapped and encoded again (git and pip put
  * user:placeholder there).  Returns the number of swaps, or -1 with
- * *leak set: a placeholder of a credential that may not go there (the
- * request must be refused), or -2 out of memory.
+ * *leak set: a placeholder of a credential that may not go there, or
+ * whose value cannot stand there as it is (enum cred_fit; the request
+ * must be refused), or -2 out of memory.
  */
 int		 cred_swap_buf(const struct cred_table *, const struct config *,
 		    const struct host *, uint16_t port, const char *in,
 		    size_t len, char **out, size_t *outlen,
 		    const struct cred **leak);
+/*
+ * Where a swap puts a value as it is: anywhere (a body, a Basic
+ * credential, which is encoded again), a header value (no CR, LF or
+ * NUL), or the request target (nor a space, a control byte, DEL or a
+ * byte over 0x7f).  A value that does not fit is refused as a leak.
+ */
+enum cred_fit {
+	CRED_FIT_ANY,
+	CRED_FIT_HEADER,
+	CRED_FIT_TARGET
+};
+/* cred_swap_buf for the request line's target (CRED_FIT_TARGET). */
+int		 cred_swap_target(const struct cred_table *,
+		    const struct config *, const struct host *, uint16_t port,
+		    const char *in, size_t len, char **out, size_t *outlen,
+		    const struct cred **leak);
+/*
+ * After a swap at fit refused c's placeholder (-1, *leak == c): why,
+ * when c may go to host:port but its value could not (a text for the
+ * 403 and the log), or NULL: c may not go there at all.
+ */
+const char	*cred_unfit_why(const struct config *, const struct cred *,
+		    const struct host *, uint16_t port, enum cred_fit);
+/*
+ * Note in used[] (CRED_MAX flags, by table index) every credential
+ * whose placeholder buf holds: after a swap, which ones went in.
+ * cred_mark_header also looks inside an Authorization: Basic value,
+ * decoded (user:placeholder).
+ */
+void		 cred_mark(const struct cred_table *, const void *buf,
+		    size_t len, uint8_t *used);
+void		 cred_mark_header(const struct cred_table *, const char *name,
+		    size_t namelen, const char *value, size_t valuelen,
+		    uint8_t *used);
 int		 cred_swap_header(const struct cred_table *,
 		    const struct config *, const struct host *, uint16_t port,
 		    const char *name, size_t namelen, const char *value,
@@ -127,6 +163,8 @@ void		 cred_stream_free(struct cred_stream *);
 int		 cred_stream_feed(struct cred_stream *, const void *buf,
 		    size_t len, int final, char **out, size_t *outlen,
 		    const struct cred **leak);
+/* INJECT: note in used[] (as cred_mark) the credentials it swapped. */
+void		 cred_stream_mark(const struct cred_stream *, uint8_t *used);
 /* Whether any swap can change a length (a value shorter than its */
 /* placeholder or longer: a Content-Length body must be re-framed). */
 int		 cred_stream_length_changes(const struct cred_stream *);

@@ -11,6 +11,11 @@
  * Results are always delivered from a fresh event-loop turn: c-ares may
  * call back from inside ares_getaddrinfo (hosts-file hit), and a caller
  * must never be re-entered from its own dns_lookup call.
+ *
+ * The channel is made at the first lookup, not with the proxy: making it
+ * reads resolv.conf, nsswitch.conf and the environment (about 1 ms of
+ * every pisbx-run start here), and most sandboxed commands resolve
+ * nothing.  The servers it is given were checked with the config.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -69,6 +74,7 @@ static void	 dns_rearm(struct dns *);
 static void	 dns_ai_cb(void *, int, int, struct ares_addrinfo *);
 static void	 dns_deliver_cb(evutil_socket_t, short, void *);
 static char	*dns_servers_csv(const struct config *);
+static int	 dns_channel(struct dns *, char *, size_t);
 
 static int dns_lib_ready;
 
@@ -94,9 +100,8 @@ struct dns *
 dns_new(struct event_base *base, const struct config *conf, char *err,
     size_t errlen)
 {
-	struct ares_options opts;
 	struct dns *d;
-	int rc, optmask;
+	int rc;
 
 	if (!dns_lib_ready) {
 		if ((rc = ares_library_init(ARES_LIB_INIT_ALL)) != ARES_SUCCESS) {
@@ -119,7 +124,28 @@ dns_new(struct event_base *base, const struct config *conf, char *err,
 		goto nomem;
 	if ((d->timer = evtimer_new(base, dns_timer_cb, d)) == NULL)
 		goto nomem;
+	/*
+	 * c-ares 1.18 reads a custom hosts file only from $CARES_HOSTS (with
+	 * ARES_AI_ENVHOSTS on each lookup): the proxy owns its environment.
+	 */
+	if (d->hosts_file != NULL)
+		setenv("CARES_HOSTS", d->hosts_file, 1);
+	return d;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	dns_free(d);
+	return NULL;
+}
 
+/* The c-ares channel, made at the first lookup (0), or why not (-1). */
+static int
+dns_channel(struct dns *d, char *err, size_t errlen)
+{
+	struct ares_options opts;
+	int rc, optmask;
+
+	if (d->ch != NULL)
+		return 0;
 	/*
 	 * Two tries; c-ares doubles the per-try timeout, so t + 2t fits the
 	 * configured total.
@@ -136,27 +162,18 @@ dns_new(struct event_base *base, const struct config *conf, char *err,
 	if ((rc = ares_init_options(&d->ch, &opts, optmask)) != ARES_SUCCESS) {
 		snprintf(err, errlen, "c-ares: %s", ares_strerror(rc));
 		d->ch = NULL;
-		goto fail;
+		return -1;
 	}
 	if (d->servers[0] != '\0' &&
 	    (rc = ares_set_servers_ports_csv(d->ch, d->servers)) !=
 	    ARES_SUCCESS) {
 		snprintf(err, errlen, "resolver.servers \"%s\": %s",
 		    d->servers, ares_strerror(rc));
-		goto fail;
+		ares_destroy(d->ch);
+		d->ch = NULL;
+		return -1;
 	}
-	/*
-	 * c-ares 1.18 reads a custom hosts file only from $CARES_HOSTS (with
-	 * ARES_AI_ENVHOSTS on each lookup): the proxy owns its environment.
-	 */
-	if (d->hosts_file != NULL)
-		setenv("CARES_HOSTS", d->hosts_file, 1);
-	return d;
-nomem:
-	snprintf(err, errlen, "out of memory");
-fail:
-	dns_free(d);
-	return NULL;
+	return 0;
 }
 
 void
@@ -290,6 +307,15 @@ dns_lookup(struct dns *d, const char *name, uint16_t port, dns_cb cb,
 	if ((q->deliver = evtimer_new(d->base, dns_deliver_cb, q)) == NULL) {
 		free(q);
 		return NULL;
+	}
+	/* No channel: this lookup fails, from a fresh turn; the next tries. */
+	if (dns_channel(d, q->err, sizeof(q->err)) == -1) {
+		struct timeval now = { 0, 0 };
+
+		log_warnx("resolver: %s", q->err);
+		q->answered = 1;
+		evtimer_add(q->deliver, &now);
+		return q;
 	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;

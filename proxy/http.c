@@ -87,6 +87,8 @@ struct http_conn {
 	 */
 	int		 hide;
 	struct cred_stream *rstream;
+	/* The credentials put into this request (told at its response). */
+	uint8_t		 used[CRED_MAX];
 	struct evbuffer	*rplain;
 	int		 rchunked;
 };
@@ -120,7 +122,7 @@ static int	 http_cred_head(struct conn *, struct http_msg *,
 		    const struct host *, uint16_t, const char **, size_t *,
 		    struct http_cred_swaps *);
 static void	 http_cred_leak(struct conn *, const struct cred *,
-		    const char *);
+		    const char *, const char *);
 static int	 http_cred_forward(struct conn *);
 static int	 http_cred_body(struct body *, struct cred_stream *,
 		    struct evbuffer *, int, struct evbuffer *, struct evbuffer *,
@@ -511,6 +513,7 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 	h->cstream = NULL;
 	h->cchunked = 0;
 	h->hide = 0;
+	memset(h->used, 0, sizeof(h->used));
 	sw.n = 0;
 	if (cred_table_count(c->px->creds) > 0) {
 		/* Placeholders: swapped for an injectHost, else refused. */
@@ -928,6 +931,11 @@ http_response_head1(struct conn *c, struct evbuffer *head)
 		c->bytes_down += evbuffer_get_length(out) - before;
 		evbuffer_drain(in, (size_t)n);
 		h->resp_started = 1;
+		/* The request went: pisbx-run's summary hears what went in. */
+		if (h->cstream != NULL)
+			cred_stream_mark(h->cstream, h->used);
+		conn_cred_injected(c, h->used);
+		memset(h->used, 0, sizeof(h->used));
 		return 1;
 	}
 }
@@ -1082,8 +1090,9 @@ http_cred_head(struct conn *c, struct http_msg *m, const struct host *host,
 	const struct cred_table *t = c->px->creds;
 	const struct host *ih = conf->creds.allow_plaintext_inject ? host :
 	    NULL;
+	struct http_conn *h = c->http;
 	const struct cred *leak = NULL;
-	const char *where = NULL;
+	const char *where = NULL, *why = NULL;
 	char *out;
 	size_t outlen, i;
 	int r;
@@ -1098,14 +1107,17 @@ http_cred_head(struct conn *c, struct http_msg *m, const struct host *host,
 	}
 	if (r == -2)
 		goto oom;
-	r = cred_swap_buf(t, conf, ih, port, *path, *pathlen, &out, &outlen,
+	r = cred_swap_target(t, conf, ih, port, *path, *pathlen, &out, &outlen,
 	    &leak);
 	if (r == -1) {
 		where = "in the request target";
+		why = cred_unfit_why(conf, leak, ih, port, CRED_FIT_TARGET);
 		goto refuse;
 	}
 	if (r == -2)
 		goto oom;
+	if (r > 0)
+		cred_mark(t, *path, *pathlen, h->used);
 	sw->v[sw->n++] = out;
 	*path = out;
 	*pathlen = outlen;
@@ -1125,10 +1137,15 @@ http_cred_head(struct conn *c, struct http_msg *m, const struct host *host,
 		    &outlen, &leak);
 		if (r == -1) {
 			where = "in the request headers";
+			why = cred_unfit_why(conf, leak, ih, port,
+			    CRED_FIT_HEADER);
 			goto refuse;
 		}
 		if (r == -2)
 			goto oom;
+		if (r > 0)
+			cred_mark_header(t, m->h[i].name, m->h[i].namelen,
+			    m->h[i].value, m->h[i].valuelen, h->used);
 		sw->v[sw->n++] = out;
 		m->h[i].value = out;
 		m->h[i].valuelen = outlen;
@@ -1141,7 +1158,7 @@ refuse:
 	c->host = *host;
 	c->port = port;
 	c->have_target = 1;
-	http_cred_leak(c, leak, where);
+	http_cred_leak(c, leak, where, why);
 	return -1;
 oom:
 	for (i = 0; i < sw->n; i++)
@@ -1158,12 +1175,13 @@ oom:
  * request), else the connection is closed.
  */
 static void
-http_cred_leak(struct conn *c, const struct cred *cr, const char *where)
+http_cred_leak(struct conn *c, const struct cred *cr, const char *where,
+    const char *why)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 	int fd;
 
-	conn_cred_leak(c, cr, where);
+	conn_cred_refuse(c, cr, where, why);
 	if (c->upstream != NULL) {
 		if ((fd = bufferevent_getfd(c->upstream)) != -1)
 			(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg,
@@ -1193,7 +1211,7 @@ http_cred_forward(struct conn *c)
 	    bufferevent_get_input(c->client),
 	    bufferevent_get_output(c->upstream), &c->bytes_up, &leak);
 	if (r == -3)
-		http_cred_leak(c, leak, "in the request body");
+		http_cred_leak(c, leak, "in the request body", NULL);
 	else if (r == -2)
 		conn_close(c, "out-of-memory");
 	return r < -1 ? -2 : r;

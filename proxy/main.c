@@ -23,6 +23,10 @@
 #define EX_OSERR_	71
 #define EX_CONFIG_	78
 
+#define CREDS_NOTHING	"pisbx-proxy on its own masks and injects " \
+			"nothing: only pisbx-run, which starts the " \
+			"command, does"
+
 struct main_state {
 	struct event_base	*base;
 	struct proxy		*px;
@@ -49,6 +53,7 @@ static struct config *load_config(const char *, enum config_layer);
 static void	 sighup_cb(evutil_socket_t, short, void *);
 static void	 sigterm_cb(evutil_socket_t, short, void *);
 static int	 main_options(struct main_args *, int, char *[]);
+static void	 main_creds_note(struct config *);
 static int	 main_modes(struct config *, const struct main_args *, int *);
 static int	 main_start(struct main_state *, struct config *,
 		    struct main_args *);
@@ -262,6 +267,31 @@ main_options(struct main_args *a, int argc, char *argv[])
 }
 
 /*
+ * credentials: the placeholder table is made by pisbx-run for the
+ * command it starts, from the environment and files it hands that
+ * command; a proxy serving clients it did not start has no table, so
+ * it swaps nothing in and finds no placeholder to refuse.  A config
+ * that lists credentials is told so, not silently half-honoured.
+ */
+static void
+main_creds_note(struct config *conf)
+{
+	char	**v, *m;
+
+	if (asprintf(&m, "%s: $.credentials: %s",
+	    conf->path != NULL ? conf->path : "(embedded default)",
+	    CREDS_NOTHING) == -1)
+		return;
+	if ((v = reallocarray(conf->notes.msg, conf->notes.n + 1,
+	    sizeof(*v))) == NULL) {
+		free(m);
+		return;
+	}
+	conf->notes.msg = v;
+	conf->notes.msg[conf->notes.n++] = m;
+}
+
+/*
  * --replay, --check and --explain on the loaded config: 1 when one ran
  * (its exit status in *rc), 0 to go on and serve.
  */
@@ -273,6 +303,14 @@ main_modes(struct config *conf, const struct main_args *a, int *rc)
 	for (i = 0; i < conf->warnings.n; i++)
 		fprintf(stderr, "pisbx-proxy: warning: %s\n",
 		    conf->warnings.v[i]);
+	if (conf->creds.n > 0 && a->replay == NULL) {
+		if (a->check)
+			main_creds_note(conf);
+		else if (a->nexplain == 0)
+			fprintf(stderr, "pisbx-proxy: warning: %s: "
+			    "$.credentials: %s\n", conf->path != NULL ?
+			    conf->path : "(embedded default)", CREDS_NOTHING);
+	}
 	if (a->replay != NULL) {
 		*rc = replay_run(conf, a->replay, a->replay_json);
 		return 1;

@@ -165,6 +165,8 @@ proxy_new(struct event_base *base, struct config *conf,
 	if (opts != NULL) {
 		px->refused = opts->refused;
 		px->refused_arg = opts->refused_arg;
+		px->injected = opts->injected;
+		px->injected_arg = opts->injected_arg;
 		px->reload_said = opts->reload_said;
 		px->one_client = opts->one_client;
 		px->tls = opts->tls;
@@ -224,6 +226,19 @@ proxy_reload(struct proxy *px, struct config *conf)
 	char err[256];
 	size_t nkept, nclosed;
 
+	/*
+	 * The CA and the upstream roots were loaded at start, and the
+	 * clients were told to trust that CA: a reload cannot swap them
+	 * under connections, and taking the rest of the config while the
+	 * old CA goes on would be a change half made.
+	 */
+	if (!config_tls_ca_same(px->gen->conf, conf)) {
+		log_warnx("reload: keeping the old config: "
+		    "network.tlsTerminate's CA and roots change only at a "
+		    "restart");
+		config_free(conf);
+		return -1;
+	}
 	if (dns_differs(px->dns, conf)) {
 		if ((d = dns_new(px->base, conf, err, sizeof(err))) == NULL) {
 			log_warnx("reload: resolver: %s; keeping the old "

@@ -54,6 +54,16 @@ struct proxy_opts {
 	void		(*refused)(const struct proxy_refusal *, void *);
 	void		*refused_arg;
 	/*
+	 * Told once per request into which masked credentials were put
+	 * (placeholders swapped for values: a terminated tunnel's request,
+	 * or plain HTTP with credentials.allowPlaintextInject), once for
+	 * each credential that went in: its name ("$GH_TOKEN", never a
+	 * value) and the host and port it went to (pisbx-run's summary).
+	 */
+	void		(*injected)(const char *name, const char *host,
+			    unsigned port, void *arg);
+	void		*injected_arg;
+	/*
 	 * A reload that is taken is said without -v (pisbx-proxy's SIGHUP);
 	 * pisbx-run's, on its command's stderr, only with -v.
 	 */

@@ -217,6 +217,9 @@ struct proxy {
 	void			(*refused)(const struct proxy_refusal *,
 				    void *);
 	void			*refused_arg;
+	void			(*injected)(const char *, const char *,
+				    unsigned, void *);
+	void			*injected_arg;
 	int			 reload_said;	/* proxy_opts' */
 	int			 one_client;	/* proxy_opts' */
 	const struct cred_table	*creds;		/* proxy_opts', or NULL */
@@ -349,6 +352,18 @@ void	 conn_fail(struct conn *, enum conn_err);
  * or closes (end "credential-leak").
  */
 void	 conn_cred_leak(struct conn *, const struct cred *, const char *where);
+/*
+ * conn_cred_leak; why, when not NULL: the credential may go to the
+ * host, but its value could not stand where its placeholder stood
+ * (cred_unfit_why).
+ */
+void	 conn_cred_refuse(struct conn *, const struct cred *,
+	    const char *where, const char *why);
+/*
+ * Tell proxy_opts.injected of the credentials marked in used (CRED_MAX
+ * flags, by table index) that went to conn's host in one request.
+ */
+void	 conn_cred_injected(struct conn *, const uint8_t *used);
 
 /* dial.c */
 /* An allowed target: its addresses (a literal, or DNS), then dial. */

@@ -92,14 +92,12 @@ static void	 term_body_reset(struct term_body *);
 static int	 term_hop(const struct http_msg *, const struct http_header *,
 		    int);
 static int	 term_encoded(const struct http_msg *);
-static void	 term_mark(struct term *, const char *, size_t);
-static void	 term_mark_basic(struct term *, const char *, size_t);
 static void	 term_log_path(struct term *, const char *, size_t);
 static void	 term_log_request(struct term *, int, const char *,
 		    const char *, const char *, const char *);
 static int	 term_refuse(struct term *, int, const char *, const char *,
 		    const char *, const char *);
-static int	 term_leak(struct term *, const struct cred *);
+static int	 term_leak(struct term *, const struct cred *, enum cred_fit);
 static void	 term_tell(struct term *, const char *, const char *,
 		    const char *);
 static void	 term_client_tls(struct term *);
@@ -978,6 +976,7 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 	memset(t->used, 0, sizeof(t->used));
 	t->rule = NULL;
 	t->rule_source = NULL;
+	t->rule_layer = NULL;
 	snprintf(t->method, sizeof(t->method), "%.*s", (int)(m->methodlen <
 	    sizeof(t->method) ? m->methodlen : sizeof(t->method) - 1),
 	    m->method);
@@ -1054,6 +1053,7 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 		if (config_request_rule(conf, &c->host, c->port, t->method,
 		    canon, &rule, &entry) == REQ_DENY) {
 			free(canon);
+			t->rule_layer = entry != NULL ? entry->layer : NULL;
 			if (rule != NULL)
 				snprintf(body, sizeof(body), "pisbx: %s %s is "
 				    "refused by the request rule \"%s\" (%s)\n",
@@ -1076,6 +1076,8 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 		free(canon);
 		t->rule = rule;
 		t->rule_source = rule != NULL ? rule->source : NULL;
+		t->rule_layer = rule != NULL && entry != NULL ? entry->layer :
+		    NULL;
 	}
 
 	/*
@@ -1094,7 +1096,7 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 		free(out);
 		out = NULL;
 		if (r == -1)
-			return term_leak(t, leak);
+			return term_leak(t, leak, CRED_FIT_ANY);
 		if (r < 0)
 			goto oom;
 	}
@@ -1107,16 +1109,16 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 	if (pathlen == 0 || path[0] == '?')
 		evbuffer_add(head, "/", 1);
 	if (creds && pathlen > 0) {
-		r = cred_swap_buf(tbl, conf, &c->host, c->port, path, pathlen,
-		    &out, &olen, &leak);
+		r = cred_swap_target(tbl, conf, &c->host, c->port, path,
+		    pathlen, &out, &olen, &leak);
 		if (r == -1) {
 			evbuffer_free(head);
-			return term_leak(t, leak);
+			return term_leak(t, leak, CRED_FIT_TARGET);
 		}
 		if (r < 0)
 			goto oom;
 		if (r > 0)
-			term_mark(t, path, pathlen);
+			cred_mark(tbl, path, pathlen, t->used);
 		evbuffer_add(head, out, olen);
 		free(out);
 		out = NULL;
@@ -1149,14 +1151,13 @@ term_request(struct term *t, struct http_msg *m, size_t headlen)
 		    hd->namelen, hd->value, hd->valuelen, &out, &olen, &leak);
 		if (r == -1) {
 			evbuffer_free(head);
-			return term_leak(t, leak);
+			return term_leak(t, leak, CRED_FIT_HEADER);
 		}
 		if (r < 0)
 			goto oom;
-		if (r > 0) {
-			term_mark(t, hd->value, hd->valuelen);
-			term_mark_basic(t, hd->value, hd->valuelen);
-		}
+		if (r > 0)
+			cred_mark_header(tbl, hd->name, hd->namelen, hd->value,
+			    hd->valuelen, t->used);
 		evbuffer_add(head, out, olen);
 		evbuffer_add(head, "\r\n", 2);
 		free(out);
@@ -1491,7 +1492,7 @@ term_emit(struct term *t, struct term_body *b, const char *data, size_t n,
 		    &out, &olen, &leak);
 		if (r == -1) {
 			free(out);
-			return term_leak(t, leak);
+			return term_leak(t, leak, CRED_FIT_ANY);
 		}
 		if (r < 0) {
 			free(out);
@@ -1502,13 +1503,14 @@ term_emit(struct term *t, struct term_body *b, const char *data, size_t n,
 			term_flush_later(t);
 		if (r > 0 && b == &t->req) {
 			/* Which ones: this piece, and across the last one's end. */
-			term_mark(t, data, n);
+			cred_mark(t->c->px->creds, data, n, t->used);
 			k = n < CRED_PLACEHOLDER_MIN - 1 ? n :
 			    CRED_PLACEHOLDER_MIN - 1;
 			memcpy(join, b->tail, b->ntail);
 			if (k > 0)
 				memcpy(join + b->ntail, data, k);
-			term_mark(t, join, b->ntail + k);
+			cred_mark(t->c->px->creds, join, b->ntail + k,
+			    t->used);
 		}
 		if (b == &t->req && n > 0) {
 			k = n < CRED_PLACEHOLDER_MIN - 1 ? n :
@@ -1655,41 +1657,6 @@ term_has_creds(const struct term *t)
 	    cred_table_count(t->c->px->creds) > 0;
 }
 
-/* Note the credentials whose placeholders buf holds (they went in). */
-static void
-term_mark(struct term *t, const char *buf, size_t len)
-{
-	const struct cred *cr;
-	size_t i, n = cred_table_count(t->c->px->creds);
-
-	for (i = 0; i < n && i < CRED_MAX; i++) {
-		cr = cred_table_get(t->c->px->creds, i);
-		if (cr->plen >= CRED_PLACEHOLDER_MIN && memmem(buf, len,
-		    cr->placeholder, CRED_PLACEHOLDER_MIN) != NULL)
-			t->used[i] = 1;
-	}
-}
-
-/* term_mark in an Authorization: Basic value, decoded (user:placeholder). */
-static void
-term_mark_basic(struct term *t, const char *v, size_t len)
-{
-	char dec[BASE64_DECLEN(4096)];
-	size_t n;
-
-	if (len < 6 || strncasecmp(v, "basic ", 6) != 0)
-		return;
-	v += 6;
-	len -= 6;
-	while (len > 0 && *v == ' ') {
-		v++;
-		len--;
-	}
-	if (len > 4096 || base64_decode(v, len, dec, &n) == -1)
-		return;
-	term_mark(t, dec, n);
-}
-
 /*
  * The request's path as logged: the path, and of the query its keys
  * only ("/p?key1&key2") -- a query value may be a token.
@@ -1743,6 +1710,9 @@ term_log_request(struct term *t, int status, const char *reason,
 	}
 	r.rule = rule;
 	r.source = source;
+	/* The layer of a request rule's entry (not of a credential). */
+	if (reason == NULL || strcmp(reason, "request-rule") == 0)
+		r.layer = t->rule_layer;
 	r.error = error;
 	r.tls = "terminated";
 	count = term_has_creds(t) ? cred_table_count(c->px->creds) : 0;
@@ -1752,6 +1722,9 @@ term_log_request(struct term *t, int status, const char *reason,
 	r.injected = names;
 	r.ninjected = n;
 	accesslog_write(c->px->alog, &r);
+	/* pisbx-run's summary: what went in, for requests that went. */
+	if (reason == NULL && n > 0)
+		conn_cred_injected(c, t->used);
 	log_info("conn %llu: %s %s:%u %s %s %d%s%s",
 	    (unsigned long long)c->id, conn_proto_name(c->proto),
 	    c->host.text, c->port, t->method, t->path, status,
@@ -1825,21 +1798,33 @@ term_tell(struct term *t, const char *reason, const char *detail,
 	c->px->refused(&r, c->px->refused_arg);
 }
 
-/* A placeholder on its way to a host that is not its credential's. */
+/*
+ * A placeholder on its way to a host that is not its credential's, or
+ * whose value cannot stand where fit says (cred_unfit_why).
+ */
 static int
-term_leak(struct term *t, const struct cred *leak)
+term_leak(struct term *t, const struct cred *leak, enum cred_fit fit)
 {
 	struct conn *c = t->c;
+	const char *why;
 	char body[700];
 	int cut = t->rq == TRQ_BODY;
 
-	conn_cred_leak(c, leak, cut ? "in a request body" :
-	    "in a request head");
-	snprintf(body, sizeof(body), "pisbx: the request %s carries the "
-	    "placeholder of %s, which may not go to %s:%u (not one of its "
-	    "injectHosts): %s\n", cut ? "body" : "head", leak->name,
-	    c->host.text, c->port, cut ? "the request was cut off" :
-	    "nothing of it was sent");
+	why = cred_unfit_why(conn_config(c), leak, &c->host, c->port, fit);
+	conn_cred_refuse(c, leak, cut ? "in a request body" :
+	    "in a request head", why);
+	if (why != NULL)
+		snprintf(body, sizeof(body), "pisbx: the request %s carries "
+		    "the placeholder of %s, which may go to %s:%u, but %s: %s\n",
+		    cut ? "body" : "head", leak->name, c->host.text, c->port,
+		    why, cut ? "the request was cut off" :
+		    "nothing of it was sent");
+	else
+		snprintf(body, sizeof(body), "pisbx: the request %s carries "
+		    "the placeholder of %s, which may not go to %s:%u (not one "
+		    "of its injectHosts): %s\n", cut ? "body" : "head",
+		    leak->name, c->host.text, c->port, cut ?
+		    "the request was cut off" : "nothing of it was sent");
 	/* Nothing of a response has gone to the client: it is told. */
 	if (t->rs != TRS_BODY)
 		return term_refuse(t, 403, "credential-leak", NULL, NULL, body);

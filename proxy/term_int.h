@@ -112,6 +112,7 @@ struct term {
 	int			 close_after;	/* the client's last request */
 	const struct req_rule	*rule;		/* what allowed it, if a rule */
 	const char		*rule_source;
+	const char		*rule_layer;	/* its entry's layer, or NULL */
 	uint8_t			 used[CRED_MAX];	/* creds injected */
 	struct cred_scan	 scan;		/* TERM_RAW, client to server */
 	unsigned		 nreq;

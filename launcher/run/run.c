@@ -684,6 +684,8 @@ run_start(struct run_state *rs)
 	rs->popts.cwd = rs->cwd;
 	rs->popts.refused = summary_proxy_cb;
 	rs->popts.refused_arg = rs->sum;
+	rs->popts.injected = summary_injected_cb;
+	rs->popts.injected_arg = rs->sum;
 	rs->popts.one_client = 1;	/* the run, whatever its address */
 	runsecrets_proxy(rs->secrets, &rs->popts);
 	if ((rs->cmdline = run_cmdline(o)) == NULL) {
@@ -927,6 +929,8 @@ run_finish(struct run_state *rs)
 	if (rs->sum != NULL && !o->quiet)
 		summary_print(rs->sum, stderr, rs->report_path, rs->status,
 		    o->agent);
+	if (rs->sum != NULL && !o->quiet && o->verbose)
+		summary_print_injected(rs->sum, stderr);
 	if (rs->sum != NULL && rs->report_fd != -1)
 		run_report_write(rs->sum, rs->report_fd, rs->report_path);
 	if (rs->report_fd != -1)

@@ -310,6 +310,19 @@ void	 summary_free(struct summary *);
  */
 void	 summary_proxy_cb(const struct proxy_refusal *, void *);
 /*
+ * The proxy's proxy_opts.injected callback (arg: the summary): a masked
+ * credential put into one request to host:port, counted per name and
+ * host:port; no refusal (summary_count, summary_print never see it).
+ */
+void	 summary_injected_cb(const char *name, const char *host,
+	    unsigned port, void *arg);
+/*
+ * -v: one line per credential and host:port put in on the way
+ * ("pisbx-run: put in on the way: $GH_TOKEN -> api.test:443 (3
+ * requests)"), masked for the terminal.
+ */
+void	 summary_print_injected(const struct summary *, FILE *);
+/*
  * A refused destination (SUMMARY_NET) or an allowed one that could not
  * be reached (SUMMARY_UNREACH: DNS, connect, the upstream proxy).
  */
@@ -340,7 +353,10 @@ size_t	 summary_count(const struct summary *);
  */
 void	 summary_print(const struct summary *, FILE *, const char *report,
 	    int status, int agent);
-/* Every item as a JSON array, one object per line.  0 or -1. */
+/*
+ * Every item as a JSON array, one object per line, the credentials put
+ * in ("kind":"injected") last.  0 or -1.
+ */
 int	 summary_json(const struct summary *, FILE *);
 
 /* shell.c */

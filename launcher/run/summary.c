@@ -11,6 +11,11 @@
  * part, the --report file all of them, as JSON, for an agent to hand its
  * model.  Paths and details are the command's or a peer's words: every
  * line is masked for the terminal.
+ *
+ * Apart from the refusals, and never counted with them: the masked
+ * credentials put into requests on the way (proxy_opts.injected), by
+ * name and host:port with the number of requests, for -v and the
+ * --report file.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,9 +47,20 @@ struct summary_item {
 	size_t		 count;
 };
 
+/* A masked credential put into requests to one host:port. */
+struct summary_inject {
+	char		*name;		/* "$GH_TOKEN": never a value */
+	char		*host;
+	unsigned int	 port;
+	size_t		 requests;
+};
+
 struct summary {
 	struct summary_item	*v;
 	size_t			 n;
+	struct summary_inject	*inj;
+	size_t			 ninj;
+	size_t			 injdropped;	/* past KEPT */
 	size_t			 dropped[SUMMARY_KINDS]; /* past KEPT */
 	int			 more;		/* the guard stopped telling */
 	size_t			 lost;		/* supervisor restarted */
@@ -85,6 +101,11 @@ summary_free(struct summary *s)
 		free(s->v[i].host);
 	}
 	free(s->v);
+	for (i = 0; i < s->ninj; i++) {
+		free(s->inj[i].name);
+		free(s->inj[i].host);
+	}
+	free(s->inj);
 	free(s);
 }
 
@@ -164,6 +185,57 @@ summary_proxy_cb(const struct proxy_refusal *r, void *arg)
 	}
 	summary_net(s, r->unreachable ? SUMMARY_UNREACH : SUMMARY_NET,
 	    r->host, r->port, r->proto, r->reason, r->detail, hint);
+}
+
+void
+summary_injected_cb(const char *name, const char *host, unsigned port,
+    void *arg)
+{
+	struct summary		*s = arg;
+	struct summary_inject	*it, *nv;
+	size_t			 i;
+
+	for (i = 0; i < s->ninj; i++) {
+		it = &s->inj[i];
+		if (it->port == port && strcmp(it->name, name) == 0 &&
+		    strcmp(it->host, host) == 0) {
+			it->requests++;
+			return;
+		}
+	}
+	if (s->ninj == SUMMARY_KEPT || (nv = reallocarray(s->inj,
+	    s->ninj + 1, sizeof(*nv))) == NULL) {
+		s->injdropped++;
+		return;
+	}
+	s->inj = nv;
+	it = &s->inj[s->ninj];
+	if ((it->name = strdup(name)) == NULL ||
+	    (it->host = strdup(host)) == NULL) {
+		free(it->name);
+		s->injdropped++;
+		return;
+	}
+	it->port = port;
+	it->requests = 1;
+	s->ninj++;
+}
+
+void
+summary_print_injected(const struct summary *s, FILE *f)
+{
+	const struct summary_inject	*it;
+	size_t				 i;
+
+	for (i = 0; i < s->ninj; i++) {
+		it = &s->inj[i];
+		summary_line(f, "%s: put in on the way: %s \u2192 %s:%u "
+		    "(%zu request%s)", log_getname(), it->name, it->host,
+		    it->port, it->requests, it->requests == 1 ? "" : "s");
+	}
+	if (s->injdropped > 0)
+		summary_line(f, "%s: put in on the way: %zu more", log_getname(),
+		    s->injdropped);
 }
 
 void
@@ -380,7 +452,7 @@ summary_json(const struct summary *s, FILE *f)
 	json_t				*o;
 	char				*line;
 	size_t				 i;
-	int				 rc = 0;
+	int				 rc = 0, sep;
 
 	fprintf(f, "[");
 	for (i = 0; i < s->n; i++) {
@@ -418,6 +490,23 @@ summary_json(const struct summary *s, FILE *f)
 	if (summary_dropped(s) > 0 || s->more)
 		fprintf(f, "%s\n{\"kind\":\"more\",\"count\":%zu}",
 		    s->n > 0 ? "," : "", summary_dropped(s));
+	sep = s->n > 0 || summary_dropped(s) > 0 || s->more;
+	for (i = 0; i < s->ninj; i++) {
+		o = json_pack("{s:s, s:s, s:s, s:i, s:i}", "kind", "injected",
+		    "credential", s->inj[i].name, "host", s->inj[i].host,
+		    "port", (int)s->inj[i].port, "requests",
+		    (int)s->inj[i].requests);
+		if (o == NULL || (line = json_dumps(o, JSON_COMPACT |
+		    JSON_PRESERVE_ORDER)) == NULL) {
+			json_decref(o);
+			rc = -1;
+			continue;
+		}
+		fprintf(f, "%s\n%s", sep ? "," : "", line);
+		sep = 1;
+		free(line);
+		json_decref(o);
+	}
 	fprintf(f, "\n]\n");
 	return rc == 0 && !ferror(f) ? 0 : -1;
 }

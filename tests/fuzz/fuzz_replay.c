@@ -2,8 +2,10 @@
  * libFuzzer target for the access-log line parser of --replay: arbitrary
  * bytes as one line.  A parsed decision record holds a canonical host (it
  * canonicalises to itself), a port, a known reason; its re-decision
- * under a config with lists and with and without a reviewer is one of
- * the classes with a non-empty outcome, and the tally counts it.
+ * under a config with lists, request rules, and with and without a
+ * reviewer is one of the classes with a non-empty outcome, and the tally
+ * counts it.  A request record (its method and path) goes through the
+ * rules of its host.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -17,7 +19,11 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 #define FUZZ_NETWORK \
 	"\"network\":{\"allowedDomains\":[\"github.com\",\"*.github.com\"," \
 	"\"10.1.2.3\",\"host.pisbx.internal:5173\",\"[::1]:8080\"]," \
-	"\"deniedDomains\":[\"uploads.github.com\",\"*:22\"]}"
+	"\"deniedDomains\":[\"uploads.github.com\",\"*:22\"]," \
+	"\"tlsTerminate\":{},\"requestRules\":[{\"host\":\"github.com\"," \
+	"\"deny\":[\"POST /**/git-receive-pack\",\"* /admin/*\"]," \
+	"\"allow\":[\"GET /**\"],\"unmatched\":\"deny\"}," \
+	"{\"host\":\"*.github.com\",\"deny\":[\"DELETE /**\"]}]}"
 
 static struct config *
 fuzz_conf(const char *text)

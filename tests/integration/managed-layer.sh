@@ -271,6 +271,150 @@ eq "pisbx-proxy --explain: the same line" \
 "$RUN" --check -- true >/dev/null 2>&1
 eq "pisbx-run --check with a command: usage error" "$?" 2
 
+# --- Managed request rules: first, tighten-only, named. --------------
+# api.corp.test (inside the ceiling) behind TLS termination the managed
+# file turns on: its managed rules refuse POST /admin/**, and refuse
+# what they do not allow; the run's rules only add to them.
+. "$PISBX_TOP/tests/lib/tlsca.sh"
+cp "$CONF" "$T/conf.rr"
+cp "$T/hosts" "$T/hosts.rr"
+if command -v openssl >/dev/null 2>&1 &&
+    [ -f "$PISBX_BINDIR/pisbx-tls.so" ]; then
+TLSCA=$T/ca
+tlsca_make "$TLSCA" && tlsca_leaf "$TLSCA" api.corp.test ||
+    { not_ok "the test CA"; exit 1; }
+chmod -R a+rX "$TLSCA"
+tls_start echo api api.corp.test
+AP=$SRV_PORT
+M_RULES=$(echo "$M_BASE" | sed 's|"allowAllUnixSockets": false}|"allowAllUnixSockets": false, "tlsTerminate": {"extraCaCertPaths": ["'"$TLSCA"'/ca.pem"]}, "requestRules": [{"host": "api.corp.test", "deny": ["POST /admin/**"], "allow": ["GET /**", "POST /admin/**"], "unmatched": "deny"}]}|')
+managed "$M_RULES"
+HOSTS_NAMES="api.corp.test"
+# The run's rules: an allow of what the managed file denies and of a
+# method it leaves unmatched, and a deny of its own.
+run_config --allow "api.corp.test:$AP" --net '{"requestRules": [
+  {"host": "api.corp.test", "allow": ["POST /admin/**", "PUT /**"],
+   "deny": ["GET /private/**"]}]}'
+: >"$PX_LOG"
+sbx -- /bin/sh -c 'for r in "GET /ok" "POST /admin/x" "PUT /doc" \
+    "GET /private/k"; do
+	curl -s -o /dev/null -w "%{http_code}\n" --max-time 20 \
+	    -X "${r%% *}" "https://api.corp.test:'"$AP"'${r#* }"
+done' >"$T/rr.out" 2>"$T/rr.err"
+eq "managed rules: pisbx-run exit 0 (no tlsTerminate of the run's own)" "$?" 0
+eq "GET /ok 200; the managed deny over the run's allow 403; PUT, unmatched by the managed entry, 403; the run's own deny 403" \
+    "$(tr '\n' ' ' <"$T/rr.out")" "200 403 403 403 "
+check_log "the managed deny: source the managed file, layer managed" \
+    event=request method=POST path=/admin/x status=403 reason=request-rule \
+    "rule=POST /admin/**" "source=$MF: \$.network.requestRules[0].deny[0]" \
+    layer=managed
+check_log "the managed unmatched deny: its entry, layer managed" \
+    event=request method=PUT path=/doc status=403 reason=request-rule \
+    rule=unmatched "source=$MF: \$.network.requestRules[0]" layer=managed
+check_log "the run's deny: its own file, layer run" \
+    event=request method=GET path=/private/k status=403 \
+    "source=$CONF: \$.network.requestRules[0].deny[0]" layer=run
+check "POST /admin/x never reached the server" \
+    sh -c "! grep -q '/admin/x' '$T/api.reqs'"
+out=$("$RUN" --config "$CONF" --check -v 2>/dev/null)
+for line in \
+    "tlsTerminate from $MF: \$.network.tlsTerminate (managed)" \
+    "requestRules api.corp.test deny POST /admin/** from $MF: \$.network.requestRules[0].deny[0] (managed)" \
+    "requestRules api.corp.test unmatched deny from $MF: \$.network.requestRules[0] (managed)" \
+    "requestRules api.corp.test deny GET /private/** from $CONF: \$.network.requestRules[0].deny[0] (run)"; do
+	contains "--check -v lists: $line" "$out" "$line"
+done
+# The managed rules come first.
+eq "--check -v: the managed rule before the run's" \
+    "$(echo "$out" | grep '^requestRules' | head -n 1)" \
+    "requestRules api.corp.test deny POST /admin/** from $MF: \$.network.requestRules[0].deny[0] (managed)"
+
+# A recipe by name in the managed file: named through the managed item.
+managed "$(echo "$M_BASE" | sed 's|"allowAllUnixSockets": false}|"allowAllUnixSockets": false, "tlsTerminate": {}, "requestRules": ["git-readonly"]}|')"
+run_config --allow "github.com"
+out=$("$RUN" --config "$CONF" --check -v 2>&1)
+contains "a managed recipe by name: --check -v names the managed item and the recipe" \
+    "$out" "requestRules github.com deny POST /**/git-receive-pack from $MF: \$.network.requestRules[0], recipe "
+
+# The run cannot exclude a managed rule host, nor sign with another CA.
+managed "$M_RULES"
+run_config --allow "api.corp.test:$AP" --net '{"tlsTerminate":
+  {"excludeDomains": ["*.corp.test"], "caCertPath": "'"$TLSCA"'/ca.pem",
+   "caKeyPath": "'"$TLSCA"'/ca.key"}}'
+sbx -- true >/dev/null 2>"$T/rx.err"
+eq "excludeDomains over a managed rule host: exit 78" "$?" 78
+contains "... names the entry, both files and the managed rule" \
+    "$(cat "$T/rx.err")" \
+    "$CONF: \$.network.tlsTerminate.excludeDomains[0]: \"*.corp.test\" excludes api.corp.test, which request rules of the managed file $MF (managed layer) name ($MF: \$.network.requestRules[0])"
+run_config --allow "api.corp.test:$AP" --net '{"tlsTerminate":
+  {"excludeDomains": ["other.corp.test"]}}'
+sbx -- true >/dev/null 2>"$T/rx.err"
+eq "excludeDomains of another host: the run goes ahead" "$?" 0
+# An address excluded: the server at it may serve the rules host.
+run_config --allow "api.corp.test:$AP" --net '{"tlsTerminate":
+  {"excludeDomains": ["127.0.0.1"]}}'
+sbx -- true >/dev/null 2>"$T/rx.err"
+eq "excludeDomains of an address under managed rules: exit 78" "$?" 78
+contains "... names the entry and says why" "$(cat "$T/rx.err")" \
+    "$CONF: \$.network.tlsTerminate.excludeDomains[0]: \"127.0.0.1\" is an address: while the managed file $MF has request rules, no address may be excluded"
+managed "$(echo "$M_RULES" | sed 's|"tlsTerminate": {|"tlsTerminate": {"caCertPath": "'"$TLSCA"'/ca.pem", "caKeyPath": "'"$TLSCA"'/ca.key", |')"
+run_config --allow "api.corp.test:$AP" --net '{"tlsTerminate":
+  {"caCertPath": "'"$TLSCA"'/api.corp.test.pem",
+   "caKeyPath": "'"$TLSCA"'/api.corp.test.key"}}'
+sbx -- true >/dev/null 2>"$T/rx.err"
+eq "another CA than the managed one: exit 78" "$?" 78
+contains "... names both" "$(cat "$T/rx.err")" \
+    "$CONF: \$.network.tlsTerminate.caCertPath: $TLSCA/api.corp.test.pem is not the CA of $MF: \$.network.tlsTerminate (managed layer)"
+
+# --control-fd: a line without rules keeps the managed ones.
+managed "$M_RULES"
+run_config --allow "api.corp.test:$AP"
+cat >"$WS/wait.sh" <<EOF
+i=0
+while [ ! -e go ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i + 1)); done
+curl -s -o /dev/null -w "%{http_code}" --max-time 20 -X POST \\
+    https://api.corp.test:$AP/admin/y
+EOF
+rm -f "$T/ctl"
+mkfifo "$T/ctl"
+(cd "$WS" && exec "$RUN" --config "$CONF" --access-log "$PX_LOG" \
+    --control-fd 3 -- /bin/sh wait.sh 3<"$T/ctl") >"$T/rf.out" \
+    2>"$T/rf.err" &
+CF_PID=$!
+_pids="$_pids $CF_PID"
+exec 4<>"$T/ctl"
+printf '%s\n' "{\"network\": {\"allowedDomains\": [\"api.corp.test:$AP\", \"x.corp.test\"]}, \"resolver\": {\"hostsFile\": \"$T/hosts\"}}" >&4
+_i=0
+while [ $_i -lt 200 ] && ! grep -q 'line 1' "$T/rf.err"; do
+	sleep 0.05; _i=$((_i + 1))
+done
+: >"$WS/go"
+wait "$CF_PID"
+exec 4>&-
+eq "--control-fd line without rules: the managed deny still 403" \
+    "$(cat "$T/rf.out")" 403
+rm -f "$WS/go" "$WS/wait.sh"
+kill "$SRV_PID" 2>/dev/null
+fi
+
+# A managed file that excludes, or holds credentials: refused by name.
+for m in '"tlsTerminate": {"excludeDomains": ["a.corp.test"]}|$.network.tlsTerminate.excludeDomains: not a managed key' \
+    '"requestRules": [{"host": "a.corp.test", "deny": ["* /**"]}]|$.network.requestRules[0]: request rules for a.corp.test need network.tlsTerminate'; do
+	managed "{\"network\": {${m%%|*}}}"
+	sbx -- true >/dev/null 2>"$T/mx.err"
+	eq "managed ${m%%:*}...: every run refused (78)" "$?" 78
+	contains "... says why, in the managed file" "$(cat "$T/mx.err")" \
+	    "$MF: ${m#*|}"
+done
+managed '{"credentials": {"envVars": [{"name": "X", "mode": "deny"}]}}'
+sbx -- true >/dev/null 2>"$T/mx.err"
+eq "managed credentials: every run refused (78)" "$?" 78
+contains "... named, not an unknown key" "$(cat "$T/mx.err")" \
+    "$MF: \$.credentials: not a managed key yet"
+managed "$M_BASE"
+HOSTS_NAMES="ok.corp.test secret.app.corp.test"
+cp "$T/conf.rr" "$CONF"
+cp "$T/hosts.rr" "$T/hosts"
+
 # --- A supervisor when the managed file keeps reviews from it. --------
 (cd "$WS" && PISBX_SUPERVISOR_SOCKET=$T/sup.sock \
     PISBX_SUPERVISOR_CAPABILITY=0123456789abcdef0123456789abcdef \

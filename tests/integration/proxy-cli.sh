@@ -40,6 +40,33 @@ eq "... configuration OK" "$(cat "$T/norev.out")" "$T/norev.json: configuration 
 contains "... a warning with the key and the path" "$(cat "$T/norev.err")" \
     "pisbx-proxy: warning: $T/norev.json: \$.review.command[0]: the reviewer \"$T/no-such-reviewer\" cannot be run: No such file or directory"
 
+# credentials: only pisbx-run makes placeholders (for the command it
+# starts); pisbx-proxy on its own says it masks and injects nothing.
+cat >"$T/creds.json" <<'J'
+{"network": {"allowedDomains": ["api.test"]},
+ "credentials": {"allowPlaintextInject": true,
+  "envVars": [{"name": "GH_TOKEN", "mode": "mask", "injectHosts": ["api.test"]}]}}
+J
+nothing="pisbx-proxy on its own masks and injects nothing: only pisbx-run, which starts the command, does"
+"$PROXY" --config "$T/creds.json" --check -v >"$T/creds.out" 2>"$T/creds.err"
+eq "--check -v, credentials: exit 0" "$?" 0
+contains "... a note: nothing masked standalone" "$(cat "$T/creds.err")" \
+    "$T/creds.json: \$.credentials: $nothing"
+"$PROXY" --config "$T/creds.json" --check >"$T/creds.out" 2>"$T/creds.err"
+contains "--check, credentials: the note counted" "$(cat "$T/creds.err")" \
+    "1 note on keys accepted without effect here"
+"$PROXY" --config "$T/creds.json" --listen 127.0.0.1:0 >"$T/creds.out" \
+    2>"$T/creds.err" &
+cpid=$!
+i=0
+while [ $i -lt 50 ] && ! grep -q "listening" "$T/creds.err"; do
+	sleep 0.1; i=$((i + 1))
+done
+kill "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
+contains "serving, credentials: a warning line at start" \
+    "$(cat "$T/creds.err")" \
+    "pisbx-proxy: warning: $T/creds.json: \$.credentials: $nothing"
+
 bad() {
 	printf '%s\n' "$2" >"$T/bad.json"
 	out=$("$PROXY" --config "$T/bad.json" --check 2>&1); rc=$?

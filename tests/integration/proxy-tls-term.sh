@@ -257,6 +257,41 @@ check_log "maxTunnels: tls-tunnels-full" event=decision decision=deny \
     reason=tls-tunnels-full
 kill "$HOLD" 2>/dev/null
 
+# SIGHUP: the CA and the upstream roots are made at start; a reload that
+# changes them is refused whole (the old allow list stays too), one that
+# changes excludeDomains is taken.
+hup_wait() {	# N: wait for the Nth reload line on the proxy's stderr
+	i=0
+	while [ "$(grep -c 'reload\|reloaded' "$PX_ERR")" -lt "$1" ] &&
+	    [ $i -lt 100 ]; do
+		sleep 0.05; i=$((i + 1))
+	done
+}
+sed -e 's|"extraCaCertPaths": \["[^"]*"\]|"extraCaCertPaths": []|' \
+    -e 's|\["test.host", "other.host", "excl.host"\]|["other.host"]|' \
+    "$T/conf1.json" >"$T/roots.json"
+cp "$T/roots.json" "$T/conf1.json"
+kill -HUP "$PX_PID"
+hup_wait 1
+check "reload changing extraCaCertPaths: refused, said" has_line "$PX_ERR" \
+    "reload: keeping the old config: network\.tlsTerminate's CA and roots change only at a restart"
+out=$(curl -sS --max-time 10 --proxy "http://127.0.0.1:$PX1" \
+    --cacert "$T/pisbx-ca.pem" "https://test.host:$P/kept" 2>&1)
+contains "... the old config stays whole (allow list, roots)" "$out" \
+    '"path": "/kept"'
+conf "$T/conf1.json" 1
+sed 's|"excludeDomains": \["excl.host"\]|"excludeDomains": ["excl.host", "other.host"]|' \
+    "$T/conf1.json" >"$T/excl.json"
+cp "$T/excl.json" "$T/conf1.json"
+kill -HUP "$PX_PID"
+hup_wait 2
+check "reload changing excludeDomains: taken" has_line "$PX_ERR" \
+    "configuration reloaded"
+out=$(curl -sS --max-time 10 --proxy "http://127.0.0.1:$PX1" \
+    --cacert "$T/upstream-ca.pem" "https://other.host:$P/plain" 2>&1)
+contains "... other.host is now a plain tunnel (the upstream's own leaf)" \
+    "$out" '"path": "/plain"'
+
 # Standalone without caCertPath: a config error naming the key.
 cat >"$T/noca.json" <<EOF
 {"network": {"allowedDomains": ["test.host"], "tlsTerminate": {}},

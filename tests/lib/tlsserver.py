@@ -2,16 +2,17 @@
 """HTTPS (or plain HTTP) test servers on 127.0.0.1 for the TLS scenarios.
 
     tlsserver.py MODE [--cert PEM --key PEM | --plain] [--port-file F]
-                 [--log FILE] [--root DIR]
+                 [--log FILE] [--root DIR] [--port N] [--auth VALUE]...
 
-Listens on 127.0.0.1, port 0; prints the port on stdout (and writes it
-to --port-file, atomically).  Threaded; SIGTERM stops it (the scenario
-kills it by PID).  Every request is appended to --log as one JSON line:
-method, path, version, headers (as sent), "auth" (a Basic credential
-decoded to "user:password", or the Bearer token), body (text, invalid
-UTF-8 replaced), and for the modes that keep state an "action" naming
-what the request did (publish, upload, push, receive-pack...).  With
---auth VALUE, a request whose credential is not VALUE gets 401 and a
+Listens on 127.0.0.1, port 0 (or --port); prints the port on stdout
+(and writes it to --port-file, atomically).  Threaded; SIGTERM stops it
+(the scenario kills it by PID).  Every request is appended to --log as
+one JSON line: method, path, version, headers (as sent), "auth" (a Basic
+credential decoded to "user:password", or the token of any other scheme:
+Bearer, gh's "token X"), body (text, invalid UTF-8 replaced), and for
+the modes that keep state an "action" naming what the request did
+(publish, upload, push, receive-pack...).  With --auth VALUE
+(repeatable), a request whose credential is none of them gets 401 and a
 Basic challenge (action "unauthorised"), as a private server would.
 
 MODE:
@@ -27,6 +28,10 @@ MODE:
             POST / (the legacy upload API) 200.
   registry  OCI distribution: GET /v2/, manifests and blobs 200; POST,
             PATCH blobs/uploads 202, PUT uploads and manifests 201.
+  gh        the REST API as the GitHub CLI reads it: GET /user (github.com's
+            api host) or /api/v3/user (an Enterprise host) answers the
+            user as JSON; any other path is a JSON 404.  gh sends
+            "Authorization: token X": --auth compares X.
 Python 3 standard library only.
 """
 import argparse
@@ -201,7 +206,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "body": body.decode("utf-8", "replace"),
             "body_len": len(body),
         }
-        if args.auth is not None and rec["auth"] != args.auth:
+        if args.auth is not None and rec["auth"] not in args.auth:
             # As a private server would: no credential, or another
             # one (an unswapped placeholder), gets a challenge.
             self.reply(401, "credentials required\n", headers=[
@@ -370,6 +375,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
                    "application/json")
         return None
 
+    def mode_gh(self, body):
+        path = self.path.split("?")[0]
+        if path in ("/user", "/api/v3/user") and self.command in ("GET", "HEAD"):
+            self.reply(200, json.dumps({"login": "pisbx-test", "id": 20,
+                                        "type": "User"}),
+                       "application/json; charset=utf-8",
+                       [("X-GitHub-Media-Type", "github.v3; format=json")])
+            return "user"
+        self.reply(404, json.dumps({"message": "Not Found"}),
+                   "application/json; charset=utf-8")
+        return None
+
 
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
@@ -400,15 +417,20 @@ class Server(http.server.ThreadingHTTPServer):
 def main():
     global args
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["echo", "git", "npm", "pypi", "registry"])
+    ap.add_argument("mode", choices=["echo", "git", "npm", "pypi", "registry",
+                                    "gh"])
     ap.add_argument("--cert")
     ap.add_argument("--key")
     ap.add_argument("--plain", action="store_true")
     ap.add_argument("--port-file")
     ap.add_argument("--log")
     ap.add_argument("--root")
-    ap.add_argument("--auth", help="answer 401 unless the request's "
-                    "credential (Basic decoded, or Bearer) is this")
+    ap.add_argument("--auth", action="append",
+                    help="answer 401 unless the request's credential "
+                    "(Basic decoded, or Bearer) is this one (or another "
+                    "--auth)")
+    ap.add_argument("--port", type=int, default=0,
+                    help="the port to listen on (0: any free one)")
     ap.add_argument("--package", action="append",
                     help="npm: a package the registry has (pisbx-dep)")
     args = ap.parse_args()
@@ -418,7 +440,7 @@ def main():
     if not args.plain and not (args.cert and args.key):
         ap.error("--cert and --key, or --plain")
 
-    srv = Server(("127.0.0.1", 0), Handler)
+    srv = Server(("127.0.0.1", args.port), Handler)
     if not args.plain:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2

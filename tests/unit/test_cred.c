@@ -429,6 +429,69 @@ test_swap_line_breaks(void **state)
 	}
 }
 
+/*
+ * The request target takes URI characters only: a value with a space, a
+ * control byte, DEL or a byte over 0x7f is refused there (the space
+ * would end the target and make the rest the version), naming the
+ * credential, with the reason; in a header value a space goes, and a
+ * plain token goes in the target.  A credential that may not go to the
+ * host at all has no such reason (NULL: not an injectHost).
+ */
+static void
+test_swap_target_bytes(void **state)
+{
+	static const char	*const bad[] = { "tok en", "tok\tX", "tok\x01",
+	    "tok\x7f", "t\xc3\xa9k", "tok\x80" };
+	struct cred_table	*t;
+	const struct cred	*leak;
+	const char		*p, *why;
+	char			 buf[256], *out;
+	size_t			 outlen, i;
+
+	(void)state;
+	setup_conf();
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		t = cred_table_new();
+		assert_int_equal(cred_table_add(t, "$API_KEY", 0, bad[i],
+		    strlen(bad[i]), &p), 0);
+		leak = NULL;
+		snprintf(buf, sizeof(buf), "/v1?key=%s&x=1", p);
+		assert_int_equal(cred_swap_target(t, conf, &inject_host, 443,
+		    buf, strlen(buf), &out, &outlen, &leak), -1);
+		assert_null(out);
+		assert_non_null(leak);
+		assert_string_equal(leak->name, "$API_KEY");
+		why = cred_unfit_why(conf, leak, &inject_host, 443,
+		    CRED_FIT_TARGET);
+		assert_non_null(why);
+		if (strchr(bad[i], '\t') == NULL)
+			assert_non_null(strstr(why,
+			    "cannot be put in a request target"));
+		/* Not an injectHost: the placeholder may not go at all. */
+		assert_null(cred_unfit_why(conf, leak, &other_host, 443,
+		    CRED_FIT_TARGET));
+		/* A header value keeps spaces (and the rest but CR, LF). */
+		snprintf(buf, sizeof(buf), "Bearer %s", p);
+		assert_int_equal(cred_swap_header(t, conf, &inject_host, 443,
+		    "Authorization", 13, buf, strlen(buf), &out, &outlen,
+		    &leak), 1);
+		assert_int_equal(outlen, 7 + strlen(bad[i]));
+		assert_memory_equal(out + 7, bad[i], strlen(bad[i]));
+		free(out);
+		cred_table_free(t);
+	}
+	/* A token of URI characters goes into the target. */
+	t = cred_table_new();
+	assert_int_equal(cred_table_add(t, "$API_KEY", 0, "sk-AZaz09._~%2F",
+	    15, &p), 0);
+	snprintf(buf, sizeof(buf), "/v1?key=%s", p);
+	assert_int_equal(cred_swap_target(t, conf, &inject_host, 443, buf,
+	    strlen(buf), &out, &outlen, &leak), 1);
+	assert_string_equal(out, "/v1?key=sk-AZaz09._~%2F");
+	free(out);
+	cred_table_free(t);
+}
+
 /* Feed buf to s cut at i and j, the output collected. */
 static int
 feed3(struct cred_stream *s, const char *buf, size_t len, size_t i,
@@ -648,6 +711,7 @@ main(void)
 		cmocka_unit_test(test_swap_buf),
 		cmocka_unit_test(test_swap_basic),
 		cmocka_unit_test(test_swap_line_breaks),
+		cmocka_unit_test(test_swap_target_bytes),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_stream_lengths),
 		cmocka_unit_test(test_hide_buf),

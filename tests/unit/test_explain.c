@@ -316,6 +316,54 @@ test_explain_lists(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/*
+ * What happens inside a tunnel: "tls" (terminated or excluded), the
+ * host's request rules with their sources, the masked credentials put
+ * in there -- and none of it for a host the lists refuse.
+ */
+static const struct explain_case explain_secrets[] = {
+	{ "api.test",
+	  "{\"host\":\"api.test\",\"port\":443,\"decision\":\"allow\","
+	  "\"reason\":\"allow-list:api.test\"" SOURCE("allowedDomains", 0)
+	  ",\"tls\":\"terminated\",\"requestRules\":["
+	  "{\"rule\":\"POST /**/git-receive-pack\",\"action\":\"deny\","
+	  "\"source\":\"" CONF_NAME ": $.network.requestRules[0].deny[0]\"},"
+	  "{\"rule\":\"GET /x/*\",\"action\":\"allow\",\"source\":\""
+	  CONF_NAME ": $.network.requestRules[0].allow[0]\"},"
+	  "{\"unmatched\":\"deny\",\"action\":\"deny\",\"source\":\""
+	  CONF_NAME ": $.network.requestRules[0]\"}],"
+	  "\"inject\":[\"$GH_TOKEN\",\"$ANY\"]}" },
+	{ "other.test",
+	  "{\"host\":\"other.test\",\"port\":443,\"decision\":\"allow\","
+	  "\"reason\":\"allow-list:other.test\"" SOURCE("allowedDomains", 1)
+	  ",\"tls\":\"terminated\",\"inject\":[\"$ANY\"]}" },
+	{ "ex.test",
+	  "{\"host\":\"ex.test\",\"port\":443,\"decision\":\"allow\","
+	  "\"reason\":\"allow-list:ex.test\"" SOURCE("allowedDomains", 2)
+	  ",\"tls\":\"excluded\"}" },
+	{ "no.test",
+	  "{\"host\":\"no.test\",\"port\":443,\"decision\":\"deny\","
+	  "\"reason\":\"no-reviewer\"," HINT_ADD("no.test") "}" },
+};
+
+static void
+test_explain_secrets(void **state)
+{
+	const char *text = "{\"network\":{\"allowedDomains\":[\"api.test\","
+	    "\"other.test\",\"ex.test\"],\"tlsTerminate\":"
+	    "{\"excludeDomains\":[\"ex.test\"]},\"requestRules\":["
+	    "{\"host\":\"api.test\",\"deny\":[\"POST /**/git-receive-pack\"],"
+	    "\"allow\":[\"GET /x/*\"],\"unmatched\":\"deny\"}]},"
+	    "\"credentials\":{\"envVars\":[{\"name\":\"GH_TOKEN\","
+	    "\"mode\":\"mask\",\"injectHosts\":[\"api.test\"]},"
+	    "{\"name\":\"ANY\",\"mode\":\"mask\"},"
+	    "{\"name\":\"GONE\",\"mode\":\"deny\"}]}}";
+
+	(void)state;
+	assert_int_equal(explain_run(text, explain_secrets,
+	    sizeof(explain_secrets) / sizeof(explain_secrets[0])), 0);
+}
+
 int
 main(void)
 {
@@ -323,6 +371,7 @@ main(void)
 		cmocka_unit_test(test_explain_noreview),
 		cmocka_unit_test(test_explain_review),
 		cmocka_unit_test(test_explain_lists),
+		cmocka_unit_test(test_explain_secrets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -166,12 +167,61 @@ test_ceiling(void **state)
 	policy_free(p);
 }
 
+/* config_walk: collect the lines. */
+static void
+walk_cb(const char *line, void *arg)
+{
+	char	*buf = arg;
+	size_t	 n = strlen(buf);
+
+	snprintf(buf + n, 4096 - n, "%s\n", line);
+}
+
+/*
+ * Request entries carry their layer, and --check -v's walk lists
+ * tlsTerminate and each rule with source and layer, in the order they
+ * apply (the managed file's first; here, with no managed file on the
+ * test machine, the run layer's own).
+ */
+static void
+test_rules_walk(void **state)
+{
+	static const char json[] = "{\"network\": {\"allowedDomains\": "
+	    "[\"a.test\"], \"tlsTerminate\": {}, \"requestRules\": "
+	    "[{\"host\": \"a.test\", \"deny\": [\"POST /x/**\"], "
+	    "\"allow\": [\"GET /**\"], \"unmatched\": \"deny\"}]}}";
+	struct config_errors	 errs = { NULL, 0 };
+	struct config		*conf;
+	char			 out[4096] = "";
+
+	(void)state;
+	conf = config_load_buffer_layer(json, strlen(json), "t.json",
+	    LAYER_RUN, &errs);
+	assert_non_null(conf);
+	assert_int_equal(conf->nreq_hosts, 1);
+	assert_string_equal(conf->req_hosts[0].layer, "run");
+	assert_int_equal(config_walk(conf, walk_cb, out), 0);
+	assert_non_null(strstr(out, "tlsTerminate from t.json: "
+	    "$.network.tlsTerminate (run)\n"));
+	assert_non_null(strstr(out, "requestRules a.test deny POST /x/** "
+	    "from t.json: $.network.requestRules[0].deny[0] (run)\n"));
+	assert_non_null(strstr(out, "requestRules a.test allow GET /** "
+	    "from t.json: $.network.requestRules[0].allow[0] (run)\n"));
+	assert_non_null(strstr(out, "requestRules a.test unmatched deny "
+	    "from t.json: $.network.requestRules[0] (run)\n"));
+	/* Deny before allow, entry by entry. */
+	assert_true(strstr(out, "deny POST") < strstr(out, "allow GET"));
+	config_free(conf);
+	config_errors_clear(&errs);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_within),
 		cmocka_unit_test(test_ceiling),
+		cmocka_unit_test(test_rules_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -179,6 +179,77 @@ test_replay_decide(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/*
+ * Request records (terminated tunnels) under another config's request
+ * rules: the path as logged (query keys only) canonicalised the same
+ * way, a 200 now refused by a rule, a 403 rule no longer there, a
+ * refusal that was not a rule's.
+ */
+#define RULES \
+	"{\"network\":{\"allowedDomains\":[\"github.com\"]," \
+	"\"tlsTerminate\":{},\"requestRules\":[{\"host\":\"github.com\"," \
+	"\"deny\":[\"POST /**/git-receive-pack\"]}]}}"
+#define REQ(m, p, rest) \
+	"{\"event\":\"request\",\"conn\":3,\"proto\":\"connect\"," \
+	"\"host\":\"github.com\",\"port\":443,\"method\":\"" m "\"," \
+	"\"path\":\"" p "\"," rest ",\"tls\":\"terminated\"}"
+
+static const struct replay_case request_cases[] = {
+	{ RULES, REQ("POST", "/o/r.git/git-receive-pack?service",
+	  "\"status\":200"),
+	  REPLAY_NEWLY_REFUSED,
+	  "deny request-rule:POST /**/git-receive-pack" },
+	{ RULES, REQ("POST", "/o/r.git/%67it-receive-pack", "\"status\":200"),
+	  REPLAY_NEWLY_REFUSED,
+	  "deny request-rule:POST /**/git-receive-pack" },
+	{ RULES, REQ("GET", "/o/r.git/info/refs?service", "\"status\":200"),
+	  REPLAY_UNCHANGED, "allow no-rule" },
+	{ RULES, REQ("DELETE", "/o/r", "\"status\":403,"
+	  "\"reason\":\"request-rule\",\"rule\":\"DELETE /**\","
+	  "\"source\":\"/x.json: $.network.requestRules[0].deny[0]\""),
+	  REPLAY_NEWLY_ALLOWED, "allow no-rule" },
+	{ RULES, REQ("GET", "/a/../b", "\"status\":200"),
+	  REPLAY_NEWLY_REFUSED, "deny ambiguous-target" },
+	{ RULES, REQ("GET", "/a", "\"status\":421,"
+	  "\"reason\":\"host-mismatch\""),
+	  REPLAY_NOT_POLICY, "deny host-mismatch" },
+};
+
+static void
+test_replay_request(void **state)
+{
+	struct config		*conf;
+	struct replay_record	 r;
+	const char		*err;
+	char			 to[512];
+	enum replay_class	 cls;
+	size_t			 i;
+	int			 failed = 0;
+
+	(void)state;
+	conf = replay_conf(RULES);
+	for (i = 0; i < sizeof(request_cases) / sizeof(*request_cases); i++) {
+		const struct replay_case *c = &request_cases[i];
+
+		if (replay_parse(c->line, strlen(c->line), &r, &err) != 1) {
+			print_error("case %zu: not parsed: %s\n", i,
+			    err ? err : "(close)");
+			failed++;
+			continue;
+		}
+		cls = replay_decide(conf, &r, to, sizeof(to));
+		if (cls != c->cls || strcmp(to, c->to) != 0) {
+			print_error("case %zu (%s):\n  got  %s, %s\n"
+			    "  want %s, %s\n", i, c->line,
+			    replay_class_name(cls), to,
+			    replay_class_name(c->cls), c->to);
+			failed++;
+		}
+	}
+	config_free(conf);
+	assert_int_equal(failed, 0);
+}
+
 struct parse_case {
 	const char	*line;
 	int		 rc;
@@ -336,6 +407,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replay_decide),
 		cmocka_unit_test(test_replay_parse),
+		cmocka_unit_test(test_replay_request),
 		cmocka_unit_test(test_replay_tally),
 	};
 

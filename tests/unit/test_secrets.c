@@ -502,7 +502,10 @@ test_injects(void **state)
 	config_free(c);
 }
 
-/* What --control-fd compares (config_tls_same, config_creds_same). */
+/*
+ * What --control-fd compares (config_tls_same, config_creds_same), and a
+ * reload (config_tls_ca_same).
+ */
 static void
 test_same(void **state)
 {
@@ -526,7 +529,7 @@ test_same(void **state)
 	struct config_errors	 errs = { NULL, 0 };
 	struct config		*c[8];
 	size_t			 i, j;
-	int			 tls_same, creds_same;
+	int			 tls_same, creds_same, ca_same;
 
 	(void)state;
 	for (i = 0; i < 8; i++)
@@ -539,6 +542,15 @@ test_same(void **state)
 			/* creds: 0-3 and 7 have none */
 			creds_same = i == j || ((i <= 3 || i == 7) &&
 			    (j <= 3 || j == 7));
+			/*
+			 * ca: only 3 (extraCaCertPaths) and 7 (none) differ
+			 * from {}; maxTunnels, excludeDomains are live.
+			 */
+			ca_same = i == j || (i != 3 && i != 7 && j != 3 &&
+			    j != 7);
+			if (config_tls_ca_same(c[i], c[j]) != ca_same)
+				fail_msg("%zu vs %zu: ca %d", i, j,
+				    config_tls_ca_same(c[i], c[j]));
 			if (config_tls_same(c[i], c[j]) != tls_same ||
 			    config_creds_same(c[i], c[j]) != creds_same)
 				fail_msg("%zu vs %zu: tls %d creds %d", i, j,

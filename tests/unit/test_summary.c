@@ -382,6 +382,78 @@ test_summary_agent(void **state)
 	log_init("pisbx-run", 0);
 }
 
+/*
+ * Credentials put in on the way: counted per name and host:port, in the
+ * report as "injected" items after the refusals, on stderr only through
+ * summary_print_injected (-v); never a refusal: with nothing refused,
+ * summary_print says nothing and summary_count is 0.
+ */
+static void
+test_summary_injected(void **state)
+{
+	struct summary	*s;
+	FILE		*f;
+	json_t		*j;
+	char		*out;
+
+	(void)state;
+	log_init("pisbx-run", 0);
+	assert_non_null(s = summary_new());
+	summary_injected_cb("$GH_TOKEN", "api.test", 443, s);
+	summary_injected_cb("$GH_TOKEN", "api.test", 443, s);
+	summary_injected_cb("$GH_TOKEN", "api.test", 443, s);
+	summary_injected_cb("$GH_TOKEN", "api.test", 8443, s);
+	summary_injected_cb("$API_KEY", "api.test", 443, s);
+	assert_int_equal(summary_count(s), 0);
+	assert_non_null(f = tmpfile());
+	summary_print(s, f, NULL, 0, 0);
+	summary_print(s, f, NULL, 1, 0);
+	out = slurp(f);
+	assert_string_equal(out, "");
+	free(out);
+	fclose(f);
+	assert_non_null(f = tmpfile());
+	summary_print_injected(s, f);
+	out = slurp(f);
+	assert_string_equal(out,
+	    "pisbx-run: put in on the way: $GH_TOKEN \u2192 api.test:443 "
+	    "(3 requests)\n"
+	    "pisbx-run: put in on the way: $GH_TOKEN \u2192 api.test:8443 "
+	    "(1 request)\n"
+	    "pisbx-run: put in on the way: $API_KEY \u2192 api.test:443 "
+	    "(1 request)\n");
+	free(out);
+	fclose(f);
+	assert_non_null(f = tmpfile());
+	assert_int_equal(summary_json(s, f), 0);
+	out = slurp(f);
+	assert_string_equal(out, "[\n"
+	    "{\"kind\":\"injected\",\"credential\":\"$GH_TOKEN\","
+	    "\"host\":\"api.test\",\"port\":443,\"requests\":3},\n"
+	    "{\"kind\":\"injected\",\"credential\":\"$GH_TOKEN\","
+	    "\"host\":\"api.test\",\"port\":8443,\"requests\":1},\n"
+	    "{\"kind\":\"injected\",\"credential\":\"$API_KEY\","
+	    "\"host\":\"api.test\",\"port\":443,\"requests\":1}\n]\n");
+	free(out);
+	fclose(f);
+	/* After a refusal: a comma between the two kinds, refusals first. */
+	summary_net(s, SUMMARY_NET, "evil.test", 443, "connect",
+	    "not-allowed", NULL, NULL);
+	assert_int_equal(summary_count(s), 1);
+	assert_non_null(f = tmpfile());
+	assert_int_equal(summary_json(s, f), 0);
+	out = slurp(f);
+	assert_non_null(strstr(out, "[\n{\"kind\":\"network\""));
+	assert_non_null(strstr(out, "\"count\":1},\n{\"kind\":"
+	    "\"injected\""));
+	assert_non_null(j = json_loads(out, 0, NULL));
+	assert_int_equal(json_array_size(j), 4);
+	json_decref(j);
+	free(out);
+	fclose(f);
+	summary_free(s);
+}
+
 int
 main(void)
 {
@@ -393,6 +465,7 @@ main(void)
 		cmocka_unit_test(test_summary_succeeded),
 		cmocka_unit_test(test_summary_masked),
 		cmocka_unit_test(test_summary_agent),
+		cmocka_unit_test(test_summary_injected),
 	};
 
 	log_init("pisbx-run", 0);
