@@ -290,6 +290,7 @@ guard_walk(struct guard_req *gr, int base, const char *dir,
 	return cur;
 fail:
 	close(cur);
+	gp->onproc = -1;
 	gp->pst_ok = 0;
 	return rc;
 }
