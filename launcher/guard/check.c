@@ -98,7 +98,7 @@ guard_git(struct guard_req *gr, const struct guard_path *gp,
 			none = fstatat(gp->parent, gp->name, &st,
 			    AT_SYMLINK_NOFOLLOW) == -1;
 			if (none && (errno != ENOENT ||
-			    fstat(gp->parent, &st) == -1))
+			    guard_parent_stat(gp, &st) == -1))
 				return 1;
 			/* A new .git at the project directory (guard_init_top). */
 			if (none && q[i].up == 0 && gr->g->init_ok &&
@@ -406,7 +406,8 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 	if (gp->parent != -1) {
 		pthread_mutex_lock(&gr->g->mu);
 		hooked = gr->g->work == NULL || gitwork_hooked(gr->g->work,
-		    gp->parent, gp->full, ancestors_too, guard_made_cb, gr->g);
+		    gp->parent, gp->pst_ok ? &gp->pst : NULL, gp->full,
+		    ancestors_too, guard_made_cb, gr->g);
 		pthread_mutex_unlock(&gr->g->mu);
 	}
 	if (hooked) {

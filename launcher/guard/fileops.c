@@ -191,7 +191,8 @@ guard_is_commondir(struct guard_req *gr, const struct guard_path *gp)
 		;
 	if (p - gp->full < 11 || strncmp(p - 11, "/worktrees/", 11) != 0)
 		return 0;
-	if (fstat(gp->parent, &st) == -1 || !guard_made_known(gr->g, &st))
+	if (guard_parent_stat(gp, &st) == -1 ||
+	    !guard_made_known(gr->g, &st))
 		return 0;
 	if ((wt = openat(gp->parent, "..", O_PATH | O_DIRECTORY |
 	    O_CLOEXEC)) == -1)

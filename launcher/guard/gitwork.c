@@ -66,7 +66,8 @@ static uint64_t	gitwork_hash(const char *);
 static void	gitwork_remember(struct gitwork *, const struct stat *,
 		    uint64_t path, int tree);
 static int	gitwork_tree(struct gitwork *, const char *top);
-static int	gitwork_find(struct gitwork *, int dirfd, const char *dir,
+static int	gitwork_find(struct gitwork *, int dirfd,
+		    const struct stat *dirst, const char *dir,
 		    int (*made)(void *, const struct stat *), void *arg);
 
 struct gitwork *
@@ -184,8 +185,8 @@ gitwork_tree(struct gitwork *w, const char *top)
  * (the caller protects).
  */
 static int
-gitwork_find(struct gitwork *w, int dirfd, const char *dir,
-    int (*made)(void *, const struct stat *), void *arg)
+gitwork_find(struct gitwork *w, int dirfd, const struct stat *dirst,
+    const char *dir, int (*made)(void *, const struct stat *), void *arg)
 {
 	struct stat	 seen[GITWORK_UP], st, up;
 	uint64_t	 hash[GITWORK_UP], h;
@@ -193,7 +194,11 @@ gitwork_find(struct gitwork *w, int dirfd, const char *dir,
 	size_t		 n = 0, i;
 	int		 cur, next, tree = -1;
 
-	if (strlen(dir) >= sizeof(top) || fstat(dirfd, &st) == -1)
+	if (strlen(dir) >= sizeof(top))
+		return -2;
+	if (dirst != NULL)
+		st = *dirst;
+	else if (fstat(dirfd, &st) == -1)
 		return -2;
 	/*
 	 * Most paths are answered here, from the directory itself, when it
@@ -260,8 +265,9 @@ gitwork_find(struct gitwork *w, int dirfd, const char *dir,
  * cannot tell; 0: no.
  */
 int
-gitwork_hooked(struct gitwork *w, int dirfd, const char *path,
-    int ancestors_too, int (*made)(void *, const struct stat *), void *arg)
+gitwork_hooked(struct gitwork *w, int dirfd, const struct stat *dirst,
+    const char *path, int ancestors_too,
+    int (*made)(void *, const struct stat *), void *arg)
 {
 	char	 dir[PATH_MAX], *slash;
 	size_t	 i;
@@ -276,7 +282,7 @@ gitwork_hooked(struct gitwork *w, int dirfd, const char *path,
 		memcpy(dir, path, (size_t)(slash - path));
 		dir[slash - path] = '\0';
 	}
-	if ((tree = gitwork_find(w, dirfd, dir, made, arg)) == -2)
+	if ((tree = gitwork_find(w, dirfd, dirst, dir, made, arg)) == -2)
 		return 1;
 	if (tree == -1)
 		return 0;

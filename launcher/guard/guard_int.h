@@ -135,6 +135,9 @@ struct guard_path {
 	int		onproc;		/* parent lies in procfs (its fstatfs,
 					   by guard_resolve), 0, or -1: not
 					   known */
+	int		pst_ok;		/* pst is parent's (guard_resolve) */
+	struct stat	pst;		/* fstat of parent: an open fd's
+					   device and inode never change */
 	int		magic;		/* O_PATH fd of a file reached through a
 					   procfs magic link, or -1 */
 	int		exists;		/* guard_final: st is the name's */
@@ -269,6 +272,7 @@ int	 guard_magic(struct guard_req *, struct guard_path *,
 	    int follow);
 int	 guard_final(struct guard_req *, struct guard_path *,
 	    int follow, int look);
+int	 guard_parent_stat(const struct guard_path *, struct stat *);
 
 /* gitwork.c */
 /* The hooks of the git work tree around a path, for the guard. */
@@ -280,13 +284,14 @@ void	 gitwork_flush(struct gitwork *);
 void	 gitwork_forget(struct gitwork *, const struct stat *);
 void	 gitwork_free(struct gitwork *);
 /*
- * Whether path (its directory: dirfd) is, or with ancestors_too holds, a
- * hook of the work tree around it -- core.hooksPath, a hook manager's
- * file -- when that work tree is older than the run (made(arg, st) says
- * whether its .git was made during the run).  Unsure: 1.
+ * Whether path (its directory: dirfd, whose fstat is dirst, or NULL when
+ * not known yet) is, or with ancestors_too holds, a hook of the work
+ * tree around it -- core.hooksPath, a hook manager's file -- when that
+ * work tree is older than the run (made(arg, st) says whether its .git
+ * was made during the run).  Unsure: 1.
  */
-int	 gitwork_hooked(struct gitwork *, int dirfd, const char *path,
-	    int ancestors_too, int (*made)(void *, const struct stat *),
-	    void *arg);
+int	 gitwork_hooked(struct gitwork *, int dirfd, const struct stat *dirst,
+	    const char *path, int ancestors_too,
+	    int (*made)(void *, const struct stat *), void *arg);
 
 #endif

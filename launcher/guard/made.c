@@ -231,7 +231,8 @@ guard_head_before(struct guard_req *gr, const struct guard_path *gp)
 
 	if (strcasecmp(gp->last, "HEAD") != 0 || gp->parent == -1)
 		return 0;
-	return fstat(gp->parent, &st) == 0 && !guard_made_known(gr->g, &st) &&
+	return guard_parent_stat(gp, &st) == 0 &&
+	    !guard_made_known(gr->g, &st) &&
 	    guard_shape(gp->parent);
 }
 

@@ -17,6 +17,7 @@
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <linux/openat2.h>
 
@@ -32,11 +33,12 @@
 #include "launcher/guard/guard_int.h"
 
 static int	guard_on_proc(int fd);
+static int	guard_on_proc_st(struct guard_path *, int fd);
 static int	guard_proc_where(struct guard_req *, int fd, char *buf,
 		    size_t size);
 static int	guard_proc_refuse(struct guard_req *, const char *path);
 static int	guard_walk(struct guard_req *, int base, const char *dir,
-		    int *onproc);
+		    struct guard_path *);
 static int	guard_resolve(struct guard_req *, int base, int own,
 		    const char *basepath, const char *path, struct guard_path *);
 
@@ -47,6 +49,7 @@ guard_path_init(struct guard_path *gp)
 	gp->name[0] = gp->full[0] = gp->last[0] = '\0';
 	gp->dots = gp->proc = gp->exists = gp->lexical = 0;
 	gp->onproc = -1;
+	gp->pst_ok = 0;
 	gp->st.st_mode = 0;
 }
 
@@ -68,6 +71,36 @@ guard_on_proc(int fd)
 	struct statfs	sfs;
 
 	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+}
+
+/*
+ * guard_on_proc for what becomes gp's parent, which is fstat'd too
+ * (gp->pst): procfs, like tmpfs and every file system without a block
+ * device, has an anonymous device number (major 0: get_tree_nodev), so
+ * a directory on a device of another major is not in procfs, and only
+ * the others need fstatfs.  One system call per resolved parent where
+ * the files are on a disk, instead of fstatfs here and fstat later.
+ */
+static int
+guard_on_proc_st(struct guard_path *gp, int fd)
+{
+	gp->pst_ok = fstat(fd, &gp->pst) == 0;
+	if (gp->pst_ok && major(gp->pst.st_dev) != 0)
+		return 0;
+	return guard_on_proc(fd);
+}
+
+/*
+ * The parent's fstat: kept by guard_resolve, or asked.  0, or -1 (errno).
+ */
+int
+guard_parent_stat(const struct guard_path *gp, struct stat *st)
+{
+	if (gp->pst_ok) {
+		*st = gp->pst;
+		return 0;
+	}
+	return fstat(gp->parent, st);
 }
 
 /*
@@ -131,11 +164,12 @@ guard_proc_refuse(struct guard_req *gr, const char *path)
  * is left; "self" and "thread-self" at the procfs root become the
  * caller's ids; a procfs magic link (fd/N, cwd, root...) is followed
  * only in the caller's own /proc directory, where it names the caller's
- * object.  The O_PATH fd, or -errno (a refusal said); *onproc: whether
- * that fd lies in procfs.
+ * object.  The O_PATH fd, or -errno (a refusal said); gp->onproc:
+ * whether that fd lies in procfs (gp->pst, its fstat).
  */
 static int
-guard_walk(struct guard_req *gr, int base, const char *dir, int *onproc)
+guard_walk(struct guard_req *gr, int base, const char *dir,
+    struct guard_path *gp)
 {
 	struct stat	 st;
 	char		 rest[PATH_MAX], tmp[PATH_MAX], comp[NAME_MAX + 1];
@@ -244,8 +278,9 @@ guard_walk(struct guard_req *gr, int base, const char *dir, int *onproc)
 		}
 	}
 	/* The directory reached: the caller's, in procfs. */
-	if ((*onproc = guard_on_proc(cur)) && guard_proc_where(gr, cur, where,
-	    sizeof(where)) == GUARD_PROC_OTHER) {
+	if ((gp->onproc = guard_on_proc_st(gp, cur)) &&
+	    guard_proc_where(gr, cur, where, sizeof(where)) ==
+	    GUARD_PROC_OTHER) {
 		rc = guard_proc_refuse(gr, where);
 		goto fail;
 	}
@@ -255,6 +290,8 @@ guard_walk(struct guard_req *gr, int base, const char *dir, int *onproc)
 	return cur;
 fail:
 	close(cur);
+	gp->onproc = -1;
+	gp->pst_ok = 0;
 	return rc;
 }
 
@@ -325,6 +362,7 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 
 	gp->parent = -1;
 	gp->onproc = -1;
+	gp->pst_ok = 0;
 	len = strlen(path);
 	if (len == 0) {
 		if (own)
@@ -369,7 +407,8 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 		named = basepath != NULL;
 		gp->lexical = 1;
 		/* A base in procfs: the caller's own, or nothing. */
-		if (gp->parent != -1 && (onproc = guard_on_proc(gp->parent))) {
+		if (gp->parent != -1 &&
+		    (onproc = guard_on_proc_st(gp, gp->parent))) {
 			gp->lexical = 0;
 			if (guard_proc_where(gr, gp->parent, real,
 			    sizeof(real)) == GUARD_PROC_OTHER) {
@@ -391,9 +430,11 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 			gp->parent = (int)syscall(SYS_openat2, path[0] == '/' ?
 			    gr->g->root : base, dir, &how, sizeof(how));
 			err = errno;
-			if (gp->parent != -1 && guard_on_proc(gp->parent)) {
+			if (gp->parent != -1 &&
+			    guard_on_proc_st(gp, gp->parent)) {
 				close(gp->parent);
 				gp->parent = -1;
+				gp->pst_ok = 0;
 				err = ELOOP;
 			}
 			named = gp->parent != -1 && basepath != NULL;
@@ -401,10 +442,12 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 		}
 		if (gp->parent == -1 && (!gr->g->lexical || err == ELOOP ||
 		    err == ENOSYS)) {
-			if ((w = guard_walk(gr, base, dir, &onproc)) < 0)
+			if ((w = guard_walk(gr, base, dir, gp)) < 0)
 				err = -w;
-			else
+			else {
 				gp->parent = w;
+				onproc = gp->onproc;
+			}
 		}
 	}
 	if (own)
@@ -413,11 +456,12 @@ guard_resolve(struct guard_req *gr, int base, int own, const char *basepath,
 		return -err;
 	/*
 	 * Every way here looked at the parent's filesystem: the root or
-	 * base, fstatfs'd above; openat2's result, fstatfs'd and kept only
-	 * off procfs; guard_walk's, fstatfs'd at its end.  An open fd's
-	 * filesystem is fixed for its life (no rename, mount or swap of
-	 * the command's moves it), so guard_final may use this answer
-	 * instead of asking again on the same fd.
+	 * base, above; openat2's result, kept only off procfs; guard_walk's,
+	 * at its end (guard_on_proc_st, each time).  An open fd's
+	 * filesystem, device and inode are fixed for its life (no rename,
+	 * mount or swap of the command's moves it), so guard_final, the
+	 * git checks and the work-tree lookup may use these answers
+	 * (gp->onproc, gp->pst) instead of asking again on the same fd.
 	 */
 	gp->onproc = onproc;
 
@@ -576,6 +620,7 @@ guard_magic(struct guard_req *gr, struct guard_path *gp, int follow)
 	}
 	close(gp->parent);
 	gp->parent = -1;
+	gp->pst_ok = 0;
 	gp->magic = fd;
 	gp->full[0] = '\0';
 	if (guard_on_proc(fd)) {
@@ -608,6 +653,7 @@ guard_magic(struct guard_req *gr, struct guard_path *gp, int follow)
 		if (gp->parent != -1)
 			close(gp->parent);
 		gp->parent = -1;
+		gp->pst_ok = 0;
 		snprintf(gp->full, sizeof(gp->full), "%s", real);
 	}
 	return 0;
@@ -633,7 +679,7 @@ guard_final(struct guard_req *gr, struct guard_path *gp, int follow, int look)
 		memset(&gp->st, 0, sizeof(gp->st));
 		/* Kept by guard_resolve for this very fd (see there). */
 		if (gp->onproc == -1)
-			gp->onproc = guard_on_proc(gp->parent);
+			gp->onproc = guard_on_proc_st(gp, gp->parent);
 		if (gp->onproc)
 			return guard_magic(gr, gp, follow);
 		if (!look && !follow)
