@@ -18,7 +18,6 @@
  * rule saw (dot segments, "//", "\", encoded "/", "\" or ".").
  */
 
-
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>

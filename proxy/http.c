@@ -607,13 +607,13 @@ http_request(struct conn *c, struct http_msg *m, size_t headlen)
 		explicit_bzero(sw.v[i], strlen(sw.v[i]));
 		free(sw.v[i]);
 	}
-	free(cm);
 
 	h->reuse_bev = c->upstream;
 	h->retried = 0;
 	h->head_request = http_token_eq(m->method, m->methodlen, "HEAD");
 	h->client_minor = m->minor;
 	h->client_keep = m->minor == 1 && !m->conn_close;
+	free(cm);		/* m, when it was the swapped copy */
 	evbuffer_drain(in, headlen);
 	c->host = host;
 	c->port = port;
