@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -187,9 +188,18 @@ tls_ctx_setup(struct tlsmod_ca *ca, const struct tlsmod_ca_opts *o,
 		return -1;
 	}
 	for (size_t i = 0; i < o->nextra; i++) {
+		/* OpenSSL says "system lib" for a missing file: say it. */
+		if (access(o->extra_ca[i], R_OK) == -1) {
+			snprintf(err, errlen, "extraCaCertPaths %s: %s: give "
+			    "a readable PEM file of CA certificates, or remove "
+			    "the entry", o->extra_ca[i], strerror(errno));
+			ERR_clear_error();
+			return -1;
+		}
 		if (SSL_CTX_load_verify_locations(c, o->extra_ca[i], NULL) !=
 		    1) {
-			snprintf(what, sizeof(what), "extraCaCertPaths %s",
+			snprintf(what, sizeof(what), "extraCaCertPaths %s: no "
+			    "PEM CA certificate could be read from it",
 			    o->extra_ca[i]);
 			tls_errstr(err, errlen, what);
 			return -1;

@@ -303,6 +303,15 @@ wait "$NOCA"
 eq "no caCertPath: exit 78" "$?" 78
 check "no caCertPath: names the key" has_line "$T/noca.err" \
     'network\.tlsTerminate\.caCertPath'
+# A missing extraCaCertPaths file: refused, saying which and why.
+sed "s|\"$T/upstream-ca.pem\"|\"$T/no-such-ca.pem\"|" "$T/conf.json" \
+    >"$T/noextra.json"
+"$PROXY" --config "$T/noextra.json" --listen 127.0.0.1:0 2>"$T/noextra.err" &
+NOEX=$!
+wait "$NOEX"
+eq "missing extraCaCertPaths file: exit 78" "$?" 78
+check "missing extraCaCertPaths file: named, with why" has_line \
+    "$T/noextra.err" "extraCaCertPaths $T/no-such-ca\.pem: No such file or directory"
 
 # The text format: the request's line and the close's tls=terminated.
 spawn "$PROXY" --config "$T/conf.json" --listen 127.0.0.1:0 \
