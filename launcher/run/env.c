@@ -193,13 +193,23 @@ static int
 env_add(char ***v, size_t *n, const char *fmt, ...)
 {
 	va_list	 ap;
-	char	**nv, *s;
+	char	*s;
 	int	 rc;
 
 	va_start(ap, fmt);
 	rc = vasprintf(&s, fmt, ap);
 	va_end(ap);
 	if (rc == -1)
+		return -1;
+	return env_push(v, n, s);
+}
+
+int
+env_push(char ***v, size_t *n, char *s)
+{
+	char	**nv;
+
+	if (s == NULL)
 		return -1;
 	if ((nv = reallocarray(*v, *n + 2, sizeof(*nv))) == NULL) {
 		free(s);

@@ -396,6 +396,11 @@ struct env_inputs {
  * PISBX_DEPTH.
  */
 char	**env_build(char **environ_in, const struct env_inputs *);
+/*
+ * Append s (malloc'ed, taken over; NULL fails) to the NULL-terminated
+ * vector *v of *n entries.  0, or -1 out of memory (s freed).
+ */
+int	 env_push(char ***, size_t *, char *);
 void	 env_free(char **);
 /* s with every '%' doubled, for ssh's %-expansion (malloc'ed, or NULL). */
 char	*env_ssh_percent(const char *s);

@@ -77,7 +77,6 @@ struct runsecrets {
 	size_t			 nbinds;
 };
 
-static int	 secrets_strv(char ***, size_t *, char *);
 static const char *secrets_own(struct runsecrets *, char *);
 static int	 secrets_file_add(struct runsecrets *, const char *path,
 		    const char *source, const char *entry);
@@ -101,29 +100,11 @@ static int	 secrets_tls(struct runsecrets *, const struct tls_terminate *,
 		    const char *);
 static int	 secrets_checks(const struct runsecrets *, const struct config *);
 
-/* Append s (malloc'ed, taken even on failure) to a NULL-ended vector. */
-static int
-secrets_strv(char ***v, size_t *n, char *s)
-{
-	char	**nv;
-
-	if (s == NULL)
-		return -1;
-	if ((nv = reallocarray(*v, *n + 2, sizeof(*nv))) == NULL) {
-		free(s);
-		return -1;
-	}
-	nv[(*n)++] = s;
-	nv[*n] = NULL;
-	*v = nv;
-	return 0;
-}
-
 /* Keep a malloc'ed text for the secrets' lifetime: it, or NULL. */
 static const char *
 secrets_own(struct runsecrets *s, char *text)
 {
-	if (secrets_strv(&s->owned, &s->nowned, text) == -1)
+	if (env_push(&s->owned, &s->nowned, text) == -1)
 		return NULL;
 	return text;
 }
@@ -404,7 +385,7 @@ secrets_env_entry(struct runsecrets *s, const struct config *conf, size_t idx)
 		return 0;
 	}
 	if ((v = policy_env_take(e->name)) == NULL ||
-	    secrets_strv(&s->taken, &s->ntaken, strdup(e->name)) == -1)
+	    env_push(&s->taken, &s->ntaken, strdup(e->name)) == -1)
 		return -1;
 	if (e->mode == CRED_DENY)
 		return 0;
@@ -412,7 +393,7 @@ secrets_env_entry(struct runsecrets *s, const struct config *conf, size_t idx)
 	if (v[0] == '\0') {
 		if (asprintf(&name, "%s=", e->name) == -1)
 			return -1;
-		return secrets_strv(&s->env, &s->nenv, name);
+		return env_push(&s->env, &s->nenv, name);
 	}
 	if (asprintf(&name, "$%s", e->name) == -1)
 		return -1;
@@ -428,7 +409,7 @@ secrets_env_entry(struct runsecrets *s, const struct config *conf, size_t idx)
 			return rc;
 		if (asprintf(&name, "%s=%s", e->name, v) == -1)
 			return -1;
-		return secrets_strv(&s->env, &s->nenv, name);
+		return env_push(&s->env, &s->nenv, name);
 	}
 	if (masked == NULL) {
 		if (err[0] == '\0')
@@ -441,7 +422,7 @@ secrets_env_entry(struct runsecrets *s, const struct config *conf, size_t idx)
 	free(masked);
 	if (rc == -1)
 		return -1;
-	return secrets_strv(&s->env, &s->nenv, name);
+	return env_push(&s->env, &s->nenv, name);
 }
 
 /* Write len octets of buf to a new file path, mode 0444, never reused. */
