@@ -67,6 +67,14 @@
 #include "launcher/guard/guard.h"
 #include "launcher/guard/guard_int.h"
 
+/*
+ * Lookups of the guarded paths answered by a pass over them before the
+ * index is built: building it (a hash slot per path and per directory
+ * above one, some 40 pages) costs a start more than this many passes,
+ * and most commands create less than that.
+ */
+#define GUARD_INDEX_AFTER	32
+
 static int	guard_request(struct guard_req *,
 		    const struct seccomp_notif *, struct seccomp_notif_resp *);
 static int	guard_handle(struct guard_req *, const struct seccomp_notif *,
@@ -315,6 +323,21 @@ guard_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Who reads the guarded path that creating or replacing path would touch
+ * (fs_plan_guarded), or NULL.  The thread whose lookup is the
+ * GUARD_INDEX_AFTER-th builds the index; the others pass over the paths
+ * until it is published, with the same answer.
+ */
+const char *
+guard_guarded(struct guard *g, const char *path, int ancestors_too)
+{
+	if (__atomic_add_fetch(&g->asked, 1, __ATOMIC_RELAXED) ==
+	    GUARD_INDEX_AFTER && fs_plan_index(g->conf.plan) == -1)
+		log_warn("guard: index");
+	return fs_plan_guarded(g->conf.plan, path, ancestors_too);
+}
+
 int
 guard_start(const struct guard_conf *conf, int notify_fd)
 {
@@ -368,9 +391,6 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 		guard_made_add(g, &st);
 	/* So may one at the project directory, when it has none. */
 	g->init_ok = guard_init_top(conf->plan, &g->init_top);
-	/* Without the index the guarded paths are scanned (slower). */
-	if (fs_plan_index(conf->plan) == -1)
-		log_warn("guard: index");
 	/* Without it every write is refused (guard_check): said once. */
 	if ((g->work = gitwork_new(conf->plan)) == NULL)
 		log_warn("guard: out of memory; every write will be refused");
