@@ -381,6 +381,14 @@ sends(const char *dir, int port)
 	say(label, rc, errno);						\
 } while (0)
 
+	/* The socket that would carry it: refused at socket(). */
+	s = socket(AF_UNIX, SOCK_DGRAM, 0);
+	if (s >= 0)
+		SEND("send.dgram.host", s, &dg, dgl, 0);
+	else
+		say("send.dgram.host", s, errno);
+	if (s >= 0)
+		close(s);
 	s = socket(AF_UNIX, SOCK_STREAM, 0);
 	SEND("send.stream.unconnected", s, &dg, dgl, 0);
 	close(s);

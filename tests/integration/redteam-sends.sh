@@ -176,6 +176,7 @@ result steal.proc1fd 'EACCES|EPERM'
 : >"$S/log"
 sbx -q -- ./rtsend sends "$S" "$PORT" >"$T/out" 2>&1
 result end sends
+result send.dgram.host EPERM
 result send.stream.unconnected EOPNOTSUPP
 result send.stream.pair EISCONN
 result send.seqpacket.unconnected ENOTCONN
