@@ -535,6 +535,7 @@ mount_apply(struct sandbox *sb)
 	const struct fs_plan	*plan = &sb->plan;
 	struct mount_state	 ms = { .tmpfs_dev = NULL };
 	int			*fds = NULL, *bfds = NULL, efd = -1, sshfd = -1;
+	int			 hfd = -1;	/* the first hidden file's bind */
 	int			 fd;
 	char			 opts[64];
 	size_t			 i;
@@ -633,7 +634,14 @@ mount_apply(struct sandbox *sb)
 				log_warn("hide %s: %s", r->path, sb->empty);
 				goto done;
 			}
-			if ((fd = mount_clone(efd, "", 1)) == -1) {
+			/*
+			 * The first bind made read-only, the others cloned
+			 * from it once it is placed (a clone keeps the flag):
+			 * one mount_setattr in all, not one a file.
+			 */
+			if ((fd = hfd != -1 ? (int)syscall(SYS_open_tree, hfd,
+			    "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+			    AT_EMPTY_PATH) : mount_clone(efd, "", 1)) == -1) {
 				log_warn("hide %s", r->path);
 				goto done;
 			}
@@ -646,7 +654,10 @@ mount_apply(struct sandbox *sb)
 				log_warn("hide %s", r->path);
 				goto done;
 			}
-			close(fd);
+			if (hfd == -1)
+				hfd = fd;
+			else
+				close(fd);
 			continue;
 		}
 		if (mount_mkpoint(&ms, r->path, r->is_dir) == -1) {
@@ -696,6 +707,8 @@ done:
 			close(fds[i]);
 	if (efd != -1)
 		close(efd);
+	if (hfd != -1)
+		close(hfd);
 	if (sshfd != -1)
 		close(sshfd);
 	for (i = 0; bfds != NULL && i < sb->nbinds; i++)

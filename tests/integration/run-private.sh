@@ -131,6 +131,17 @@ for want in "$(basename "$PRIV") 700 [] refused" \
 done
 check "... nothing made on the host" test ! -e "$PRIV/new" -a ! -e "$P2/new"
 chmod 700 "$P3"
+# Every hidden entry's mount read-only (the first bind made so, the
+# others cloned from it): private files too, not only directories.
+F2=$(mktemp /tmp/pisbx-t-priv4.XXXXXX) || { not_ok "mktemp"; done_testing; }
+trap '_cleanup; rm -rf "$KRB" "$PRIV" "$WORLD" "$PROJ" "$SOCKD" "$P2" "$P3" "$F2"' EXIT
+echo "SECOND FILE" >"$F2"
+sbx -- sh -c 'for p; do awk -v p="$p" '"'"'$5 == p {
+    split($6, o, ","); print p, o[1] }'"'"' /proc/self/mountinfo; done' sh \
+    "$KRB" "$F2" "$PRIV" "$P2" "$P3" >"$T/out" 2>"$T/err"
+for p in "$KRB" "$F2" "$PRIV" "$P2" "$P3"; do
+	check "hidden $p: its mount read-only" grep -qxF "$p ro" "$T/out"
+done
 
 # 6. The runtime directory shown (allowRead): its known stores stay hidden.
 run_config --fs "{\"allowRead\": [\"$X\"]}"
