@@ -59,6 +59,7 @@ struct mount_state {
 		int	 placed; /* moved onto a path: may be cloned */
 	}	 empty[4];
 	size_t	 nempty;
+	int	 nofsmount;	/* fsopen refused: a tmpfs each, as mount(2) */
 };
 
 /* A terminal among fds 0-2 on the host's devpts: /dev/pts/nr there. */
@@ -233,10 +234,13 @@ mount_empty_fs(mode_t mode)
 		return -1;
 	snprintf(opt, sizeof(opt), "%04o", (unsigned int)mode & 07777);
 	if (syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "source",
-	    "tmpfs", 0) == 0 && syscall(SYS_fsconfig, fsfd,
-	    FSCONFIG_SET_STRING, "mode", opt, 0) == 0 && syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING,
-	    "size", "1m", 0) == 0 && syscall(SYS_fsconfig, fsfd,
-	    FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+	    "tmpfs", 0) == 0 &&
+	    syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "mode", opt,
+	    0) == 0 &&
+	    syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "size", "1m",
+	    0) == 0 &&
+	    syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL,
+	    0) == 0)
 		mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC,
 		    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	close(fsfd);
@@ -248,7 +252,8 @@ mount_empty_fs(mode_t mode)
  * itself where it is not placed yet, else a clone of it (it is attached
  * by then, so the clone works on every kernel).  Nothing is ever made in
  * it: mount_hide_leaf chose path.  0; 1 when every kept mode is another
- * (the caller mounts a tmpfs of its own); or -1 with errno (ENOENT,
+ * or no tmpfs can be made so (the caller mounts a tmpfs of its own, as
+ * for a directory with mount points below it); or -1 with errno (ENOENT,
  * ENOTDIR: path gone or no directory any more).
  */
 static int
@@ -263,10 +268,15 @@ mount_hide_dir(struct mount_state *ms, const char *path, mode_t mode)
 		if (ms->empty[i].mode == mode)
 			me = &ms->empty[i];
 	if (me == NULL) {
-		if (ms->nempty == sizeof(ms->empty) / sizeof(*ms->empty))
+		if (ms->nofsmount ||
+		    ms->nempty == sizeof(ms->empty) / sizeof(*ms->empty))
 			return 1;
-		if ((fd = mount_empty_fs(mode)) == -1)
-			return -1;
+		/* A seccomp profile may refuse fsopen and allow mount. */
+		if ((fd = mount_empty_fs(mode)) == -1) {
+			log_debug("fsopen tmpfs: %s", strerror(errno));
+			ms->nofsmount = 1;
+			return 1;
+		}
 		me = &ms->empty[ms->nempty++];
 		me->mode = mode;
 		me->fd = fd;
