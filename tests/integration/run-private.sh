@@ -130,7 +130,6 @@ for want in "$(basename "$PRIV") 700 [] refused" \
 	    grep -qxF "$want" "$T/out"
 done
 check "... nothing made on the host" test ! -e "$PRIV/new" -a ! -e "$P2/new"
-chmod 700 "$P3"
 # Every hidden entry's mount read-only (the first bind made so, the
 # others cloned from it): private files too, not only directories.
 F2=$(mktemp /tmp/pisbx-t-priv4.XXXXXX) || { not_ok "mktemp"; done_testing; }
@@ -142,6 +141,18 @@ sbx -- sh -c 'for p; do awk -v p="$p" '"'"'$5 == p {
 for p in "$KRB" "$F2" "$PRIV" "$P2" "$P3"; do
 	check "hidden $p: its mount read-only" grep -qxF "$p ro" "$T/out"
 done
+# Where fsopen is refused (a container's seccomp profile), each hidden
+# directory gets a tmpfs of its own: hidden all the same.
+NOFS=$PISBX_BUILD/tests/helpers/nofsopen
+out=$("$NOFS" "$RUN" --config "$CONF" --access-log "$PX_LOG" -- sh -c \
+    'for d; do printf "%s %s [%s]\n" "$(basename "$d")" \
+    "$(stat -c %a "$d")" "$(ls -A "$d" | tr "\n" " ")"; done' sh \
+    "$PRIV" "$P2" "$P3" 2>"$T/err")
+eq "fsopen refused: the private directories hidden with their modes" \
+    "$out" "$(basename "$PRIV") 700 []
+$(basename "$P2") 700 []
+$(basename "$P3") 500 []"
+chmod 700 "$P3"
 
 # 6. The runtime directory shown (allowRead): its known stores stay hidden.
 run_config --fs "{\"allowRead\": [\"$X\"]}"
