@@ -21,7 +21,8 @@ static struct fs_gslot *fs_gslot(struct fs_gslot *, size_t, const char *,
 		    size_t);
 static int	 fs_gput(struct fs_gslot *, size_t, const char *, size_t,
 		    size_t);
-static const char *fs_gindex_find(const struct fs_plan *, const char *, int);
+static const char *fs_gindex_find(const struct fs_plan *,
+		    const struct fs_gindex *, const char *, int);
 
 /* A hash of a file's identity, for the guard's tables. */
 size_t
@@ -81,10 +82,12 @@ const char *
 fs_plan_guarded(const struct fs_plan *plan, const char *path,
     int ancestors_too)
 {
-	size_t	i;
+	const struct fs_gindex	*gi;
+	size_t			 i;
 
-	if (plan->gindex != NULL)
-		return fs_gindex_find(plan, path, ancestors_too);
+	/* Published by fs_plan_index while other guard threads ask. */
+	if ((gi = __atomic_load_n(&plan->gindex, __ATOMIC_ACQUIRE)) != NULL)
+		return fs_gindex_find(plan, gi, path, ancestors_too);
 	for (i = 0; i < plan->nguarded; i++) {
 		if (fs_under_ci(path, plan->guarded[i]) ||
 		    (ancestors_too && fs_under_ci(plan->guarded[i], path)))
@@ -209,7 +212,7 @@ fs_plan_index(struct fs_plan *plan)
 			    i) == -1)
 				goto fail;
 	}
-	plan->gindex = gi;
+	__atomic_store_n(&plan->gindex, gi, __ATOMIC_RELEASE);
 	return 0;
 fail:
 	fs_gindex_free(gi);
@@ -218,10 +221,9 @@ fail:
 
 /* fs_plan_guarded, from the index. */
 static const char *
-fs_gindex_find(const struct fs_plan *plan, const char *path,
-    int ancestors_too)
+fs_gindex_find(const struct fs_plan *plan, const struct fs_gindex *gi,
+    const char *path, int ancestors_too)
 {
-	const struct fs_gindex	*gi = plan->gindex;
 	struct fs_gslot		*sl;
 	const char		*p;
 	size_t			 best = gi->root, len = strlen(path);

@@ -335,16 +335,11 @@ fs_entry_cmp(const void *a, const void *b)
 static int
 fs_guard_entry(struct fs_plan *plan, const struct fs_entry *e)
 {
-	const char **wv;
-
-	/* Each path of the set once: no need to look. */
-	if (fs_strv_push(&plan->guarded, &plan->nguarded, e->path) == -1)
+	/* Each path of the set once: no need to look.  Room: fs_rules. */
+	if ((plan->guarded[plan->nguarded] = strdup(e->path)) == NULL)
 		return -1;
-	if ((wv = reallocarray(plan->guarded_why, plan->nguarded,
-	    sizeof(*wv))) == NULL)
-		return -1;
-	plan->guarded_why = wv;
-	wv[plan->nguarded - 1] = e->why != NULL ? e->why : "pisbx";
+	plan->guarded_why[plan->nguarded++] = e->why != NULL ? e->why :
+	    "pisbx";
 	return 0;
 }
 
@@ -517,14 +512,29 @@ fs_rules(struct fs_plan *plan, const struct fs_set *set)
 	const struct fs_entry	**ord;
 	struct fs_listing	  ls;
 	struct stat		  st;
-	const char		 *path;
-	size_t			  i, k, dl;
+	const char		 *path, **wv;
+	char			**gv;
+	size_t			  i, k, dl, ng = plan->nguarded;
 	int			  rc = -1;
 
 	if ((ord = reallocarray(NULL, set->n + 1, sizeof(*ord))) == NULL)
 		return -1;
-	for (i = 0; i < set->n; i++)
+	for (i = 0; i < set->n; i++) {
 		ord[i] = &set->v[i];
+		ng += (set->v[i].flags & P_DENY_WRITE) != 0;
+	}
+	/*
+	 * Room for every guarded path at once: grown one by one, the two
+	 * arrays were copied at nearly every step (each in the other's way
+	 * on the heap), a few hundred times a start.
+	 */
+	if ((gv = reallocarray(plan->guarded, ng + 1, sizeof(*gv))) == NULL)
+		goto done;
+	plan->guarded = gv;
+	if ((wv = reallocarray(plan->guarded_why, ng + 1,
+	    sizeof(*wv))) == NULL)
+		goto done;
+	plan->guarded_why = wv;
 	qsort(ord, set->n, sizeof(*ord), fs_entry_cmp);
 	memset(&ls, 0, sizeof(ls));
 	for (k = 0; k < set->n; k++) {

@@ -363,7 +363,7 @@ guard_check(struct guard_req *gr, const struct guard_path *gp,
 
 	if (gp->dots || gp->proc || gp->full[0] == '\0')
 		return 0;
-	why = fs_plan_guarded(gr->g->conf.plan, gp->full, ancestors_too);
+	why = guard_guarded(gr->g, gp->full, ancestors_too);
 	if (why != NULL && (why == fs_why_git_config ||
 	    strcmp(why, "git") == 0) && guard_init_inside(gr->g, gp->full))
 		why = NULL;

@@ -206,7 +206,7 @@ guard_is_commondir(struct guard_req *gr, const struct guard_path *gp)
 	close(gd);
 	if (made)
 		return 0;
-	return fs_plan_guarded(gr->g->conf.plan, gp->full, 0) == NULL &&
+	return guard_guarded(gr->g, gp->full, 0) == NULL &&
 	    fs_glob_denied(gr->g->conf.plan, gp->full) == NULL;
 }
 

@@ -46,6 +46,7 @@
  * guard_int.h holds what they share.
  */
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/kcmp.h>
@@ -67,6 +68,14 @@
 #include "launcher/fs/fs.h"
 #include "launcher/guard/guard.h"
 #include "launcher/guard/guard_int.h"
+
+/*
+ * Lookups of the guarded paths answered by a pass over them before the
+ * index is built: building it (a hash slot per path and per directory
+ * above one, some 40 pages) costs a start more than this many passes,
+ * and most commands create less than that.
+ */
+#define GUARD_INDEX_AFTER	32
 
 static int	guard_request(struct guard_req *,
 		    const struct seccomp_notif *, struct seccomp_notif_resp *);
@@ -319,6 +328,21 @@ guard_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Who reads the guarded path that creating or replacing path would touch
+ * (fs_plan_guarded), or NULL.  The thread whose lookup is the
+ * GUARD_INDEX_AFTER-th builds the index; the others pass over the paths
+ * until it is published, with the same answer.
+ */
+const char *
+guard_guarded(struct guard *g, const char *path, int ancestors_too)
+{
+	if (__atomic_add_fetch(&g->asked, 1, __ATOMIC_RELAXED) ==
+	    GUARD_INDEX_AFTER && fs_plan_index(g->conf.plan) == -1)
+		log_warn("guard: index");
+	return fs_plan_guarded(g->conf.plan, path, ancestors_too);
+}
+
 int
 guard_start(const struct guard_conf *conf, int notify_fd)
 {
@@ -329,13 +353,20 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 	long		 ncpu;
 	int		 i, n, started = 0;
 
-	if ((g = calloc(1, sizeof(*g))) == NULL)
+	/*
+	 * Zero pages from the kernel, faulted in as they are used: its
+	 * tables (some 25 KiB: callers, refusals said, loopback ports told)
+	 * mostly stay untouched, and calloc would clear them all.  It lives
+	 * as long as PID 1.
+	 */
+	if ((g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
 		return -1;
 	g->conf = *conf;
 	g->notify_fd = notify_fd;
 	if ((g->root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
 	    pthread_attr_init(&attr) != 0) {
-		free(g);
+		munmap(g, sizeof(*g));
 		return -1;
 	}
 	pthread_mutex_init(&g->mu, NULL);
@@ -372,9 +403,6 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 		guard_made_add(g, &st);
 	/* So may one at the project directory, when it has none. */
 	g->init_ok = guard_init_top(conf->plan, &g->init_top);
-	/* Without the index the guarded paths are scanned (slower). */
-	if (fs_plan_index(conf->plan) == -1)
-		log_warn("guard: index");
 	/* Without it every write is refused (guard_check): said once. */
 	if ((g->work = gitwork_new(conf->plan)) == NULL)
 		log_warn("guard: out of memory; every write will be refused");

@@ -19,7 +19,7 @@ struct stat;
 /* guard.c */
 /* What the guard reads of the sandbox the reaper runs. */
 struct guard_conf {
-	struct fs_plan	*plan;		/* indexed by guard_start */
+	struct fs_plan	*plan;		/* indexed after GUARD_INDEX_AFTER asks */
 	const char	*tmpdir;	/* the run's TMPDIR: new repositories
 					   may be made there */
 	const char	*config_file;	/* to name in refusals, or NULL */

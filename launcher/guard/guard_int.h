@@ -117,6 +117,7 @@ struct guard {
 	uint8_t			 loopback_told[65536 / 8];
 	int			 init_ok;	/* a .git may be made at */
 	struct stat		 init_top;	/* the project directory */
+	unsigned long		 asked;		/* guarded paths looked up */
 };
 
 struct guard_path {
@@ -215,6 +216,8 @@ int	 guard_tty(struct guard_req *, int flags, mode_t mode);
 int	 guard_getfd(struct guard_req *, int fd);
 
 /* made.c */
+const char *guard_guarded(struct guard *, const char *path,
+	    int ancestors_too);
 int	 guard_made_known(struct guard *, const struct stat *);
 int	 guard_made_cb(void *, const struct stat *);
 void	 guard_made_add(struct guard *, const struct stat *);

@@ -84,7 +84,7 @@ guard_made_add(struct guard *g, const struct stat *st)
 	if (guard_made_has(g, st) || g->nmade >= GUARD_MAXMADE)
 		return;
 	if ((g->nmade + 1) * 2 > g->made_cap) {
-		ncap = g->made_cap == 0 ? 1024 : g->made_cap * 2;
+		ncap = g->made_cap == 0 ? 64 : g->made_cap * 2;
 		if ((nv = calloc(ncap, sizeof(*nv))) == NULL)
 			return;
 		for (i = 0; i < g->made_cap; i++) {

@@ -16,7 +16,10 @@
  *      (mount_tty_*);
  *   5. the plan's rules, shallow first: tmpfs over denied directories, an
  *      empty read-only file over denied files, the cloned trees moved onto
- *      re-exposed (read-only) and writable paths.
+ *      re-exposed (read-only) and writable paths.  A denied directory
+ *      under which no mount point is made gets a bind of one read-only
+ *      tmpfs per mode (mount_hide_dir): a bind costs the kernel less
+ *      than a new file system, made and torn down, per hidden entry.
  *
  * Mount points that do not exist are created only inside the sandbox's
  * own tmpfs mounts, never on a real filesystem, so nothing is ever left
@@ -49,6 +52,14 @@
 struct mount_state {
 	dev_t	*tmpfs_dev;	/* our tmpfs mounts: the only mkdir places */
 	size_t	 ntmpfs;
+	/* Empty read-only tmpfs, one per mode, bound over hidden dirs. */
+	struct mount_empty {
+		mode_t	 mode;
+		int	 fd;	/* fsmount's mount, attached once moved */
+		int	 placed; /* moved onto a path: may be cloned */
+	}	 empty[4];
+	size_t	 nempty;
+	int	 nofsmount;	/* fsopen refused: a tmpfs each, as mount(2) */
 };
 
 /* A terminal among fds 0-2 on the host's devpts: /dev/pts/nr there. */
@@ -81,6 +92,10 @@ static int	 mount_tmpfs(struct mount_state *, const char *path,
 		    const char *opts);
 static int	 mount_mkpoint(struct mount_state *, const char *path,
 		    int is_dir);
+static int	 mount_empty_fs(mode_t);
+static int	 mount_hide_dir(struct mount_state *, const char *path,
+		    mode_t);
+static int	 mount_hide_leaf(const struct fs_plan *, size_t);
 static int	 mount_proc(int userns);
 static size_t	 mount_tty_find(struct mount_tty *);
 static void	 mount_tty_hold(struct sandbox *, struct mount_tty *,
@@ -203,6 +218,109 @@ mount_mkpoint(struct mount_state *ms, const char *path, int is_dir)
 		return -1;
 	close(fd);
 	return 0;
+}
+
+/*
+ * A detached tmpfs mount of an empty directory of mode, read-only,
+ * nosuid and nodev from the start, or -1.
+ */
+static int
+mount_empty_fs(mode_t mode)
+{
+	char	opt[8];
+	int	fsfd, mfd = -1;
+
+	if ((fsfd = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC)) == -1)
+		return -1;
+	snprintf(opt, sizeof(opt), "%04o", (unsigned int)mode & 07777);
+	if (syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "source",
+	    "tmpfs", 0) == 0 &&
+	    syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "mode", opt,
+	    0) == 0 &&
+	    syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "size", "1m",
+	    0) == 0 &&
+	    syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL,
+	    0) == 0)
+		mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC,
+		    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	close(fsfd);
+	return mfd;
+}
+
+/*
+ * An empty read-only directory of mode over path: the tmpfs of that mode
+ * itself where it is not placed yet, else a clone of it (it is attached
+ * by then, so the clone works on every kernel).  Nothing is ever made in
+ * it: mount_hide_leaf chose path.  0; 1 when every kept mode is another
+ * or no tmpfs can be made so (the caller mounts a tmpfs of its own, as
+ * for a directory with mount points below it); or -1 with errno (ENOENT,
+ * ENOTDIR: path gone or no directory any more).
+ */
+static int
+mount_hide_dir(struct mount_state *ms, const char *path, mode_t mode)
+{
+	struct mount_empty	*me = NULL;
+	struct stat		 st;
+	size_t			 i;
+	int			 fd, saved;
+
+	for (i = 0; i < ms->nempty; i++)
+		if (ms->empty[i].mode == mode)
+			me = &ms->empty[i];
+	if (me == NULL) {
+		if (ms->nofsmount ||
+		    ms->nempty == sizeof(ms->empty) / sizeof(*ms->empty))
+			return 1;
+		/* A seccomp profile may refuse fsopen and allow mount. */
+		if ((fd = mount_empty_fs(mode)) == -1) {
+			log_debug("fsopen tmpfs: %s", strerror(errno));
+			ms->nofsmount = 1;
+			return 1;
+		}
+		me = &ms->empty[ms->nempty++];
+		me->mode = mode;
+		me->fd = fd;
+		me->placed = 0;
+	}
+	if (!me->placed)
+		fd = me->fd;
+	else if ((fd = (int)syscall(SYS_open_tree, me->fd, "",
+	    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)) == -1)
+		return -1;
+	if (mount_move(fd, path) == 0) {
+		if (fd == me->fd)
+			me->placed = 1;
+		else
+			close(fd);
+		return 0;
+	}
+	saved = errno;
+	if (fd != me->fd)
+		close(fd);
+	/* A directory over anything else (EINVAL): what is there now? */
+	if (lstat(path, &st) == -1)
+		return -1;
+	errno = S_ISDIR(st.st_mode) ? saved : ENOTDIR;
+	return -1;
+}
+
+/*
+ * Whether rule i (a hidden directory) gets no mount point below it: no
+ * later rule but a hidden one lies under it.  Only such a directory may
+ * share its tmpfs, where nothing is made.
+ */
+static int
+mount_hide_leaf(const struct fs_plan *plan, size_t i)
+{
+	const char	*p = plan->rules[i].path;
+	size_t		 j, len = strlen(p);
+
+	for (j = i + 1; j < plan->nrules; j++)
+		if (plan->rules[j].action != FS_HIDE &&
+		    strncmp(plan->rules[j].path, p, len) == 0 &&
+		    (plan->rules[j].path[len] == '/' || len == 1))
+			return 0;
+	return 1;
 }
 
 static int
@@ -425,12 +543,14 @@ int
 mount_apply(struct sandbox *sb)
 {
 	const struct fs_plan	*plan = &sb->plan;
-	struct mount_state	 ms = { NULL, 0 };
+	struct mount_state	 ms = { .tmpfs_dev = NULL };
 	int			*fds = NULL, *bfds = NULL, efd = -1, sshfd = -1;
+	int			 hfd = -1;	/* the first hidden file's bind */
 	int			 fd;
 	char			 opts[64];
 	size_t			 i;
 	int			 rc = -1;
+	unsigned char		*own = NULL;	/* a tmpfs of its own */
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == -1) {
 		log_warn("make / a slave mount");
@@ -440,6 +560,8 @@ mount_apply(struct sandbox *sb)
 		return -1;
 	for (i = 0; i < plan->nrules; i++)
 		fds[i] = -1;
+	if ((own = calloc(plan->nrules + 1, sizeof(*own))) == NULL)
+		goto done;
 	for (i = 0; i < plan->nrules; i++) {
 		const struct fs_rule *r = &plan->rules[i];
 
@@ -489,11 +611,24 @@ mount_apply(struct sandbox *sb)
 		const struct fs_rule *r = &plan->rules[i];
 
 		if (r->action == FS_HIDE) {
+			if (r->is_dir && mount_hide_leaf(plan, i)) {
+				/* Shared, read-only from the start. */
+				if ((fd = mount_hide_dir(&ms, r->path,
+				    r->mode != 0 ? r->mode : 0755)) == 0 ||
+				    (fd == -1 && (errno == ENOENT ||
+				    errno == ENOTDIR)))
+					continue;
+				if (fd == -1) {
+					log_warn("hide %s", r->path);
+					goto done;
+				}
+			}
 			if (r->is_dir) {
 				/* An empty directory, with the mode it had. */
 				snprintf(opts, sizeof(opts), "mode=%04o,size=1m",
 				    r->mode != 0 ? (unsigned int)r->mode :
 				    0755U);
+				own[i] = 1;
 				if (mount_tmpfs(&ms, r->path, opts) == -1) {
 					/* Gone since (a private directory in
 					 * /tmp): nothing to hide. */
@@ -509,7 +644,14 @@ mount_apply(struct sandbox *sb)
 				log_warn("hide %s: %s", r->path, sb->empty);
 				goto done;
 			}
-			if ((fd = mount_clone(efd, "", 1)) == -1) {
+			/*
+			 * The first bind made read-only, the others cloned
+			 * from it once it is placed (a clone keeps the flag):
+			 * one mount_setattr in all, not one a file.
+			 */
+			if ((fd = hfd != -1 ? (int)syscall(SYS_open_tree, hfd,
+			    "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+			    AT_EMPTY_PATH) : mount_clone(efd, "", 1)) == -1) {
 				log_warn("hide %s", r->path);
 				goto done;
 			}
@@ -522,7 +664,10 @@ mount_apply(struct sandbox *sb)
 				log_warn("hide %s", r->path);
 				goto done;
 			}
-			close(fd);
+			if (hfd == -1)
+				hfd = fd;
+			else
+				close(fd);
 			continue;
 		}
 		if (mount_mkpoint(&ms, r->path, r->is_dir) == -1) {
@@ -554,8 +699,7 @@ mount_apply(struct sandbox *sb)
 	for (i = 0; i < plan->nrules; i++) {
 		const struct fs_rule *r = &plan->rules[i];
 
-		if (r->action == FS_HIDE && r->is_dir &&
-		    mount_setro(AT_FDCWD, r->path, 0) == -1 &&
+		if (own[i] && mount_setro(AT_FDCWD, r->path, 0) == -1 &&
 		    errno != ENOENT && errno != ENOTDIR) {
 			log_warn("make %s read-only", r->path);
 			goto done;
@@ -573,6 +717,8 @@ done:
 			close(fds[i]);
 	if (efd != -1)
 		close(efd);
+	if (hfd != -1)
+		close(hfd);
 	if (sshfd != -1)
 		close(sshfd);
 	for (i = 0; bfds != NULL && i < sb->nbinds; i++)
@@ -580,6 +726,9 @@ done:
 			close(bfds[i]);
 	free(bfds);
 	free(fds);
+	free(own);
 	free(ms.tmpfs_dev);
+	for (i = 0; i < ms.nempty; i++)
+		close(ms.empty[i].fd);
 	return rc;
 }

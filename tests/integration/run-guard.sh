@@ -8,7 +8,8 @@
 # above it) was renamed, or removed and its inode number taken by a new
 # one, or moved by the host into .git/hooks or a core.hooksPath; a git
 # hook cannot be planted through an inode number the guard
-# once knew as outside any repository; parallel creators are all served,
+# once knew as outside any repository; the protected names are refused
+# before and after the guard indexes them; parallel creators are all served,
 # and an orphan too (the guard is PID 1); a process the guard may not
 # read is refused, with the reason.
 . "$(dirname "$0")/../lib/common.sh"
@@ -211,5 +212,18 @@ contains "a non-dumpable process: its creation is refused" "$(cat "$T/out")" \
     refused
 contains "... with the reason" "$(cat "$T/out")" "(not dumpable)"
 check "... and nothing made" test ! -e "$WS/nd.txt"
+
+# 8. The guarded paths answer the same before the guard indexes them (its
+# first lookups) and after (from the 32nd on).
+sbx_sh 'try() { if (: >"$1") 2>/dev/null; then echo "$2 made $1"; else
+    echo "$2 refused $1"; fi; }
+    try .bashrc before; try vault/x before; mkdir many
+    i=0; while [ $i -lt 40 ]; do : >many/$i; i=$((i+1)); done
+    try .bashrc after; try vault/x after; try many/40 after'
+for want in "before refused .bashrc" "before refused vault/x" \
+    "after refused .bashrc" "after refused vault/x" "after made many/40"; do
+	check "index: $want" grep -qx "$want" "$T/out"
+done
+check "index: no .bashrc" test ! -e "$WS/.bashrc"
 
 done_testing

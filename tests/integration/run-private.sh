@@ -110,7 +110,51 @@ case $out in
 *) not_ok "the ticket cache is readable with allowRead of another: $out" ;;
 esac
 
-# 5. The runtime directory shown (allowRead): its known stores stay hidden.
+# 5. Private directories of the same mode and of others: each shows empty
+#    with its own mode, and nothing can be made in it (several share one
+#    read-only file system inside).
+P2=$(mktemp -d /tmp/pisbx-t-priv2.XXXXXX) && P3=$(mktemp -d /tmp/pisbx-t-priv3.XXXXXX) ||
+    { not_ok "mktemp -d in /tmp"; done_testing; }
+trap '_cleanup; rm -rf "$KRB" "$PRIV" "$WORLD" "$PROJ" "$SOCKD" "$P2" "$P3"' EXIT
+echo "SECOND" >"$P2/f"
+mkdir "$P3/sub"
+chmod 500 "$P3"
+run_config
+sbx -- sh -c 'for d; do printf "%s %s [%s] " "$(basename "$d")" \
+    "$(stat -c %a "$d")" "$(ls -A "$d" | tr "\n" " ")"
+    if mkdir "$d/new" 2>/dev/null; then echo made; else echo refused; fi
+    done' sh "$PRIV" "$P2" "$P3" >"$T/out" 2>"$T/err"
+for want in "$(basename "$PRIV") 700 [] refused" \
+    "$(basename "$P2") 700 [] refused" "$(basename "$P3") 500 [] refused"; do
+	check "hidden, empty, its mode, read-only: $want" \
+	    grep -qxF "$want" "$T/out"
+done
+check "... nothing made on the host" test ! -e "$PRIV/new" -a ! -e "$P2/new"
+# Every hidden entry's mount read-only (the first bind made so, the
+# others cloned from it): private files too, not only directories.
+F2=$(mktemp /tmp/pisbx-t-priv4.XXXXXX) || { not_ok "mktemp"; done_testing; }
+trap '_cleanup; rm -rf "$KRB" "$PRIV" "$WORLD" "$PROJ" "$SOCKD" "$P2" "$P3" "$F2"' EXIT
+echo "SECOND FILE" >"$F2"
+sbx -- sh -c 'for p; do awk -v p="$p" '"'"'$5 == p {
+    split($6, o, ","); print p, o[1] }'"'"' /proc/self/mountinfo; done' sh \
+    "$KRB" "$F2" "$PRIV" "$P2" "$P3" >"$T/out" 2>"$T/err"
+for p in "$KRB" "$F2" "$PRIV" "$P2" "$P3"; do
+	check "hidden $p: its mount read-only" grep -qxF "$p ro" "$T/out"
+done
+# Where fsopen is refused (a container's seccomp profile), each hidden
+# directory gets a tmpfs of its own: hidden all the same.
+NOFS=$PISBX_BUILD/tests/helpers/nofsopen
+out=$("$NOFS" "$RUN" --config "$CONF" --access-log "$PX_LOG" -- sh -c \
+    'for d; do printf "%s %s [%s]\n" "$(basename "$d")" \
+    "$(stat -c %a "$d")" "$(ls -A "$d" | tr "\n" " ")"; done' sh \
+    "$PRIV" "$P2" "$P3" 2>"$T/err")
+eq "fsopen refused: the private directories hidden with their modes" \
+    "$out" "$(basename "$PRIV") 700 []
+$(basename "$P2") 700 []
+$(basename "$P3") 500 []"
+chmod 700 "$P3"
+
+# 6. The runtime directory shown (allowRead): its known stores stay hidden.
 run_config --fs "{\"allowRead\": [\"$X\"]}"
 out=$(readable auth "$X/containers/auth.json")
 case $out in
