@@ -52,19 +52,23 @@ enum fs_filter {
 /*
  * The run directory's files (git-proxy, ssh_config, the filtered and the
  * masked copies, the run's CA bundle...), made in memory by the parent
- * (fsrunfile.c).  The sandbox writes them on a tmpfs of its own mounted
- * over the run directory (mount.c), or, without namespaces, into the
- * directory itself: a file is named by its path there either way.
+ * (fsrunfile.c): their contents one after another in a memfd.  The
+ * sandbox writes them on a tmpfs of its own mounted over the run
+ * directory (mount.c), or, without namespaces, into the directory
+ * itself: a file is named by its path there either way.
  */
 struct fs_runfile {
 	char	*name;		/* in the run directory, one component */
-	char	*data;
+	off_t	 off;		/* its contents in the memfd */
 	size_t	 len;
 	mode_t	 mode;
 };
 
 struct fs_runfiles {
 	const char		*dir;	/* the run directory */
+	int			 fd;	/* the memfd, when mem is set */
+	int			 mem;
+	off_t			 end;	/* of what it holds */
 	struct fs_runfile	*v;
 	size_t			 n;
 };
@@ -293,6 +297,13 @@ char	*fsfilter_copy(enum fs_filter, const char *src, struct fs_runfiles *,
  */
 char	*fs_runfile_add(struct fs_runfiles *, const char *name, int unique,
 	    mode_t, const void *data, size_t len);
+/* The same with the n pieces of iov one after another. */
+struct iovec;
+char	*fs_runfile_addv(struct fs_runfiles *, const char *name, mode_t,
+	    const struct iovec *iov, int n);
+/* The same with a copy of what the file at fd holds. */
+char	*fs_runfile_add_fd(struct fs_runfiles *, const char *name, mode_t,
+	    int fd);
 /* Octets the files take on a tmpfs (whole pages each). */
 size_t	 fs_runfiles_size(const struct fs_runfiles *);
 /*

@@ -17,6 +17,7 @@
  * directory swapped for a symlink under the walk leads nowhere.
  */
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -132,22 +133,21 @@ rundir_file(struct sandbox *sb, const char *name, mode_t mode,
     const char *head, size_t hlen, const char *before, const char *self_exe,
     const char *after)
 {
-	FILE	*m;
-	char	*buf = NULL, *q, *path = NULL;
-	size_t	 len = 0;
+	struct iovec	 iov[4];
+	char		*q, *path;
 
 	if ((q = malloc(SHELL_QUOTE_SIZE(strlen(self_exe)))) == NULL)
 		return NULL;
 	shell_quote(q, self_exe);
-	if ((m = open_memstream(&buf, &len)) == NULL) {
-		free(q);
-		return NULL;
-	}
-	fwrite(head, 1, hlen, m);
-	fprintf(m, "%s%s%s", before, q, after);
-	if (fclose(m) != EOF)
-		path = fs_runfile_add(&sb->files, name, 0, mode, buf, len);
-	free(buf);
+	iov[0].iov_base = (void *)head;
+	iov[0].iov_len = hlen;
+	iov[1].iov_base = (void *)before;
+	iov[1].iov_len = strlen(before);
+	iov[2].iov_base = q;
+	iov[2].iov_len = strlen(q);
+	iov[3].iov_base = (void *)after;
+	iov[3].iov_len = strlen(after);
+	path = fs_runfile_addv(&sb->files, name, mode, iov, 4);
 	free(q);
 	return path;
 }

@@ -626,11 +626,8 @@ static int
 secrets_truststore(struct runsecrets *s, struct fs_runfiles *files,
     const char *bundle, size_t blen)
 {
-	struct stat	 st;
-	char		 err[PATH_MAX + 256], path[64], *buf = NULL;
-	ssize_t		 n;
-	size_t		 off = 0;
-	int		 in, out = -1, rc = -1;
+	char	 err[PATH_MAX + 256], path[64];
+	int	 in, out = -1, rc = -1;
 
 	if ((in = memfd_create("pisbx-bundle", MFD_CLOEXEC)) == -1 ||
 	    (out = memfd_create("pisbx-truststore", MFD_CLOEXEC)) == -1 ||
@@ -643,23 +640,13 @@ secrets_truststore(struct runsecrets *s, struct fs_runfiles *files,
 		log_warnx("truststore.p12: %s", err);
 		goto done;
 	}
-	if (fstat(out, &st) == -1 || (buf = malloc((size_t)st.st_size +
-	    1)) == NULL) {
-		log_warn("truststore.p12");
-		goto done;
-	}
-	while (off < (size_t)st.st_size && (n = pread(out, buf + off,
-	    (size_t)st.st_size - off, (off_t)off)) > 0)
-		off += (size_t)n;
-	if (off != (size_t)st.st_size || (s->truststore =
-	    fs_runfile_add(files, "truststore.p12", 0, 0444, buf, off)) ==
-	    NULL) {
+	if ((s->truststore = fs_runfile_add_fd(files, "truststore.p12", 0444,
+	    out)) == NULL) {
 		log_warn("truststore.p12");
 		goto done;
 	}
 	rc = 0;
 done:
-	free(buf);
 	if (in != -1)
 		close(in);
 	if (out != -1)

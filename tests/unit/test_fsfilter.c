@@ -187,7 +187,7 @@ static const struct {
 };
 
 static char	top[128], rundir[PATH_MAX];
-static struct fs_runfiles files = { rundir, NULL, 0 };
+static struct fs_runfiles files = { .dir = rundir };
 static size_t	nwritten;	/* of files, in rundir */
 
 static char	*inc_cb(void *, const char *, const char *);

@@ -47,7 +47,7 @@ struct git_case {
 
 /* Short, so every path built from them fits a PATH_MAX buffer. */
 static char	 top[128], ws[256], home[256], tmp[256], bin[256], rdir[256];
-static struct fs_runfiles rfiles = { rdir, NULL, 0 };	/* the copies */
+static struct fs_runfiles rfiles = { .dir = rdir };	/* the copies */
 
 static void	 mk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static struct config *conf_of(const char *json);
