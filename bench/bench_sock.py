@@ -6,12 +6,15 @@ socket calls, measured inside each sandbox by bench/sock_calls.c.
     bulk sendmsg()      64 KiB at a time, AF_UNIX stream socketpair
     UDP sendto()        256 B with an address, to the sandbox's loopback
 
-Each figure is measured on the host (the floor), inside pisbx-run,
-inside pisbx-run with the guard off for socket calls
-(allowAllUnixSockets: the same sandbox, the same filter but for these
-calls) and inside bubblewrap; srt runs no seccomp guard on these calls
-and is left out.  The guard-off figures and send() (sendto without an
-address, which the filter lets through) are notes under the table.
+Each figure is measured on the host (the floor), inside pisbx-run (by
+default its sends go straight to the kernel, Unix datagram sockets
+refused), inside pisbx-run with every send checked by the guard
+(allowUnixDatagramSockets), inside pisbx-run with the guard off for
+socket calls (allowAllUnixSockets: the same sandbox, the same filter but
+for these calls) and inside bubblewrap; srt runs no seccomp guard on
+these calls and is left out.  The checked and guard-off figures and
+send() (sendto without an address, which every filter lets through) are
+notes under the table.
 Kept apart from bench.py so that its rows can change independently.
 """
 
@@ -49,6 +52,10 @@ def rows_sock(b, build, run_exe, runs, run, median, skip_cls, left):
     noguard = b.path("pisbx-noguard.json")
     with open(b.path("pisbx.json")) as f:
         conf = json.load(f)
+    checked = b.path("pisbx-checked.json")
+    with open(checked, "w") as f:
+        json.dump(dict(conf, network=dict(conf.get("network", {}),
+                  allowUnixDatagramSockets=True)), f)
     conf.setdefault("network", {})["allowAllUnixSockets"] = True
     with open(noguard, "w") as f:
         json.dump(conf, f)
@@ -58,7 +65,7 @@ def rows_sock(b, build, run_exe, runs, run, median, skip_cls, left):
         return figure(run(pre + [exe, mode] + args))
 
     for mode, label, unit, better, args in ROWS:
-        floor, vals, off, plain = [], {}, [], {}
+        floor, vals, off, chk, plain = [], {}, [], [], {}
         for _ in range(max(runs, 5)):
             if left() < 20:
                 b.note("sock %s: fewer runs (time budget)" % mode)
@@ -72,6 +79,8 @@ def rows_sock(b, build, run_exe, runs, run, median, skip_cls, left):
                     b.note("sock %s %s: %s" % (mode, who, e))
             off.append(one([run_exe, "--config", noguard, "--"], mode,
                            args))
+            chk.append(one([run_exe, "--config", checked, "--"], mode,
+                           args))
             if mode == "sendmsg":
                 for who, pre in (("host", []),
                                  ("pisbx", b.sandbox("pisbx", []))):
@@ -83,11 +92,14 @@ def rows_sock(b, build, run_exe, runs, run, median, skip_cls, left):
               {w: median(v) for w, v in vals.items()},
               "SANDBOX sock_calls %s %s (floor: on the host)" % (
                   mode, " ".join(args)))
+        b.diag.append("%s, every send checked by the guard (pisbx-run "
+                      "with allowUnixDatagramSockets): %.1f %s" % (
+                          label, median(chk), unit.split()[0]))
         b.diag.append("%s, guard off for socket calls (pisbx-run with "
                       "allowAllUnixSockets): %.1f %s" % (
                           label, median(off), unit.split()[0]))
         if plain:
-            b.diag.append("send() 256 B, no address (the filter lets it "
-                          "through): host %.1f µs, pisbx %.1f µs" % (
+            b.diag.append("send() 256 B, no address (every filter lets "
+                          "it through): host %.1f µs, pisbx %.1f µs" % (
                               median(plain["host"]),
                               median(plain["pisbx"])))

@@ -479,6 +479,13 @@ compat_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 		cfg_note(ctx, p, "no effect here: allowAllUnixSockets is true, "
 		    "so every Unix socket is reachable");
 	}
+	if (conf->allow_unix_datagram_sockets &&
+	    conf->allow_all_unix_sockets) {
+		cfg_jpath_key(p, sizeof(p), jpath, "allowUnixDatagramSockets");
+		cfg_note(ctx, p, "no effect here: allowAllUnixSockets is true, "
+		    "so Unix datagram sockets are allowed and no send is "
+		    "checked");
+	}
 }
 
 /*

@@ -123,7 +123,7 @@ static const char *const keys_network[] = {
 	"stripResponseHeaders", "refuseOpaqueTunnels", "requireHostMatch",
 	"ambiguousRequestTarget",
 	/* pisbx's */
-	"budget", "requestRules", NULL
+	"budget", "requestRules", "allowUnixDatagramSockets", NULL
 };
 static const char *const keys_budget[] = {
 	"bytesUpPerHost", "connectionsPerHost", "hosts", NULL
@@ -1096,6 +1096,8 @@ parse_network(struct cfgctx *ctx, const char *jpath, const json_t *v,
 		return;
 	cfg_bool(ctx, jpath, v, "allowAllUnixSockets",
 	    &conf->allow_all_unix_sockets);
+	cfg_bool(ctx, jpath, v, "allowUnixDatagramSockets",
+	    &conf->allow_unix_datagram_sockets);
 	if (json_object_get(v, "parentProxy") != NULL)
 		parse_parent(ctx, jpath, v, conf);
 	if (json_object_get(v, "budget") != NULL)
@@ -1959,6 +1961,7 @@ config_new(struct cfgctx *ctx, const char *name)
 	    == NULL)
 		goto fail;
 	conf->allow_all_unix_sockets = 0;
+	conf->allow_unix_datagram_sockets = 0;
 	conf->fs_toolchains = ~0U;
 	conf->fs_caches = ~0U;
 	conf->max_connections = 1024;

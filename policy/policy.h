@@ -612,6 +612,8 @@ struct config {
 
 	/* network */
 	int		 allow_all_unix_sockets;
+	int		 allow_unix_datagram_sockets; /* and every send checked
+						   by the guard */
 	int		 allow_nested_userns;	/* srt's allowNestedUserNamespaces */
 	int		 require_namespaces;	/* requireNamespaces: pisbx-run
 						   refuses to run without */

@@ -19,15 +19,21 @@ failures=""
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/pisbx-tests.XXXXXX")
 trap 'rm -rf "$logdir"' EXIT
 
-# One scenario: counts its "ok"/"not ok" lines; a non-zero exit with no
-# "not ok" line counts as one failure; exit 77 is a skip.
-run_one() {
+# One scenario: run_exec runs it (its output and "rc seconds" kept under
+# $logdir), run_count counts its "ok"/"not ok" lines; a non-zero exit with
+# no "not ok" line counts as one failure; exit 77 is a skip.
+run_exec() {
 	name=$1; shift
 	out="$logdir/$(echo "$name" | tr '/' '_').log"
 	start=$(date +%s)
 	timeout -k 10 "${TEST_TIMEOUT:-300}" "$@" >"$out" 2>&1
-	rc=$?
-	secs=$(( $(date +%s) - start ))
+	echo "$? $(( $(date +%s) - start ))" >"$out.rc"
+}
+
+run_count() {
+	name=$1
+	out="$logdir/$(echo "$name" | tr '/' '_').log"
+	read -r rc secs <"$out.rc"
 	nok=$(grep -c '^ok ' "$out")
 	nfail=$(grep -c '^not ok ' "$out")
 	if [ $rc -eq 77 ]; then
@@ -57,6 +63,11 @@ run_one() {
 	fi
 }
 
+run_one() {
+	run_exec "$@"
+	run_count "$1"
+}
+
 matches() {
 	[ -z "$filter" ] && return 0
 	case "$1" in *"$filter"*) return 0 ;; esac
@@ -79,22 +90,39 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
 	done
 fi
 
+# The fuzz targets run FUZZ_JOBS at a time (default: one per CPU), each
+# for FUZZ_SECONDS: each is one process on one CPU.
 if { [ "$what" = all ] && [ "$SANITIZE" != 1 ]; } || [ "$what" = fuzz ]; then
 	fuzz_secs=${FUZZ_SECONDS:-5}
-	for f in "$top/$BUILD"/fuzz/fuzz_*; do
-		[ -x "$f" ] || continue
-		n=$(basename "$f")
-		matches "fuzz/$n" || continue
-		corpus="$top/tests/fuzz/corpus/${n#fuzz_}"
-		work="$logdir/corpus-$n"
-		mkdir -p "$work"
-		[ -d "$corpus" ] && cp "$corpus"/* "$work"/ 2>/dev/null
-		# libFuzzer's own error exit code is 77, a skip here: a crash
-		# must count as a failure.  Its input is printed (Base64) and
-		# kept with the logs, never in the work tree.
-		run_one "fuzz/$n" "$f" -max_total_time="$fuzz_secs" -timeout=10 \
-		    -rss_limit_mb=2048 -print_final_stats=0 -error_exitcode=1 \
-		    -timeout_exitcode=1 -artifact_prefix="$logdir/$n-" "$work"
+	fuzz_jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+	batch=""
+	for f in "$top/$BUILD"/fuzz/fuzz_* ""; do
+		if [ -n "$f" ]; then
+			[ -x "$f" ] || continue
+			n=$(basename "$f")
+			matches "fuzz/$n" || continue
+			corpus="$top/tests/fuzz/corpus/${n#fuzz_}"
+			work="$logdir/corpus-$n"
+			mkdir -p "$work"
+			[ -d "$corpus" ] && cp "$corpus"/* "$work"/ 2>/dev/null
+			# libFuzzer's own error exit code is 77, a skip here:
+			# a crash must count as a failure.  Its input is
+			# printed (Base64) and kept with the logs, never in
+			# the work tree.
+			run_exec "fuzz/$n" "$f" -max_total_time="$fuzz_secs" \
+			    -timeout=10 -rss_limit_mb=2048 \
+			    -print_final_stats=0 -error_exitcode=1 \
+			    -timeout_exitcode=1 -artifact_prefix="$logdir/$n-" \
+			    "$work" &
+			batch="$batch fuzz/$n"
+			set -- $batch
+			[ $# -lt "$fuzz_jobs" ] && continue
+		fi
+		wait
+		for n in $batch; do
+			run_count "$n"
+		done
+		batch=""
 	done
 fi
 

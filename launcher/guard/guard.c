@@ -12,8 +12,9 @@
  * O_RDWR or O_TRUNC, creat, truncate, mkdir, mknod, symlink, link,
  * rename, bind) stops in the kernel and this process decides.  The same
  * goes for names that match a denyRead or denyWrite pattern (fsglob.c),
- * and, unless network.allowAllUnixSockets, for every connect and send
- * that names an address (see "Unix sockets named by address" in unix.c).
+ * and, unless network.allowAllUnixSockets, for every connect, and either
+ * every send that names an address or the making of a Unix datagram
+ * socket (see "Unix sockets named by address" in unix.c).
  *
  * Where it runs: in the reaper, PID 1 of the sandbox, as a few threads
  * (guard_start), so it is an ancestor of every process it serves --
@@ -114,6 +115,9 @@ guard_request(struct guard_req *gr, const struct seccomp_notif *req,
 		return guard_sendmsg(gr, a, resp);
 	if (nr == SCMP_SYS(sendmmsg))
 		return guard_sendmmsg(gr, a, resp);
+	/* Sends to the kernel: no Unix datagram socket (unix.c). */
+	if (nr == SCMP_SYS(socket) || nr == SCMP_SYS(socketpair))
+		return guard_unix_dgram(gr);
 	/* Without namespaces only (nons.c). */
 	if (nr == SCMP_SYS(listen))
 		return guard_listen(gr, (int)a[0], (int)a[1]);

@@ -164,6 +164,7 @@ int	 guard_sendmsg(struct guard_req *, const __u64 *,
 	    struct seccomp_notif_resp *);
 int	 guard_sendmmsg(struct guard_req *, const __u64 *,
 	    struct seccomp_notif_resp *);
+int	 guard_unix_dgram(struct guard_req *);
 
 /* nons.c */
 int	 guard_nons_addr(struct guard_req *, int domain,

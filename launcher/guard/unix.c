@@ -1,12 +1,14 @@
 /*
  * Unix sockets named by address.  Unless network.allowAllUnixSockets,
- * every connect, sendmsg, sendmmsg and sendto with an address stops
- * here: seccomp sees neither the socket's family behind an fd
- * number nor the address behind a pointer, and letting the kernel
- * continue would have it read both again, after another thread changed
- * them.  So the guard performs each call itself, on a copy of the
- * command's socket (pidfd_getfd: the same open socket), with the address
- * and data it read once:
+ * every connect stops here, and so does every sendmsg, sendmmsg and
+ * sendto with an address when network.allowUnixDatagramSockets (or
+ * something else the parent saw, seccomp_sends) keeps sends checked:
+ * seccomp sees neither the socket's family behind an fd number nor the
+ * address behind a pointer, and letting the kernel continue would have
+ * it read both again, after another thread changed them.  So the guard
+ * performs each call itself, on a copy of the command's socket
+ * (pidfd_getfd: the same open socket), with the address and data it
+ * read once:
  *
  *   an AF_UNIX path is resolved as the kernel would (symlinks followed,
  *   one hop at a time), the socket file opened O_PATH, and the call made
@@ -28,8 +30,14 @@
  * dup2() a different socket onto, between any check and the kernel's
  * own reading; only the guard performing the call on what it read is
  * race-free.  A send whose address is a register (sendto with NULL) is
- * the filter's to let through (seccomp.c).  docs/performance.md,
- * "Socket calls", weighs the other ways.
+ * the filter's to let through (seccomp.c).
+ *
+ * By default, with namespaces, no send comes here: the command cannot
+ * make a Unix datagram socket (guard_unix_dgram refuses it), the only
+ * kind of its own on which an address leaves the sandbox, so whatever
+ * address a send names is harmless, and the kernel may read it when it
+ * likes (seccomp.c, seccomp_unix_types).  docs/performance.md, "Socket
+ * calls", weighs the other ways.
  *
  * A call that would block (a blocking socket, a full buffer or backlog)
  * is finished by a worker thread, which answers the notification itself,
@@ -960,4 +968,22 @@ guard_sendmmsg(struct guard_req *gr, const __u64 *a,
 		return rc;
 	resp->val = i;
 	return 0;
+}
+
+/*
+ * socket(2) or socketpair(2) of an AF_UNIX socket that is not a stream
+ * or seqpacket one, which the filter sends here when sends go straight
+ * to the kernel (SECCOMP_SENDS_KERNEL): refused, said once on stderr
+ * whatever the call and type (glibc's syslog() makes one at each call),
+ * counted in the summary.
+ */
+int
+guard_unix_dgram(struct guard_req *gr)
+{
+	guard_refuse(gr, "a Unix datagram socket", "make", "Unix datagram "
+	    "sockets are off in this sandbox; to allow them (every send is "
+	    "then checked by the guard), set \"allowUnixDatagramSockets\": "
+	    "true under \"network\" in %s", gr->g->conf.config_file != NULL ?
+	    gr->g->conf.config_file : "the config");
+	return -EPERM;
 }

@@ -318,6 +318,10 @@ control_fixed(const struct config *run, const struct config *line,
 		control_fixed_say(name, "filesystem.caches", &n);
 	if (run->allow_all_unix_sockets != line->allow_all_unix_sockets)
 		control_fixed_say(name, "network.allowAllUnixSockets", &n);
+	if (run->allow_unix_datagram_sockets !=
+	    line->allow_unix_datagram_sockets)
+		control_fixed_say(name, "network.allowUnixDatagramSockets",
+		    &n);
 	if (!control_strlist_same(&run->allow_unix_sockets,
 	    &line->allow_unix_sockets))
 		control_fixed_say(name, "network.allowUnixSockets", &n);

@@ -92,7 +92,8 @@ guard_report_valid(const char *m, size_t len)
 		/*
 		 * Every path is absolute: a refusal's second field, unless
 		 * a socket call's refusal names an address or a socket
-		 * (guard/nons.c: "connect to 127.0.0.1:22").  A loopback
+		 * (guard/nons.c: "connect to 127.0.0.1:22"; guard/unix.c:
+		 * "make a Unix datagram socket").  A loopback
 		 * record holds an address and a port, no path.
 		 */
 		if (m[0] != REPORT_LOOPBACK && (m[0] != REPORT_REFUSED ||
@@ -110,6 +111,7 @@ guard_report_sockverb(const char *verb)
 {
 	static const char *const verbs[] = {
 		"connect to", "send to", "send on", "bind", "listen on",
+		"make",
 	};
 	size_t	i;
 

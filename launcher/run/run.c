@@ -518,6 +518,8 @@ run_prepare(struct run_state *rs)
 	rs->sb.gid = getgid();
 	rs->sb.userns = geteuid() != 0;
 	rs->sb.allow_all_unix = rs->conf->allow_all_unix_sockets;
+	seccomp_sends(&rs->sb, rs->conf->allow_unix_sockets.n,
+	    rs->conf->allow_unix_datagram_sockets);
 	rs->sb.allow_userns = rs->conf->allow_nested_userns;
 	rs->sb.require_ns = rs->conf->require_namespaces || o->require_ns;
 	rs->sb.allow_git_config = rs->conf->allow_git_config;
@@ -757,6 +759,8 @@ run_start(struct run_state *rs)
 	if (ch == -1)
 		return RUN_FAIL;
 	runsecrets_started(rs->secrets, rs->sb.nons);
+	if (o->verbose)
+		seccomp_sends_say(&rs->sb);
 	if (jobs_start(rs->jobs, rs->run.pid, rs->run.sock) == -1) {
 		log_warnx("cannot watch the command's job control");
 		return RUN_FAIL;

@@ -58,6 +58,9 @@ struct sandbox {
 	gid_t		 gid;
 	int		 userns;	/* create a user namespace (not root) */
 	int		 allow_all_unix;
+	int		 sends_kernel;	/* sends go to the kernel, Unix datagram
+					   sockets refused (seccomp_sends) */
+	char		 sends_why[160]; /* -v: why that way */
 	int		 allow_userns;	/* allowNestedUserNamespaces */
 	int		 require_ns;	/* requireNamespaces: never nons */
 	int		 nons;		/* no namespaces could be made: the
@@ -141,7 +144,16 @@ enum seccomp_variant {
 	 * makes it safe must exclude this bit.
 	 */
 	SECCOMP_NONS = 4,
-	SECCOMP_NVARIANTS = 8
+	/*
+	 * With namespaces and Unix sockets through the guard: sendmsg,
+	 * sendmmsg and sendto go straight to the kernel, and socket(2) and
+	 * socketpair(2) of an AF_UNIX socket other than a stream or
+	 * seqpacket one go to the guard, which refuses them (the run has
+	 * no socket on which an address could leave the sandbox).  No
+	 * effect with SECCOMP_UNIX_ALL or SECCOMP_NONS.
+	 */
+	SECCOMP_SENDS_KERNEL = 8,
+	SECCOMP_NVARIANTS = 16
 };
 struct sock_filter;
 /* A BPF program compiled at build time (seccomp_gen.c). */
@@ -161,6 +173,16 @@ extern const struct seccomp_prog seccomp_progs[SECCOMP_NVARIANTS];
 void	*seccomp_filter_build(enum seccomp_variant);
 /* The variant the sandbox's config asks for. */
 enum seccomp_variant seccomp_variant(const struct sandbox *);
+/*
+ * Whether the command's sends may go straight to the kernel (sets
+ * sb->sends_kernel and sb->sends_why): not when nlisted sockets are in
+ * network.allowUnixSockets, datagram (network.allowUnixDatagramSockets)
+ * is set, or one of the descriptors 0-2 it inherits is a socket other
+ * than an AF_UNIX stream or seqpacket one.  Before the clone.
+ */
+void	 seccomp_sends(struct sandbox *, size_t nlisted, int datagram);
+/* -v: the one line saying where the command's sends go, and why. */
+void	 seccomp_sends_say(const struct sandbox *);
 /*
  * Install the compiled filter of the sandbox's variant (no_new_privs is
  * set).  Returns the notification fd (close-on-exec), or -1.

@@ -23,10 +23,11 @@
  *       AF_VSOCK reaches the hypervisor, AF_PACKET, AF_ALG,
  *       AF_BLUETOOTH... are kernel attack surface no build uses.  EPERM.
  *       (AF_UNIX paths are a way around the network namespace --
- *       docker.sock, agent sockets -- so every connect and send to an
- *       address goes to the guard, which lets through only sockets bound
- *       during the run and those of network.allowUnixSockets; abstract
- *       names belong to the sandbox's network namespace.)
+ *       docker.sock, agent sockets -- so every connect goes to the
+ *       guard, which lets through only sockets bound during the run and
+ *       those of network.allowUnixSockets, and so does every send to an
+ *       address unless Unix datagram sockets are refused; abstract names
+ *       belong to the sandbox's network namespace.)
  *   socketpair(2) other than AF_UNIX: the only family it exists for.
  *   clone(2)/unshare(2) with CLONE_NEWUSER: a new user namespace is where
  *       most local privilege escalations start.  EPERM (unless the config
@@ -79,8 +80,12 @@
  * that can create, write or truncate (O_CREAT, O_WRONLY, O_RDWR,
  * O_TRUNC), creat, truncate, mkdir, mknod, symlink, link, rename, and
  * bind (a Unix socket path is a new file); unless allowAllUnixSockets,
- * also connect, sendmsg, sendmmsg and sendto with an address (the guard
- * checks a Unix socket's path and performs the call).  And umask(2),
+ * also connect, and sendmsg, sendmmsg and sendto with an address (the
+ * guard checks a Unix socket's path and performs the call) -- but for
+ * the sends, by default, with namespaces: they go straight to the
+ * kernel, and the guard refuses Unix datagram sockets instead
+ * (SECCOMP_SENDS_KERNEL, seccomp_unix_types; the parent picks it per
+ * run, seccomp_sends).  And umask(2),
  * which the guard lets through (SECCOMP_USER_NOTIF_FLAG_CONTINUE, safe:
  * its one argument is a plain number) after noting the value: the guard
  * creates every file with its caller's umask, and so need not read it
@@ -184,6 +189,7 @@ static int	seccomp_only32(scmp_filter_ctx, uint32_t action, int nr,
 		    const struct scmp_arg_cmp *also);
 static int	seccomp_nons(scmp_filter_ctx);
 static int	seccomp_sockets(scmp_filter_ctx, enum seccomp_variant);
+static int	seccomp_unix_types(scmp_filter_ctx);
 static int	seccomp_rules(scmp_filter_ctx, enum seccomp_variant);
 
 /* The native number of a system call, or -1 when this architecture lacks it. */
@@ -358,11 +364,57 @@ seccomp_sockets(scmp_filter_ctx ctx, enum seccomp_variant v)
 	return 0;
 }
 
+/*
+ * SECCOMP_SENDS_KERNEL: every send goes to the kernel unchecked, which is
+ * safe only while the command holds no socket on which an address can
+ * leave the sandbox.  With namespaces those are (1) AF_UNIX datagram
+ * sockets, whose sendto/sendmsg with a path reach any host datagram
+ * socket (journald, /dev/log, a notify socket), connected or not, and
+ * (2) sockets of another network namespace.  Every other socket ignores
+ * or refuses an address: AF_UNIX SOCK_STREAM says EISCONN or EOPNOTSUPP,
+ * a connected SOCK_SEQPACKET goes to its peer (ENOTCONN unconnected),
+ * AF_INET, AF_INET6 and AF_NETLINK sockets made here are the sandbox's
+ * namespace's, whose only interface is its loopback (TCP fast open to an
+ * address connects only there); abstract names are the namespace's too.
+ * (2) is the parent's to keep out (seccomp_sends: the inherited
+ * descriptors 0-2, allowUnixSockets); (1) is kept out here: socket(2) and
+ * socketpair(2) of AF_UNIX with a type other than SOCK_STREAM or
+ * SOCK_SEQPACKET go to the guard, which refuses them (SOCK_RAW is one:
+ * unix_create makes it SOCK_DGRAM); accept(2) makes only what its
+ * listener is.
+ *
+ * Width: the domain is compared on its low 32 bits; the type on its low
+ * nibble, SOCK_TYPE_MASK, which is all __sock_create reads of the type
+ * once SOCK_NONBLOCK and SOCK_CLOEXEC are taken off (any other flag bit
+ * is EINVAL).  The (mask, value) pairs below cover every nibble but 1
+ * (SOCK_STREAM) and 5 (SOCK_SEQPACKET).
+ */
+static int
+seccomp_unix_types(scmp_filter_ctx ctx)
+{
+	static const uint32_t	types[][2] = {
+		{ 0xf, 0 }, { 0xe, 2 }, { 0xf, 4 }, { 0xe, 6 }, { 0x8, 8 },
+	};
+	struct scmp_arg_cmp	cmp[2];
+	size_t			i;
+
+	cmp[0] = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_UNIX);
+	for (i = 0; i < sizeof(types) / sizeof(*types); i++) {
+		cmp[1] = SCMP_A1(SCMP_CMP_MASKED_EQ, types[i][0], types[i][1]);
+		if (seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY,
+		    SCMP_SYS(socket), 2, cmp) != 0 ||
+		    seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY,
+		    SCMP_SYS(socketpair), 2, cmp) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 {
 	size_t			i;
-	int			nr;
+	int			nr, guarded, kernel;
 
 	if (seccomp_sockets(ctx, v) != 0)
 		return -1;
@@ -387,18 +439,24 @@ seccomp_rules(scmp_filter_ctx ctx, enum seccomp_variant v)
 	 * EINVAL for TCP fast open (MSG_FASTOPEN with no address), whatever
 	 * socket another thread swaps onto the number -- so this holds with
 	 * or without a network namespace (run-sendfast.sh tries each).
-	 * sendmsg and sendmmsg carry their address in memory: always the
-	 * guard's.
+	 * sendmsg and sendmmsg carry their address in memory: the guard's,
+	 * but with SECCOMP_SENDS_KERNEL (seccomp_unix_types).
 	 */
-	if (((v & SECCOMP_UNIX_ALL) == 0 || (v & SECCOMP_NONS) != 0) &&
-	    (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect),
-	    0) != 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg),
+	guarded = (v & SECCOMP_UNIX_ALL) == 0 || (v & SECCOMP_NONS) != 0;
+	kernel = guarded && (v & SECCOMP_NONS) == 0 &&
+	    (v & SECCOMP_SENDS_KERNEL) != 0;
+	if (guarded && seccomp_rule_add(ctx, SCMP_ACT_NOTIFY,
+	    SCMP_SYS(connect), 0) != 0)
+		return -1;
+	if (guarded && !kernel &&
+	    (seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg),
 	    0) != 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmmsg),
 	    0) != 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
 	    SCMP_A4(SCMP_CMP_NE, 0)) != 0))
+		return -1;
+	if (kernel && seccomp_unix_types(ctx) != 0)
 		return -1;
 
 	/*

@@ -18,19 +18,26 @@
 
 #include "launcher/sandbox/sandbox.h"
 
-static const char *const gen_names[SECCOMP_NVARIANTS] = {
-	"Unix sockets through the guard", "allowAllUnixSockets",
-	"Unix sockets through the guard, allowNestedUserNamespaces",
-	"allowAllUnixSockets, allowNestedUserNamespaces",
-	"no namespaces, Unix sockets through the guard",
-	"no namespaces, allowAllUnixSockets",
-	"no namespaces, Unix sockets through the guard, "
-	    "allowNestedUserNamespaces",
-	"no namespaces, allowAllUnixSockets, allowNestedUserNamespaces",
-};
-
 static int	gen_export(enum seccomp_variant, struct sock_filter **,
 		    size_t *);
+static const char *gen_name(enum seccomp_variant);
+
+/* What variant v is, for the comment above its program. */
+static const char *
+gen_name(enum seccomp_variant v)
+{
+	static char	buf[256];
+
+	snprintf(buf, sizeof(buf), "%s%s%s%s",
+	    (v & SECCOMP_NONS) ? "no namespaces, " : "",
+	    (v & SECCOMP_UNIX_ALL) ? "allowAllUnixSockets" :
+	    "Unix sockets through the guard",
+	    !(v & SECCOMP_SENDS_KERNEL) ? "" :
+	    (v & (SECCOMP_UNIX_ALL | SECCOMP_NONS)) ? ", sends to the "
+	    "kernel (no effect here)" : ", sends to the kernel",
+	    (v & SECCOMP_USERNS) ? ", allowNestedUserNamespaces" : "");
+	return buf;
+}
 
 /* The BPF program of variant v, malloc'ed. */
 static int
@@ -73,11 +80,11 @@ main(void)
 	for (v = 0; v < SECCOMP_NVARIANTS; v++) {
 		if (gen_export(v, &prog, &len) == -1 || len > BPF_MAXINSNS) {
 			fprintf(stderr, "seccomp_gen: cannot build the filter "
-			    "(%s)\n", gen_names[v]);
+			    "(%s)\n", gen_name(v));
 			return 1;
 		}
 		printf("\n/* %s: %zu instructions */\nstatic const struct "
-		    "sock_filter seccomp_bpf_%d[] = {\n", gen_names[v], len,
+		    "sock_filter seccomp_bpf_%d[] = {\n", gen_name(v), len,
 		    v);
 		for (i = 0; i < len; i++)
 			printf("\t{ 0x%04x, %u, %u, 0x%08x },\n", prog[i].code,

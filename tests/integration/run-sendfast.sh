@@ -9,7 +9,8 @@
 # tries TCP fast open with and without an address, sends on unconnected
 # UDP and on a datagram socket connected to a host path, and sends on
 # host sockets it inherited or was handed over SCM_RIGHTS (nor bind
-# them to listen on the host's network).
+# them to listen on the host's network) -- with sends checked by the
+# guard, and, where it applies, with sends straight to the kernel.
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
@@ -53,7 +54,13 @@ nothing() {
 # result MODE-LINE-PREFIX: the result word the helper printed for it.
 result() { sed -n "s/^$1 //p" "$T/out"; }
 
-run_config --net "{\"allowUnixSockets\": [\"$S/rights.sock\"]}"
+# Sends checked by the guard: Unix datagram sockets allowed (and a
+# listed socket, which alone would keep sends the guard's).  Section 8
+# tries what applies with sends straight to the kernel.
+run_config --net "{\"allowUnixSockets\": [\"$S/rights.sock\"], \"allowUnixDatagramSockets\": true}"
+sbx -v -- /bin/true 2>"$T/err"
+contains "the guard checks sends in this config" "$(cat "$T/err")" \
+    "sends: checked by the guard (network.allowUnixDatagramSockets is true)"
 
 # 1. The race: descriptors swapped and addresses rewritten under the
 #    calls, for a few seconds.
@@ -134,5 +141,24 @@ assert u.recv(4) == b"pong"
 print("own loopback ok")' >"$T/out" 2>&1
 check "the sandbox's own TCP connect, sendmsg, send on an accepted socket and UDP sendto work" \
     grep -qx "own loopback ok" "$T/out"
+
+# 8. Sends straight to the kernel (the default): fast open and UDP to
+#    the host's port go to the sandbox's own loopback, nothing arrives;
+#    the sandbox's own loopback works.
+run_config
+sbx -v -- "$SF" fastopen "$PORT" >"$T/out" 2>"$T/err"
+contains "kernel sends: chosen" "$(cat "$T/err")" "sends: the kernel's"
+eq "kernel sends: fast open with no address: refused by the kernel" \
+    "$(result "tcp fastopen-null")" EINVAL
+check "kernel sends: fast open with the host's port: not ok" \
+    sh -c "[ \"\$(sed -n 's/^tcp fastopen-addr //p' '$T/out')\" != ok ]"
+sbx -- "$SF" udp "$PORT" >"$T/out" 2>"$T/err"
+eq "kernel sends: unconnected UDP, no address" "$(result "udp send")" \
+    EDESTADDRREQ
+nothing "kernel sends: nothing reached the host's TCP or UDP port"
+sbx -- "$SF" dgram-path "$S/host.dgram" >"$T/out" 2>"$T/err"
+check "kernel sends: no datagram socket to connect to a host path" \
+    grep -q "refused to make a Unix datagram socket" "$T/err"
+nothing "kernel sends: nothing reached the host's datagram socket"
 
 done_testing

@@ -42,17 +42,27 @@ notlogged() {
 	if grep -q "$2" "$S/log"; then not_ok "$1 (log: $(tr '\n' ' ' <"$S/log"))"; else ok "$1"; fi
 }
 
-# 1. No list: the command's own sockets, nothing of the host's (a
-#    datagram pair's socket sends to no host socket by path either);
+# 1. No list: the command's own sockets, nothing of the host's (no
+#    datagram socket is made; with allowUnixDatagramSockets a datagram
+#    pair's socket sends to no host socket by path either);
 #    stream pairs and descriptor passing work.
 run_config
 eq "no list: a host socket is refused" \
     "$(probe connect "$S/allowed.sock")" "connect EPERM"
 contains "the refusal names the socket and the key" "$(cat "$T/err")" \
     "refused to connect to $S/allowed.sock: a Unix socket the command did not bind during this run, and not in network.allowUnixSockets"
-eq "no list: a datagram socket pair cannot reach a host socket" \
+eq "no list: a datagram socket pair cannot be made" \
+    "$(probe pair-dgram "$S/dgram.sock" leak0)" "pair-dgram EPERM"
+contains "... the refusal names the key" "$(cat "$T/err")" \
+    "refused to make a Unix datagram socket: Unix datagram sockets are off in this sandbox"
+# With datagram sockets allowed, their sends are the guard's.
+run_config --net '{"allowUnixDatagramSockets": true}'
+eq "no list, datagram sockets: a pair cannot reach a host socket" \
     "$(probe pair-dgram "$S/dgram.sock" leak1)" "pair-dgram EPERM"
-notlogged "no list: nothing reached the datagram socket" leak1
+contains "... the guard refused the send" "$(cat "$T/err")" \
+    "refused to send to $S/dgram.sock"
+notlogged "no list: nothing reached the datagram socket" "leak[01]"
+run_config
 eq "no list: a stream pair passes a descriptor (SCM_RIGHTS)" \
     "$(probe pair-rights)" "pair-rights ok"
 # An abstract socket of the host: another network namespace.

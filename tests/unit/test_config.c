@@ -123,6 +123,9 @@ static const struct bad_case bad_cases[] = {
 	{ "{\"network\": {\"allowAllUnixSockets\": \"true\"}}",
 	    "$.network.allowAllUnixSockets",
 	    "expected true or false, got \"true\"" },
+	{ "{\"network\": {\"allowUnixDatagramSockets\": \"yes\"}}",
+	    "$.network.allowUnixDatagramSockets",
+	    "expected true or false, got \"yes\"" },
 	/* network.parentProxy */
 #define PP(x)	"{\"network\": {\"parentProxy\": " x "}}"
 	{ PP("\"http://p:3128\""), "$.network.parentProxy",
@@ -456,6 +459,7 @@ test_defaults(void **state)
 	assert_int_equal(policy_count(conf->policy, POLICY_ALLOW), 0);
 	assert_int_equal(policy_count(conf->policy, POLICY_DENY), 0);
 	assert_int_equal(conf->allow_all_unix_sockets, 0);
+	assert_int_equal(conf->allow_unix_datagram_sockets, 0);
 	assert_int_equal(conf->listen.n, 0);
 	assert_int_equal(conf->max_connections, 1024);
 	assert_int_equal(conf->max_client_connections, 0);	/* default */
@@ -500,7 +504,8 @@ static const char full_config[] =
     "      \"registry.npmjs.org:443\", \" GitHub.COM. \", \"[::1]:8080\"],\n"
     "    \"deniedDomains\": [\"uploads.github.com\", \"*:22\", \"*:22\",\n"
     "      \"10.0.0.1\"],\n"
-    "    \"allowAllUnixSockets\": true\n"
+    "    \"allowAllUnixSockets\": true,\n"
+    "    \"allowUnixDatagramSockets\": true\n"
     "  },\n"
     "  \"filesystem\": {\n"
     "    \"denyRead\": [\"~\", \"/etc/ssl/private\"],\n"
@@ -566,6 +571,7 @@ test_full(void **state)
 	assert_int_equal(policy_eval(conf->policy, &h, 443, &m),
 	    VERDICT_REVIEW);
 	assert_int_equal(conf->allow_all_unix_sockets, 1);
+	assert_int_equal(conf->allow_unix_datagram_sockets, 1);
 
 	assert_int_equal(conf->deny_read.n, 2);
 	assert_string_equal(conf->deny_read.v[0], "~");
