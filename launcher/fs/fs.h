@@ -49,6 +49,30 @@ enum fs_filter {
 	FS_FILTER_JAVANET	/* a JDK's net.properties, the proxy added */
 };
 
+/*
+ * The run directory's files (git-proxy, ssh_config, the filtered and the
+ * masked copies, the run's CA bundle...), made in memory by the parent
+ * (fsrunfile.c): their contents one after another in a memfd.  The
+ * sandbox writes them on a tmpfs of its own mounted over the run
+ * directory (mount.c), or, without namespaces, into the directory
+ * itself: a file is named by its path there either way.
+ */
+struct fs_runfile {
+	char	*name;		/* in the run directory, one component */
+	off_t	 off;		/* its contents in the memfd */
+	size_t	 len;
+	mode_t	 mode;
+};
+
+struct fs_runfiles {
+	const char		*dir;	/* the run directory */
+	int			 fd;	/* the memfd, when mem is set */
+	int			 mem;
+	off_t			 end;	/* of what it holds */
+	struct fs_runfile	*v;
+	size_t			 n;
+};
+
 /* The config's filesystem patterns, compiled (fsglob.c). */
 enum fs_glob_kind {
 	FS_GLOB_DENY_READ,
@@ -110,6 +134,7 @@ struct fs_inputs {
 	const char	*tmpdir;	/* the run's private TMPDIR */
 	const char	*rundir;	/* the run directory (filtered copies,
 					 * git-proxy), or NULL: none made */
+	struct fs_runfiles *files;	/* its files: the copies join them */
 	const char	*exe_dir;	/* where the pisbx executables are */
 	const char	*config_path;	/* the trusted config, or NULL */
 	const char	*access_log;	/* the access log, or NULL */
@@ -257,12 +282,37 @@ int	 fsfilter_javanet(const char *text, size_t len,
 /* Whether s holds a URL with a user or password, or an Authorization. */
 int	 fsfilter_secret(const char *s);
 /*
- * Write the filtered copy of src (and of the files it includes) in
- * outdir: its path, malloc'ed, or NULL (src unreadable).  *dropped: the
- * names left out, or NULL.
+ * Make the filtered copy of src (and of the files it includes) among the
+ * run directory's files: its path, malloc'ed, or NULL (src unreadable).
+ * *dropped: the names left out, or NULL.
  */
-char	*fsfilter_copy(enum fs_filter, const char *src, const char *outdir,
+char	*fsfilter_copy(enum fs_filter, const char *src, struct fs_runfiles *,
 	    const char *home, char **dropped);
+
+/* fsrunfile.c */
+/*
+ * One more file of the run directory, a copy of len octets of data:
+ * named name, or with unique, "name.N" (N its number among them).  Its
+ * path in the run directory, malloc'ed, or NULL.
+ */
+char	*fs_runfile_add(struct fs_runfiles *, const char *name, int unique,
+	    mode_t, const void *data, size_t len);
+/* The same with the n pieces of iov one after another. */
+struct iovec;
+char	*fs_runfile_addv(struct fs_runfiles *, const char *name, mode_t,
+	    const struct iovec *iov, int n);
+/* The same with a copy of what the file at fd holds. */
+char	*fs_runfile_add_fd(struct fs_runfiles *, const char *name, mode_t,
+	    int fd);
+/* Octets the files take on a tmpfs (whole pages each). */
+size_t	 fs_runfiles_size(const struct fs_runfiles *);
+/*
+ * Write every file into the directory dfd (new files only, never
+ * through a link), each with its mode.  0, or -1 (the file in *failed).
+ */
+int	 fs_runfiles_write(int dfd, const struct fs_runfiles *,
+	    const char **failed);
+void	 fs_runfiles_clear(struct fs_runfiles *);
 
 /* fsreview.c */
 /*

@@ -187,7 +187,7 @@ int	 fs_java(struct fs_set *, struct fs_plan *, const struct fs_inputs *,
 /* The settings files shown as filtered copies. */
 int	 fs_filtered_show(struct fs_set *, struct fs_plan *,
 	    const struct config *, const char *home, const char *proj,
-	    const char *rundir);
+	    struct fs_runfiles *);
 
 /* ---- fsfilter.c ---- */
 

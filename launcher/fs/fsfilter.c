@@ -6,8 +6,9 @@
  * (url.<https://TOKEN@host/>.insteadOf, http.extraHeader, a credential
  * helper, sendemail.smtpPass, a GOPROXY with a password, mise's [env]).
  * Each filter keeps what is on its list and drops the rest; a file it
- * cannot read as its format is shown empty.  The copies are written in
- * the run directory and bound over the originals (fspolicy.c).
+ * cannot read as its format is shown empty.  The copies are files of
+ * the run directory, made in memory (fsrunfile.c), bound over the
+ * originals (fspolicy.c).
  *
  * This file holds what the filters share (the output buffer, the list
  * of names left out) and the copies themselves: a file read, its
@@ -56,7 +57,7 @@
 
 /* What writing a file's copies needs. */
 struct fsf_ctx {
-	const char	*outdir;
+	struct fs_runfiles *files;
 	const char	*home;
 	int		 nfiles;	/* copies written */
 	int		 depth;		/* of the file being read */
@@ -235,28 +236,13 @@ fail:
 	return NULL;
 }
 
-/* Write b as a new file in the output directory: its path, or NULL. */
+/* b as a new file of the run directory: its path, or NULL. */
 static char *
 fsf_write(struct fsf_ctx *c, const char *name, const struct fsf_buf *b)
 {
-	char	*path;
-	int	 fd;
-
 	c->nfiles++;
-	if (asprintf(&path, "%s/%s.XXXXXX", c->outdir, name) == -1)
-		return NULL;
-	if ((fd = mkostemp(path, O_CLOEXEC)) == -1 ||
-	    fchmod(fd, 0644) == -1 ||
-	    io_write_all(fd, b->s != NULL ? b->s : "", b->len, 0) == -1) {
-		if (fd != -1) {
-			close(fd);
-			unlink(path);
-		}
-		free(path);
-		return NULL;
-	}
-	close(fd);
-	return path;
+	return fs_runfile_add(c->files, name, 1, 0644, b->s != NULL ? b->s :
+	    "", b->len);
 }
 
 /* The filtered copy of an included git config file, or NULL: none. */
@@ -285,7 +271,7 @@ fsf_git_include(void *arg, const char *path, const char *dir)
 }
 
 /*
- * The filtered copy of src, written in the output directory; a file
+ * The filtered copy of src, among the run directory's files; a file
  * that cannot be read as its format is written empty (nothing of it is
  * shown).  NULL: src cannot be read, or past the bounds.
  */
@@ -360,14 +346,14 @@ fsf_file(struct fsf_ctx *c, enum fs_filter kind, const char *src, int depth)
 
 /* The filtered copy of src and of the files it includes (fs.h). */
 char *
-fsfilter_copy(enum fs_filter kind, const char *src, const char *outdir,
+fsfilter_copy(enum fs_filter kind, const char *src, struct fs_runfiles *files,
     const char *home, char **dropped)
 {
 	struct fsf_ctx	 c;
 	char		*path;
 
 	memset(&c, 0, sizeof(c));
-	c.outdir = outdir;
+	c.files = files;
 	c.home = home;
 	path = fsf_file(&c, kind, src, 0);
 	if (path != NULL && dropped != NULL) {

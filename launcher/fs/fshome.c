@@ -28,11 +28,11 @@
 static int	 fs_visible(const struct fs_set *, const char *path);
 static int	 fs_cache_mkdir(const char *);
 static int	 fs_cache_name(const char *project, char *buf, size_t len);
-static int	 fs_java_at(struct fs_set *, struct fs_plan *, const char *,
-		    const char *);
+static int	 fs_java_at(struct fs_set *, struct fs_plan *,
+		    struct fs_runfiles *, const char *);
 static int	 fs_filtered_one(struct fs_set *, struct fs_plan *,
 		    const struct config *, const char *, const char *,
-		    const char *, const char *, enum fs_toolchain,
+		    struct fs_runfiles *, const char *, enum fs_toolchain,
 		    enum fs_filter);
 static int	 fs_filtered_at(struct fs_set *, const char *path,
 		    const char *copy, const char *note);
@@ -353,10 +353,10 @@ fs_java(struct fs_set *set, struct fs_plan *plan, const struct fs_inputs *in,
 	size_t		 i, n;
 	int		 rc = 0;
 
-	if (in->rundir == NULL)
+	if (in->files == NULL)
 		return 0;
 	if ((env = getenv("JAVA_HOME")) != NULL && env[0] == '/')
-		rc = fs_java_at(set, plan, in->rundir, env);
+		rc = fs_java_at(set, plan, in->files, env);
 	/* The java on $PATH: its home is above its real bin/java. */
 	if (rc == 0 && in->path != NULL) {
 		if ((path = strdup(in->path)) == NULL)
@@ -373,7 +373,7 @@ fs_java(struct fs_set *set, struct fs_plan *plan, const struct fs_inputs *in,
 			    (bin = strstr(real, "/bin/java")) != NULL &&
 			    strcmp(bin, "/bin/java") == 0) {
 				*bin = '\0';
-				rc = fs_java_at(set, plan, in->rundir, real);
+				rc = fs_java_at(set, plan, in->files, real);
 			}
 			free(p);
 		}
@@ -395,7 +395,7 @@ fs_java(struct fs_set *set, struct fs_plan *plan, const struct fs_inputs *in,
 			if (asprintf(&dir, "%s/%s", p, de->d_name) == -1)
 				rc = -1;
 			else {
-				rc = fs_java_at(set, plan, in->rundir, dir);
+				rc = fs_java_at(set, plan, in->files, dir);
 				free(dir);
 			}
 		}
@@ -407,8 +407,8 @@ fs_java(struct fs_set *set, struct fs_plan *plan, const struct fs_inputs *in,
 
 /* One JDK's home (JDK 9 and later: conf/; 8: jre/lib/ or lib/). */
 static int
-fs_java_at(struct fs_set *set, struct fs_plan *plan, const char *rundir,
-    const char *jdk)
+fs_java_at(struct fs_set *set, struct fs_plan *plan,
+    struct fs_runfiles *files, const char *jdk)
 {
 	static const char *const rel[] = {
 		"conf/net.properties", "jre/lib/net.properties",
@@ -434,7 +434,7 @@ fs_java_at(struct fs_set *set, struct fs_plan *plan, const char *rundir,
 		    (e->source != NULL || (e->flags & P_DENY_READ))) ||
 		    !fs_visible(set, real))
 			return 0;
-		if ((copy = fsfilter_copy(FS_FILTER_JAVANET, real, rundir,
+		if ((copy = fsfilter_copy(FS_FILTER_JAVANET, real, files,
 		    NULL, NULL)) == NULL)
 			return 0;
 		if (asprintf(&note, "a copy of %s, the sandbox's proxy added",
@@ -457,7 +457,7 @@ fs_java_at(struct fs_set *set, struct fs_plan *plan, const char *rundir,
 int
 fs_filtered_show(struct fs_set *set, struct fs_plan *plan,
     const struct config *conf, const char *home, const char *proj,
-    const char *rundir)
+    struct fs_runfiles *files)
 {
 	const struct fs_filtered	*f;
 	const char			*xdg;
@@ -469,7 +469,7 @@ fs_filtered_show(struct fs_set *set, struct fs_plan *plan,
 		f = &fs_filtered[i];
 		if ((p = fs_join(home, f->rel)) == NULL)
 			return -1;
-		rc = fs_filtered_one(set, plan, conf, home, proj, rundir, p,
+		rc = fs_filtered_one(set, plan, conf, home, proj, files, p,
 		    f->which, f->filter);
 		free(p);
 		if (rc == -1)
@@ -479,7 +479,7 @@ fs_filtered_show(struct fs_set *set, struct fs_plan *plan,
 		return 0;
 	if ((p = fs_join(xdg, "git/config")) == NULL)
 		return -1;
-	rc = fs_filtered_one(set, plan, conf, home, proj, rundir, p,
+	rc = fs_filtered_one(set, plan, conf, home, proj, files, p,
 	    TOOLCHAIN_GIT, FS_FILTER_GIT);
 	free(p);
 	return rc;
@@ -487,7 +487,7 @@ fs_filtered_show(struct fs_set *set, struct fs_plan *plan,
 
 /*
  * One settings file p: where it would be readable, or is re-exposed from
- * the hidden home, its copy (written in the run directory) is bound over
+ * the hidden home, its copy (a file of the run directory) is bound over
  * it.  Without a run directory no copy can be made: the file stays
  * hidden, or is hidden.  The mount point is the name itself, its
  * directory resolved: a ~/.gitconfig that links to a dotfiles repository
@@ -496,7 +496,7 @@ fs_filtered_show(struct fs_set *set, struct fs_plan *plan,
 static int
 fs_filtered_one(struct fs_set *set, struct fs_plan *plan,
     const struct config *conf, const char *home, const char *proj,
-    const char *rundir, const char *p, enum fs_toolchain which,
+    struct fs_runfiles *files, const char *p, enum fs_toolchain which,
     enum fs_filter filter)
 {
 	struct stat	 st;
@@ -522,7 +522,7 @@ fs_filtered_one(struct fs_set *set, struct fs_plan *plan,
 		rc = 0;
 		goto done;
 	}
-	if (rundir == NULL || (copy = fsfilter_copy(filter, r, rundir, home,
+	if (files == NULL || (copy = fsfilter_copy(filter, r, files, home,
 	    &dropped)) == NULL) {
 		/* No copy: nothing of it is shown. */
 		if (vis && fs_set_add(set, at, P_DENY_READ, NULL) == -1)

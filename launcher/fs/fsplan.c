@@ -875,7 +875,7 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	 */
 	if (home_real != NULL && strcmp(home_real, "/") != 0 &&
 	    (fs_filtered_show(&set, plan, conf, home_real, proj,
-	    in->rundir) == -1 ||
+	    in->files) == -1 ||
 	    fs_secrets_hide(&set, conf, home_real, proj) == -1))
 		goto fail;
 	if (fs_path_list(in->path, plan->workspace != NULL ?

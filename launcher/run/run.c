@@ -582,7 +582,7 @@ run_prepare(struct run_state *rs)
 	 * and CA bundle before the plan that shows them and the environment
 	 * that names them.
 	 */
-	if ((ch = runsecrets_prepare(rs->conf, rs->sb.rundir, rs->home,
+	if ((ch = runsecrets_prepare(rs->conf, &rs->sb.files, rs->home,
 	    &rs->secrets)) != 0) {
 		rs->status = ch;
 		return RUN_DONE;
@@ -593,6 +593,7 @@ run_prepare(struct run_state *rs)
 	fin.home = rs->home;
 	fin.tmpdir = rs->sb.tmpdir;
 	fin.rundir = rs->sb.rundir;
+	fin.files = &rs->sb.files;
 	fin.exe_dir = rs->exe_dir;
 	fin.config_path = rs->config_path;
 	fin.access_log = rs->access_log;
@@ -621,7 +622,8 @@ run_prepare(struct run_state *rs)
 		if (rs->sb.plan.rules[i].action == FS_HIDE &&
 		    !rs->sb.plan.rules[i].is_dir) {
 			if (rundir_empty(&rs->sb) == -1) {
-				log_warn("cannot create %s", rs->sb.empty);
+				log_warn("cannot create %s/empty",
+				    rs->sb.rundir);
 				return RUN_FAIL;
 			}
 			break;
@@ -961,6 +963,7 @@ run_finish(struct run_state *rs)
 	free(rs->sb.rundir);
 	free(rs->sb.tmpdir);
 	free(rs->sb.empty);
+	fs_runfiles_clear(&rs->sb.files);
 	free(rs->home);
 	free(rs->config_path);
 	free(rs->access_log);

@@ -408,17 +408,19 @@ char	*env_ssh_percent(const char *s);
 /* runsecrets.c: network.tlsTerminate and credentials, the launcher's side */
 struct runsecrets;
 struct fs_inputs;
+struct fs_runfiles;
 /*
  * Before the plan and the environment: the TLS module loaded (a run
  * with tlsTerminate or a masked credential), the run's CA (its key in
  * this process only), each credential's placeholders, the masked copies
  * (rundir/masked.N), the CA bundle and trust store (rundir/ca-bundle.pem,
- * truststore.p12); every credentials variable taken out of our
- * environment.  0 with *out (NULL when the config has neither), or
- * EXIT_SETUP after saying why (a module that does not load, an extract
- * without a group, mask of a directory, onExtractNoMatch "error").
+ * truststore.p12), made among files (in memory); every credentials
+ * variable taken out of our environment.  0 with *out (NULL when the
+ * config has neither), or EXIT_SETUP after saying why (a module that
+ * does not load, an extract without a group, mask of a directory,
+ * onExtractNoMatch "error").
  */
-int	 runsecrets_prepare(const struct config *, const char *rundir,
+int	 runsecrets_prepare(const struct config *, struct fs_runfiles *files,
 	    const char *home, struct runsecrets **out);
 /* What the plan, the environment, the sandbox and the proxy get. */
 void	 runsecrets_fs(const struct runsecrets *, struct fs_inputs *);
@@ -436,29 +438,32 @@ void	 runsecrets_restore_env(const struct runsecrets *);
 void	 runsecrets_free(struct runsecrets *);
 
 /* rundir.c */
-/* Create the private per-run dir (rundir, rundir/tmp). */
-int	 rundir_create(struct sandbox *);
-/* Create rundir/empty, bound over denied files. */
-int	 rundir_empty(const struct sandbox *);
 /*
- * Create rundir/git-proxy, git's GIT_PROXY_COMMAND (git:// URLs): a
+ * Create the private per-run dir (rundir, rundir/tmp) on the host; its
+ * other files are made in memory (sb->files) by the functions below.
+ */
+int	 rundir_create(struct sandbox *);
+/* Make rundir/empty (sb->empty), bound over denied files. */
+int	 rundir_empty(struct sandbox *);
+/*
+ * Make rundir/git-proxy, git's GIT_PROXY_COMMAND (git:// URLs): a
  * script that runs "self_exe --connect-proxy HOST PORT".  Its path,
  * malloc'ed, or NULL.
  */
-char	*rundir_git_proxy(const struct sandbox *, const char *self_exe);
+char	*rundir_git_proxy(struct sandbox *, const char *self_exe);
 /*
- * Create rundir/ssh_config: RUNDIR_SSH_CONFIG and a last block with
+ * Make rundir/ssh_config: RUNDIR_SSH_CONFIG and a last block with
  * "ProxyCommand self_exe --connect-proxy %h %p", bound over it in the
  * sandbox.  Its path, malloc'ed, or NULL (errno ENOENT: no ssh here).
  */
-char	*rundir_ssh_config(const struct sandbox *, const char *self_exe);
+char	*rundir_ssh_config(struct sandbox *, const char *self_exe);
 /*
- * Create rundir/login, what pisbx-sh -l's bash reads after the profile:
+ * Make rundir/login, what pisbx-sh -l's bash reads after the profile:
  * the caller's PATH first again (path, or NULL to keep the profile's),
  * BASH_ENV the caller's (bash_env, or NULL: unset) and read as bash
  * would have.  Its path (malloc'ed), or NULL.
  */
-char	*rundir_login(const struct sandbox *, const char *path,
+char	*rundir_login(struct sandbox *, const char *path,
 	    const char *bash_env);
 /* Remove it and everything the command left in it. */
 void	 rundir_remove(const char *);

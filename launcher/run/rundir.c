@@ -1,9 +1,14 @@
 /*
  * The private per-run directory on the host, outside any workspace:
  * "$TMPDIR/pisbx-UID/pisbx-run.<pid>.XXXXXX" ($TMPDIR, else /tmp) holding
- * the command's TMPDIR and, when the policy hides a file, the empty file
- * bound over it.  Removed at exit; a run that was killed with SIGKILL
- * leaves one behind, which the next run removes once that pid is gone.
+ * the command's TMPDIR, tmp/, alone.  Its other files (git-proxy,
+ * ssh_config, the empty file bound over hidden ones, the login file;
+ * runsecrets.c's and the filtered copies) are made here in memory, and
+ * the sandbox writes them on a tmpfs of its own mounted over the
+ * directory (mount.c): seen at their paths inside, never on the host's
+ * disk.  Without namespaces they are written into the directory itself.
+ * Removed at exit; a run that was killed with SIGKILL leaves one behind,
+ * which the next run removes once that pid is gone.
  *
  * The base "pisbx-UID" is ours alone (0700, checked) and hidden in every
  * sandbox (fspolicy.c), even one whose allowWrite covers $TMPDIR: no
@@ -12,6 +17,7 @@
  * directory swapped for a symlink under the walk leads nowhere.
  */
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,6 +34,7 @@
 #include "common/runsock.h"
 #include "common/shell.h"
 #include "launcher/launcher.h"
+#include "launcher/fs/fs.h"
 #include "launcher/sandbox/sandbox.h"
 #include "launcher/run/run.h"
 
@@ -37,7 +44,7 @@
 #define RUNDIR_SSH_CONFIG_MAX	(256 * 1024)
 
 static int	 rundir_base(char *, size_t);
-static char	*rundir_file(const struct sandbox *, const char *, mode_t,
+static char	*rundir_file(struct sandbox *, const char *, mode_t,
 		    const char *, size_t, const char *, const char *,
 		    const char *);
 static int	 rundir_opendir(int, const char *);
@@ -97,9 +104,9 @@ rundir_create(struct sandbox *sb)
 		return -1;
 	if ((sb->rundir = realpath(tmpl, NULL)) == NULL)
 		goto fail;
-	if (asprintf(&sb->tmpdir, "%s/tmp", sb->rundir) == -1 ||
-	    asprintf(&sb->empty, "%s/empty", sb->rundir) == -1)
+	if (asprintf(&sb->tmpdir, "%s/tmp", sb->rundir) == -1)
 		goto fail;
+	sb->files.dir = sb->rundir;
 	if (mkdir(sb->tmpdir, 0700) == -1)
 		goto fail;
 	return 0;
@@ -109,51 +116,40 @@ fail:
 }
 
 int
-rundir_empty(const struct sandbox *sb)
+rundir_empty(struct sandbox *sb)
 {
-	int	fd;
-
-	if ((fd = open(sb->empty, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0444)) == -1)
-		return -1;
-	close(fd);
-	return 0;
+	if (sb->empty != NULL)
+		return 0;
+	return (sb->empty = fs_runfile_add(&sb->files, "empty", 0, 0444,
+	    "", 0)) == NULL ? -1 : 0;
 }
 
 /*
- * Write rundir/NAME (mode): head (hlen octets, may be 0), then before,
+ * Make rundir/NAME (mode): head (hlen octets, may be 0), then before,
  * self_exe shell-quoted, after.  Its path, malloc'ed, or NULL.
  */
 static char *
-rundir_file(const struct sandbox *sb, const char *name, mode_t mode,
+rundir_file(struct sandbox *sb, const char *name, mode_t mode,
     const char *head, size_t hlen, const char *before, const char *self_exe,
     const char *after)
 {
-	char	*path = NULL, *q = NULL;
-	int	 fd = -1;
+	struct iovec	 iov[4];
+	char		*q, *path;
 
-	if (asprintf(&path, "%s/%s", sb->rundir, name) == -1) {
-		path = NULL;
-		goto fail;
-	}
 	if ((q = malloc(SHELL_QUOTE_SIZE(strlen(self_exe)))) == NULL)
-		goto fail;
+		return NULL;
 	shell_quote(q, self_exe);
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    mode)) == -1 || io_write_all(fd, head, hlen, 0) == -1 ||
-	    io_write_all(fd, before, strlen(before), 0) == -1 ||
-	    io_write_all(fd, q, strlen(q), 0) == -1 ||
-	    io_write_all(fd, after, strlen(after), 0) == -1)
-		goto fail;
-	close(fd);
+	iov[0].iov_base = (void *)head;
+	iov[0].iov_len = hlen;
+	iov[1].iov_base = (void *)before;
+	iov[1].iov_len = strlen(before);
+	iov[2].iov_base = q;
+	iov[2].iov_len = strlen(q);
+	iov[3].iov_base = (void *)after;
+	iov[3].iov_len = strlen(after);
+	path = fs_runfile_addv(&sb->files, name, mode, iov, 4);
 	free(q);
 	return path;
-fail:
-	if (fd != -1)
-		close(fd);
-	free(q);
-	free(path);
-	return NULL;
 }
 
 /*
@@ -164,7 +160,7 @@ fail:
  * still wins (and GIT_SSH_COMMAND's is the same one).
  */
 char *
-rundir_ssh_config(const struct sandbox *sb, const char *self_exe)
+rundir_ssh_config(struct sandbox *sb, const char *self_exe)
 {
 	struct stat	 st;
 	char		*path = NULL, *buf = NULL, *exe;
@@ -198,10 +194,10 @@ rundir_ssh_config(const struct sandbox *sb, const char *self_exe)
  * git runs GIT_PROXY_COMMAND as one program with HOST PORT, never through
  * a shell, so "pisbx-run --connect-proxy" needs a script of its own.  It
  * lies in the run directory, outside the command's TMPDIR: the sandbox
- * sees it read-only.
+ * sees it read-only, and runs it (the sandbox's tmpfs is not noexec).
  */
 char *
-rundir_git_proxy(const struct sandbox *sb, const char *self_exe)
+rundir_git_proxy(struct sandbox *sb, const char *self_exe)
 {
 	return rundir_file(sb, "git-proxy", 0555, "", 0, "#!/bin/sh\n"
 	    "# git:// through the sandbox's proxy (GIT_PROXY_COMMAND)\n"
@@ -218,13 +214,12 @@ rundir_git_proxy(const struct sandbox *sb, const char *self_exe)
  * Our own lines are not traced under -x.
  */
 char *
-rundir_login(const struct sandbox *sb, const char *path,
-    const char *bash_env)
+rundir_login(struct sandbox *sb, const char *path, const char *bash_env)
 {
 	FILE	*m;
 	char	*buf = NULL, *file = NULL, *q = NULL;
 	size_t	 len = 0, qlen;
-	int	 fd = -1, rc;
+	int	 rc;
 
 	qlen = SHELL_QUOTE_SIZE(strlen(path != NULL ? path : "") +
 	    strlen(bash_env != NULL ? bash_env : ""));
@@ -264,24 +259,12 @@ rundir_login(const struct sandbox *sb, const char *path,
 	    ". \"$BASH_ENV\" ;;\n"
 	    "esac\n", m);
 	rc = fclose(m);
-	if (rc == EOF || asprintf(&file, "%s/login", sb->rundir) == -1) {
-		file = NULL;
-		goto fail;
-	}
-	if ((fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0444)) == -1 || io_write_all(fd, buf, len, 0) == -1)
-		goto fail;
-	close(fd);
+	if (rc != EOF)
+		file = fs_runfile_add(&sb->files, "login", 0, 0444, buf, len);
+fail:
 	free(buf);
 	free(q);
 	return file;
-fail:
-	if (fd != -1)
-		close(fd);
-	free(buf);
-	free(q);
-	free(file);
-	return NULL;
 }
 
 /*

@@ -4,11 +4,13 @@
  * for a run that needs it), the run's CA made in this process's memory
  * (its key is never written anywhere), every credential given its
  * placeholder in the table the proxy swaps with, the masked copies of
- * credentials files and the CA bundle written in the run directory, and
- * the credentials taken out of the environment.  The real values stay
+ * credentials files and the CA bundle made among the run directory's
+ * files (in memory until the sandbox's own tmpfs holds them: rundir.c),
+ * and the credentials taken out of the environment.  The real values stay
  * in this process (the proxy's), never in the run directory, which the
  * command reads (docs/credentials.md, docs/filesystem.md).
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 
@@ -90,14 +92,15 @@ static int	 secrets_nomatch(struct runsecrets *, const struct cred_entry *,
 static int	 secrets_env_entry(struct runsecrets *, const struct config *,
 		    size_t);
 static int	 secrets_file_entry(struct runsecrets *, const struct config *,
-		    size_t, const char *, const char *);
-static int	 secrets_write(const char *, const char *, size_t);
+		    size_t, struct fs_runfiles *, const char *);
 static int	 secrets_extra(const struct tls_terminate *, char **,
 		    const char ***, size_t *);
-static int	 secrets_bundle(struct runsecrets *, const char *,
-		    const char *);
+static char	*secrets_bundle(struct runsecrets *, const char *,
+		    struct fs_runfiles *, size_t *);
+static int	 secrets_truststore(struct runsecrets *, struct fs_runfiles *,
+		    const char *, size_t);
 static int	 secrets_tls(struct runsecrets *, const struct tls_terminate *,
-		    const char *);
+		    struct fs_runfiles *);
 static int	 secrets_checks(const struct runsecrets *, const struct config *);
 
 /* Keep a malloc'ed text for the secrets' lifetime: it, or NULL. */
@@ -425,22 +428,6 @@ secrets_env_entry(struct runsecrets *s, const struct config *conf, size_t idx)
 	return env_push(&s->env, &s->nenv, name);
 }
 
-/* Write len octets of buf to a new file path, mode 0444, never reused. */
-static int
-secrets_write(const char *path, const char *buf, size_t len)
-{
-	int	fd;
-
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
-	    O_NOFOLLOW, 0444)) == -1)
-		return -1;
-	if (io_write_all(fd, buf, len, 0) == -1) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
-}
-
 /*
  * A credentials.files entry: deny hides it as a filesystem.denyRead path
  * would; mask shows a copy in the run directory, the values replaced by
@@ -449,12 +436,12 @@ secrets_write(const char *path, const char *buf, size_t len)
  */
 static int
 secrets_file_entry(struct runsecrets *s, const struct config *conf, size_t idx,
-    const char *rundir, const char *home)
+    struct fs_runfiles *files, const char *home)
 {
 	const struct cred_entry	*e = &conf->creds.v[idx];
 	const char		*copy;
 	char			*buf, *masked = NULL, *name, *path;
-	char			 err[PATH_MAX + 256];
+	char			 err[PATH_MAX + 256], file[32];
 	size_t			 len, mlen = 0, hl;
 	int			 nomatch = 0, rc;
 
@@ -511,16 +498,11 @@ secrets_file_entry(struct runsecrets *s, const struct config *conf, size_t idx,
 		return rc == 1 ? 0 : rc;
 	}
 	free(name);
-	if (asprintf(&path, "%s/masked.%zu", rundir, idx) == -1) {
-		free(masked);
-		return -1;
-	}
-	rc = secrets_write(path, masked, mlen);
+	snprintf(file, sizeof(file), "masked.%zu", idx);
+	path = fs_runfile_add(files, file, 0, 0444, masked, mlen);
 	free(masked);
-	if (rc == -1 || (copy = secrets_own(s, path)) == NULL) {
-		if (rc == -1)
-			log_warn("%s", path);
-		free(rc == -1 ? path : NULL);
+	if (path == NULL || (copy = secrets_own(s, path)) == NULL) {
+		free(path);
 		return -1;
 	}
 	return secrets_file_add(s, e->name, copy, e->source);
@@ -589,18 +571,20 @@ secrets_extra(const struct tls_terminate *t, char **pem,
 /*
  * rundir/ca-bundle.pem: the host's bundle, the run's CA, and pem, the
  * certificates of extraCaCertPaths (an upstream's private CA the command
- * trusted directly before).  0, or -1 (said why).
+ * trusted directly before).  Its text (malloc'ed, *olen octets), or
+ * NULL.
  */
-static int
-secrets_bundle(struct runsecrets *s, const char *pem, const char *rundir)
+static char *
+secrets_bundle(struct runsecrets *s, const char *pem,
+    struct fs_runfiles *files, size_t *olen)
 {
 	FILE		*m;
 	char		*out = NULL, *buf, err[PATH_MAX + 256];
-	size_t		 olen = 0, len, i;
-	int		 rc = -1;
+	size_t		 len, i;
 
-	if ((m = open_memstream(&out, &olen)) == NULL)
-		return -1;
+	*olen = 0;
+	if ((m = open_memstream(&out, olen)) == NULL)
+		return NULL;
 	for (i = 0; i < sizeof(secrets_sys_bundles) /
 	    sizeof(*secrets_sys_bundles); i++) {
 		if ((buf = secrets_read(secrets_sys_bundles[i],
@@ -622,19 +606,51 @@ secrets_bundle(struct runsecrets *s, const char *pem, const char *rundir)
 		fputs(pem, m);
 	if (fclose(m) == EOF) {
 		free(out);
-		return -1;
+		return NULL;
 	}
-	if (asprintf(&s->bundle, "%s/ca-bundle.pem", rundir) == -1) {
-		s->bundle = NULL;
+	if ((s->bundle = fs_runfile_add(files, "ca-bundle.pem", 0, 0444, out,
+	    *olen)) == NULL) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/*
+ * rundir/truststore.p12, the JVM's, from the bundle's text.  The module
+ * reads a bundle by path and writes to a descriptor: both are files in
+ * this process's memory (memfd), the bundle named through /proc.  0, or
+ * -1 (said why).
+ */
+static int
+secrets_truststore(struct runsecrets *s, struct fs_runfiles *files,
+    const char *bundle, size_t blen)
+{
+	char	 err[PATH_MAX + 256], path[64];
+	int	 in, out = -1, rc = -1;
+
+	if ((in = memfd_create("pisbx-bundle", MFD_CLOEXEC)) == -1 ||
+	    (out = memfd_create("pisbx-truststore", MFD_CLOEXEC)) == -1 ||
+	    io_write_all(in, bundle, blen, 0) == -1) {
+		log_warn("truststore.p12");
 		goto done;
 	}
-	if (secrets_write(s->bundle, out, olen) == -1) {
-		log_warn("%s", s->bundle);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", in);
+	if (s->tls->truststore(s->ca, path, out, err, sizeof(err)) == -1) {
+		log_warnx("truststore.p12: %s", err);
+		goto done;
+	}
+	if ((s->truststore = fs_runfile_add_fd(files, "truststore.p12", 0444,
+	    out)) == NULL) {
+		log_warn("truststore.p12");
 		goto done;
 	}
 	rc = 0;
 done:
-	free(out);
+	if (in != -1)
+		close(in);
+	if (out != -1)
+		close(out);
 	return rc;
 }
 
@@ -646,14 +662,15 @@ done:
  */
 static int
 secrets_tls(struct runsecrets *s, const struct tls_terminate *t,
-    const char *rundir)
+    struct fs_runfiles *files)
 {
 	struct tlsmod_ca_opts	 opts;
 	struct sandbox_bind	*nb;
 	const char		**good;
 	char			 err[PATH_MAX + 256], real[PATH_MAX], *pem;
-	size_t			 i, j, ngood;
-	int			 fd, rc;
+	char			*bundle;
+	size_t			 i, j, ngood, blen;
+	int			 rc;
 
 	if (secrets_extra(t, &pem, &good, &ngood) == -1)
 		return -1;
@@ -669,29 +686,16 @@ secrets_tls(struct runsecrets *s, const struct tls_terminate *t,
 		log_warnx("%s: %s; nothing was run", t->source, err);
 		return EXIT_SETUP;
 	}
-	rc = secrets_bundle(s, pem, rundir);
+	bundle = secrets_bundle(s, pem, files, &blen);
 	free(pem);
+	if (bundle == NULL)
+		return -1;
+	rc = secrets_truststore(s, files, bundle, blen);
+	free(bundle);
 	if (rc == -1)
 		return -1;
 	if (t->ca_key_path != NULL &&
 	    secrets_file_add(s, t->ca_key_path, NULL, t->source) == -1)
-		return -1;
-	if (asprintf(&s->truststore, "%s/truststore.p12", rundir) == -1) {
-		s->truststore = NULL;
-		return -1;
-	}
-	if ((fd = open(s->truststore, O_WRONLY | O_CREAT | O_EXCL |
-	    O_CLOEXEC | O_NOFOLLOW, 0444)) == -1) {
-		log_warn("%s", s->truststore);
-		return -1;
-	}
-	if (s->tls->truststore(s->ca, s->bundle, fd, err, sizeof(err)) ==
-	    -1) {
-		close(fd);
-		log_warnx("%s: %s", s->truststore, err);
-		return -1;
-	}
-	if (close(fd) == -1)
 		return -1;
 	for (i = 0; i < sizeof(secrets_sys_bundles) /
 	    sizeof(*secrets_sys_bundles); i++) {
@@ -744,7 +748,7 @@ secrets_checks(const struct runsecrets *s, const struct config *conf)
 }
 
 int
-runsecrets_prepare(const struct config *conf, const char *rundir,
+runsecrets_prepare(const struct config *conf, struct fs_runfiles *files,
     const char *home, struct runsecrets **out)
 {
 	struct runsecrets	*s;
@@ -774,12 +778,12 @@ runsecrets_prepare(const struct config *conf, const char *rundir,
 			goto fail;
 	}
 	if (conf->tls != NULL && (rc = secrets_tls(s, conf->tls,
-	    rundir)) != 0)
+	    files)) != 0)
 		goto fail;
 	for (i = 0; i < conf->creds.n; i++) {
 		rc = conf->creds.v[i].kind == CRED_ENV ?
 		    secrets_env_entry(s, conf, i) :
-		    secrets_file_entry(s, conf, i, rundir, home);
+		    secrets_file_entry(s, conf, i, files, home);
 		if (rc != 0)
 			goto fail;
 	}

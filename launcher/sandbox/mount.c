@@ -2,7 +2,9 @@
  * The sandbox's mount namespace, built in the child before the command
  * runs:
  *
- *   1. propagation from the sandbox to the host cut (rslave);
+ *   1. propagation from the sandbox to the host cut (rslave), and the
+ *      run directory's files written on a tmpfs of the sandbox's own
+ *      over the run directory, its tmp/ (the host's) moved back in;
  *   2. every tree that will be re-exposed is cloned (open_tree) while the
  *      original is still visible -- later tmpfs mounts cover it;
  *   3. the whole tree made read-only in one call (mount_setattr,
@@ -76,6 +78,9 @@ struct mount_tty {
  */
 #define MOUNT_TTY_MAXNR	1023
 
+/* Room on the run directory's tmpfs beyond its files: tmp/, the root. */
+#define MOUNT_RUNFILES_SLACK	(16 * 4096)
+
 static const char *const mount_dev_nodes[] = {
 	"null", "zero", "full", "random", "urandom", "tty",
 };
@@ -103,6 +108,7 @@ static void	 mount_tty_hold(struct sandbox *, struct mount_tty *,
 static void	 mount_tty_show(struct sandbox *, struct mount_tty *,
 		    size_t);
 static int	 mount_dev(struct mount_state *, struct sandbox *);
+static int	 mount_runfiles(const struct sandbox *);
 
 /*
  * A detached copy of the tree at path, or of what dirfd is when path is
@@ -539,6 +545,77 @@ done:
 	return rc;
 }
 
+/*
+ * The run directory's files, made in memory by the parent (fs.h), on a
+ * tmpfs of the sandbox's own mounted over the run directory, sized for
+ * them; the host's tmp/ (the command's TMPDIR, on the host's disk: a
+ * build may write gigabytes) cloned first and moved back in.  Every path
+ * the environment and the copies name (GIT_PROXY_COMMAND, SSL_CERT_FILE,
+ * a git config's include.path) stays true; nothing of them is on the
+ * host, nor has to be removed at exit.  First of all: the plan clones
+ * from here (the run directory shown read-only, the copies bound over
+ * their originals), and the whole tree, this tmpfs too, is made
+ * read-only next.  Not noexec: git runs git-proxy.
+ */
+static int
+mount_runfiles(const struct sandbox *sb)
+{
+	const char	*failed;
+	char		 opts[96];
+	int		 tmpfd, dfd = -1, rc = -1;
+
+	if (sb->files.n == 0)
+		return 0;
+	if ((tmpfd = mount_clone(AT_FDCWD, sb->tmpdir, 0)) == -1) {
+		log_warn("clone %s", sb->tmpdir);
+		return -1;
+	}
+	snprintf(opts, sizeof(opts), "mode=0700,size=%zu,nr_inodes=%zu",
+	    fs_runfiles_size(&sb->files) + MOUNT_RUNFILES_SLACK,
+	    sb->files.n + 8);
+	if (mount("tmpfs", sb->rundir, "tmpfs", MS_NOSUID | MS_NODEV,
+	    opts) == -1) {
+		log_warn("mount a tmpfs on %s", sb->rundir);
+		goto done;
+	}
+	if ((dfd = open(sb->rundir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || fs_runfiles_write(dfd, &sb->files,
+	    &failed) == -1) {
+		log_warn("%s/%s", sb->rundir, dfd == -1 ? "" : failed);
+		goto done;
+	}
+	if (mkdirat(dfd, "tmp", 0700) == -1 ||
+	    mount_move(tmpfd, sb->tmpdir) == -1) {
+		log_warn("bind %s", sb->tmpdir);
+		goto done;
+	}
+	rc = 0;
+done:
+	if (dfd != -1)
+		close(dfd);
+	close(tmpfd);
+	return rc;
+}
+
+int
+mount_runfiles_nons(const struct sandbox *sb)
+{
+	const char	*failed;
+	int		 dfd, rc;
+
+	if (sb->files.n == 0)
+		return 0;
+	if ((dfd = open(sb->rundir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		log_warn("%s", sb->rundir);
+		return -1;
+	}
+	if ((rc = fs_runfiles_write(dfd, &sb->files, &failed)) == -1)
+		log_warn("%s/%s", sb->rundir, failed);
+	close(dfd);
+	return rc;
+}
+
 int
 mount_apply(struct sandbox *sb)
 {
@@ -556,6 +633,8 @@ mount_apply(struct sandbox *sb)
 		log_warn("make / a slave mount");
 		return -1;
 	}
+	if (mount_runfiles(sb) == -1)
+		return -1;
 	if ((fds = calloc(plan->nrules + 1, sizeof(*fds))) == NULL)
 		return -1;
 	for (i = 0; i < plan->nrules; i++)

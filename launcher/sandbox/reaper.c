@@ -392,9 +392,14 @@ reaper_main(struct sandbox *sb, int ctl)
 	close(fds[1]);
 	timing_mark(sb->times, TIMING_NETNS);
 
-	/* Without a mount namespace, Landlock alone (landlock_nons). */
+	/*
+	 * Without a mount namespace, Landlock alone (landlock_nons), and
+	 * the run directory's files on the host's disk.
+	 */
 	if (!sb->nons && mount_apply(sb) == -1)
 		reaper_fail("filesystem policy (see above)");
+	if (sb->nons && mount_runfiles_nons(sb) == -1)
+		reaper_fail("the run directory's files");
 	if (sb->nons && chdir(sb->cwd) == -1) {
 		log_warn("chdir %s", sb->cwd);
 		reaper_fail("the working directory");

@@ -74,6 +74,7 @@ struct sandbox {
 					   refusals (SOCK_SEQPACKET) */
 	char		*rundir;	/* private per-run dir on the host */
 	char		*tmpdir;	/* rundir/tmp: the command's TMPDIR */
+	struct fs_runfiles files;	/* the rest of rundir, in memory */
 	char		*empty;		/* rundir/empty: hides denied files */
 	char		*ssh_config;	/* rundir/ssh_config, or NULL */
 	const struct sandbox_bind *binds;	/* the caller's */
@@ -100,6 +101,11 @@ struct sandbox_run {
 /* mount.c */
 /* Build the mount namespace's view (runs in the sandbox child). */
 int	 mount_apply(struct sandbox *);
+/*
+ * Without a mount namespace: the run directory's files written into it
+ * on the host (the parent removes it at exit).
+ */
+int	 mount_runfiles_nons(const struct sandbox *);
 
 /* netns.c */
 int	 net_lo_up(void);

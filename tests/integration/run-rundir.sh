@@ -1,7 +1,8 @@
 #!/bin/sh
 # The private run directories ($TMPDIR/pisbx-UID/pisbx-run.PID.XXXXXX): no
 # sandbox reaches another run's, or the others' base, even when its
-# allowWrite covers $TMPDIR; and removing a dead run's directory goes by
+# allowWrite covers $TMPDIR; on the host they hold the command's TMPDIR
+# alone, their other files being on each sandbox's tmpfs; and removing a dead run's directory goes by
 # descriptors, so a tree swapped under the walk (a directory exchanged
 # with a symlink) never makes the host remove or chmod anything outside.
 . "$(dirname "$0")/../lib/common.sh"
@@ -38,12 +39,19 @@ sbx -- /bin/sh -c '
 	rm -f "$2/git-proxy" "$rundir/git-proxy" 2>/dev/null
 	mv "$2" "$2.moved" 2>/dev/null && echo "moved the other run directory"
 	echo x >"$TMPDIR/mine" && echo "own TMPDIR writable"
-	test -x "$rundir/git-proxy" && echo "own git-proxy there"' sh \
+	test -x "$rundir/git-proxy" && echo "own git-proxy there"
+	stat -f -c "run directory on %T" "$rundir"
+	stat -f -c "TMPDIR on %T" "$TMPDIR"' sh \
     "$base" "$otherdir" >"$T/out" 2>"$T/err"
 eq "allowWrite \$TMPDIR: other runs' directories unseen and untouched, ours read-only but its TMPDIR" \
     "$(cat "$T/out")" "own TMPDIR writable
-own git-proxy there"
-check "the other run's git-proxy is intact" test -x "$otherdir/git-proxy"
+own git-proxy there
+run directory on tmpfs
+TMPDIR on $(stat -f -c %T "$TMPDIR")"
+# Its files (git-proxy, ssh_config, the copies) are on the sandbox's own
+# tmpfs: on the host, the directory holds the command's TMPDIR alone.
+eq "the other run's directory on the host holds tmp/ alone" \
+    "$(ls -A "$otherdir")" tmp
 check "... and the summary names the refused creates under /tmp" grep -q \
     "create $base/planted: /tmp is read-only in the sandbox" "$T/err"
 kill "$other" 2>/dev/null

@@ -167,6 +167,22 @@ check "the bundle holds the run's CA" sh -c "
     sed -n '/^# pisbx: the run.s CA/,/END CERTIFICATE/p' '$T/bundle.pem' | sed 1d >'$T/runca.pem' &&
     openssl x509 -in '$T/runca.pem' -noout -ext basicConstraints | grep -q 'CA:TRUE'"
 
+# The bundle, the trust store and the masked copies are on the sandbox's
+# own tmpfs: on the host, a running command's directory holds tmp/ alone.
+(cd "$WS" && exec "$RUN" --config "$CONF" -- /bin/sh -c \
+    'echo "$SSL_CERT_FILE" >"$0"; exec sleep 30' "$WS/live") >/dev/null 2>&1 &
+live=$!
+_pids="$_pids $live"
+if wait_file "$WS/live" 100; then
+	eq "the running command's directory on the host holds tmp/ alone" \
+	    "$(ls -A "$(dirname "$(cat "$WS/live")")")" tmp
+else
+	not_ok "the running command did not say its bundle"
+fi
+kill "$live" 2>/dev/null
+wait "$live" 2>/dev/null
+rm -f "$WS/live"
+
 # 2. Through the terminated proxy: no client option, the origin gets the
 #    real token, the command never sees it.
 : >"$T/origin.rec"

@@ -8,9 +8,11 @@
  * refuses what git refuses; includes point at their copies; what it
  * writes reads back the same.  go's env file loses the settings with a
  * credential; a mise config keeps [tools] and [alias]/[tool_alias].
- * fsfilter_copy writes the copies of a file and its includes.
+ * fsfilter_copy makes the copies of a file and its includes.
  */
 #include <sys/stat.h>
+
+#include <fcntl.h>
 
 #include <limits.h>
 #include <setjmp.h>
@@ -184,10 +186,13 @@ static const struct {
 	{ "plain", 0 },
 };
 
-static char	top[128];
+static char	top[128], rundir[PATH_MAX];
+static struct fs_runfiles files = { .dir = rundir };
+static size_t	nwritten;	/* of files, in rundir */
 
 static char	*inc_cb(void *, const char *, const char *);
 static void	 run_cases(const struct filter_case *, size_t, int kind);
+static void	 files_write(void);
 static int	 setup(void **);
 static int	 teardown(void **);
 
@@ -345,15 +350,32 @@ test_secret(void **state)
 			    secret_cases[i].want);
 }
 
+/* The files made since the last call, written as the sandbox does. */
+static void
+files_write(void)
+{
+	struct fs_runfiles	 more = files;
+	const char		*failed;
+	int			 dfd;
+
+	more.v += nwritten;
+	more.n -= nwritten;
+	assert_int_not_equal(dfd = open(rundir, O_RDONLY | O_DIRECTORY), -1);
+	assert_int_equal(fs_runfiles_write(dfd, &more, &failed), 0);
+	close(dfd);
+	nwritten = files.n;
+}
+
 /*
  * fsfilter_copy: the copies of a file and of what it includes (relative
- * to it, or "~/"), written in the output directory; a file that is not
- * a config is shown empty; one that cannot be read has no copy.
+ * to it, or "~/"), among the run directory's files (written out here to
+ * be read as the sandbox does); a file that is not a config is shown
+ * empty; one that cannot be read has no copy.
  */
 static void
 test_copy(void **state)
 {
-	char	 p[PATH_MAX], out[PATH_MAX], line[256], *copy, *dropped;
+	char	 p[PATH_MAX], line[256], *copy, *dropped;
 	FILE	*f;
 	int	 n;
 
@@ -373,14 +395,14 @@ test_copy(void **state)
 	assert_non_null(f = fopen(p, "w"));
 	fprintf(f, "[user]\n\temail = e\n");
 	fclose(f);
-	snprintf(out, sizeof(out), "%s/run", top);
 	snprintf(p, sizeof(p), "%s/home/.gitconfig", top);
 	snprintf(line, sizeof(line), "%s/home", top);
 	dropped = NULL;
-	assert_non_null(copy = fsfilter_copy(FS_FILTER_GIT, p, out, line,
+	assert_non_null(copy = fsfilter_copy(FS_FILTER_GIT, p, &files, line,
 	    &dropped));
 	assert_non_null(dropped);
 	assert_string_equal(dropped, "hub.oauthtoken, credential.helper");
+	files_write();
 	assert_non_null(f = fopen(copy, "r"));
 	n = 0;
 	while (fgets(line, sizeof(line), f) != NULL)
@@ -402,9 +424,10 @@ test_copy(void **state)
 	fprintf(f, "[user\n");
 	fclose(f);
 	dropped = NULL;
-	assert_non_null(copy = fsfilter_copy(FS_FILTER_GIT, p, out, NULL,
+	assert_non_null(copy = fsfilter_copy(FS_FILTER_GIT, p, &files, NULL,
 	    &dropped));
 	assert_string_equal(dropped, "everything (not read)");
+	files_write();
 	assert_non_null(f = fopen(copy, "r"));
 	assert_null(fgets(line, sizeof(line), f));
 	fclose(f);
@@ -412,16 +435,16 @@ test_copy(void **state)
 	free(dropped);
 	/* Not there, or not a file: no copy. */
 	snprintf(p, sizeof(p), "%s/home/missing", top);
-	assert_null(fsfilter_copy(FS_FILTER_GIT, p, out, NULL, NULL));
+	assert_null(fsfilter_copy(FS_FILTER_GIT, p, &files, NULL, NULL));
 	snprintf(p, sizeof(p), "%s/home", top);
-	assert_null(fsfilter_copy(FS_FILTER_GIT, p, out, NULL, NULL));
+	assert_null(fsfilter_copy(FS_FILTER_GIT, p, &files, NULL, NULL));
 }
 
 /* An include loop stops at git's depth: copies, and no hang. */
 static void
 test_include_loop(void **state)
 {
-	char	 p[PATH_MAX], out[PATH_MAX], *copy;
+	char	 p[PATH_MAX], *copy;
 	FILE	*f;
 
 	(void)state;
@@ -429,10 +452,10 @@ test_include_loop(void **state)
 	assert_non_null(f = fopen(p, "w"));
 	fprintf(f, "[include]\n\tpath = loop\n[user]\n\tname = n\n");
 	fclose(f);
-	snprintf(out, sizeof(out), "%s/run", top);
-	assert_non_null(copy = fsfilter_copy(FS_FILTER_GIT, p, out, NULL,
+	assert_non_null(copy = fsfilter_copy(FS_FILTER_GIT, p, &files, NULL,
 	    NULL));
 	free(copy);
+	files_write();
 	snprintf(p, sizeof(p), "test $(ls %s/run | wc -l) -eq 11", top);
 	assert_int_equal(system(p), 0);
 }
@@ -447,8 +470,8 @@ setup(void **state)
 	snprintf(top, sizeof(top), "%s", tmpl);
 	snprintf(p, sizeof(p), "%s/home", top);
 	assert_int_equal(mkdir(p, 0755), 0);
-	snprintf(p, sizeof(p), "%s/run", top);
-	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(rundir, sizeof(rundir), "%s/run", top);
+	assert_int_equal(mkdir(rundir, 0700), 0);
 	return 0;
 }
 
@@ -458,6 +481,8 @@ teardown(void **state)
 	char	cmd[PATH_MAX + 16];
 
 	(void)state;
+	fs_runfiles_clear(&files);
+	nwritten = 0;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	assert_int_equal(system(cmd), 0);
 	return 0;

@@ -47,6 +47,7 @@ struct git_case {
 
 /* Short, so every path built from them fits a PATH_MAX buffer. */
 static char	 top[128], ws[256], home[256], tmp[256], bin[256], rdir[256];
+static struct fs_runfiles rfiles = { .dir = rdir };	/* the copies */
 
 static void	 mk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static struct config *conf_of(const char *json);
@@ -246,6 +247,7 @@ defaults(struct fs_inputs *in)
 	in->home = home;
 	in->tmpdir = tmp;
 	in->rundir = rdir;
+	in->files = &rfiles;
 	in->exe_dir = bin;
 }
 
@@ -330,6 +332,7 @@ teardown(void **state)
 	char	cmd[PATH_MAX + 16];
 
 	(void)state;
+	fs_runfiles_clear(&rfiles);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	assert_int_equal(system(cmd), 0);
 	return 0;
