@@ -154,6 +154,8 @@ struct guard_req {
 
 /* guard.c */
 int	 guard_respond(int notify_fd, struct seccomp_notif_resp *);
+const char *guard_guarded(struct guard *, const char *path,
+	    int ancestors_too);
 
 /* unix.c */
 int	 guard_netns(struct guard_req *, int sock, const char *verb);
@@ -216,8 +218,6 @@ int	 guard_tty(struct guard_req *, int flags, mode_t mode);
 int	 guard_getfd(struct guard_req *, int fd);
 
 /* made.c */
-const char *guard_guarded(struct guard *, const char *path,
-	    int ancestors_too);
 int	 guard_made_known(struct guard *, const struct stat *);
 int	 guard_made_cb(void *, const struct stat *);
 void	 guard_made_add(struct guard *, const struct stat *);
