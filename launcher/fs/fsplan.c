@@ -49,6 +49,7 @@ static int	 fs_rule_add(struct fs_plan *, const struct fs_set *,
 		    const struct fs_entry *, const struct stat *);
 static int	 fs_rules(struct fs_plan *, const struct fs_set *);
 static int	 fs_rundir(struct fs_set *, const char *rundir);
+static int	 fs_refuse_runbase(struct fs_set *, const struct fs_inputs *);
 static int	 fs_plan_reads(struct fs_set *, const struct config *,
 		    const struct fs_inputs *, const char *, const char *);
 static int	 fs_plan_writes(struct fs_set *, struct fs_plan *,
@@ -582,6 +583,52 @@ fs_rundir(struct fs_set *set, const char *rundir)
 }
 
 /*
+ * The base stays hidden whatever names it or a path in it: shown, it
+ * holds other runs' TMPDIRs and sockets, and a writable one would make
+ * this run's own files writable (its tmpfs, or the directory without
+ * namespaces).  Only the run directory (read-only) and its TMPDIR are
+ * the command's.  A pattern's match there is dropped, as one of other
+ * runs' files; a path named (allowRead, allowWrite, allowUnixSockets,
+ * the working directory) refuses the run: the command would miss it.
+ * 0, or EXIT_SETUP (said).
+ */
+static int
+fs_refuse_runbase(struct fs_set *set, const struct fs_inputs *in)
+{
+	struct fs_entry	*e;
+	char		*base;
+	size_t		 i;
+	int		 rc = 0;
+
+	if (in->rundir == NULL || in->tmpdir == NULL)
+		return 0;
+	if ((base = strdup(in->rundir)) == NULL)
+		return -1;
+	*strrchr(base, '/') = '\0';
+	for (i = 0; base[0] != '\0' && i < set->n && rc == 0; i++) {
+		e = &set->v[i];
+		if (!(e->flags & (P_ALLOW_READ | P_ALLOW_WRITE)) ||
+		    !fs_under(e->path, base) || fs_under(e->path, in->tmpdir) ||
+		    (fs_under(e->path, in->rundir) &&
+		    !(e->flags & P_ALLOW_WRITE)))
+			continue;
+		if (e->flags & P_PATTERN) {
+			e->flags &= ~(P_ALLOW_READ | P_ALLOW_WRITE);
+			continue;
+		}
+		log_warnx("refusing to run: %s lies in %s, the base of "
+		    "pisbx-run's run directories, hidden in every sandbox "
+		    "(other runs' TMPDIRs and sockets, this run's own files); "
+		    "take it out of filesystem.allowRead, "
+		    "filesystem.allowWrite and network.allowUnixSockets, or "
+		    "run from another directory", e->path, base);
+		rc = EXIT_SETUP;
+	}
+	free(base);
+	return rc;
+}
+
+/*
  * What the command may read: denyRead (else the home hidden), allowRead,
  * the working directory, the pisbx executables (write-protected).
  */
@@ -885,6 +932,9 @@ fs_plan_build(struct fs_plan *plan, const struct config *conf,
 	    fs_plan_secrets(&set, in, home_real) == -1)
 		goto fail;
 
+	if ((rc = fs_refuse_runbase(&set, in)) != 0)
+		goto fail;
+	rc = -1;
 	if (fs_plan_roots(plan, &set) == -1)
 		goto fail;
 	if ((rc = fs_refuse_cwd(&set, plan, cwd,

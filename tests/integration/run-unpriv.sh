@@ -18,7 +18,9 @@ fi
 # under a private home): the scenarios, their helpers and the binaries.
 mkdir -p "$T/top/tests/integration" "$T/top/bin" "$T/top/build/tests"
 cp -R "$PISBX_TOP/tests/lib" "$T/top/tests/" &&
-    cp "$PISBX_TOP"/tests/integration/run-*.sh "$T/top/tests/integration/" &&
+    cp "$PISBX_TOP"/tests/integration/run-*.sh \
+    "$PISBX_TOP"/tests/integration/redteam-start.sh \
+    "$T/top/tests/integration/" &&
     cp "$RUN" "$PROXY" "$PISBX_BINDIR/pisbx-supervisor" "$T/top/bin/" &&
     cp -P "$PISBX_BINDIR/pisbx-sh" "$T/top/bin/" &&
     cp -R "$PISBX_BUILD/tests/helpers" "$T/top/build/tests/" ||
@@ -43,7 +45,7 @@ set -- run-basic run-escape-net run-escape-fs run-escape-sys \
     run-escape-git run-proxy run-unix run-globs run-guard run-home \
     run-guardfd run-guard-race run-jobs run-rundir run-private run-tty \
     run-hostfiles run-reviewer run-workspace run-git-init run-git-worktree \
-    run-git-common
+    run-git-common redteam-start
 while [ $# -gt 0 ]; do
 	batch=$1; shift
 	if [ $# -gt 0 ]; then batch="$batch $1"; shift; fi
