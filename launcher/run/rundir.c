@@ -326,7 +326,14 @@ rundir_rm(int dfd, const char *name, dev_t dev, int depth)
 		return;
 	}
 	if (depth >= RUNDIR_DEPTH_MAX || st.st_dev != dev ||
-	    st.st_uid != geteuid() || (fd = rundir_opendir(dfd, name)) == -1)
+	    st.st_uid != geteuid())
+		return;
+	/*
+	 * An empty directory (a run's tmp/ mostly is) goes at once: no
+	 * descriptor, DIR or reads for nothing in it.
+	 */
+	if (unlinkat(dfd, name, AT_REMOVEDIR) == 0 ||
+	    (fd = rundir_opendir(dfd, name)) == -1)
 		return;
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
