@@ -981,9 +981,12 @@ int
 guard_unix_dgram(struct guard_req *gr)
 {
 	guard_refuse(gr, "a Unix datagram socket", "make", "Unix datagram "
-	    "sockets are off in this sandbox; to allow them (every send is "
-	    "then checked by the guard), set \"allowUnixDatagramSockets\": "
-	    "true under \"network\" in %s", gr->g->conf.config_file != NULL ?
-	    gr->g->conf.config_file : "the config");
+	    "sockets are off in this sandbox (syslog(3) makes one for "
+	    "/dev/log, which the sandbox refuses anyway: only the log line "
+	    "is lost); if the command needs one for itself, set "
+	    "\"allowUnixDatagramSockets\": true under \"network\" in %s "
+	    "(every send is then checked by the guard)",
+	    gr->g->conf.config_file != NULL ? gr->g->conf.config_file :
+	    "the config");
 	return -EPERM;
 }

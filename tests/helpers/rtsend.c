@@ -64,33 +64,15 @@ static void		 race(const char *);
 static void		 hostile(void);
 static void		*flipper(void *);
 
+/* A system error's name (EPERM), as the scenarios match it. */
 static const char *
 errname(int e)
 {
-	static char	buf[32];
+	static char	 buf[32];
+	const char	*n = strerrorname_np(e);
 
-	switch (e) {
-	case EPERM: return "EPERM";
-	case ENOSYS: return "ENOSYS";
-	case EACCES: return "EACCES";
-	case EINVAL: return "EINVAL";
-	case EFAULT: return "EFAULT";
-	case ENOENT: return "ENOENT";
-	case ENXIO: return "ENXIO";
-	case ESRCH: return "ESRCH";
-	case EBADF: return "EBADF";
-	case EISCONN: return "EISCONN";
-	case ENOTCONN: return "ENOTCONN";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case ECONNREFUSED: return "ECONNREFUSED";
-	case ENETUNREACH: return "ENETUNREACH";
-	case EAFNOSUPPORT: return "EAFNOSUPPORT";
-	case EPROTOTYPE: return "EPROTOTYPE";
-	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
-	case ESOCKTNOSUPPORT: return "ESOCKTNOSUPPORT";
-	case EDESTADDRREQ: return "EDESTADDRREQ";
-	case EINPROGRESS: return "EINPROGRESS";
-	}
+	if (n != NULL)
+		return n;
 	snprintf(buf, sizeof(buf), "E%d", e);
 	return buf;
 }

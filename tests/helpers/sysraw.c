@@ -57,27 +57,15 @@ static void		 kernel(void);
 static void		 creation(void);
 static const char	*errname(int);
 
+/* A system error's name (EPERM), as the scenarios match it. */
 static const char *
 errname(int e)
 {
-	static char	buf[32];
+	static char	 buf[32];
+	const char	*n = strerrorname_np(e);
 
-	switch (e) {
-	case EPERM: return "EPERM";
-	case ENOSYS: return "ENOSYS";
-	case EACCES: return "EACCES";
-	case EAFNOSUPPORT: return "EAFNOSUPPORT";
-	case EINVAL: return "EINVAL";
-	case EFAULT: return "EFAULT";
-	case ENOTTY: return "ENOTTY";
-	case EBADF: return "EBADF";
-	case ENOENT: return "ENOENT";
-	case EEXIST: return "EEXIST";
-	case EROFS: return "EROFS";
-	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case ESOCKTNOSUPPORT: return "ESOCKTNOSUPPORT";
-	}
+	if (n != NULL)
+		return n;
 	snprintf(buf, sizeof(buf), "E%d", e);
 	return buf;
 }

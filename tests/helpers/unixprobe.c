@@ -85,20 +85,15 @@ unaddr(struct sockaddr_un *sun, const char *path, int abstract)
 	    1);
 }
 
+/* A system error's name (EPERM), as the scenarios match it. */
 static const char *
 errname(int e)
 {
-	static char	buf[32];
+	static char	 buf[32];
+	const char	*n = strerrorname_np(e);
 
-	switch (e) {
-	case EPERM: return "EPERM";
-	case EACCES: return "EACCES";
-	case ENOENT: return "ENOENT";
-	case ECONNREFUSED: return "ECONNREFUSED";
-	case EINVAL: return "EINVAL";
-	case EAFNOSUPPORT: return "EAFNOSUPPORT";
-	case EPROTOTYPE: return "EPROTOTYPE";
-	}
+	if (n != NULL)
+		return n;
 	snprintf(buf, sizeof(buf), "E%d", e);
 	return buf;
 }
