@@ -17,7 +17,8 @@
  * socket (see "Unix sockets named by address" in unix.c).
  *
  * Where it runs: in the reaper, PID 1 of the sandbox, as a few threads
- * (guard_start), so it is an ancestor of every process it serves --
+ * (guard_start: one at first, another each time every thread is busy,
+ * up to one per CPU), so it is an ancestor of every process it serves --
  * which Yama's ptrace_scope=1 requires of whoever reads a process's
  * memory or borrows its descriptors.  The kernel wakes a guard thread on
  * the caller's CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6):
@@ -82,6 +83,7 @@ static int	guard_request(struct guard_req *,
 static int	guard_handle(struct guard_req *, const struct seccomp_notif *,
 		    struct seccomp_notif_resp *);
 static void	*guard_thread(void *);
+static void	 guard_more(struct guard *);
 
 static int
 guard_request(struct guard_req *gr, const struct seccomp_notif *req,
@@ -278,8 +280,44 @@ guard_respond(int notify_fd, struct seccomp_notif_resp *resp)
 }
 
 /*
+ * One more guard thread, if every thread is busy and fewer than
+ * maxthreads run.  The first is started with the command; a command
+ * that never stops in the guard (most never do) costs one thread, not
+ * one per CPU: its stack, clone and exit are a start's CPU.  One that
+ * cannot be started leaves the requests to the threads there are.
+ */
+static void
+guard_more(struct guard *g)
+{
+	pthread_attr_t	 attr;
+	pthread_t	 t;
+	int		 n;
+
+	n = __atomic_load_n(&g->nthreads, __ATOMIC_SEQ_CST);
+	do {
+		if (n >= g->maxthreads)
+			return;
+	} while (!__atomic_compare_exchange_n(&g->nthreads, &n, n + 1, 0,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+	__atomic_add_fetch(&g->idle, 1, __ATOMIC_SEQ_CST);
+	if (pthread_attr_init(&attr) == 0) {
+		(void)pthread_attr_setdetachstate(&attr,
+		    PTHREAD_CREATE_DETACHED);
+		n = pthread_create(&t, &attr, guard_thread, g);
+		pthread_attr_destroy(&attr);
+		if (n == 0)
+			return;
+	}
+	__atomic_sub_fetch(&g->idle, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&g->nthreads, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
  * A guard thread: its own umask and cwd (guard_bind changes directory),
- * then requests until every process of the command is gone.
+ * then requests until every process of the command is gone.  The
+ * thread that takes a request while no other waits starts another
+ * (guard_more) before it answers, so requests side by side still run
+ * side by side.
  */
 static void *
 guard_thread(void *arg)
@@ -312,6 +350,8 @@ guard_thread(void *arg)
 				continue;
 			break;
 		}
+		if (__atomic_sub_fetch(&g->idle, 1, __ATOMIC_SEQ_CST) == 0)
+			guard_more(g);
 		gr.pid = (pid_t)req.pid;
 		gr.tgid = 0;
 		gr.id = req.id;
@@ -324,6 +364,7 @@ guard_thread(void *arg)
 		}
 		if (rc != 1)
 			(void)guard_respond(g->notify_fd, &resp);
+		__atomic_add_fetch(&g->idle, 1, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
 }
@@ -351,7 +392,7 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 	struct guard	*g;
 	struct stat	 st;
 	long		 ncpu;
-	int		 i, n, started = 0;
+	int		 n, rc;
 
 	/*
 	 * Zero pages from the kernel, faulted in as they are used: its
@@ -407,10 +448,12 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 	if ((g->work = gitwork_new(conf->plan)) == NULL)
 		log_warn("guard: out of memory; every write will be refused");
 	/*
-	 * One thread per CPU: a parallel install need not queue on one.
-	 * Each needs a cwd and umask of its own; where unshare(CLONE_FS) is
-	 * refused (a container's seccomp profile refuses unshare to a
-	 * process without CAP_SYS_ADMIN), one thread serves every request.
+	 * Up to one thread per CPU: a parallel install need not queue on
+	 * one.  One is started now, the others as requests find every
+	 * thread busy (guard_more).  Each needs a cwd and umask of its own;
+	 * where unshare(CLONE_FS) is refused (a container's seccomp profile
+	 * refuses unshare to a process without CAP_SYS_ADMIN), one thread
+	 * serves every request.
 	 */
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	n = ncpu < 2 ? 2 : ncpu > GUARD_MAXTHREADS ? GUARD_MAXTHREADS :
@@ -421,10 +464,11 @@ guard_start(const struct guard_conf *conf, int notify_fd)
 		    strerror(errno));
 		n = 1;
 	}
+	g->maxthreads = n;
+	g->nthreads = 1;
+	g->idle = 1;
 	(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	for (i = 0; i < n; i++)
-		if (pthread_create(&t, &attr, guard_thread, g) == 0)
-			started++;
+	rc = pthread_create(&t, &attr, guard_thread, g);
 	pthread_attr_destroy(&attr);
-	return started > 0 ? 0 : -1;
+	return rc == 0 ? 0 : -1;
 }

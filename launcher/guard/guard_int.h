@@ -90,6 +90,9 @@ struct guard {
 	int			 lexical;	/* openat2 RESOLVE_NO_SYMLINKS */
 	int			 kcmp;		/* kcmp(KCMP_FS) answers */
 	int			 fs_own;	/* threads unshare(CLONE_FS) */
+	int			 maxthreads;	/* threads it may start */
+	int			 nthreads;	/* started (atomic) */
+	int			 idle;		/* waiting for a request */
 	uint64_t		 netns;		/* the sandbox's netns cookie */
 	/* Shared by every request; held alone by a rename. */
 	pthread_rwlock_t	 order;

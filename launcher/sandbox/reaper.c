@@ -339,7 +339,12 @@ reaper_spawn(struct sandbox *sb, int *nfd)
 	rc.nfd = -1;
 	pid = clone(reaper_exec, stack + size, CLONE_VM | CLONE_VFORK |
 	    CLONE_FILES | SIGCHLD, &rc);
-	munmap(stack, size);
+	/*
+	 * Not unmapped: PID 1 starts one command and the few pages the
+	 * child touched stay until it exits, where an munmap would flush
+	 * the TLB of every CPU the child ran on (an exit to the hypervisor
+	 * each on a paravirtualised machine).
+	 */
 	*nfd = rc.nfd;
 	return pid;
 }
