@@ -29,6 +29,7 @@
 #include <arpa/inet.h>
 #include <linux/netlink.h>
 
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -180,6 +181,11 @@ in_child(int mode)
 	if ((pid = fork()) == -1)
 		return -1000;
 	if (pid == 0) {
+		/*
+		 * The kernel's own answer: a sanitizer's SIGSEGV handler
+		 * would turn a fault into its exit status.
+		 */
+		signal(SIGSEGV, SIG_DFL);
 		if (mode == 0) {
 			/* socketcall(SYS_SOCKET, args) through int 0x80. */
 			uint32_t *args = mmap(NULL, 4096, PROT_READ |
@@ -240,8 +246,9 @@ compat(void)
 		"compat.i386.socketcall", "compat.i386.socket",
 		"compat.x32.socket", "compat.x32.socketpair"
 	};
-	long	r;
-	int	i;
+	void	*params;
+	long	 r;
+	int	 i;
 
 	for (i = 0; i < 4; i++) {
 		r = in_child(i);
@@ -254,8 +261,11 @@ compat(void)
 		fflush(stdout);
 	}
 	/* io_uring could make a socket (IORING_OP_SOCKET) unseen. */
-	r = syscall(SYS_io_uring_setup, 8, calloc(1, 256));
+	if ((params = calloc(1, 256)) == NULL)
+		err(1, "calloc");
+	r = syscall(SYS_io_uring_setup, 8, params);
 	say("io_uring.setup", r, errno);
+	free(params);
 }
 
 /*
