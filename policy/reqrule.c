@@ -91,6 +91,22 @@ recipe_path(struct cfgctx *ctx, const char *jpath, const char *s, size_t len)
 	if (len > 0 && s[0] == '/') {
 		if (cfg_abs_path(ctx, jpath, s, len, PATH_MAX) == -1)
 			return NULL;
+		/*
+		 * The file's path names its rules in refusals, messages and
+		 * the access log: printable ASCII only, so that a config
+		 * cannot put terminal escapes on the user's screen.
+		 */
+		for (i = 0; i < len; i++)
+			if ((unsigned char)s[i] < 0x20 ||
+			    (unsigned char)s[i] >= 0x7f)
+				break;
+		if (i < len) {
+			cfg_err(ctx, jpath, "recipe %s: a rules file's path "
+			    "is named in refusals and the access log, so it "
+			    "must be printable ASCII: rename the file or link "
+			    "it from such a path", q);
+			return NULL;
+		}
 		if ((p = strdup(s)) == NULL)
 			cfg_nomem(ctx, jpath);
 		return p;

@@ -182,6 +182,12 @@ struct bad_case {
 static const struct bad_case bad_cases[] = {
 	{ NET("{}"), "$.network.requestRules",
 	    "expected an array of rules objects" },
+	/* A path with an escape or non-ASCII: never shown raw. */
+	{ NET("[\"/tmp/\\u001b[2Jrules.json\"]"),
+	    "$.network.requestRules[0]", "\"/tmp/\\u001b[2Jrules.json\": "
+	    "a rules file's path is named in refusals" },
+	{ NET("[\"/tmp/r\\u00e9gles.json\"]"), "$.network.requestRules[0]",
+	    "must be printable ASCII" },
 	{ NET("[1]"), "$.network.requestRules[0]",
 	    "expected a rules object or a recipe name" },
 	{ NET("[{\"deny\": [\"GET /\"]}]"), "$.network.requestRules[0].host",
