@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/helpers/errname.h"
+
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open	434
 #endif
@@ -53,7 +55,6 @@
 #endif
 #define X32_BIT		0x40000000L
 
-static const char	*errname(int);
 static void		 say(const char *, long, int);
 static void		 say_sock(const char *, long, int);
 static void		 types(void);
@@ -64,19 +65,6 @@ static void		 sends(const char *, int);
 static void		 race(const char *);
 static void		 hostile(void);
 static void		*flipper(void *);
-
-/* A system error's name (EPERM), as the scenarios match it. */
-static const char *
-errname(int e)
-{
-	static char	 buf[32];
-	const char	*n = strerrorname_np(e);
-
-	if (n != NULL)
-		return n;
-	snprintf(buf, sizeof(buf), "E%d", e);
-	return buf;
-}
 
 static void
 say(const char *name, long rc, int err)

@@ -30,6 +30,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "tests/helpers/errname.h"
+
 #define HI(v)	((uint64_t)(uint32_t)(v) | 0xdead000000000000ULL)
 #define NEG(v)	((uint64_t)(uint32_t)(v) | 0xffffffff00000000ULL)
 
@@ -55,20 +57,6 @@ static void		 sockets(void);
 static void		 namespaces(void);
 static void		 kernel(void);
 static void		 creation(void);
-static const char	*errname(int);
-
-/* A system error's name (EPERM), as the scenarios match it. */
-static const char *
-errname(int e)
-{
-	static char	 buf[32];
-	const char	*n = strerrorname_np(e);
-
-	if (n != NULL)
-		return n;
-	snprintf(buf, sizeof(buf), "E%d", e);
-	return buf;
-}
 
 static void
 report(const char *name, long rc, int err)

@@ -48,6 +48,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/helpers/errname.h"
+
 #define NSERVE	4
 
 static const char *const serve_names[NSERVE] = {
@@ -57,7 +59,6 @@ static const char *const serve_names[NSERVE] = {
 static volatile int	race_stop;
 
 static int	 unaddr(struct sockaddr_un *, const char *path, int abstract);
-static const char *errname(int);
 static void	 report(const char *name, int rc, int err, const char *reply);
 static int	 serve(const char *dir);
 static int	 serve_slow(const char *path, const char *marker);
@@ -83,19 +84,6 @@ unaddr(struct sockaddr_un *sun, const char *path, int abstract)
 	memcpy(sun->sun_path + (abstract ? 1 : 0), path, len);
 	return (int)(offsetof(struct sockaddr_un, sun_path) + len +
 	    1);
-}
-
-/* A system error's name (EPERM), as the scenarios match it. */
-static const char *
-errname(int e)
-{
-	static char	 buf[32];
-	const char	*n = strerrorname_np(e);
-
-	if (n != NULL)
-		return n;
-	snprintf(buf, sizeof(buf), "E%d", e);
-	return buf;
 }
 
 static void
