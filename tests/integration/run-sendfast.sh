@@ -42,15 +42,7 @@ done
 : >"$S/log"
 
 # nothing DESC: the listeners logged nothing since the last call.
-nothing() {
-	sleep 0.5
-	if [ -s "$S/log" ]; then
-		not_ok "$1 (reached: $(tr '\n' ' ' <"$S/log"))"
-		: >"$S/log"
-	else
-		ok "$1"
-	fi
-}
+nothing() { nothing_in "$S/log" "$1"; }
 # result MODE-LINE-PREFIX: the result word the helper printed for it.
 result() { sed -n "s/^$1 //p" "$T/out"; }
 

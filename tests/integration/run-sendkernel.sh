@@ -44,15 +44,7 @@ wait_file "$S/port" || { not_ok "host listeners did not start"; done_testing; }
 PORT=$(cat "$S/port")
 
 # nothing DESC: the listeners logged nothing since the last call.
-nothing() {
-	sleep 0.5
-	if [ -s "$S/log" ]; then
-		not_ok "$1 (reached: $(tr '\n' ' ' <"$S/log"))"
-		: >"$S/log"
-	else
-		ok "$1"
-	fi
-}
+nothing() { nothing_in "$S/log" "$1"; }
 
 # The listeners work: the host itself reaches each.
 "$PY" - "$S" "$PORT" <<'EOF'

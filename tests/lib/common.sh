@@ -31,6 +31,19 @@ trap 'exit 130' INT TERM
 
 ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; _nfail=$((_nfail + 1)); }
+
+# nothing_in LOG DESC: a listener that logs what reaches it into LOG
+# logged nothing since LOG was last emptied (half a second allowed for
+# it to arrive); a failure shows what came and empties LOG again.
+nothing_in() {
+	sleep 0.5
+	if [ -s "$1" ]; then
+		not_ok "$2 (reached: $(tr '\n' ' ' <"$1"))"
+		: >"$1"
+	else
+		ok "$2"
+	fi
+}
 skip() { echo "skip: $*"; exit 77; }
 # check DESC COMMAND...: ok when the command succeeds.
 check() {
