@@ -192,7 +192,7 @@ result race.sendto none
 nothing "race: nothing reached a host listener"
 
 # 6. Hostile arguments: answered (EPERM), the run ends.
-timeout 60 "$SHELL" -c 'cd "$1" && "$2" --config "$3" -q -- ./rtsend hostile' \
+timeout 60 sh -c 'cd "$1" && "$2" --config "$3" -q -- ./rtsend hostile' \
     sh "$WS" "$RUN" "$CONF" >"$T/out" 2>&1
 result end hostile
 for c in pair.badptr pair.null pair.allones socket.allones socket.bigtype; do
