@@ -11,6 +11,9 @@ BINDIR=${BINDIR:-bin}
 SANITIZE=${SANITIZE:-0}
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PISBX_TOP="$top" PISBX_BINDIR="$top/$BINDIR" PISBX_BUILD="$top/$BUILD"
+# What an interactive session sets and CI's runner does not: a scenario
+# that leans on one of them fails here as it would there.
+unset SHELL TERM OLDPWD USER LOGNAME DISPLAY SSH_AUTH_SOCK
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
