@@ -14,6 +14,7 @@ the CPUs."""
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -85,13 +86,17 @@ def perf_ok():
     return perf_ok.v
 
 
-def timed(argv, cwd, env=None, cpu=False, timeout=120):
+def timed(argv, cwd, env=None, cpu=False, timeout=120, pre=()):
     """One run of argv: its wall ms, or with cpu its CPU ms (perf stat's
-    task-clock, else wait4's rusage); Skip when it fails or overruns."""
-    err = tempfile.NamedTemporaryFile(prefix="bench-err.")
+    task-clock, else wait4's rusage); Skip when it fails or overruns.
+    pre: a command that runs perf (or argv) in its place, not counted
+    in the CPU (the wall time includes it)."""
+    err = tempfile.NamedTemporaryFile(prefix="bench-err.",
+                                      dir=os.path.join(BUILD, "bench"))
     if cpu and perf_ok():
         argv = ["perf", "stat", "-x,", "-e", "task-clock", "-o",
                 err.name + ".perf", "--"] + argv
+    argv = list(pre) + argv
     t = time.monotonic()
     p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=err,
@@ -125,12 +130,12 @@ def timed(argv, cwd, env=None, cpu=False, timeout=120):
         raise Skip("perf stat gave no task-clock")
 
 
-def timed_runs(argvs, n, cwd, env=None, cpu=False, warmup=1):
+def timed_runs(argvs, n, cwd, env=None, cpu=False, warmup=1, pre=()):
     """Median ms (wall, or with cpu CPU) of running the list argvs in a
     row, n times after warmup rounds."""
     got = []
     for k in range(warmup + n):
-        v = sum(timed(argv, cwd, env, cpu) for argv in argvs)
+        v = sum(timed(argv, cwd, env, cpu, pre=pre) for argv in argvs)
         if k >= warmup:
             got.append(v)
     return median(got)
@@ -193,6 +198,81 @@ def rows_start_cpu(b):
     b.row("start", "start: CPU per SANDBOX true", "ms CPU ↓", "lo", floor,
           cpu, "SANDBOX true, the CPU of all its processes per start (%s; "
           "floor: unshare -n true)" % cpu_source())
+    rows_start_cpu_desktop(b, n)
+
+
+# A /tmp as a desktop session has it (X's and systemd's directories, an
+# ssh agent, tmux, Kerberos, D-Bus and editor sockets, a few mktemp -d
+# folders and downloads): (name, mode, what it is: "file", "sock", or a
+# directory's list of (name, "file" or "sock")).
+DESKTOP_TMP = (
+    [(".X11-unix", 0o1777, [("X0", "sock")]), (".ICE-unix", 0o1777, []),
+     (".XIM-unix", 0o1777, []), (".font-unix", 0o1777, []),
+     ("tmux-0", 0o700, [("default", "sock")]),
+     ("ssh-XXXXa1b2c3", 0o700, [("agent.4242", "sock")]),
+     ("krb5cc_0", 0o600, "file"), ("hsperfdata_root", 0o755, []),
+     ("node-compile-cache", 0o755, []), ("dbus-4Rk2pQ", 0o600, "sock")] +
+    [("systemd-private-0f3c-%s.service-a1B2c3" % u, 0o700, [])
+     for u in ("colord", "upower", "fwupd")] +
+    [("tmp.%s" % t, 0o700, [("notes", "file")])
+     for t in ("Ab3dE6fGh1", "Zq9wX8cV7b", "Lm4nO5pQ6r")] +
+    [("claude-%d-cwd" % i, 0o644, "file") for i in range(3)] +
+    [("report-%d.pdf" % i, 0o644, "file") for i in range(4)] +
+    [("vscode-ipc-%d.sock" % i, 0o755, "sock") for i in range(3)])
+
+
+def make_entry(path, what):
+    if what == "sock":
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(path)
+        s.close()
+    elif what == "file":
+        open(path, "w").close()
+    else:
+        os.mkdir(path)
+        for name, kind in what:
+            make_entry(os.path.join(path, name), kind)
+
+
+def desktop_tmp(b):
+    """A folder laid out as DESKTOP_TMP, on the workspace's file system."""
+    d = b.path("desktop-tmp")
+    if not os.path.isdir(d):
+        os.mkdir(d)
+        for name, mode, what in DESKTOP_TMP:
+            make_entry(os.path.join(d, name), what)
+            os.chmod(os.path.join(d, name), mode)
+        os.chmod(d, 0o1777)
+    return d
+
+
+def rows_start_cpu_desktop(b, n):
+    """The start's CPU with a desktop's /tmp (DESKTOP_TMP bound over /tmp
+    in a mount namespace of the run's own): the look through /tmp scales
+    with its entries, and a machine that runs test suites holds hundreds."""
+    name = "start: CPU per SANDBOX true, a desktop's /tmp"
+    if os.getuid() != 0 or shutil.which("unshare") is None:
+        b.skip_row("start", name, "needs root and unshare(1) to bind a "
+                   "/tmp of its own")
+        return
+    pre = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+           'mount --bind "$0" /tmp && exec "$@"', desktop_tmp(b)]
+    cpu = {}
+    for who in [None] + [w for w in b.sandboxes() if w != "srt"]:
+        if left() < 20:
+            b.note("start CPU, desktop /tmp: %s skipped (time budget)" %
+                   (who or "host"))
+            continue
+        try:
+            cpu[who] = timed_runs([b.sandbox(who or "unshare", ["true"])],
+                                  n, b.path("ws"), cpu=True, pre=pre)
+        except Skip as e:
+            b.note("start CPU, desktop /tmp, %s: %s" % (who or "unshare", e))
+    floor = cpu.pop(None, None)
+    b.row("start", name, "ms CPU ↓", "lo", floor, cpu,
+          "the row above with a /tmp of %d entries as a desktop has "
+          "(bench/agentrows.py DESKTOP_TMP) bound over /tmp; srt not run" %
+          len(DESKTOP_TMP))
 
 
 def rows_claude(b):

@@ -37,6 +37,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -911,6 +912,7 @@ def main():
             sys.exit("bench: %s not built (run make first)" % f)
     os.makedirs(os.path.join(BUILD, "bench"), exist_ok=True)
     b = Bench()
+    tmp_before = srt_sockets()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     try:
         os.makedirs(b.path("ws"))
@@ -1000,6 +1002,28 @@ def main():
         for p in reversed(STARTED):
             stop(p)
         shutil.rmtree(b.tmp, ignore_errors=True)
+        # srt leaves its proxies' sockets in the temporary directory; a
+        # /tmp that grows by hundreds of entries each bench makes every
+        # later start's look through /tmp slower.
+        for name in srt_sockets() - tmp_before:
+            try:
+                os.unlink(os.path.join(tempfile.gettempdir(), name))
+            except OSError:
+                pass
+
+
+def srt_sockets():
+    """The names of srt's sockets in the temporary directory."""
+    d = tempfile.gettempdir()
+    got = set()
+    for n in os.listdir(d):
+        try:
+            if n.startswith(("srt-mux-", "srt-tt-")) and \
+                    stat.S_ISSOCK(os.lstat(os.path.join(d, n)).st_mode):
+                got.add(n)
+        except OSError:
+            pass
+    return got
 
 
 if __name__ == "__main__":
