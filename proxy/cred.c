@@ -132,12 +132,21 @@ cred_table_add(struct cred_table *t, const char *name, size_t entry,
 	if ((p = malloc(plen + 1)) == NULL)
 		return -1;
 	memcpy(p, CRED_PREFIX, CRED_PREFIX_LEN);
-	/* A head seen twice would make two credentials one: draw again. */
+	/*
+	 * A head seen twice would make two credentials one: draw again.
+	 * So does a last byte that could begin "pisbx_" ('p', or the end
+	 * of "pi" ... "pisbx"): the placeholder cut short by one and
+	 * followed by another's would read as itself whole, and the
+	 * other's head, which the scan skips with it, would go out
+	 * unseen.  With '_' outside the alphabet, no head can begin
+	 * anywhere else inside a placeholder.
+	 */
 	do {
 		if (cred_random_chars(p + CRED_PREFIX_LEN,
 		    plen - CRED_PREFIX_LEN) == -1)
 			goto fail;
-	} while (cred_head(t, p) != NULL);
+	} while (cred_head(t, p) != NULL ||
+	    memchr(CRED_PREFIX, p[plen - 1], CRED_PREFIX_LEN - 1) != NULL);
 	p[plen] = '\0';
 	if ((nv = reallocarray(t->v, t->n + 1, sizeof(*nv))) == NULL)
 		goto fail;

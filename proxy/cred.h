@@ -9,7 +9,8 @@
  * A placeholder is "pisbx_" and random [a-z0-9]: its first
  * CRED_PLACEHOLDER_MIN bytes (the head) tell it from every other, and
  * it is padded with more random to the length of its value when that is
- * longer (so that a Content-Length does not change).  Finding a head is
+ * longer (so that a Content-Length does not change).  Its last byte is
+ * none of "pisbx": no head can begin inside one and run past its end.  Finding a head is
  * finding a placeholder, so a scan holds back at most
  * CRED_PLACEHOLDER_MIN - 1 bytes.
  */

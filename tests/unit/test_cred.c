@@ -313,6 +313,48 @@ test_swap_buf(void **state)
 	cred_table_free(t);
 }
 
+/*
+ * A placeholder cut one to five bytes short and followed by another's:
+ * the first must not read as whole by borrowing the other's "pisbx",
+ * which would hide the other's head from the scan.  To a host the
+ * other may not go to, that is a leak naming it, for every one of 250
+ * placeholders (with a last byte drawn from all 36, about 7 of them
+ * would end in 'p' and go through).
+ */
+static void
+test_swap_overlap(void **state)
+{
+	struct cred_table	*t;
+	const struct cred	*leak;
+	const char		*pa, *pb;
+	char			 v[32], in[2 * CRED_PLACEHOLDER_MIN + 1], *out;
+	size_t			 i, k, outlen;
+
+	(void)state;
+	setup_conf();
+	t = cred_table_new();
+	assert_int_equal(cred_table_add(t, "$B", 1, "tok-B", 5, &pb), 0);
+	for (i = 0; i < 250; i++) {
+		snprintf(v, sizeof(v), "over-%zu", i);
+		assert_int_equal(cred_table_add(t, "$A", 0, v, strlen(v),
+		    &pa), 0);
+		assert_null(memchr("pisbx", pa[CRED_PLACEHOLDER_MIN - 1], 5));
+		for (k = 1; k <= 5; k++) {
+			memcpy(in, pa, CRED_PLACEHOLDER_MIN - k);
+			memcpy(in + CRED_PLACEHOLDER_MIN - k, pb,
+			    CRED_PLACEHOLDER_MIN);
+			leak = NULL;
+			out = NULL;
+			assert_int_equal(cred_swap_buf(t, conf, &inject_host,
+			    443, in, 2 * CRED_PLACEHOLDER_MIN - k, &out,
+			    &outlen, &leak), -1);
+			assert_non_null(leak);
+			assert_null(out);
+		}
+	}
+	cred_table_free(t);
+}
+
 static void
 test_swap_basic(void **state)
 {
@@ -709,6 +751,7 @@ main(void)
 		cmocka_unit_test(test_padding),
 		cmocka_unit_test(test_scan_splits),
 		cmocka_unit_test(test_swap_buf),
+		cmocka_unit_test(test_swap_overlap),
 		cmocka_unit_test(test_swap_basic),
 		cmocka_unit_test(test_swap_line_breaks),
 		cmocka_unit_test(test_swap_target_bytes),
