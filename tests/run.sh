@@ -23,14 +23,20 @@ logdir=$(mktemp -d "${TMPDIR:-/tmp}/pisbx-tests.XXXXXX")
 trap 'rm -rf "$logdir"' EXIT
 
 # One scenario: run_exec runs it (its output and "rc seconds" kept under
-# $logdir), run_count counts its "ok"/"not ok" lines; a non-zero exit with
-# no "not ok" line counts as one failure; exit 77 is a skip.
+# $logdir; the .rc file appears whole, when it has ended), run_count
+# counts its "ok"/"not ok" lines; a non-zero exit with no "not ok" line
+# counts as one failure; exit 77 is a skip.
 run_exec() {
 	name=$1; shift
 	out="$logdir/$(echo "$name" | tr '/' '_').log"
 	start=$(date +%s)
 	timeout -k 10 "${TEST_TIMEOUT:-300}" "$@" >"$out" 2>&1
-	echo "$? $(( $(date +%s) - start ))" >"$out.rc"
+	echo "$? $(( $(date +%s) - start ))" >"$out.rc.new"
+	mv "$out.rc.new" "$out.rc"
+}
+
+ended() {
+	[ -f "$logdir/$(echo "$1" | tr '/' '_').log.rc" ]
 }
 
 run_count() {
@@ -85,11 +91,60 @@ if [ "$what" = all ] || [ "$what" = unit ]; then
 	done
 fi
 
+# Integration scenarios run TEST_JOBS at a time (default: one per CPU;
+# most of their time is spent waiting on servers and sandboxes), their
+# results printed in order.  A scenario marked "# run.sh: alone" (it
+# installs packages, takes a system-wide lock, or races and wants the
+# CPUs to itself) runs after the others, with nothing beside it.
+#   pending: the names started and not yet counted, in order.
+pending=""
+running() {
+	_n=0
+	for _p in $pending; do
+		ended "$_p" || _n=$((_n + 1))
+	done
+	echo $_n
+}
+# count_ended [all]: count the pending scenarios that have ended, in
+# order, up to the first still running (all: wait for each).
+count_ended() {
+	_mode=${1:-}
+	while [ -n "$pending" ]; do
+		set -- $pending
+		if ! ended "$1"; then
+			[ "$_mode" = all ] || return 0
+			sleep 0.2
+			continue
+		fi
+		run_count "$1"
+		shift
+		pending="$*"
+	done
+}
+
 if [ "$what" = all ] || [ "$what" = integration ]; then
+	jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+	alone=""
 	for t in "$top"/tests/integration/*.sh; do
 		[ -f "$t" ] || continue
 		n=integration/$(basename "$t" .sh)
-		matches "$n" && run_one "$n" sh "$t"
+		matches "$n" || continue
+		if grep -q '^# run\.sh: alone' "$t"; then
+			alone="$alone $(basename "$t" .sh)"
+			continue
+		fi
+		while [ "$(running)" -ge "$jobs" ]; do
+			sleep 0.2
+			count_ended
+		done
+		run_exec "$n" sh "$t" &
+		pending="$pending $n"
+		count_ended
+	done
+	count_ended all
+	wait
+	for t in $alone; do
+		run_one "integration/$t" sh "$top/tests/integration/$t.sh"
 	done
 fi
 

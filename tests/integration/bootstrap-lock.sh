@@ -8,6 +8,7 @@
 # its "bootstrap_lock" markers) and runs a real apt-get install that
 # changes nothing (--no-upgrade of dpkg, always installed) but takes the
 # locks like any install.  Root only.
+# run.sh: alone (it holds apt's and dpkg's locks).
 . "$PISBX_TOP/tests/lib/common.sh"
 [ "$(id -u)" -eq 0 ] || skip "not root (apt-get's locks are root's)"
 command -v apt-get >/dev/null 2>&1 || skip "no apt-get"

@@ -12,6 +12,7 @@
 # without hostIPC a failed tmux names the setting.
 # Reviews go to the review command, the TTY (with a warning), or the
 # supervisor in supervisor mode.
+# run.sh: alone (its timeouts are measured against wall time).
 . "$PISBX_TOP/tests/lib/common.sh"
 . "$PISBX_TOP/tests/lib/super.sh"
 [ -x "$RUN" ] || skip "pisbx-run not built ($RUN)"

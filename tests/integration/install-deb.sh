@@ -6,6 +6,7 @@
 # hardening of the binaries, the programs running from an extracted copy,
 # and lintian without errors.  Skipped when the packaging tools are
 # missing (./bootstrap --all installs them; CI's --test does not).
+# run.sh: alone (it installs the package for the whole system).
 . "$(dirname "$0")/../lib/common.sh"
 
 missing=""

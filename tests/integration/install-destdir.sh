@@ -14,6 +14,7 @@
 # reloading and reopening its log after a rotation, the supervisor's
 # pre-start writing a private capability file, its start, and a pisbx-run
 # registering with it.  The source tree is left as it was.
+# run.sh: alone (it runs make install from the build tree the others use).
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 

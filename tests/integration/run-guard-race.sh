@@ -10,6 +10,7 @@
 # and never lands where it is not: no host socket becomes reachable as
 # one the command bound, no connect or datagram reaches it, no file
 # appears in or is emptied in the protected directory.
+# run.sh: alone (its races want both CPUs).
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
