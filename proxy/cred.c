@@ -62,6 +62,8 @@ static int	 cred_basic_at(const char *, size_t, const char *, size_t,
 		    size_t *, size_t *);
 static int	 cred_inject_run(struct cred_stream *, const char *, size_t,
 		    int, char **, size_t *, const struct cred **);
+static const struct cred *cred_hide_overlap(const struct cred_stream *,
+		    const char *, size_t, size_t, size_t, int, size_t *);
 static int	 cred_hide_run(struct cred_stream *, const char *, size_t,
 		    int, char **, size_t *);
 
@@ -722,6 +724,42 @@ hold_at:
 }
 
 /*
+ * Of the values that begin inside buf[from, end) and go past end, the
+ * one that goes furthest; *at gets where it begins.  One that goes past
+ * len too counts while its bytes up to len match it (it goes furthest:
+ * the bytes must wait), unless final (then it is cut, no value).  NULL:
+ * none.  Each place of a run is looked at once: the caller goes on from
+ * the old end, as nothing before it went past the new one.
+ */
+static const struct cred *
+cred_hide_overlap(const struct cred_stream *s, const char *buf, size_t len,
+    size_t from, size_t end, int final, size_t *at)
+{
+	const struct cred	*c, *best = NULL;
+	size_t			 i, j, n;
+	unsigned char		 b;
+
+	for (j = from; j < end && j < len; j++) {
+		b = (unsigned char)buf[j];
+		if ((s->first[b / 8] & (1u << (b % 8))) == 0)
+			continue;
+		for (i = 0; i < s->t->n; i++) {
+			c = &s->t->v[i];
+			if (j + c->vlen <= end ||
+			    (final && j + c->vlen > len) ||
+			    (best != NULL && j + c->vlen <= *at + best->vlen))
+				continue;
+			n = len - j < c->vlen ? len - j : c->vlen;
+			if (memcmp(buf + j, c->value, n) == 0) {
+				best = c;
+				*at = j;
+			}
+		}
+	}
+	return best;
+}
+
+/*
  * HIDE over buf (the held bytes and the new ones): every value becomes
  * its placeholder; a tail that is a prefix of some value is held back
  * unless final.
@@ -733,7 +771,8 @@ cred_hide_run(struct cred_stream *s, const char *buf, size_t len, int final,
 	const struct cred_table	*t = s->t;
 	const struct cred	*c;
 	const char		*p;
-	size_t			 cur = 0, i, best, bi, stop, k, m;
+	size_t			 cur = 0, i, best, bi, stop, k, m, end, at;
+	size_t			 held = SIZE_MAX;
 	int			 swaps = 0;
 	char			*nh;
 	unsigned char		 b;
@@ -755,12 +794,47 @@ cred_hide_run(struct cred_stream *s, const char *buf, size_t len, int final,
 		}
 		if (best == SIZE_MAX)
 			break;
+		/*
+		 * The run from best: this value, then each that begins
+		 * inside the run and goes past its end (one's tail is
+		 * another's head), so that no byte of any goes out.  One that
+		 * may go past the bytes come so far holds them back from
+		 * best, to be looked at again with the next.
+		 */
 		c = &t->v[bi];
-		if (cred_append(out, outlen, buf + cur, best - cur) == -1 ||
-		    cred_append(out, outlen, c->placeholder, c->plen) == -1)
+		k = best + 1;
+		for (end = best + c->vlen; (c = cred_hide_overlap(s, buf, len,
+		    k, end, final, &at)) != NULL; end = at + c->vlen) {
+			if (at + c->vlen > len)
+				break;
+			k = end;
+		}
+		if (c != NULL) {
+			/*
+			 * Values that keep running into each other (one
+			 * byte repeated, a value that is) would hold the
+			 * whole response: past four values' worth, the
+			 * stream ends, hiding nothing it cannot.
+			 */
+			if (len - best > 4 * (size_t)CRED_VALUE_MAX)
+				return -2;
+			held = best;
+			break;
+		}
+		if (cred_append(out, outlen, buf + cur, best - cur) == -1)
 			return -2;
-		swaps++;
-		cur = best + c->vlen;
+		c = &t->v[bi];
+		for (k = best + 1, end = best + c->vlen;; k = end,
+		    end = at + c->vlen) {
+			if (cred_append(out, outlen, c->placeholder,
+			    c->plen) == -1)
+				return -2;
+			swaps++;
+			if ((c = cred_hide_overlap(s, buf, len, k, end,
+			    final, &at)) == NULL)
+				break;
+		}
+		cur = end;
 		for (i = 0; i < t->n; i++) {
 			if (s->next[i] == SIZE_MAX || s->next[i] >= cur)
 				continue;
@@ -769,8 +843,8 @@ cred_hide_run(struct cred_stream *s, const char *buf, size_t len, int final,
 			s->next[i] = p == NULL ? SIZE_MAX : (size_t)(p - buf);
 		}
 	}
-	stop = len;
-	if (!final) {
+	stop = held != SIZE_MAX ? held : len;
+	if (!final && held == SIZE_MAX) {
 		k = len - cur < t->maxvlen - 1 ? len - cur : t->maxvlen - 1;
 		for (i = len - k; i < len && stop == len; i++) {
 			b = (unsigned char)buf[i];

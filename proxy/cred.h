@@ -10,8 +10,8 @@
  * CRED_PLACEHOLDER_MIN bytes (the head) tell it from every other, and
  * it is padded with more random to the length of its value when that is
  * longer (so that a Content-Length does not change).  Its last byte is
- * none of "pisbx": no head can begin inside one and run past its end.  Finding a head is
- * finding a placeholder, so a scan holds back at most
+ * none of "pisbx": no head can begin inside one and run past its end.
+ * Finding a head is finding a placeholder, so a scan holds back at most
  * CRED_PLACEHOLDER_MIN - 1 bytes.
  */
 #ifndef PISBX_CRED_H
@@ -159,7 +159,9 @@ void		 cred_stream_free(struct cred_stream *);
 /*
  * Feed len bytes (final: no more will come); the output is appended to
  * a malloc'ed/realloc'ed *out of *outlen bytes (the caller frees and
- * resets it).  Returns swaps made, -1 with *leak, -2 out of memory.
+ * resets it).  Returns swaps made, -1 with *leak, -2 out of memory (or,
+ * hiding, values that keep running into each other for more than four
+ * values' worth of bytes, which would have to be held back whole).
  */
 int		 cred_stream_feed(struct cred_stream *, const void *buf,
 		    size_t len, int final, char **out, size_t *outlen,

@@ -703,6 +703,89 @@ test_hide_buf(void **state)
  * Not an assertion: how fast the leak scan runs over text with no
  * placeholder and with "pisbx_" now and then (it is on every tunnel).
  */
+/*
+ * Two values where one's tail is the other's head ("...XYZ" and
+ * "XYZ..."), in a response that holds them run together: both are
+ * hidden, and no byte of the second goes out, whole or fed a byte at a
+ * time.  The same for a value that overlaps a copy of itself.
+ */
+static void
+test_hide_overlap(void **state)
+{
+	static const char *const in[] = {
+		"[abc-secret-XYZ-def-token]",	/* A's tail is B's head */
+		"[XYZ-def-token]",		/* B alone */
+		"[abc-secret-XYZ-def-tokenabc-secret-XYZ-def-token]",
+		"[q1q1q1q]",			/* C overlaps itself */
+	};
+	struct cred_table	*t;
+	struct cred_stream	*s;
+	const struct cred	*leak = NULL;
+	const char		*pa, *pb, *pc;
+	char			*out, big[4096];
+	size_t			 i, k, outlen;
+	int			 r;
+
+	(void)state;
+	setup_conf();
+	t = cred_table_new();
+	assert_int_equal(cred_table_add(t, "$A", 0, "abc-secret-XYZ", 14,
+	    &pa), 0);
+	assert_int_equal(cred_table_add(t, "$B", 1, "XYZ-def-token", 13,
+	    &pb), 0);
+	assert_int_equal(cred_table_add(t, "$C", 1, "q1q1q", 5, &pc), 0);
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		assert_true(cred_hide_buf(t, in[i], strlen(in[i]), &out,
+		    &outlen) > 0);
+		assert_null(memmem(out, outlen, "-def-token", 10));
+		assert_null(memmem(out, outlen, "abc-secret", 10));
+		assert_null(memmem(out, outlen, "q1q1", 4));
+		assert_null(memmem(out, outlen, "1q]", 3));
+		free(out);
+		/* A byte at a time, as a stream. */
+		s = cred_stream_new(t, conf, &inject_host, 443, CRED_HIDE);
+		assert_non_null(s);
+		out = NULL;	/* each feed appends to it */
+		outlen = 0;
+		for (k = 0; k < strlen(in[i]); k++)
+			assert_true(cred_stream_feed(s, in[i] + k, 1,
+			    k + 1 == strlen(in[i]), &out, &outlen, &leak) >= 0);
+		assert_null(memmem(out, outlen, "-def-token", 10));
+		assert_null(memmem(out, outlen, "abc-secret", 10));
+		assert_null(memmem(out, outlen, "q1q1", 4));
+		assert_null(memmem(out, outlen, "1q]", 3));
+		free(out);
+		cred_stream_free(s);
+	}
+	/* Alone, each is its own placeholder, as before. */
+	assert_int_equal(cred_hide_buf(t, "XYZ-def-token", 13, &out, &outlen),
+	    1);
+	assert_string_equal(out, pb);
+	free(out);
+	cred_table_free(t);
+
+	/*
+	 * A value of one byte repeated, in a stream of that byte: each
+	 * place may begin another, so the bytes are held; past four
+	 * values' worth the stream ends instead of holding them all.
+	 */
+	t = cred_table_new();
+	memset(big, 'a', sizeof(big));
+	assert_int_equal(cred_table_add(t, "$R", 1, big, 1000, &pa), 0);
+	s = cred_stream_new(t, conf, &inject_host, 443, CRED_HIDE);
+	out = NULL;
+	outlen = 0;
+	for (k = 0, r = 0; k < 300 && r >= 0; k++)
+		r = cred_stream_feed(s, big, sizeof(big), 0, &out, &outlen,
+		    &leak);
+	assert_int_equal(r, -2);
+	assert_true(k > 4 * CRED_VALUE_MAX / sizeof(big));
+	assert_null(memmem(out, outlen, "aaaa", 4));
+	free(out);
+	cred_stream_free(s);
+	cred_table_free(t);
+}
+
 static void
 test_scan_speed(void **state)
 {
@@ -758,6 +841,7 @@ main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_stream_lengths),
 		cmocka_unit_test(test_hide_buf),
+		cmocka_unit_test(test_hide_overlap),
 		cmocka_unit_test(test_scan_speed),
 	};
 
