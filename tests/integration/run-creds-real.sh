@@ -22,6 +22,7 @@
 # - the AWS CLI: a masked AWS_SECRET_ACCESS_KEY is a config error (78)
 #   naming the key (pisbx does not re-sign SigV4); denied, aws finds no
 #   secret.
+# run.sh: alone (it binds the host's port 443 when it is free).
 . "$(dirname "$0")/../lib/common.sh"
 . "$PISBX_TOP/tests/lib/proxy.sh"
 . "$PISBX_TOP/tests/lib/run.sh"
