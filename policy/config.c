@@ -264,6 +264,18 @@ cfg_finish(struct cfgctx *ctx)
 	ctx->nerr = CONFIG_MAX_ERRORS + more;
 }
 
+/* Whether the len bytes at s are all printable ASCII (0x20..0x7e). */
+int
+config_printable(const char *s, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+			return 0;
+	return 1;
+}
+
 /*
  * Quote a value for a message: ASCII only, so a hostile config cannot put
  * terminal escapes or bidi overrides on the user's screen; non-ASCII is

@@ -758,6 +758,11 @@ struct config	*config_load_buffer_layer(const char *buf, size_t len,
 struct policy	*config_network_policy(const char *json, size_t len,
 		    const char *name, struct config_errors *);
 void		 config_free(struct config *);
+/*
+ * Whether the len bytes at s are all printable ASCII (0x20..0x7e): what
+ * a config or a log record may hold where pisbx shows it as it is.
+ */
+int		 config_printable(const char *s, size_t len);
 
 /* managed.c */
 /*

@@ -105,7 +105,7 @@ replay_json_str(const json_t *o, const char *key, char *buf, size_t len,
 {
 	const json_t	*v;
 	const char	*s;
-	size_t		 n, i;
+	size_t		 n;
 
 	if ((v = json_object_get(o, key)) == NULL) {
 		buf[0] = '\0';
@@ -125,12 +125,10 @@ replay_json_str(const json_t *o, const char *key, char *buf, size_t len,
 		*errstr = "a field is too long";
 		return -1;
 	}
-	for (i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 ||
-		    (unsigned char)s[i] >= 0x7f) {
-			*errstr = "a field holds a byte outside printable ASCII";
-			return -1;
-		}
+	if (!config_printable(s, n)) {
+		*errstr = "a field holds a byte outside printable ASCII";
+		return -1;
+	}
 	memcpy(buf, s, n + 1);
 	return 0;
 }

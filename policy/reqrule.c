@@ -96,11 +96,7 @@ recipe_path(struct cfgctx *ctx, const char *jpath, const char *s, size_t len)
 		 * the access log: printable ASCII only, so that a config
 		 * cannot put terminal escapes on the user's screen.
 		 */
-		for (i = 0; i < len; i++)
-			if ((unsigned char)s[i] < 0x20 ||
-			    (unsigned char)s[i] >= 0x7f)
-				break;
-		if (i < len) {
+		if (!config_printable(s, len)) {
 			cfg_err(ctx, jpath, "recipe %s: a rules file's path "
 			    "is named in refusals and the access log, so it "
 			    "must be printable ASCII: rename the file or link "
