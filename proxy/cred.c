@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "common/base64.h"
+#include "common/log.h"
 #include "common/secmem.h"
 #include "policy/policy.h"
 #include "proxy/cred.h"
@@ -772,8 +773,8 @@ cred_hide_run(struct cred_stream *s, const char *buf, size_t len, int final,
 	const struct cred	*c;
 	const char		*p;
 	size_t			 cur = 0, i, best, bi, stop, k, m, end, at;
-	size_t			 held = SIZE_MAX;
-	int			 swaps = 0;
+	size_t			 held = SIZE_MAX, mark;
+	int			 swaps = 0, marked;
 	char			*nh;
 	unsigned char		 b;
 
@@ -797,42 +798,49 @@ cred_hide_run(struct cred_stream *s, const char *buf, size_t len, int final,
 		/*
 		 * The run from best: this value, then each that begins
 		 * inside the run and goes past its end (one's tail is
-		 * another's head), so that no byte of any goes out.  One that
-		 * may go past the bytes come so far holds them back from
+		 * another's head), each its placeholder, so that no byte of
+		 * any goes out.  One that may go past the bytes come so far
+		 * takes back what the run wrote and holds the bytes from
 		 * best, to be looked at again with the next.
 		 */
-		c = &t->v[bi];
-		k = best + 1;
-		for (end = best + c->vlen; (c = cred_hide_overlap(s, buf, len,
-		    k, end, final, &at)) != NULL; end = at + c->vlen) {
-			if (at + c->vlen > len)
-				break;
-			k = end;
-		}
-		if (c != NULL) {
-			/*
-			 * Values that keep running into each other (one
-			 * byte repeated, a value that is) would hold the
-			 * whole response: past four values' worth, the
-			 * stream ends, hiding nothing it cannot.
-			 */
-			if (len - best > 4 * (size_t)CRED_VALUE_MAX)
-				return -2;
-			held = best;
-			break;
-		}
 		if (cred_append(out, outlen, buf + cur, best - cur) == -1)
 			return -2;
+		mark = *outlen;
+		marked = swaps;
 		c = &t->v[bi];
-		for (k = best + 1, end = best + c->vlen;; k = end,
-		    end = at + c->vlen) {
+		k = best + 1;
+		for (end = best + c->vlen; c != NULL && end <= len;) {
 			if (cred_append(out, outlen, c->placeholder,
 			    c->plen) == -1)
 				return -2;
 			swaps++;
-			if ((c = cred_hide_overlap(s, buf, len, k, end,
-			    final, &at)) == NULL)
-				break;
+			if ((c = cred_hide_overlap(s, buf, len, k, end, final,
+			    &at)) != NULL) {
+				k = end;
+				end = at + c->vlen;
+			}
+		}
+		if (c != NULL) {
+			/*
+			 * Values that keep running into each other (a
+			 * value of one byte repeated) would hold the whole
+			 * response: past four values' worth, it ends.
+			 */
+			if (len - best > 4 * (size_t)CRED_VALUE_MAX) {
+				log_warnx("credentials: the value of %s runs "
+				    "into itself or another over more than "
+				    "%d KiB of a response; the connection "
+				    "is closed rather than the response held "
+				    "(a masked value should not be one byte "
+				    "repeated)", c->name,
+				    4 * CRED_VALUE_MAX / 1024);
+				return -2;
+			}
+			*outlen = mark;
+			(*out)[mark] = '\0';
+			swaps = marked;
+			cur = held = best;
+			break;
 		}
 		cur = end;
 		for (i = 0; i < t->n; i++) {
