@@ -26,17 +26,22 @@ wait_file "$T/serve2.out" || { not_ok "socket servers did not start"; done_testi
 run_config --net '{"allowAllUnixSockets": true}' \
     --fs "{\"denyRead\": [\"$T/secret\"]}"
 
-# Another run, concurrent: its socket is next to its run directory.
-before=$(rundirs)
-sbx -- sh -c 'echo VICTIM >"$TMPDIR/v.txt"; exec sleep 60' >/dev/null 2>&1 &
+# Another run, concurrent: its socket is next to its run directory.  It
+# is found by the mark it leaves in its TMPDIR, not as the run directory
+# that appeared: other scenarios' runs share the base.
+sbx -- sh -c 'echo VICTIM >"$TMPDIR/v.txt"; : >"$TMPDIR/victim.$1"
+    exec sleep 60' sh "$$" >/dev/null 2>&1 &
 VICTIM=$!
+victim_dir() {
+	for _d in $(rundirs); do
+		[ -e "$_d/tmp/victim.$$" ] && echo "$_d"
+	done | head -n 1
+}
 i=0
-while [ "$(rundirs)" = "$before" ] && [ $i -lt 100 ]; do
+while [ -z "$(victim_dir)" ] && [ $i -lt 100 ]; do
 	sleep 0.1; i=$((i + 1))
 done
-VDIR=$(rundirs | while read -r d; do
-	case " $(echo $before) " in *" $d "*) ;; *) echo "$d" ;; esac
-done | head -n 1)
+VDIR=$(victim_dir)
 VSOCK=$VDIR.sock
 i=0
 while [ ! -S "$VSOCK" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
