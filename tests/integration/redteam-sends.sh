@@ -51,13 +51,21 @@ s.listen(16)
 a = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 a.bind("\0" + ab)
 a.listen(16)
-p = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-p.bind(("127.0.0.1", 0))
-port = p.getsockname()[1]
-t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-t.setsockopt(socket.IPPROTO_TCP, 23, 16)	# TCP_FASTOPEN: take data in SYNs
-t.bind(("127.0.0.1", port))
+# UDP and TCP on one port number: a port free for UDP may be another
+# scenario's for TCP, so pairs are drawn until one binds.
+for _ in range(50):
+    p = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    p.bind(("127.0.0.1", 0))
+    port = p.getsockname()[1]
+    t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    t.setsockopt(socket.IPPROTO_TCP, 23, 16)	# TCP_FASTOPEN: data in SYNs
+    try:
+        t.bind(("127.0.0.1", port))
+        break
+    except OSError:
+        p.close()
+        t.close()
 t.listen(16)
 with open(d + "/port.tmp", "w") as f:
     f.write(str(port))
