@@ -28,13 +28,21 @@ us.listen(64)
 rs = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 rs.bind(os.path.join(d, "rights.sock"))
 rs.listen(8)
-ts = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-ts.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ts.bind(("127.0.0.1", 0))
+# TCP and UDP on one port number, drawn again while another scenario
+# has that number for UDP.
+for _ in range(50):
+    ts = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ts.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ts.bind(("127.0.0.1", 0))
+    port = ts.getsockname()[1]
+    ud = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        ud.bind(("127.0.0.1", port))
+        break
+    except OSError:
+        ts.close()
+        ud.close()
 ts.listen(64)
-port = ts.getsockname()[1]
-ud = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-ud.bind(("127.0.0.1", port))
 for p in ("host.dgram", "host.sock", "rights.sock"):
     os.chmod(os.path.join(d, p), 0o777)
 with open(os.path.join(d, "port.tmp"), "w") as f:
